@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/docker/cli/cli/config"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/moby/buildkit/cmd/buildctl/build"
+	"github.com/moby/buildkit/session/auth/authprovider"
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/lock"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+)
+
+// buildFlags are the flags of `jetbake build`.
+type buildFlags struct {
+	releases        []string
+	push            bool
+	outputs         []string
+	metadataFile    string
+	mirrors         []string
+	parallel        int
+	progress        string
+	continueOnError bool
+	cacheFrom       []string
+	cacheTo         []string
+	addr            string
+	tls             daemon.TLS
+	keepDaemon      bool
+	stateDir        string
+	buildkitd       string
+	entrypointDir   string
+	lockFile        string
+	checkLock       bool
+	revision        string
+	epoch           string
+}
+
+func newBuildCommand() *cobra.Command {
+	var f buildFlags
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build every release image of the matrix with BuildKit",
+		Long: "build compiles the router once per SM target of each release and assembles one linux/arm64 image per\n" +
+			"release. With --push it pushes each image by digest while building and puts the matrix's tags on\n" +
+			"only when every selected release succeeded: no tag ever points at a failed release or half a set.\n\n" +
+			"It connects to --addr or BUILDKIT_HOST, or starts bin/buildkitd (next to jetbake) with its state in\n" +
+			"the user cache folder, and stops it afterwards unless --keep-daemon. Base images are pinned by\n" +
+			"matrix.lock.json when it exists (see 'jetbake lock').",
+		Example: "  jetbake build --push\n" +
+			"  jetbake build --release jetpack6.2 --output type=oci,dest=out/ --metadata-file build.json\n" +
+			"  jetbake build --mirror nvcr.io=127.0.0.1:5000 --push --continue-on-error --progress plain",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBuild(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.releases, "release", nil, "build only this release (repeatable)")
+	fl.BoolVar(&f.push, "push", false, "push to the matrix's repository and tag when every release succeeded")
+	fl.StringArrayVar(&f.outputs, "output", nil, "also write locally: type=oci,dest=DIR or type=docker,dest=FILE (repeatable)")
+	fl.StringVar(&f.metadataFile, "metadata-file", "", "write per-release digests, tags, bases, targets, durations and outcomes as JSON")
+	fl.StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
+	fl.IntVar(&f.parallel, "parallel", 2, "releases built at once")
+	fl.StringVar(&f.progress, "progress", "auto", "progress output: auto, tty, plain, rawjson or quiet")
+	fl.BoolVar(&f.continueOnError, "continue-on-error", false, "build every release even after one failed (nothing is tagged unless all succeed)")
+	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildctl: type=registry,ref=REF or type=local,src=DIR (one ref per release is derived)")
+	fl.StringArrayVar(&f.cacheTo, "cache-to", nil, "export cache, as buildctl: type=registry,ref=REF,mode=max or type=local,dest=DIR")
+	addDaemonFlags(cmd, &f)
+	fl.StringVar(&f.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: linux-arm64/ next to jetbake)")
+	fl.StringVar(&f.lockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
+	fl.BoolVar(&f.checkLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
+	fl.StringVar(&f.revision, "revision", "", "source revision for annotations (default: git HEAD of the matrix's folder)")
+	fl.StringVar(&f.epoch, "source-date-epoch", "", "timestamp of every file and config (default: SOURCE_DATE_EPOCH, else the commit time)")
+	return cmd
+}
+
+func addDaemonFlags(cmd *cobra.Command, f *buildFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "", "BuildKit daemon address: unix://, tcp://, ... (default: BUILDKIT_HOST, else a local buildkitd)")
+	fl.StringVar(&f.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// daemon")
+	fl.StringVar(&f.tls.Cert, "tlscert", "", "client certificate for a tcp:// daemon")
+	fl.StringVar(&f.tls.Key, "tlskey", "", "client key for a tcp:// daemon")
+	fl.StringVar(&f.tls.ServerName, "tlsservername", "", "name to check in the daemon's certificate")
+	fl.BoolVar(&f.keepDaemon, "keep-daemon", false, "leave a buildkitd that jetbake started running")
+	fl.StringVar(&f.stateDir, "state-dir", "", "state folder of a buildkitd that jetbake starts (default: user cache folder)")
+	fl.StringVar(&f.buildkitd, "buildkitd", "", "buildkitd binary to start (default: next to jetbake, else on PATH)")
+}
+
+func runBuild(cmd *cobra.Command, f *buildFlags) error {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	matrixPath := MatrixPath(cmd)
+	m, err := LoadMatrix(cmd)
+	if err != nil {
+		return err
+	}
+	p, err := plan.New(m)
+	if err != nil {
+		return err
+	}
+	mirrors := refs.Mirrors{}
+	for _, v := range f.mirrors {
+		if err := mirrors.ParseMirror(v); err != nil {
+			return usageErrorf("%w", err)
+		}
+	}
+	opts, err := f.builderOptions(matrixPath, mirrors)
+	if err != nil {
+		return err
+	}
+	locks, err := loadLocks(ctx, f, matrixPath, p, mirrors)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, imagebuild.WithLocks(locks))
+	conn, err := daemon.Connect(ctx, f.daemonOptions(func(format string, args ...any) {
+		fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...)
+	})...)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
+		return err
+	}
+	report, buildErr := imagebuild.New(conn.Client, opts...).Build(ctx, p)
+	if report != nil {
+		if f.metadataFile != "" {
+			if err := report.WriteFile(f.metadataFile); err != nil {
+				return err
+			}
+		}
+		printSummary(cmd, report)
+	}
+	return buildErr
+}
+
+// builderOptions turns the flags into imagebuild options.
+func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors) ([]imagebuild.Option, error) {
+	var outputs []imagebuild.Output
+	for _, v := range f.outputs {
+		out, err := imagebuild.ParseOutput(v)
+		if err != nil {
+			return nil, usageErrorf("%w", err)
+		}
+		outputs = append(outputs, out)
+	}
+	cacheFrom, err := build.ParseImportCache(f.cacheFrom)
+	if err != nil {
+		return nil, usageErrorf("--cache-from: %w", err)
+	}
+	cacheTo, err := build.ParseExportCache(f.cacheTo)
+	if err != nil {
+		return nil, usageErrorf("--cache-to: %w", err)
+	}
+	switch f.progress {
+	case "auto", "tty", "plain", "rawjson", "quiet":
+	default:
+		return nil, usageErrorf("--progress %q: use auto, tty, plain, rawjson or quiet", f.progress)
+	}
+	if f.parallel < 1 {
+		return nil, usageErrorf("--parallel %d: must be at least 1", f.parallel)
+	}
+	matrixDir, _ := filepath.Abs(filepath.Dir(matrixPath))
+	revision, epoch, err := sourceInfo(matrixDir, f.revision, f.epoch)
+	if err != nil {
+		return nil, err
+	}
+	dockerConfig := config.LoadDefaultConfigFile(os.Stderr)
+	return []imagebuild.Option{
+		imagebuild.WithReleases(f.releases...),
+		imagebuild.WithMirrors(mirrors),
+		imagebuild.WithEntrypointDir(entrypointDir(f.entrypointDir)),
+		imagebuild.WithBaseDir(matrixDir),
+		imagebuild.WithSource(revision, epoch),
+		imagebuild.WithPush(f.push),
+		imagebuild.WithOutputs(outputs...),
+		imagebuild.WithCache(cacheFrom, cacheTo),
+		imagebuild.WithParallel(f.parallel),
+		imagebuild.WithContinueOnError(f.continueOnError),
+		imagebuild.WithProgress(f.progress, os.Stderr),
+		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
+		imagebuild.WithSession(authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
+			AuthConfigProvider: authprovider.LoadAuthConfig(dockerConfig),
+		})),
+	}, nil
+}
+
+func (f *buildFlags) daemonOptions(logf func(string, ...any)) []daemon.Option {
+	opts := []daemon.Option{daemon.WithTLS(f.tls), daemon.WithKeepDaemon(f.keepDaemon), daemon.WithLogf(logf)}
+	if f.addr != "" {
+		opts = append(opts, daemon.WithAddr(f.addr))
+	}
+	if f.stateDir != "" {
+		opts = append(opts, daemon.WithStateDir(f.stateDir))
+	}
+	if f.buildkitd != "" {
+		opts = append(opts, daemon.WithBuildkitd(f.buildkitd))
+	}
+	return opts
+}
+
+// loadLocks reads the lock file when there is one and, with --check-lock,
+// fails when a base tag has moved.
+func loadLocks(ctx context.Context, f *buildFlags, matrixPath string, p *plan.Plan, mirrors refs.Mirrors) (map[string]string, error) {
+	path := f.lockFile
+	if path == "" {
+		path = filepath.Join(filepath.Dir(matrixPath), lock.DefaultFile)
+		if _, err := os.Stat(path); err != nil {
+			if f.checkLock {
+				return nil, fmt.Errorf("--check-lock: no lock file at %s; run 'jetbake lock' first", path)
+			}
+			return nil, nil
+		}
+	}
+	lf, err := lock.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if missing := lf.Missing(p); len(missing) > 0 {
+		return nil, fmt.Errorf("%s does not pin %s: run 'jetbake lock'", path, strings.Join(missing, ", "))
+	}
+	if f.checkLock {
+		resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
+		if err := lf.Check(ctx, p, resolve, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			return nil, err
+		}
+	}
+	return lf.Bases, nil
+}
+
+// entrypointDir is the flag's value, else linux-arm64/ next to the jetbake binary.
+func entrypointDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(exe), "linux-arm64")
+}
+
+// sourceInfo finds the revision and SOURCE_DATE_EPOCH: flags first, then the
+// SOURCE_DATE_EPOCH variable, then git in dir; without git, no revision and 0.
+func sourceInfo(dir, revision, epoch string) (string, int64, error) {
+	if epoch == "" {
+		epoch = os.Getenv("SOURCE_DATE_EPOCH")
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if revision == "" {
+		revision = git("rev-parse", "HEAD")
+	}
+	if epoch == "" {
+		epoch = git("log", "-1", "--format=%ct")
+	}
+	if epoch == "" {
+		return revision, 0, nil
+	}
+	n, err := strconv.ParseInt(epoch, 10, 64)
+	if err != nil || n < 0 {
+		return "", 0, usageErrorf("source date epoch %q: want seconds since 1970 as a whole number", epoch)
+	}
+	return revision, n, nil
+}
+
+// printSummary prints one line per release on stderr; the full report is
+// what --metadata-file writes.
+func printSummary(cmd *cobra.Command, r *imagebuild.Report) {
+	w := cmd.ErrOrStderr()
+	for _, rel := range r.Releases {
+		line := fmt.Sprintf("%-12s %-17s %6.1fs", rel.Name, rel.Outcome, rel.DurationSeconds)
+		if rel.Digest != "" {
+			line += " " + rel.Digest
+		}
+		if len(rel.Tags) > 0 {
+			line += " tags: " + strings.Join(rel.Tags, ", ")
+		}
+		if rel.Error != "" {
+			line += " error: " + rel.Error
+		}
+		fmt.Fprintln(w, line)
+	}
+}

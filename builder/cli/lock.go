@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/lock"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+)
+
+func newLockCommand() *cobra.Command {
+	var mirrorFlags []string
+	var lockFile string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "lock",
+		Short: "Pin every base image of the matrix to its digest in matrix.lock.json",
+		Long: "lock resolves the build and runtime base of every release to the digest its tag points at now and\n" +
+			"writes matrix.lock.json next to the matrix. 'jetbake build' then builds from those digests, and\n" +
+			"'jetbake build --check-lock' (or 'jetbake lock --check') fails when a tag has moved since.",
+		Example: "  jetbake lock\n  jetbake lock --check\n  jetbake lock --mirror nvcr.io=127.0.0.1:5000",
+		Args:    cobra.NoArgs,
+	}
+	getFormat := addFormatFlag(cmd)
+	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
+	cmd.Flags().StringVar(&lockFile, "lock-file", "", "lock file (default: matrix.lock.json next to the matrix)")
+	cmd.Flags().BoolVar(&check, "check", false, "only check that no locked tag has moved; write nothing")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		format, err := getFormat()
+		if err != nil {
+			return err
+		}
+		m, err := LoadMatrix(cmd)
+		if err != nil {
+			return err
+		}
+		p, err := plan.New(m)
+		if err != nil {
+			return err
+		}
+		mirrors := refs.Mirrors{}
+		for _, v := range mirrorFlags {
+			if err := mirrors.ParseMirror(v); err != nil {
+				return usageErrorf("%w", err)
+			}
+		}
+		if lockFile == "" {
+			lockFile = filepath.Join(filepath.Dir(MatrixPath(cmd)), lock.DefaultFile)
+		}
+		resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
+		auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
+		if check {
+			lf, err := lock.Read(lockFile)
+			if err != nil {
+				return err
+			}
+			if err := lf.Check(cmd.Context(), p, resolve, auth); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases, none moved\n", lockFile, len(lf.Bases))
+			return nil
+		}
+		lf, err := lock.Resolve(cmd.Context(), p, resolve, auth)
+		if err != nil {
+			return err
+		}
+		if err := lf.Write(lockFile); err != nil {
+			return err
+		}
+		return printLock(cmd, format, lockFile, lf)
+	}
+	return cmd
+}
+
+func printLock(cmd *cobra.Command, f format, path string, lf *lock.File) error {
+	if f == formatJSON {
+		return writeJSON(cmd, lf)
+	}
+	w := cmd.OutOrStdout()
+	refsSorted := make([]string, 0, len(lf.Bases))
+	for r := range lf.Bases {
+		refsSorted = append(refsSorted, r)
+	}
+	slices.Sort(refsSorted)
+	for _, r := range refsSorted {
+		fmt.Fprintf(w, "%s@%s\n", r, lf.Bases[r])
+	}
+	fmt.Fprintf(w, "wrote %s\n", path)
+	return nil
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/plan"
+)
+
+// newPlanCommand builds `jetbake plan`.
+func newPlanCommand() *cobra.Command {
+	var releases []string
+	var repository string
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Print what a build would produce, without building",
+		Long: "plan resolves the matrix like `docker buildx bake --print`: per release the platform, the build and\n" +
+			"runtime bases, the SM targets with their nvcc arch and binary names, the tags, and the labels and\n" +
+			"annotations. The build adds the revision, creation time and base digest.",
+		Example: "  jetbake plan\n  jetbake plan --release jetpack6.2 --release jetpack7.0\n" +
+			"  jetbake plan --format json --repository 127.0.0.1:5000/jetbake/tei",
+		Args: noArgs,
+	}
+	cmd.Flags().StringSliceVar(&releases, "release", nil, "plan only this release (repeatable, or comma-separated)")
+	cmd.Flags().StringVar(&repository, "repository", "", "publish to this repository instead of the matrix's image.repository")
+	getFormat := addFormatFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		f, err := getFormat()
+		if err != nil {
+			return err
+		}
+		m, err := LoadMatrix(cmd)
+		if err != nil {
+			return &ExitError{Code: ExitFailure, Err: err}
+		}
+		opts := []plan.Option{plan.WithReleases(releases...)}
+		if repository != "" {
+			opts = append(opts, plan.WithRepository(repository))
+		}
+		p, err := plan.New(m, opts...)
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		if f == formatJSON {
+			return writeJSON(cmd, p)
+		}
+		return writePlanText(cmd.OutOrStdout(), p)
+	}
+	return cmd
+}
+
+// writePlanText writes a plan for people to read.
+func writePlanText(w io.Writer, p *plan.Plan) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "router %s %s\n", p.Router.Name, p.Router.Version)
+	fmt.Fprintf(&b, "  context:    %s\n  dockerfile: %s (stage %s, binary %s)\n",
+		p.Router.Context, p.Router.Dockerfile, p.Router.Target, p.Router.Output)
+	for _, r := range p.Releases {
+		b.WriteByte('\n')
+		writeReleaseText(&b, &r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeReleaseText writes one release of a plan.
+func writeReleaseText(b *strings.Builder, r *plan.Release) {
+	fmt.Fprintf(b, "release %s: JetPack %s, L4T %s, CUDA %s, Ubuntu %s, tier %s\n",
+		r.Name, r.JetPack, r.L4T, r.CUDA, r.Ubuntu, r.Tier)
+	fmt.Fprintf(b, "  platform:     %s\n", r.Platform)
+	fmt.Fprintf(b, "  hardware:     %s\n", strings.Join(r.Hardware, ", "))
+	fmt.Fprintf(b, "  build base:   %s\n", r.BuildBase)
+	fmt.Fprintf(b, "  runtime base: %s\n", r.RuntimeBase)
+	for i, t := range r.Targets {
+		writeField(b, "targets:", i, fmt.Sprintf("%s  %s  CUDA_COMPUTE_CAP=%s  %s", t.SM, t.Arch, t.ComputeCap, t.Path))
+	}
+	for i, tag := range r.Tags {
+		writeField(b, "tags:", i, tag)
+	}
+	for i, k := range slices.Sorted(maps.Keys(r.BuildArgs)) {
+		writeField(b, "build args:", i, k+"="+r.BuildArgs[k])
+	}
+	for i, k := range slices.Sorted(maps.Keys(r.Annotations)) {
+		writeField(b, "annotations:", i, k+"="+r.Annotations[k])
+	}
+	if !maps.Equal(r.Labels, r.Annotations) {
+		for i, k := range slices.Sorted(maps.Keys(r.Labels)) {
+			writeField(b, "labels:", i, k+"="+r.Labels[k])
+		}
+	} else {
+		fmt.Fprintf(b, "  labels:       same as annotations\n")
+	}
+}
+
+// writeField writes one line of a multi-line field, naming the field on the first.
+func writeField(b *strings.Builder, name string, i int, value string) {
+	if i > 0 {
+		name = ""
+	}
+	fmt.Fprintf(b, "  %-13s %s\n", name, value)
+}

@@ -1,0 +1,188 @@
+// Package cli holds jetbake's commands. Commands write to the command's
+// OutOrStdout and ErrOrStderr and never exit the process: they return
+// errors, an *ExitError where the exit status matters, and Run maps them to
+// an exit status and prints them once.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/matrix"
+)
+
+// Exit statuses of jetbake.
+const (
+	// ExitOK means success.
+	ExitOK = 0
+	// ExitFailure means the command ran and the answer is "no": an invalid
+	// matrix, no binary for a GPU, a failed build.
+	ExitFailure = 1
+	// ExitUsage means bad input: an unknown flag, a missing argument, an
+	// unreadable compute capability.
+	ExitUsage = 2
+)
+
+// MatrixFlag is the name of the persistent flag that names the matrix file.
+const MatrixFlag = "matrix"
+
+// ExitError carries the exit status a command wants. Err is printed once by
+// Run; a nil Err means the command has already reported the problem.
+type ExitError struct {
+	// Code is the exit status.
+	Code int
+	// Err is the problem, or nil when it was already written.
+	Err error
+}
+
+// Error returns Err's message, or the exit status when Err is nil.
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErrorf returns an *ExitError with status ExitUsage.
+func usageErrorf(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// ExitCode returns the exit status for an error returned by a command:
+// ExitOK for nil, the Code of an *ExitError, ExitFailure otherwise.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}
+
+// Option changes the root command that NewRootCommand builds.
+type Option func(*rootConfig)
+
+// rootConfig holds the options of NewRootCommand.
+type rootConfig struct {
+	version  string
+	commands []func() *cobra.Command
+}
+
+// WithVersion sets the version that `jetbake --version` prints.
+func WithVersion(v string) Option {
+	return func(c *rootConfig) { c.version = v }
+}
+
+// WithCommands adds subcommands, each built by a constructor so that every
+// root command gets fresh flag state. The built-in validate, plan and compat
+// commands are always present.
+func WithCommands(constructors ...func() *cobra.Command) Option {
+	return func(c *rootConfig) { c.commands = append(c.commands, constructors...) }
+}
+
+// builtinCommands are the constructors of the commands this package defines.
+func builtinCommands() []func() *cobra.Command {
+	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand}
+}
+
+// NewRootCommand builds the jetbake command with its subcommands.
+func NewRootCommand(opts ...Option) *cobra.Command {
+	cfg := rootConfig{version: "dev"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	root := &cobra.Command{
+		Use:   "jetbake",
+		Short: "Build text-embeddings-router images for NVIDIA Jetson from one matrix",
+		Long: "jetbake builds one image per JetPack release from matrix.json, each holding a router binary per\n" +
+			"SM target and an entrypoint that picks the binary for the GPU it finds.",
+		Example: "  jetbake validate\n  jetbake plan --release jetpack6.2\n  jetbake compat 8.7",
+		Version: cfg.version,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q; run 'jetbake --help' for the list", args[0])
+			}
+			return cmd.Help()
+		},
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().String(MatrixFlag, matrix.DefaultFile, "the matrix file")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageErrorf("%w; run '%s --help'", err, cmd.CommandPath())
+	})
+	for _, newCmd := range append(builtinCommands(), cfg.commands...) {
+		root.AddCommand(newCmd())
+	}
+	return root
+}
+
+// Run runs jetbake with args (without the program name), writing to stdout
+// and stderr, and returns the exit status. It prints a command's error once.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	root := NewRootCommand(opts...)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Err != nil {
+		msg := err.Error()
+		if !strings.HasSuffix(msg, "\n") {
+			msg += "\n"
+		}
+		fmt.Fprint(stderr, msg)
+	}
+	return ExitCode(err)
+}
+
+// MatrixPath returns the matrix file named by --matrix.
+func MatrixPath(cmd *cobra.Command) string {
+	p, err := cmd.Flags().GetString(MatrixFlag)
+	if err != nil || p == "" {
+		return matrix.DefaultFile
+	}
+	return p
+}
+
+// LoadMatrix loads the matrix file named by --matrix.
+func LoadMatrix(cmd *cobra.Command) (*matrix.Matrix, error) {
+	return matrix.Load(MatrixPath(cmd))
+}
+
+// format is an --format value.
+type format string
+
+// Output formats.
+const (
+	formatText format = "text"
+	formatJSON format = "json"
+)
+
+// addFormatFlag adds --format to cmd and returns a function that reads it.
+func addFormatFlag(cmd *cobra.Command) func() (format, error) {
+	var value string
+	cmd.Flags().StringVar(&value, "format", string(formatText), "output format: text or json")
+	return func() (format, error) {
+		switch f := format(value); f {
+		case formatText, formatJSON:
+			return f, nil
+		default:
+			return "", usageErrorf("--format %q is not known: use text or json", value)
+		}
+	}
+}

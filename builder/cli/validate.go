@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/matrix"
+)
+
+// validateReport is the JSON output of `jetbake validate --format json`.
+type validateReport struct {
+	File    string              `json:"file"`
+	OK      bool                `json:"ok"`
+	Summary string              `json:"summary,omitempty"`
+	Errors  []matrix.FieldError `json:"errors"`
+}
+
+// newValidateCommand builds `jetbake validate`.
+func newValidateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the matrix and list every problem with its fix",
+		Long: "validate reads the matrix file and checks its shape (the rules of matrix.schema.json) and the\n" +
+			"Jetson facts: the L4T of each JetPack, the SMs its modules have, the SMs its CUDA can build, pinned\n" +
+			"git contexts, unique release names and tags. It prints one line per problem, naming the JSON path,\n" +
+			"the value and the fix, and exits 1 if there is any.",
+		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json",
+		Args:    noArgs,
+	}
+	getFormat := addFormatFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		f, err := getFormat()
+		if err != nil {
+			return err
+		}
+		return runValidate(cmd, f)
+	}
+	return cmd
+}
+
+// runValidate loads the matrix and reports the result in format f.
+func runValidate(cmd *cobra.Command, f format) error {
+	path := MatrixPath(cmd)
+	m, err := matrix.Load(path)
+	var verr *matrix.ValidationError
+	if err != nil && !errors.As(err, &verr) {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	if f == formatJSON {
+		report := validateReport{File: path, OK: err == nil, Errors: []matrix.FieldError{}}
+		if verr != nil {
+			report.Errors = verr.Errors
+		} else {
+			report.Summary = m.Summary()
+		}
+		if werr := writeJSON(cmd, report); werr != nil {
+			return werr
+		}
+		if err != nil {
+			return &ExitError{Code: ExitFailure}
+		}
+		return nil
+	}
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	_, werr := fmt.Fprintf(cmd.OutOrStdout(), "%s: %s: ok\n", path, m.Summary())
+	return werr
+}
+
+// writeJSON writes v as indented JSON to the command's output.
+func writeJSON(cmd *cobra.Command, v any) error {
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}
+
+// noArgs refuses positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("%s takes no arguments, got %q; run '%s --help'", cmd.CommandPath(), args[0], cmd.CommandPath())
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+// Package daemon connects to a BuildKit daemon, or starts and stops a local
+// one, and checks that it can build linux/arm64 images before any build runs.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/containerd/platforms"
+	"github.com/moby/buildkit/client"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// TLS holds the client certificates for a tcp:// daemon, as buildctl takes them.
+type TLS struct {
+	// CACert is the CA certificate file that signed the daemon's certificate.
+	CACert string
+	// Cert and Key are the client certificate and key files.
+	Cert, Key string
+	// ServerName overrides the name checked in the daemon's certificate.
+	ServerName string
+}
+
+// Connection is a BuildKit client and, when this package started the daemon,
+// the way to stop it.
+type Connection struct {
+	// Client is the connected BuildKit client.
+	Client *client.Client
+	// Addr is the daemon's address.
+	Addr string
+	// Started reports whether Connect started the daemon.
+	Started bool
+
+	proc *os.Process
+	keep bool
+}
+
+type options struct {
+	addr        string
+	tls         TLS
+	buildkitd   string
+	stateDir    string
+	keepDaemon  bool
+	startTimout time.Duration
+	logf        func(format string, args ...any)
+}
+
+// Option configures Connect.
+type Option func(*options)
+
+// WithAddr connects to the daemon at addr (unix://, tcp://, docker-container://...)
+// instead of starting a local one.
+func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
+
+// WithTLS sets the client certificates for a tcp:// daemon.
+func WithTLS(t TLS) Option { return func(o *options) { o.tls = t } }
+
+// WithBuildkitd sets the buildkitd binary to start when no address is given.
+func WithBuildkitd(path string) Option { return func(o *options) { o.buildkitd = path } }
+
+// WithStateDir sets the folder that holds a started daemon's state and socket.
+func WithStateDir(dir string) Option { return func(o *options) { o.stateDir = dir } }
+
+// WithKeepDaemon leaves a daemon that Connect started running after Close.
+func WithKeepDaemon(keep bool) Option { return func(o *options) { o.keepDaemon = keep } }
+
+// WithLogf receives one line for each step Connect takes (starting, reusing).
+func WithLogf(logf func(format string, args ...any)) Option {
+	return func(o *options) { o.logf = logf }
+}
+
+// Connect returns a client for the daemon named by WithAddr, else BUILDKIT_HOST,
+// else a local buildkitd that it reuses when running or starts otherwise.
+func Connect(ctx context.Context, opts ...Option) (*Connection, error) {
+	o := options{addr: os.Getenv("BUILDKIT_HOST"), startTimout: 30 * time.Second, logf: func(string, ...any) {}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.addr != "" {
+		c, err := dial(ctx, o.addr, o.tls)
+		if err != nil {
+			return nil, err
+		}
+		return &Connection{Client: c, Addr: o.addr}, nil
+	}
+	return startLocal(ctx, o)
+}
+
+func dial(ctx context.Context, addr string, t TLS) (*client.Client, error) {
+	var copts []client.ClientOpt
+	if t.CACert != "" {
+		copts = append(copts, client.WithServerConfig(t.ServerName, t.CACert))
+	}
+	if t.Cert != "" || t.Key != "" {
+		copts = append(copts, client.WithCredentials(t.Cert, t.Key))
+	}
+	c, err := client.New(ctx, addr, copts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to buildkitd at %s: %w", addr, err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.Info(pingCtx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("buildkitd at %s does not answer: %w (is it running? set --addr or BUILDKIT_HOST)", addr, err)
+	}
+	return c, nil
+}
+
+// DefaultStateDir is where a started daemon keeps its state: the user's cache folder.
+func DefaultStateDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find a folder for buildkitd's state: %w (set --state-dir)", err)
+	}
+	return filepath.Join(dir, "jetbake", "buildkitd"), nil
+}
+
+func startLocal(ctx context.Context, o options) (*Connection, error) {
+	if o.stateDir == "" {
+		dir, err := DefaultStateDir()
+		if err != nil {
+			return nil, err
+		}
+		o.stateDir = dir
+	}
+	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create buildkitd state folder: %w", err)
+	}
+	addr := "unix://" + filepath.Join(o.stateDir, "buildkitd.sock")
+	if c, err := dial(ctx, addr, TLS{}); err == nil {
+		o.logf("reusing buildkitd at %s", addr)
+		return &Connection{Client: c, Addr: addr}, nil
+	}
+	bin, err := findBuildkitd(o.buildkitd)
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(o.stateDir, "buildkitd.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("create buildkitd log: %w", err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "--root", filepath.Join(o.stateDir, "root"), "--addr", addr,
+		"--oci-worker=true", "--containerd-worker=false")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group: a Ctrl-C meant for jetbake must not kill the daemon mid-export.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	o.logf("started buildkitd (pid %d) at %s, log %s", cmd.Process.Pid, addr, logPath)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(o.startTimout)
+	for {
+		c, err := dial(ctx, addr, TLS{})
+		if err == nil {
+			return &Connection{Client: c, Addr: addr, Started: true, proc: cmd.Process, keep: o.keepDaemon}, nil
+		}
+		select {
+		case werr := <-exited:
+			return nil, fmt.Errorf("buildkitd exited at start (%v); its log %s ends with: %s", werr, logPath, tail(logPath))
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			return nil, fmt.Errorf("buildkitd did not answer at %s within %s; see %s", addr, o.startTimout, logPath)
+		}
+	}
+}
+
+func findBuildkitd(explicit string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		candidate := filepath.Join(filepath.Dir(exe), "buildkitd")
+		if _, err := os.Stat(candidate); err == nil {
+			return candidate, nil
+		}
+	}
+	if p, err := exec.LookPath("buildkitd"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("no BuildKit daemon: give --addr or BUILDKIT_HOST, or build bin/buildkitd with 'make deps' (it sits next to bin/jetbake)")
+}
+
+func tail(path string) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// Close closes the client and stops the daemon if Connect started it and it
+// was not asked to keep it.
+func (c *Connection) Close() error {
+	err := c.Client.Close()
+	if c.proc != nil && !c.keep {
+		_ = c.proc.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _, _ = c.proc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = c.proc.Kill()
+		}
+	}
+	return err
+}
+
+// CheckPlatform fails unless some worker of the daemon builds platform, and
+// says how to fix it when none does.
+func CheckPlatform(ctx context.Context, c *client.Client, platform string) error {
+	want, err := platforms.Parse(platform)
+	if err != nil {
+		return fmt.Errorf("platform %q: %w", platform, err)
+	}
+	workers, err := c.ListWorkers(ctx)
+	if err != nil {
+		return fmt.Errorf("list buildkitd workers: %w", err)
+	}
+	var offered []string
+	matcher := platforms.NewMatcher(want)
+	for _, w := range workers {
+		for _, p := range w.Platforms {
+			if matcher.Match(p) {
+				return nil
+			}
+			offered = append(offered, platforms.Format(p))
+		}
+	}
+	return fmt.Errorf("no buildkitd worker builds %s (offered: %s): register QEMU user emulation for aarch64 "+
+		"(apt-get install qemu-user-static, then 'make deps' registers the binfmt handler) and restart buildkitd, "+
+		"or point --addr at a native arm64 node", platforms.Format(want), strings.Join(offered, ", "))
+}
+
+// Platforms lists the platforms the daemon's workers build.
+func Platforms(ctx context.Context, c *client.Client) ([]ocispecs.Platform, error) {
+	workers, err := c.ListWorkers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list buildkitd workers: %w", err)
+	}
+	var out []ocispecs.Platform
+	for _, w := range workers {
+		out = append(out, w.Platforms...)
+	}
+	return out, nil
+}

@@ -1,0 +1,153 @@
+// Command demo is `make demo`: on a machine with no GPU and no internet it
+// starts a registry on 127.0.0.1, pushes stand-ins for NVIDIA's bases, builds
+// the real matrix (stand-in router) with `jetbake build`, then runs the images
+// with runc on fake Jetsons and prints which binary each one chose, or why
+// none. Everything it starts it stops; bin/ keeps the build cache for next time.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/jetbake/jetbake/builder/e2e"
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/runimage"
+)
+
+func main() {
+	progress := flag.String("progress", "auto", "progress of the build: auto, tty, plain, rawjson or quiet")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, *progress, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, progress string, out io.Writer) error {
+	root, err := e2e.FindRepoRoot()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "jetbake-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	env, err := e2e.Start(root, work)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if err := env.CheckPrerequisites(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "==> registry on %s\n", env.Registry)
+	matrixPath := filepath.Join(work, "matrix.json")
+	if err := e2e.WriteDemoMatrix(root, env.Registry, matrixPath); err != nil {
+		return err
+	}
+	p, err := e2e.LoadPlan(matrixPath)
+	if err != nil {
+		return err
+	}
+	pushed, err := env.PushStandins(p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "==> pushed %d stand-in bases (%s, ...)\n", len(pushed), pushed[0])
+	metadata := filepath.Join(work, "build.json")
+	fmt.Fprintf(out, "==> jetbake build of %d releases\n", len(p.Releases))
+	if err := jetbakeBuild(ctx, root, env.Registry, matrixPath, metadata, progress); err != nil {
+		return err
+	}
+	report, err := readReport(metadata)
+	if err != nil {
+		return err
+	}
+	return runChecks(ctx, env, work, report, out)
+}
+
+// jetbakeBuild runs bin/jetbake build as a user would, with the cache kept in bin/state.
+func jetbakeBuild(ctx context.Context, root, registry, matrixPath, metadata, progress string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "jetbake"), "build",
+		"--matrix", matrixPath, "--mirror", "nvcr.io="+registry, "--push",
+		"--progress", progress, "--metadata-file", metadata,
+		"--state-dir", filepath.Join(root, "bin", "state", "buildkitd"),
+		"--entrypoint-dir", filepath.Join(root, "bin", "linux-arm64"))
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "BUILDKIT_HOST=")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("jetbake build: %w", err)
+	}
+	return nil
+}
+
+func readReport(path string) (*imagebuild.Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r imagebuild.Report
+	return &r, json.Unmarshal(data, &r)
+}
+
+// runChecks runs every built image on the fake hosts and prints the table.
+func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuild.Report, out io.Writer) error {
+	tags := map[string]string{}
+	for _, rr := range report.Releases {
+		if len(rr.Tags) > 0 {
+			tags[rr.Name] = rr.Tags[0]
+		}
+	}
+	images, err := e2e.Images(ctx, filepath.Join(work, "rootfs"), tags)
+	if err != nil {
+		return err
+	}
+	hosts, err := e2e.WriteHosts(filepath.Join(work, "hosts"))
+	if err != nil {
+		return err
+	}
+	runner, err := runimage.NewRunner(filepath.Join(work, "bundles"))
+	if err != nil {
+		return err
+	}
+	outcomes := e2e.RunChecks(ctx, runner, images, hosts, e2e.DemoChecks())
+	fmt.Fprintln(out, "\n==> the images on fake Jetsons (runc, arm64 through QEMU)")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE\tHOST\tRESULT\tCHECK")
+	failed := 0
+	for _, o := range outcomes {
+		verdict := "ok"
+		if !o.OK() {
+			verdict, failed = "UNEXPECTED", failed+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", tags[o.Release], o.Host, shorten(o.Summary(), 110), verdict)
+	}
+	tw.Flush()
+	if failed > 0 {
+		return fmt.Errorf("%d of %d runs did not do what they should", failed, len(outcomes))
+	}
+	fmt.Fprintf(out, "\nall %d runs as expected. Explain a choice: JETBAKE_EXPLAIN=1, or the entrypoint's --explain.\n", len(outcomes))
+	return nil
+}
+
+func shorten(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/jetbake/jetbake/builder/runimage"
+)
+
+// Check is one run of a built image on a fake host, and what it must print.
+type Check struct {
+	// Release names the image by its matrix release.
+	Release string
+	// Host names the fake host.
+	Host string
+	// Args are passed to the container after the entrypoint.
+	Args []string
+	// WantArch is the router binary that must run ("sm_87"), or "".
+	WantArch string
+	// WantFailure is a phrase the failure on stderr must contain, or "".
+	WantFailure string
+}
+
+// Outcome is what a Check saw.
+type Outcome struct {
+	Check
+	// Result is the container's output and exit code.
+	Result runimage.Result
+	// Err is set when the container could not be run at all.
+	Err error
+}
+
+// OK reports whether the run did what the check wants.
+func (o Outcome) OK() bool {
+	if o.Err != nil {
+		return false
+	}
+	if o.WantArch != "" {
+		if o.Result.ExitCode != 0 || !strings.Contains(o.Result.Stdout, "router built for "+o.WantArch+" ") {
+			return false
+		}
+		for _, a := range o.Args {
+			if !strings.Contains(o.Result.Stdout, a) {
+				return false
+			}
+		}
+		return true
+	}
+	return o.Result.ExitCode != 0 && strings.Contains(o.Result.Stderr, o.WantFailure)
+}
+
+// Summary is the outcome as one short phrase: the binary that ran or the
+// failure sentence.
+func (o Outcome) Summary() string {
+	if o.Err != nil {
+		return "error: " + o.Err.Error()
+	}
+	if o.Result.ExitCode == 0 {
+		return strings.SplitN(strings.TrimSpace(o.Result.Stdout), "\n", 2)[0]
+	}
+	return fmt.Sprintf("exit %d: %s", o.Result.ExitCode, strings.TrimSpace(o.Result.Stderr))
+}
+
+// DefaultChecks are the runs the issue asks for: the right binary per GPU,
+// the L4T sentence, the `--runtime nvidia` sentence, arguments passed through.
+func DefaultChecks() []Check {
+	return []Check{
+		{Release: "jetpack6.2", Host: "orin-jp6", Args: []string{"--port", "8080"}, WantArch: "sm_87"},
+		{Release: "jetpack7.2", Host: "orin-jp7.2", Args: []string{"--model-id", "BAAI/bge-small"}, WantArch: "sm_87"},
+		{Release: "jetpack7.2", Host: "thor-jp7.2", Args: []string{"--model-id", "BAAI/bge-small"}, WantArch: "sm_110"},
+		{Release: "jetpack6.2", Host: "thor-jp7.0", WantFailure: "JetPack 7"},
+		{Release: "jetpack6.2", Host: "none", WantFailure: "--runtime nvidia"},
+	}
+}
+
+// DemoChecks are DefaultChecks plus a run of every other release on a host it is for.
+func DemoChecks() []Check {
+	return append(DefaultChecks(),
+		Check{Release: "jetpack6.1", Host: "orin-jp6", WantArch: "sm_87"},
+		Check{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
+		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "no "},
+		Check{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
+	)
+}
+
+// Images pulls and unpacks each release's image (by its first tag) under dir.
+func Images(ctx context.Context, dir string, tags map[string]string) (map[string]Unpacked, error) {
+	out := map[string]Unpacked{}
+	for release, tag := range tags {
+		ref, err := name.ParseReference(tag, name.Insecure)
+		if err != nil {
+			return nil, err
+		}
+		img, err := remote.Image(ref, remote.WithContext(ctx), remote.WithPlatform(v1.Platform{OS: "linux", Architecture: "arm64"}))
+		if err != nil {
+			return nil, fmt.Errorf("pull %s: %w", tag, err)
+		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		rootfs := filepath.Join(dir, release)
+		if err := os.RemoveAll(rootfs); err != nil {
+			return nil, err
+		}
+		if err := runimage.Unpack(img, rootfs); err != nil {
+			return nil, fmt.Errorf("%s: %w", tag, err)
+		}
+		out[release] = Unpacked{Rootfs: rootfs, Config: cfg}
+	}
+	return out, nil
+}
+
+// Unpacked is an image's root file system on disk and its config.
+type Unpacked struct {
+	// Rootfs is the unpacked file system.
+	Rootfs string
+	// Config is the image config.
+	Config *v1.ConfigFile
+}
+
+// RunChecks runs every check and returns the outcomes in order.
+func RunChecks(ctx context.Context, runner *runimage.Runner, images map[string]Unpacked, hostsByName map[string]runimage.Host, checks []Check) []Outcome {
+	var out []Outcome
+	for _, c := range checks {
+		img, ok := images[c.Release]
+		host, hostOK := hostsByName[c.Host]
+		o := Outcome{Check: c}
+		switch {
+		case !ok:
+			o.Err = fmt.Errorf("no image for release %s", c.Release)
+		case !hostOK:
+			o.Err = fmt.Errorf("no fake host %s", c.Host)
+		default:
+			o.Result, o.Err = runner.Run(ctx, img.Rootfs, img.Config, host, c.Args)
+		}
+		out = append(out, o)
+	}
+	return out
+}

@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/moby/buildkit/client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+	"github.com/jetbake/jetbake/builder/runimage"
+)
+
+// testEpoch is the SOURCE_DATE_EPOCH of every test build.
+const testEpoch = 1767225600 // 2026-01-01
+
+// fixture is a registry, a buildkitd and the entrypoint binaries for one run.
+type fixture struct {
+	env           *Env
+	work          string
+	entrypointDir string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: runs without -short (make test)")
+	}
+	ctx := t.Context()
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	// Sockets and state live in a per-run folder: two runs never collide.
+	work := t.TempDir()
+	env, err := Start(root, work)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Close() })
+	require.NoError(t, env.CheckPrerequisites(), "the end-to-end tests need their parts; they fail rather than skip")
+	require.NoError(t, env.StartDaemon(ctx, filepath.Join(work, "buildkitd"), false))
+	require.NoError(t, daemon.CheckPlatform(ctx, env.Daemon.Client, plan.Platform))
+	epDir := filepath.Join(work, "linux-arm64")
+	require.NoError(t, env.BuildEntrypoint(ctx, epDir))
+	return &fixture{env: env, work: work, entrypointDir: epDir}
+}
+
+// demoPlan writes the demo matrix (with mutations) and plans it.
+func (f *fixture) demoPlan(t *testing.T, file string, mutate ...func(map[string]any)) *plan.Plan {
+	t.Helper()
+	path := filepath.Join(f.work, file)
+	require.NoError(t, WriteDemoMatrix(f.env.RepoRoot, f.env.Registry, path, mutate...))
+	m, err := matrix.Load(path)
+	require.NoError(t, err)
+	p, err := plan.New(m)
+	require.NoError(t, err)
+	return p
+}
+
+func (f *fixture) build(ctx context.Context, p *plan.Plan, opts ...imagebuild.Option) (*imagebuild.Report, error) {
+	mirrors := refs.Mirrors{"nvcr.io": f.env.Registry}
+	base := []imagebuild.Option{
+		imagebuild.WithMirrors(mirrors), imagebuild.WithEntrypointDir(f.entrypointDir),
+		imagebuild.WithSource("0123456789abcdef0123456789abcdef01234567", testEpoch), imagebuild.WithParallel(2),
+	}
+	return imagebuild.New(f.env.Daemon.Client, append(base, opts...)...).Build(ctx, p)
+}
+
+func TestEndToEnd(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	p := f.demoPlan(t, "matrix.json")
+	_, err := f.env.PushStandins(p)
+	require.NoError(t, err)
+	releases := []string{"jetpack6.2", "jetpack7.2"}
+
+	report, err := f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithReleases(releases...))
+	require.NoError(t, err)
+	require.Len(t, report.Releases, 2)
+	tags := map[string]string{}
+	for _, rr := range report.Releases {
+		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
+		require.NotEmpty(t, rr.Digest)
+		rel, _ := p.Release(rr.Name)
+		require.ElementsMatch(t, rel.Tags, rr.Tags)
+		tags[rr.Name] = rel.Tags[0]
+	}
+
+	t.Run("tags point at the built digests", func(t *testing.T) {
+		for _, rr := range report.Releases {
+			for _, tag := range rr.Tags {
+				desc, err := remote.Head(mustRef(t, tag))
+				require.NoError(t, err)
+				require.Equal(t, rr.Digest, desc.Digest.String(), tag)
+			}
+		}
+	})
+
+	t.Run("index, platform, annotations and labels", func(t *testing.T) {
+		checkMetadata(t, report.Releases[1], p)
+	})
+
+	t.Run("files in the image", func(t *testing.T) {
+		img := pullArm64(t, tags["jetpack7.2"])
+		files := imageFiles(t, img)
+		for _, want := range []string{"usr/local/bin/router-87", "usr/local/bin/router-110",
+			"usr/local/bin/jetbake-entrypoint", "usr/local/bin/jetbake-cudaprobe", "etc/jetbake/image.json"} {
+			require.Contains(t, files, want)
+		}
+		require.NotContains(t, files, "usr/local/bin/router-72")
+	})
+
+	t.Run("images run the right binary on each host", func(t *testing.T) {
+		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts"))
+		require.NoError(t, err)
+		images, err := Images(ctx, filepath.Join(f.work, "rootfs"), tags)
+		require.NoError(t, err)
+		runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles"))
+		require.NoError(t, err)
+		for _, o := range RunChecks(ctx, runner, images, hostsByName, DefaultChecks()) {
+			require.Truef(t, o.OK(), "%s on %s: %s\nstdout: %s\nstderr: %s", o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
+		}
+	})
+
+	t.Run("a failing release leaves no tag", func(t *testing.T) {
+		failing := f.demoPlan(t, "failing.json", withFailingRelease)
+		rep, err := f.build(ctx, failing, imagebuild.WithPush(true), imagebuild.WithContinueOnError(true),
+			imagebuild.WithReleases("jetpack6.1", "broken"))
+		require.Error(t, err)
+		outcomes := map[string]imagebuild.ReleaseReport{}
+		for _, rr := range rep.Releases {
+			outcomes[rr.Name] = rr
+		}
+		require.Equal(t, imagebuild.Failed, outcomes["broken"].Outcome)
+		require.Contains(t, outcomes["broken"].Error, "JETBAKE_TEST_FAIL")
+		require.Equal(t, imagebuild.Untagged, outcomes["jetpack6.1"].Outcome)
+		require.NotEmpty(t, outcomes["jetpack6.1"].Digest, "the good release is still pushed by digest")
+		for _, name := range []string{"jetpack6.1", "broken"} {
+			rel, _ := failing.Release(name)
+			for _, tag := range rel.Tags {
+				_, err := remote.Head(mustRef(t, tag))
+				require.Error(t, err, "tag %s must not exist", tag)
+			}
+		}
+	})
+
+	t.Run("two clean builds give the same digests", func(t *testing.T) {
+		first := map[string]string{}
+		for _, rr := range report.Releases {
+			first[rr.Name] = rr.Digest
+		}
+		require.NoError(t, f.env.Daemon.Client.Prune(ctx, nil, client.PruneAll))
+		again, err := f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithReleases(releases...))
+		require.NoError(t, err)
+		for _, rr := range again.Releases {
+			require.Equal(t, first[rr.Name], rr.Digest, rr.Name)
+		}
+	})
+
+	t.Run("oci and docker outputs", func(t *testing.T) {
+		out := filepath.Join(f.work, "out")
+		rep, err := f.build(ctx, p, imagebuild.WithReleases("jetpack6.2"),
+			imagebuild.WithOutputs(imagebuild.Output{Type: "oci", Dest: filepath.Join(out, "oci")},
+				imagebuild.Output{Type: "docker", Dest: filepath.Join(out, "image.tar")}))
+		require.NoError(t, err)
+		require.Len(t, rep.Releases[0].Outputs, 2)
+		require.FileExists(t, filepath.Join(out, "oci", "index.json"))
+		st, err := os.Stat(filepath.Join(out, "image.tar"))
+		require.NoError(t, err)
+		require.Greater(t, st.Size(), int64(1000))
+		entries, _ := os.ReadDir(out)
+		for _, e := range entries {
+			require.NotContains(t, e.Name(), "partial")
+		}
+	})
+}
+
+// withFailingRelease adds a release whose router build fails.
+func withFailingRelease(m map[string]any) {
+	rels := m["releases"].([]any)
+	var base map[string]any
+	for _, r := range rels {
+		if r.(map[string]any)["name"] == "jetpack6.1" {
+			base = r.(map[string]any)
+		}
+	}
+	broken := map[string]any{}
+	for k, v := range base {
+		broken[k] = v
+	}
+	broken["name"] = "broken"
+	broken["tags"] = []any{"broken-{jetpack}"}
+	broken["build_args"] = map[string]any{"JETBAKE_TEST_FAIL": "1"}
+	m["releases"] = append(rels, broken)
+	image := m["image"].(map[string]any)
+	image["tags"] = []any{"{version}-{release}"}
+}
+
+func checkMetadata(t *testing.T, rr imagebuild.ReleaseReport, p *plan.Plan) {
+	t.Helper()
+	ref := mustRef(t, rr.Repository+"@"+rr.Digest)
+	idx, err := remote.Index(ref)
+	require.NoError(t, err)
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 1, "one platform, no unknown/unknown attestation entries")
+	require.Equal(t, "arm64", im.Manifests[0].Platform.Architecture)
+	require.Equal(t, "linux", im.Manifests[0].Platform.OS)
+	rel, _ := p.Release(rr.Name)
+	for _, k := range []string{"io.jetbake.jetpack", "io.jetbake.l4t", "io.jetbake.cuda", "io.jetbake.sm-targets", "io.jetbake.tier",
+		"org.opencontainers.image.version", "org.opencontainers.image.title", "org.opencontainers.image.source"} {
+		require.Equal(t, rel.Annotations[k], im.Annotations[k], "index annotation %s", k)
+	}
+	require.Equal(t, "8.7,11.0", im.Annotations["io.jetbake.sm-targets"])
+	require.Equal(t, "0123456789abcdef0123456789abcdef01234567", im.Annotations["org.opencontainers.image.revision"])
+	require.Equal(t, time.Unix(testEpoch, 0).UTC().Format(time.RFC3339), im.Annotations["org.opencontainers.image.created"])
+	require.NotEmpty(t, im.Annotations["org.opencontainers.image.base.digest"])
+
+	img, err := remote.Image(mustRef(t, rr.Repository+"@"+im.Manifests[0].Digest.String()))
+	require.NoError(t, err)
+	m, err := img.Manifest()
+	require.NoError(t, err)
+	require.Equal(t, "8.7,11.0", m.Annotations["io.jetbake.sm-targets"])
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	require.Equal(t, "8.7,11.0", cfg.Config.Labels["io.jetbake.sm-targets"])
+	require.Equal(t, rel.CUDA, cfg.Config.Labels["com.nvidia.cuda.version"])
+	require.Contains(t, cfg.Config.Env, "NVIDIA_REQUIRE_CUDA=cuda>="+rel.CUDA)
+	require.Equal(t, []string{imagebuild.EntrypointPath}, cfg.Config.Entrypoint)
+	require.Equal(t, "arm64", cfg.Architecture)
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	ref, err := name.ParseReference(s, name.Insecure)
+	require.NoError(t, err)
+	return ref
+}
+
+func pullArm64(t *testing.T, tag string) v1.Image {
+	t.Helper()
+	img, err := remote.Image(mustRef(t, tag), remote.WithPlatform(v1.Platform{OS: "linux", Architecture: "arm64"}))
+	require.NoError(t, err)
+	return img
+}
+
+func imageFiles(t *testing.T, img v1.Image) []string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, runimage.Unpack(img, dir))
+	var files []string
+	require.NoError(t, filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			files = append(files, strings.TrimPrefix(path, dir+"/"))
+		}
+		return err
+	}))
+	return files
+}

@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/plan"
+)
+
+// StandinRouter is the stand-in router's folder, relative to the checkout.
+const StandinRouter = "testdata/standin-router"
+
+// WriteDemoMatrix writes, at out, the real matrix.json with the stand-in
+// router in place of the real one and the images going to registry: the
+// demo and the tests build exactly the shipped releases, bases and tags.
+// Each entry of mutate can change the matrix further (the tests add a release).
+func WriteDemoMatrix(repoRoot, registry, out string, mutate ...func(m map[string]any)) error {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "matrix.json"))
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("matrix.json: %w", err)
+	}
+	router, ok := m["router"].(map[string]any)
+	image, ok2 := m["image"].(map[string]any)
+	if !ok || !ok2 {
+		return fmt.Errorf("matrix.json: router or image is not an object")
+	}
+	routerDir := filepath.Join(repoRoot, StandinRouter)
+	router["context"] = routerDir
+	router["dockerfile"] = filepath.Join(routerDir, "Dockerfile")
+	router["target"] = "router"
+	router["output"] = "/out/router"
+	image["repository"] = registry + "/jetbake/text-embeddings-router"
+	delete(m, "$schema")
+	for _, f := range mutate {
+		f(m)
+	}
+	data, err = json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, data, 0o644)
+}
+
+// LoadPlan loads and plans a matrix file.
+func LoadPlan(path string) (*plan.Plan, error) {
+	m, err := matrix.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return plan.New(m)
+}

@@ -1,0 +1,265 @@
+// Package imagebuild builds the images of a plan on BuildKit: one session per
+// release, the router compiled once per SM target, the runtime image
+// assembled around the entrypoint. It pushes by digest while building and
+// tags only when every selected release succeeded, so no tag ever points at a
+// failed release or at half a set.
+package imagebuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/jetbake/jetbake/builder/refs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/moby/buildkit/client"
+)
+
+// Builder builds a plan's images on one BuildKit daemon.
+type Builder struct {
+	client *client.Client
+	opts   options
+}
+
+// New returns a Builder that solves on c.
+func New(c *client.Client, opts ...Option) *Builder {
+	o := options{parallel: 2, progressMode: "quiet", mirrors: refs.Mirrors{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.parallel < 1 {
+		o.parallel = 1
+	}
+	return &Builder{client: c, opts: o}
+}
+
+// Build builds the selected releases of p and returns what happened to each.
+// The error is nil only when every release succeeded (and was tagged, when
+// pushing); the report is returned either way once building started.
+func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
+	jobs, err := b.prepare(p)
+	if err != nil {
+		return nil, err
+	}
+	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
+	report.Releases = make([]ReleaseReport, len(jobs))
+	for i, j := range jobs {
+		report.Releases[i] = j.initialReport()
+	}
+	progress, err := newProgress(ctx, b.opts.progressMode, b.opts.progressOut)
+	if err != nil {
+		return nil, err
+	}
+	b.runAll(ctx, jobs, report, progress)
+	progress.close()
+	b.finish(ctx, jobs, report)
+	return report, report.Err()
+}
+
+// runAll builds the jobs, at most parallel at once. Without
+// continue-on-error, a failure stops new releases from starting and lets
+// those already building finish, so their cache is kept.
+func (b *Builder) runAll(ctx context.Context, jobs []*releaseJob, report *Report, progress *progress) {
+	sem := make(chan struct{}, b.opts.parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stop := false
+	for i, j := range jobs {
+		sem <- struct{}{}
+		mu.Lock()
+		skip := stop || ctx.Err() != nil
+		mu.Unlock()
+		if skip {
+			<-sem
+			report.Releases[i].Outcome = Skipped
+			report.Releases[i].Error = "not started: an earlier release failed (use --continue-on-error to build every release)"
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rr := b.buildOne(ctx, j, progress)
+			mu.Lock()
+			report.Releases[i] = rr
+			if rr.Outcome == Failed && !b.opts.continueOnError {
+				stop = true
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
+
+// buildOne runs one release's BuildKit session.
+func (b *Builder) buildOne(ctx context.Context, j *releaseJob, progress *progress) ReleaseReport {
+	rr := j.initialReport()
+	start := time.Now()
+	solveOpt, cleanup, err := b.solveOpt(j)
+	if err == nil {
+		var resp *client.SolveResponse
+		resp, err = b.client.Build(ctx, solveOpt, "jetbake", j.buildFunc, progress.channel(j.release.Name))
+		if err == nil {
+			rr.Digest = resp.ExporterResponse["containerimage.digest"]
+		}
+	}
+	rr.duration = time.Since(start)
+	rr.DurationSeconds = rr.duration.Round(time.Millisecond).Seconds()
+	j.fillReport(&rr)
+	if err == nil {
+		rr.Outputs, err = cleanup(true)
+	}
+	if err != nil {
+		_, _ = cleanup(false)
+		rr.Outcome, rr.Error = Failed, err.Error()
+		progress.logf("[%s] FAILED after %s: %v", j.release.Name, rr.duration.Round(time.Millisecond), err)
+		return rr
+	}
+	rr.Outcome = Succeeded
+	progress.logf("[%s] built %s in %s", j.release.Name, rr.Digest, rr.duration.Round(time.Millisecond))
+	return rr
+}
+
+// finish tags every pushed release when all succeeded, and moves local
+// outputs into place under the same rule (kept per release with continue-on-error).
+func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report) {
+	allOK := !report.Failed()
+	for i := range report.Releases {
+		rr := &report.Releases[i]
+		if rr.Outcome != Succeeded {
+			continue
+		}
+		keep := allOK || b.opts.continueOnError
+		var kept []string
+		for _, tmp := range rr.Outputs {
+			final := strings.TrimSuffix(tmp, tmpSuffix)
+			if !keep {
+				os.RemoveAll(tmp)
+				continue
+			}
+			os.RemoveAll(final)
+			if err := os.Rename(tmp, final); err != nil {
+				rr.Outcome, rr.Error = Failed, fmt.Sprintf("move output into place: %v", err)
+				continue
+			}
+			kept = append(kept, final)
+		}
+		rr.Outputs = kept
+		if !allOK {
+			rr.Outcome = Untagged
+		}
+	}
+	if !allOK || !b.opts.push {
+		return
+	}
+	if err := tagAll(ctx, report, jobs, b.opts.remoteOpts); err != nil {
+		for i := range report.Releases {
+			if len(report.Releases[i].Tags) == 0 {
+				report.Releases[i].Outcome = Untagged
+				report.Releases[i].Error = err.Error()
+			}
+		}
+	}
+}
+
+// prepare selects the releases and resolves their references.
+func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
+	if b.opts.push && p.Repository == "" {
+		return nil, errors.New("--push needs image.repository in the matrix")
+	}
+	if err := checkEntrypointDir(b.opts.entrypointDir); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, out := range b.opts.outputs {
+		if seen[out.Type] {
+			return nil, fmt.Errorf("--output type=%s is given twice: one of each type at most", out.Type)
+		}
+		seen[out.Type] = true
+	}
+	selected, err := selectReleases(p, b.opts.releases)
+	if err != nil {
+		return nil, err
+	}
+	ctxDir, gitContext, dfDir, dfName := routerSource(p.Router, b.opts.baseDir)
+	var jobs []*releaseJob
+	for _, rel := range selected {
+		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, dockerfile: dfName,
+			revision: b.opts.revision, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
+		if j.buildBase, err = b.opts.mirrors.Rewrite(rel.BuildBase, b.opts.locks[rel.BuildBase]); err != nil {
+			return nil, fmt.Errorf("release %s: build_base: %w", rel.Name, err)
+		}
+		if j.runtimeBase, err = b.opts.mirrors.Rewrite(rel.RuntimeBase, b.opts.locks[rel.RuntimeBase]); err != nil {
+			return nil, fmt.Errorf("release %s: runtime_base: %w", rel.Name, err)
+		}
+		jobs = append(jobs, j)
+	}
+	for _, j := range jobs {
+		j.multiOutput = len(jobs) > 1
+	}
+	return jobs, nil
+}
+
+func selectReleases(p *plan.Plan, names []string) ([]plan.Release, error) {
+	if len(names) == 0 {
+		return p.Releases, nil
+	}
+	var out []plan.Release
+	var known []string
+	for _, r := range p.Releases {
+		known = append(known, r.Name)
+	}
+	for _, n := range names {
+		i := slices.Index(known, n)
+		if i < 0 {
+			return nil, fmt.Errorf("--release %q: no such release; the matrix has %s", n, strings.Join(known, ", "))
+		}
+		out = append(out, p.Releases[i])
+	}
+	return out, nil
+}
+
+// routerSource splits the router's source into a local context folder or a
+// git context, and the Dockerfile's folder and name.
+func routerSource(r plan.Router, baseDir string) (ctxDir, gitContext, dfDir, dfName string) {
+	abs := func(p string) string {
+		if filepath.IsAbs(p) || baseDir == "" {
+			return p
+		}
+		return filepath.Join(baseDir, p)
+	}
+	if isGitURL(r.Context) {
+		gitContext = r.Context
+	} else {
+		ctxDir = abs(r.Context)
+	}
+	df := abs(r.Dockerfile)
+	return ctxDir, gitContext, filepath.Dir(df), filepath.Base(df)
+}
+
+func isGitURL(s string) bool {
+	for _, p := range []string{"https://", "http://", "git://", "git@", "ssh://"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return strings.Contains(s, ".git#")
+}
+
+func checkEntrypointDir(dir string) error {
+	if dir == "" {
+		return errors.New("no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe ('make build' puts them in bin/linux-arm64)")
+	}
+	for _, name := range []string{filepath.Base(EntrypointPath), filepath.Base(CUDAProbePath)} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("entrypoint folder %s lacks %s: run 'make build' (it cross-compiles them for linux/arm64)", dir, name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package imagebuild
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// Paths of jetbake's own files in every image.
+const (
+	// EntrypointPath is the entrypoint binary, the image's ENTRYPOINT.
+	EntrypointPath = "/usr/local/bin/jetbake-entrypoint"
+	// CUDAProbePath is the helper that asks the CUDA driver for the GPU.
+	CUDAProbePath = "/usr/local/bin/jetbake-cudaprobe"
+)
+
+// Annotation and label keys that jetbake adds at build time to those the plan holds.
+const (
+	keyRevision   = ocispecs.AnnotationRevision
+	keyCreated    = ocispecs.AnnotationCreated
+	keyBaseName   = ocispecs.AnnotationBaseImageName
+	keyBaseDigest = ocispecs.AnnotationBaseImageDigest
+)
+
+// buildMetadata returns the release's annotations (and labels) with the
+// values only known at build time: revision, creation time and base digest.
+func buildMetadata(rel plan.Release, revision string, epoch time.Time, runtimeBase, baseDigest string) map[string]string {
+	out := maps.Clone(rel.Annotations)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if revision != "" {
+		out[keyRevision] = revision
+	}
+	out[keyCreated] = epoch.UTC().Format(time.RFC3339)
+	out[keyBaseName] = runtimeBase
+	if baseDigest != "" {
+		out[keyBaseDigest] = baseDigest
+	}
+	return out
+}
+
+// imageConfig derives the runtime image's config from the runtime base's:
+// the entrypoint, NVIDIA's CUDA variables and the labels are set, the rest kept.
+func imageConfig(baseConfig []byte, rel plan.Release, labels map[string]string, epoch time.Time) ([]byte, error) {
+	var img ocispecs.Image
+	if err := json.Unmarshal(baseConfig, &img); err != nil {
+		return nil, fmt.Errorf("runtime base %s: config is not valid JSON: %w", rel.RuntimeBase, err)
+	}
+	img.Architecture, img.OS, img.Variant = "arm64", "linux", ""
+	created := epoch.UTC()
+	img.Created = &created
+	img.Config.Entrypoint = []string{EntrypointPath}
+	img.Config.Cmd = nil
+	img.Config.Env = setEnv(img.Config.Env,
+		"NVIDIA_REQUIRE_CUDA", "cuda>="+rel.CUDA,
+		"NVIDIA_VISIBLE_DEVICES", "all",
+		"NVIDIA_DRIVER_CAPABILITIES", "compute,utility",
+	)
+	if img.Config.Labels == nil {
+		img.Config.Labels = map[string]string{}
+	}
+	maps.Copy(img.Config.Labels, labels)
+	img.History = append(img.History, ocispecs.History{
+		Created:    &created,
+		CreatedBy:  fmt.Sprintf("jetbake: router for %s, entrypoint, %s", smList(rel), imagespec.Path),
+		Comment:    "jetbake",
+		EmptyLayer: false,
+	})
+	return json.Marshal(img)
+}
+
+// setEnv sets KEY=VALUE pairs in env, replacing earlier values of the same key.
+func setEnv(env []string, kv ...string) []string {
+	out := slices.Clone(env)
+	for i := 0; i+1 < len(kv); i += 2 {
+		key, val := kv[i], kv[i+1]
+		out = slices.DeleteFunc(out, func(e string) bool { return strings.HasPrefix(e, key+"=") })
+		out = append(out, key+"="+val)
+	}
+	return out
+}
+
+func smList(rel plan.Release) string {
+	sms := make([]string, len(rel.Targets))
+	for i, t := range rel.Targets {
+		sms[i] = t.Arch
+	}
+	return strings.Join(sms, ", ")
+}
+
+// imageDescription is the /etc/jetbake/image.json of rel: what the entrypoint
+// needs to choose a binary, and every release of the plan (the family) so
+// that a failure can name the image that would work.
+func imageDescription(p *plan.Plan, rel plan.Release, revision string) ([]byte, error) {
+	img := imagespec.Image{
+		SchemaVersion: imagespec.SchemaVersion,
+		Router:        p.Router.Name,
+		Version:       p.Router.Version,
+		Release:       rel.Name,
+		JetPack:       rel.JetPack,
+		L4T:           rel.L4T,
+		CUDA:          rel.CUDA,
+		Revision:      revision,
+		Tags:          rel.Tags,
+		Smoke:         p.Router.Smoke,
+	}
+	for _, t := range rel.Targets {
+		img.Targets = append(img.Targets, imagespec.Target{SM: t.SM, Path: t.Path})
+	}
+	for _, r := range p.Releases {
+		sib := imagespec.Sibling{Release: r.Name, JetPack: r.JetPack, L4T: r.L4T, Tags: r.Tags, Tier: r.Tier}
+		for _, t := range r.Targets {
+			sib.Targets = append(sib.Targets, t.SM)
+		}
+		img.Family = append(img.Family, sib)
+	}
+	if err := img.Validate(); err != nil {
+		return nil, fmt.Errorf("release %s: image description: %w", rel.Name, err)
+	}
+	return json.MarshalIndent(img, "", "  ")
+}

@@ -1,0 +1,189 @@
+package imagebuild
+
+import (
+	"fmt"
+	"github.com/jetbake/jetbake/builder/refs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/moby/buildkit/client"
+	"github.com/tonistiigi/fsutil"
+)
+
+// tmpSuffix marks a local output that is still being written; it is renamed
+// into place only when the rules of finish allow it.
+const tmpSuffix = ".jetbake-partial"
+
+// solveOpt is the release's session: its file systems, exports and caches.
+// cleanup(true) finishes and returns the partial outputs written (still under
+// their temporary names); cleanup(false) removes them.
+func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]string, error), error) {
+	var partial []string
+	cleanup := func(bool) ([]string, error) { return nil, nil }
+	mounts, err := j.localMounts(b.opts.entrypointDir)
+	if err != nil {
+		return client.SolveOpt{}, cleanup, err
+	}
+	opt := client.SolveOpt{
+		LocalMounts:  mounts,
+		Session:      b.opts.sessionAttach,
+		CacheImports: perRelease(b.opts.cacheFrom, j.release.Name),
+		CacheExports: perRelease(b.opts.cacheTo, j.release.Name),
+		FrontendAttrs: map[string]string{
+			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+		},
+	}
+	common := map[string]string{
+		"oci-mediatypes":    "true",
+		"rewrite-timestamp": "true",
+		"source-date-epoch": strconv.FormatInt(j.epoch, 10),
+	}
+	if b.opts.push {
+		attrs := maps.Clone(common)
+		attrs["name"] = j.plan.Repository
+		attrs["push"] = "true"
+		attrs["push-by-digest"] = "true"
+		if refs.IsLoopback(j.plan.Repository) {
+			attrs["registry.insecure"] = "true"
+		}
+		opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterImage, Attrs: attrs})
+	}
+	// BuildKit takes one OCI store export per solve, and its docker exporter
+	// cannot write an index: every local output comes from one OCI layout,
+	// the oci output's own folder when there is one.
+	var layoutDir string
+	var dockerConversions []func() error
+	for _, out := range b.opts.outputs {
+		if out.Type == "oci" {
+			layoutDir = outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
+			partial = append(partial, layoutDir)
+		}
+	}
+	if len(b.opts.outputs) > 0 && layoutDir == "" {
+		layoutDir = filepath.Join(os.TempDir(), fmt.Sprintf("jetbake-layout-%s-%d", j.release.Name, os.Getpid()))
+		partial = append(partial, layoutDir)
+		scratch := layoutDir
+		dockerConversions = append(dockerConversions, func() error { return os.RemoveAll(scratch) })
+	}
+	for _, out := range b.opts.outputs {
+		if out.Type != "docker" {
+			continue
+		}
+		dest := outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
+		partial = append(partial, dest)
+		dockerConversions = append([]func() error{func() error {
+			return writeDockerTarball(layoutDir, dest, j.release.Tags)
+		}}, dockerConversions...)
+	}
+	for _, p := range partial {
+		os.RemoveAll(p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return client.SolveOpt{}, cleanup, fmt.Errorf("--output %s: %w", p, err)
+		}
+	}
+	if layoutDir != "" {
+		attrs := maps.Clone(common)
+		attrs["name"] = strings.Join(j.release.Tags, ",")
+		attrs["tar"] = "false"
+		opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterOCI, Attrs: attrs, OutputDir: layoutDir})
+	}
+	cleanup = func(ok bool) ([]string, error) {
+		var convErr error
+		for _, convert := range dockerConversions {
+			if ok {
+				if convErr = convert(); convErr != nil {
+					ok = false
+				}
+			}
+		}
+		var kept []string
+		for _, p := range partial {
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			if !ok {
+				os.RemoveAll(p)
+				continue
+			}
+			kept = append(kept, p)
+		}
+		return kept, convErr
+	}
+	return opt, cleanup, nil
+}
+
+// outputPath is where a release's local output goes: DEST itself for a single
+// release, DEST/<release> (oci) or DEST-<release>.tar (docker) for several.
+func outputPath(out Output, release string, multi bool) string {
+	if !multi {
+		return out.Dest
+	}
+	if out.Type == "oci" {
+		return filepath.Join(out.Dest, release)
+	}
+	ext := filepath.Ext(out.Dest)
+	return strings.TrimSuffix(out.Dest, ext) + "-" + release + ".tar"
+}
+
+// localMounts are the folders the session offers: the router's context and
+// Dockerfile, and the entrypoint binaries.
+func (j *releaseJob) localMounts(entrypointDir string) (map[string]fsutil.FS, error) {
+	mounts := map[string]fsutil.FS{}
+	add := func(name, dir string) error {
+		fs, err := fsutil.NewFS(dir)
+		if err != nil {
+			return fmt.Errorf("release %s: %s folder %s: %w", j.release.Name, name, dir, err)
+		}
+		mounts[name] = fs
+		return nil
+	}
+	if j.contextDir != "" {
+		if err := add(localContext, j.contextDir); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(localDockerfile, j.dockerfileDir); err != nil {
+		return nil, err
+	}
+	if err := add(localEntrypoint, entrypointDir); err != nil {
+		return nil, err
+	}
+	return mounts, nil
+}
+
+// perRelease gives each release its own cache entry: a registry ref gets the
+// release in its tag, a local folder a subfolder, other backends a scope.
+func perRelease(entries []client.CacheOptionsEntry, release string) []client.CacheOptionsEntry {
+	out := make([]client.CacheOptionsEntry, 0, len(entries))
+	for _, e := range entries {
+		attrs := maps.Clone(e.Attrs)
+		switch e.Type {
+		case "registry":
+			attrs["ref"] = cacheRef(attrs["ref"], release)
+		case "local":
+			for _, k := range []string{"src", "dest"} {
+				if v, ok := attrs[k]; ok {
+					attrs[k] = filepath.Join(v, release)
+				}
+			}
+		default:
+			if _, ok := attrs["scope"]; !ok {
+				attrs["scope"] = release
+			}
+		}
+		out = append(out, client.CacheOptionsEntry{Type: e.Type, Attrs: attrs})
+	}
+	return out
+}
+
+// cacheRef puts release into ref's tag: repo:cache -> repo:cache-<release>, repo -> repo:<release>.
+func cacheRef(ref, release string) string {
+	slash := strings.LastIndex(ref, "/")
+	if colon := strings.LastIndex(ref, ":"); colon > slash {
+		return ref + "-" + release
+	}
+	return ref + ":" + release
+}

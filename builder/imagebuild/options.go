@@ -1,0 +1,124 @@
+package imagebuild
+
+import (
+	"fmt"
+	"github.com/jetbake/jetbake/builder/refs"
+	"io"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/session"
+)
+
+// Output is a local destination for every built image, besides or instead of a push.
+type Output struct {
+	// Type is "oci" (an OCI layout folder per release) or "docker" (a tarball per release that `docker load` takes).
+	Type string
+	// Dest is the folder (oci) or file (docker). With several releases, each
+	// gets DEST/<release> (oci) or DEST-<release>.tar (docker).
+	Dest string
+}
+
+// ParseOutput parses a `--output type=oci,dest=DIR` or `type=docker,dest=FILE` value.
+func ParseOutput(flag string) (Output, error) {
+	var out Output
+	for _, field := range strings.Split(flag, ",") {
+		k, v, _ := strings.Cut(field, "=")
+		switch k {
+		case "type":
+			out.Type = v
+		case "dest":
+			out.Dest = v
+		default:
+			return Output{}, fmt.Errorf("--output %q: unknown key %q (want type=oci|docker,dest=PATH)", flag, k)
+		}
+	}
+	if out.Type != "oci" && out.Type != "docker" {
+		return Output{}, fmt.Errorf("--output %q: type must be oci or docker (use --push for a registry)", flag)
+	}
+	if out.Dest == "" || strings.HasSuffix(out.Dest, tmpSuffix) {
+		return Output{}, fmt.Errorf("--output %q: dest is missing, e.g. type=%s,dest=out", flag, out.Type)
+	}
+	return out, nil
+}
+
+type options struct {
+	releases        []string
+	mirrors         refs.Mirrors
+	locks           map[string]string
+	entrypointDir   string
+	baseDir         string
+	revision        string
+	epoch           int64
+	push            bool
+	outputs         []Output
+	cacheFrom       []client.CacheOptionsEntry
+	cacheTo         []client.CacheOptionsEntry
+	parallel        int
+	continueOnError bool
+	progressMode    string
+	progressOut     io.Writer
+	remoteOpts      []remote.Option
+	sessionAttach   []session.Attachable
+}
+
+// Option configures a Builder.
+type Option func(*options)
+
+// WithReleases builds only the named releases (all when empty). The image
+// description of each still lists the whole family.
+func WithReleases(names ...string) Option { return func(o *options) { o.releases = names } }
+
+// WithMirrors rewrites base image registries.
+func WithMirrors(m refs.Mirrors) Option { return func(o *options) { o.mirrors = m } }
+
+// WithLocks pins base images: each matrix reference maps to the digest to build from.
+func WithLocks(locks map[string]string) Option { return func(o *options) { o.locks = locks } }
+
+// WithEntrypointDir names the folder that holds the linux/arm64
+// jetbake-entrypoint and jetbake-cudaprobe binaries copied into every image.
+func WithEntrypointDir(dir string) Option { return func(o *options) { o.entrypointDir = dir } }
+
+// WithBaseDir resolves the plan's relative router context and Dockerfile paths.
+func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+// WithSource sets the revision recorded in annotations and the timestamp
+// (SOURCE_DATE_EPOCH) every layer and config carries, for reproducible digests.
+func WithSource(revision string, epoch int64) Option {
+	return func(o *options) { o.revision, o.epoch = revision, epoch }
+}
+
+// WithPush pushes each image by digest while building, and tags them all
+// once every selected release succeeded.
+func WithPush(push bool) Option { return func(o *options) { o.push = push } }
+
+// WithOutputs writes each image locally too.
+func WithOutputs(outs ...Output) Option { return func(o *options) { o.outputs = outs } }
+
+// WithCache imports from and exports to caches; registry refs and local
+// folders get one entry per release so that releases do not evict each other.
+func WithCache(from, to []client.CacheOptionsEntry) Option {
+	return func(o *options) { o.cacheFrom, o.cacheTo = from, to }
+}
+
+// WithParallel builds at most n releases at once (default 2).
+func WithParallel(n int) Option { return func(o *options) { o.parallel = n } }
+
+// WithContinueOnError builds every release even after one failed.
+func WithContinueOnError(v bool) Option { return func(o *options) { o.continueOnError = v } }
+
+// WithProgress shows BuildKit's progress in mode (auto, tty, plain, rawjson, quiet) on w.
+func WithProgress(mode string, w io.Writer) Option {
+	return func(o *options) { o.progressMode, o.progressOut = mode, w }
+}
+
+// WithRemoteOptions sets the go-containerregistry options used to put tags on.
+func WithRemoteOptions(opts ...remote.Option) Option {
+	return func(o *options) { o.remoteOpts = opts }
+}
+
+// WithSession attaches session providers (credentials) to every build.
+func WithSession(attachables ...session.Attachable) Option {
+	return func(o *options) { o.sessionAttach = attachables }
+}

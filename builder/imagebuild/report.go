@@ -1,0 +1,136 @@
+package imagebuild
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Outcome is how a release's build ended.
+type Outcome string
+
+// Outcomes of a release.
+const (
+	// Succeeded: built, pushed or written, and tagged where tags were asked for.
+	Succeeded Outcome = "succeeded"
+	// Failed: the build failed; nothing was tagged or written for it.
+	Failed Outcome = "failed"
+	// Untagged: built and pushed by digest, but not tagged because another release failed.
+	Untagged Outcome = "built-not-tagged"
+	// Skipped: not started because another release failed first and --continue-on-error was not given.
+	Skipped Outcome = "skipped"
+)
+
+// Report is what a build did, per release; `--metadata-file` writes it as JSON.
+type Report struct {
+	// Revision is the source revision the images were built from.
+	Revision string `json:"revision,omitempty"`
+	// SourceDateEpoch is the timestamp every file and config carries.
+	SourceDateEpoch int64 `json:"source_date_epoch"`
+	// Releases are the selected releases in plan order.
+	Releases []ReleaseReport `json:"releases"`
+}
+
+// ReleaseReport is one release's result.
+type ReleaseReport struct {
+	// Name is the release name.
+	Name string `json:"name"`
+	// Outcome is how it ended.
+	Outcome Outcome `json:"outcome"`
+	// Error is the failure, when it failed.
+	Error string `json:"error,omitempty"`
+	// Digest is the image index digest, when built.
+	Digest string `json:"digest,omitempty"`
+	// Repository is where it was pushed by digest, when pushed.
+	Repository string `json:"repository,omitempty"`
+	// Tags are the references put on the digest (empty unless every release succeeded).
+	Tags []string `json:"tags"`
+	// Bases are the build and runtime bases as built from, with digests where known.
+	Bases []Base `json:"bases"`
+	// Targets are the SM targets, as "8.7".
+	Targets []string `json:"sm_targets"`
+	// Annotations are the manifest and index annotations.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// Outputs are the local files or folders written for it.
+	Outputs []string `json:"outputs,omitempty"`
+	// DurationSeconds is the build's wall time.
+	DurationSeconds float64 `json:"duration_seconds"`
+
+	duration time.Duration
+}
+
+// Base is a base image of a release.
+type Base struct {
+	// Role is "build" or "runtime".
+	Role string `json:"role"`
+	// Ref is the reference as written in the matrix.
+	Ref string `json:"ref"`
+	// Resolved is the reference actually pulled (mirror and lock applied).
+	Resolved string `json:"resolved"`
+	// Digest is the digest the build used, when known.
+	Digest string `json:"digest,omitempty"`
+}
+
+// Failed reports whether any release did not succeed.
+func (r *Report) Failed() bool {
+	for _, rel := range r.Releases {
+		if rel.Outcome != Succeeded {
+			return true
+		}
+	}
+	return false
+}
+
+// Err summarizes the failures, or is nil when every release succeeded.
+func (r *Report) Err() error {
+	var failed []string
+	var notDone []string
+	for _, rel := range r.Releases {
+		switch rel.Outcome {
+		case Succeeded:
+		case Failed:
+			failed = append(failed, fmt.Sprintf("%s: %s", rel.Name, rel.Error))
+		default:
+			notDone = append(notDone, rel.Name+" ("+string(rel.Outcome)+")")
+		}
+	}
+	if len(failed)+len(notDone) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d of %d releases failed", len(failed), len(r.Releases))
+	if len(failed) > 0 {
+		msg += ":\n  " + strings.Join(failed, "\n  ")
+	}
+	if len(notDone) > 0 {
+		msg += "\nnot tagged: " + strings.Join(notDone, ", ")
+	}
+	return errors.New(msg + "\nno tag was put on for this run")
+}
+
+// WriteFile writes the report as indented JSON to path, atomically: a reader
+// never sees half a file.
+func (r *Report) WriteFile(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".jetbake-metadata-*")
+	if err != nil {
+		return fmt.Errorf("write metadata file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write metadata file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write metadata file: %w", err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func epochTime(epoch int64) time.Time { return time.Unix(epoch, 0).UTC() }

@@ -1,0 +1,217 @@
+package imagebuild
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/containerd/platforms"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+	"github.com/moby/buildkit/client/llb"
+	"github.com/moby/buildkit/client/llb/sourceresolver"
+	"github.com/moby/buildkit/exporter/containerimage/exptypes"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+)
+
+// Local names of the session's file systems in one release's build.
+const (
+	localContext    = "context"
+	localDockerfile = "dockerfile"
+	localEntrypoint = "jetbake-entrypoint"
+)
+
+// releaseJob is everything one release's BuildKit session needs, resolved
+// before the session starts: refs with mirrors and lock digests applied.
+type releaseJob struct {
+	plan        *plan.Plan
+	release     plan.Release
+	buildBase   string
+	runtimeBase string
+	gitContext  string // the router's git context, or "" for a local folder
+	dockerfile  string // the Dockerfile's name inside localDockerfile
+	revision    string
+	epoch       int64
+	// contextDir and dockerfileDir are the local folders of the router's
+	// context (empty for a git context) and Dockerfile.
+	contextDir    string
+	dockerfileDir string
+	// multiOutput is set when several releases share one --output destination.
+	multiOutput bool
+
+	mu          sync.Mutex
+	buildDigest string
+	baseDigest  string
+	annotations map[string]string
+}
+
+var arm64 = ocispecs.Platform{OS: "linux", Architecture: "arm64"}
+
+// buildFunc is the release's gateway build. It solves the router stage once
+// per SM target through the Dockerfile frontend, all at once so that BuildKit
+// shares what the targets have in common (the build base, the steps before
+// CUDA_COMPUTE_CAP is used), then assembles the runtime image in LLB from the
+// runtime base, every router binary, the entrypoint and image.json.
+//
+// A gateway build rather than named contexts, because a Dockerfile cannot
+// loop over a release's variable list of SM targets, and because one session
+// per release lets the targets run in parallel while the release stays one
+// unit that succeeds or fails (and is tagged) as a whole.
+func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
+	buildDigest, _, err := j.resolveBase(ctx, c, "build", j.buildBase)
+	if err != nil {
+		return nil, err
+	}
+	routers, err := j.solveRouters(ctx, c, pin(j.buildBase, buildDigest))
+	if err != nil {
+		return nil, err
+	}
+	baseDigest, baseConfig, err := j.resolveBase(ctx, c, "runtime", j.runtimeBase)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := imageDescription(j.plan, j.release, j.revision)
+	if err != nil {
+		return nil, err
+	}
+	st := j.runtimeState(c, pin(j.runtimeBase, baseDigest), routers, desc)
+	def, err := st.Marshal(ctx, llb.Platform(arm64))
+	if err != nil {
+		return nil, fmt.Errorf("marshal runtime image: %w", err)
+	}
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB()})
+	if err != nil {
+		return nil, fmt.Errorf("assemble runtime image: %w", err)
+	}
+	ref, err := res.SingleRef()
+	if err != nil {
+		return nil, err
+	}
+	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.RuntimeBase, baseDigest)
+	config, err := imageConfig(baseConfig, j.release, meta, epochTime(j.epoch))
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	j.buildDigest, j.baseDigest, j.annotations = buildDigest, baseDigest, meta
+	j.mu.Unlock()
+	return platformResult(ref, config, meta)
+}
+
+// resolveBase returns the digest and arm64 config of a base image, as the
+// daemon sees it through its registry hosts and the session's credentials.
+func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, ref string) (string, []byte, error) {
+	_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
+		LogName:  fmt.Sprintf("[%s] resolve %s base %s", j.release.Name, role, ref),
+		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &arm64, ResolveMode: llb.ResolveModeDefault.String()},
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
+	}
+	return dgst.String(), config, nil
+}
+
+// solveRouters compiles the router stage for every SM target in parallel.
+func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBase string) ([]llb.State, error) {
+	states := make([]llb.State, len(j.release.Targets))
+	eg, ctx := errgroup.WithContext(ctx)
+	for i, t := range j.release.Targets {
+		eg.Go(func() error {
+			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase)})
+			if err != nil {
+				return fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
+			}
+			ref, err := res.SingleRef()
+			if err != nil {
+				return err
+			}
+			st, err := ref.ToState()
+			if err != nil {
+				return err
+			}
+			states[i] = st
+			return nil
+		})
+	}
+	return states, eg.Wait()
+}
+
+// routerOpts are the Dockerfile frontend options that build the router stage for t.
+func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]string {
+	opts := map[string]string{
+		"target":   j.plan.Router.Target,
+		"platform": platforms.Format(arm64),
+		"filename": j.dockerfile,
+	}
+	args := map[string]string{
+		"CUDA_COMPUTE_CAP":  t.ComputeCap,
+		"CUDA_ARCH":         t.Arch,
+		"BUILD_BASE":        buildBase,
+		"RUNTIME_BASE":      j.runtimeBase,
+		"ROUTER_VERSION":    j.plan.Router.Version,
+		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+	}
+	maps.Copy(args, j.release.BuildArgs)
+	for k, v := range args {
+		opts["build-arg:"+k] = v
+	}
+	if j.gitContext != "" {
+		opts["context"] = j.gitContext
+		opts["dockerfilekey"] = localDockerfile
+	}
+	return opts
+}
+
+// runtimeState lays out the runtime image: base, routers, entrypoint, image.json.
+func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
+	created := llb.WithCreatedTime(epochTime(j.epoch))
+	st := llb.Image(base, llb.Platform(arm64), llb.WithCustomNamef("[%s] runtime base %s", j.release.Name, base))
+	for i, t := range j.release.Targets {
+		st = st.File(llb.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreateDestPath: true}),
+			llb.WithCustomNamef("[%s] add %s (%s)", j.release.Name, t.Path, t.Arch))
+	}
+	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
+		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
+	st = st.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, &llb.CopyInfo{CreateDestPath: true}).
+		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, &llb.CopyInfo{CreateDestPath: true}),
+		llb.WithCustomNamef("[%s] add entrypoint", j.release.Name))
+	st = st.File(llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
+		Mkfile(imagespec.Path, 0o644, desc, created),
+		llb.WithCustomNamef("[%s] write %s", j.release.Name, imagespec.Path))
+	return st
+}
+
+// pin adds digest to ref unless ref already names one.
+func pin(ref, digest string) string {
+	if digest == "" || strings.Contains(ref, "@") {
+		return ref
+	}
+	return ref + "@" + digest
+}
+
+// platformResult wraps ref as a one-platform multi-platform result, so that
+// the exporter writes an index, and puts annotations on the index and the
+// manifest through the result's metadata, which every image exporter reads.
+func platformResult(ref gateway.Reference, config []byte, annotations map[string]string) (*gateway.Result, error) {
+	id := platforms.Format(arm64)
+	ps, err := json.Marshal(exptypes.Platforms{Platforms: []exptypes.Platform{{ID: id, Platform: arm64}}})
+	if err != nil {
+		return nil, err
+	}
+	res := gateway.NewResult()
+	res.AddRef(id, ref)
+	res.AddMeta(exptypes.ExporterImageConfigKey+"/"+id, config)
+	res.AddMeta(exptypes.ExporterPlatformsKey, ps)
+	for k, v := range annotations {
+		res.AddMeta(exptypes.AnnotationIndexKey(k), []byte(v))
+		res.AddMeta(exptypes.AnnotationManifestKey(nil, k), []byte(v))
+	}
+	return res, nil
+}

@@ -1,0 +1,152 @@
+// Package lock pins the base images of a plan to digests in matrix.lock.json,
+// so that builds use exactly the bases that were resolved, and tells when a
+// tag has moved since.
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/jetbake/jetbake/builder/refs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/jetbake/jetbake/builder/plan"
+)
+
+// DefaultFile is the lock file's name, next to the matrix.
+const DefaultFile = "matrix.lock.json"
+
+// File is the content of matrix.lock.json.
+type File struct {
+	// SchemaVersion is 1.
+	SchemaVersion int `json:"schema_version"`
+	// Bases maps each base reference of the matrix to its digest.
+	Bases map[string]string `json:"bases"`
+}
+
+// Resolver turns a base reference into the reference actually fetched (a
+// mirror applied), e.g. imagebuild.Mirrors.Rewrite without a digest.
+type Resolver func(ref string) (string, error)
+
+// Resolve looks up the digest of every base of p, in the registry that
+// resolve names for it.
+func Resolve(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote.Option) (*File, error) {
+	f := &File{SchemaVersion: 1, Bases: map[string]string{}}
+	opts = append([]remote.Option{remote.WithContext(ctx)}, opts...)
+	for _, ref := range Bases(p) {
+		digest, err := digestOf(ref, resolve, opts)
+		if err != nil {
+			return nil, err
+		}
+		f.Bases[ref] = digest
+	}
+	return f, nil
+}
+
+// Bases lists every base reference of p once, sorted.
+func Bases(p *plan.Plan) []string {
+	var refs []string
+	for _, r := range p.Releases {
+		refs = append(refs, r.BuildBase, r.RuntimeBase)
+	}
+	slices.Sort(refs)
+	return slices.Compact(refs)
+}
+
+func digestOf(ref string, resolve Resolver, opts []remote.Option) (string, error) {
+	fetched := ref
+	if resolve != nil {
+		var err error
+		if fetched, err = resolve(ref); err != nil {
+			return "", err
+		}
+	}
+	var nameOpts []name.Option
+	if refs.IsLoopback(fetched) {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	parsed, err := name.ParseReference(fetched, nameOpts...)
+	if err != nil {
+		return "", fmt.Errorf("base %s: %w", ref, err)
+	}
+	desc, err := remote.Head(parsed, opts...)
+	if err != nil {
+		return "", fmt.Errorf("resolve base %s (as %s): %w", ref, fetched, err)
+	}
+	return desc.Digest.String(), nil
+}
+
+// Read reads a lock file.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a valid lock file: %w (run 'jetbake lock' to write it anew)", path, err)
+	}
+	if f.SchemaVersion != 1 {
+		return nil, fmt.Errorf("%s: schema_version %d is not known (run 'jetbake lock' to write it anew)", path, f.SchemaVersion)
+	}
+	return &f, nil
+}
+
+// Write writes f to path atomically.
+func (f *File) Write(path string) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".matrix.lock-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Missing lists the bases of p that f does not pin.
+func (f *File) Missing(p *plan.Plan) []string {
+	var out []string
+	for _, ref := range Bases(p) {
+		if f.Bases[ref] == "" {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// Check resolves every base of p again and reports each whose tag has moved
+// away from the digest in f, or that f does not pin.
+func (f *File) Check(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote.Option) error {
+	now, err := Resolve(ctx, p, resolve, opts...)
+	if err != nil {
+		return err
+	}
+	var moved []string
+	for _, ref := range Bases(p) {
+		switch locked := f.Bases[ref]; {
+		case locked == "":
+			moved = append(moved, fmt.Sprintf("%s is not in the lock file", ref))
+		case locked != now.Bases[ref]:
+			moved = append(moved, fmt.Sprintf("%s moved from %s to %s", ref, locked, now.Bases[ref]))
+		}
+	}
+	if len(moved) > 0 {
+		return fmt.Errorf("the lock file is stale: %s; run 'jetbake lock' to pin the new digests after checking them", strings.Join(moved, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package matrix
+
+import (
+	"sort"
+	"strings"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// Label and annotation keys that jetbake sets itself. A matrix may add other
+// keys through image.labels and image.annotations but not these.
+const (
+	KeyTitle       = "org.opencontainers.image.title"
+	KeyVersion     = "org.opencontainers.image.version"
+	KeySource      = "org.opencontainers.image.source"
+	KeyRevision    = "org.opencontainers.image.revision"
+	KeyCreated     = "org.opencontainers.image.created"
+	KeyBaseName    = "org.opencontainers.image.base.name"
+	KeyBaseDigest  = "org.opencontainers.image.base.digest"
+	KeyRelease     = "io.jetbake.release"
+	KeyJetPack     = "io.jetbake.jetpack"
+	KeyL4T         = "io.jetbake.l4t"
+	KeyCUDA        = "io.jetbake.cuda"
+	KeyUbuntu      = "io.jetbake.ubuntu"
+	KeySMTargets   = "io.jetbake.sm-targets"
+	KeyTier        = "io.jetbake.tier"
+	KeyNVIDIACUDA  = "com.nvidia.cuda.version"
+	jetbakePrefix  = "io.jetbake."
+	buildArgCUDACC = "CUDA_COMPUTE_CAP"
+)
+
+// Reserved reports whether jetbake sets a label or annotation key itself:
+// the OCI title, version, source, revision, created and base keys,
+// com.nvidia.cuda.version and every io.jetbake.* key.
+func Reserved(key string) bool {
+	switch key {
+	case KeyTitle, KeyVersion, KeySource, KeyRevision, KeyCreated, KeyBaseName, KeyBaseDigest, KeyNVIDIACUDA:
+		return true
+	}
+	return strings.HasPrefix(key, jetbakePrefix)
+}
+
+// checkRules applies the rules that go beyond the shape of the document:
+// pinned sources, unique names and tags, and the JetPack, L4T, CUDA and SM
+// facts.
+func checkRules(m *Matrix, errs *checker) {
+	checkContext(m, errs)
+	checkReservedKeys("image.labels", m.Image.Labels, errs)
+	checkReservedKeys("image.annotations", m.Image.Annotations, errs)
+	names := make(map[string]int, len(m.Releases))
+	for i := range m.Releases {
+		r := &m.Releases[i]
+		path := indexPath("releases", i)
+		if j, dup := names[r.Name]; dup && r.Name != "" {
+			errs.addString(path+".name", r.Name, "repeats the name of "+indexPath("releases", j),
+				"give every release its own name, e.g. \"jetpack"+r.JetPack+"\"")
+		} else {
+			names[r.Name] = i
+		}
+		checkJetPack(r, path, errs)
+		checkTargets(r, path, errs)
+		if _, ok := r.BuildArgs[buildArgCUDACC]; ok {
+			errs.addString(path+".build_args."+buildArgCUDACC, r.BuildArgs[buildArgCUDACC],
+				"is set by jetbake for every SM target", "remove it: list the SMs in targets instead")
+		}
+	}
+	checkTags(m, errs)
+}
+
+// checkReservedKeys reports extra labels or annotations that would replace
+// the ones jetbake sets.
+func checkReservedKeys(path string, kv map[string]string, errs *checker) {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		if Reserved(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		errs.addString(keyPath(path, k), kv[k], "is set by jetbake from the matrix",
+			"remove it; jetbake writes the OCI title, version, source, revision, created and base keys, "+
+				KeyNVIDIACUDA+" and every "+jetbakePrefix+"* key")
+	}
+}
+
+// checkTargets checks that the release's CUDA can build each target and
+// that no two targets name the same GPU.
+func checkTargets(r *Release, path string, errs *checker) {
+	cuda, err := computecap.ParseCUDAVersion(r.CUDA)
+	cudaOK := err == nil && errs.match(cudaRE, r.CUDA)
+	seen := make(map[computecap.Capability]int, len(r.Targets))
+	for j, t := range r.Targets {
+		c, err := computecap.Parse(t)
+		if err != nil || !errs.match(smRE, t) {
+			continue
+		}
+		p := indexPath(path+".targets", j)
+		if k, dup := seen[c.Canonical()]; dup {
+			if r.Targets[k] != t {
+				errs.addString(p, t, "is the same GPU as "+indexPath(path+".targets", k)+" ("+r.Targets[k]+
+					"): Thor reports 10.1 or 11.0 depending on its driver", "keep only \"11.0\"")
+			}
+			continue
+		}
+		seen[c.Canonical()] = j
+		if !cudaOK {
+			continue
+		}
+		if err := computecap.CanCompile(c, cuda); err != nil {
+			errs.addString(p, t, err.Error(), compileFix(errs.jetPackReleases(), c))
+		}
+	}
+}
+
+// compileFix suggests a CUDA version or target that works.
+func compileFix(rows []computecap.JetPackRelease, c computecap.Capability) string {
+	if c.Canonical() == (computecap.Capability{Major: 11}) {
+		return "build \"11.0\" in a release with CUDA 13.0 or later (JetPack 7)"
+	}
+	var fits []string
+	for _, row := range rows {
+		if hasSM(row.Capabilities, c) && computecap.CanCompile(c, row.CUDA) == nil {
+			fits = append(fits, "JetPack "+row.JetPack+" (CUDA "+row.CUDA.String()+")")
+		}
+	}
+	if len(fits) == 0 {
+		return "remove it from this release"
+	}
+	return "remove it from this release, or build it in a release for " + strings.Join(fits, ", ")
+}

@@ -1,0 +1,180 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Placeholders lists the names a tag template may use in braces, such as
+// "{version}-jetpack{jetpack}".
+func Placeholders() []string {
+	return []string{"version", "jetpack", "jetpack_major", "l4t", "cuda", "release"}
+}
+
+// TagValues returns the value of every placeholder for a release:
+// {version} the router's version, {jetpack} "6.2", {jetpack_major} "6",
+// {l4t} "36.4.3", {cuda} "12.6" and {release} the release's name.
+func (m *Matrix) TagValues(r *Release) map[string]string {
+	major, _, _ := strings.Cut(r.JetPack, ".")
+	return map[string]string{
+		"version":       m.Router.Version,
+		"jetpack":       r.JetPack,
+		"jetpack_major": major,
+		"l4t":           r.L4T,
+		"cuda":          r.CUDA,
+		"release":       r.Name,
+	}
+}
+
+// ExpandTag replaces the placeholders of a tag template with values. An
+// unknown placeholder or an unbalanced brace is an error that names it; the
+// result is not checked against the OCI tag rules (see ValidTag).
+func ExpandTag(template string, values map[string]string) (string, error) {
+	var b strings.Builder
+	rest := template
+	for rest != "" {
+		open := strings.IndexAny(rest, "{}")
+		if open < 0 {
+			b.WriteString(rest)
+			break
+		}
+		if rest[open] == '}' {
+			return "", errors.New("has a '}' without a '{'")
+		}
+		b.WriteString(rest[:open])
+		end := strings.IndexAny(rest[open+1:], "{}")
+		if end < 0 || rest[open+1+end] == '{' {
+			return "", errors.New("has a '{' without a closing '}'")
+		}
+		name := rest[open+1 : open+1+end]
+		v, ok := values[name]
+		if !ok {
+			return "", fmt.Errorf("uses the unknown placeholder {%s}", name)
+		}
+		b.WriteString(v)
+		rest = rest[open+1+end+1:]
+	}
+	return b.String(), nil
+}
+
+// ValidTag reports whether s is a valid OCI tag: up to 128 letters, digits,
+// '_', '.' and '-', not starting with '.' or '-'.
+func ValidTag(s string) bool {
+	return tagRE.MatchString(s)
+}
+
+// Tags returns the expanded tags of release i: the image's templates first,
+// then the release's own, without the repository.
+func (m *Matrix) Tags(i int) ([]string, error) {
+	r := &m.Releases[i]
+	values := m.TagValues(r)
+	templates := append(append([]string{}, m.Image.Tags...), r.Tags...)
+	tags := make([]string, 0, len(templates))
+	for _, t := range templates {
+		tag, err := ExpandTag(t, values)
+		if err != nil {
+			return nil, fmt.Errorf("release %s: tag template %q %w", r.Name, t, err)
+		}
+		tags = append(tags, tag)
+	}
+	return tags, nil
+}
+
+// tagSource is where an expanded tag came from.
+type tagSource struct {
+	release int
+	path    string
+}
+
+// checkTags checks tag templates, the expanded tags and that no two images
+// share a tag.
+func checkTags(m *Matrix, errs *checker) {
+	placeholders := "use " + strings.Join(wrapAll(Placeholders()), " ")
+	sample := m.TagValues(&Release{})
+	templateOK := make(map[string]bool)
+	check := func(path, t string) {
+		_, err := ExpandTag(t, sample)
+		templateOK[path] = err == nil
+		if err != nil {
+			errs.addString(path, t, "tag template "+err.Error(), placeholders)
+		}
+	}
+	for k, t := range m.Image.Tags {
+		check(indexPath("image.tags", k), t)
+	}
+	for i := range m.Releases {
+		for k, t := range m.Releases[i].Tags {
+			check(indexPath(indexPath("releases", i)+".tags", k), t)
+		}
+	}
+	expandAll(m, templateOK, errs)
+}
+
+// expandAll expands every good template for every release and reports tags
+// that are not valid OCI tags or that two images share, once per template.
+func expandAll(m *Matrix, templateOK map[string]bool, errs *checker) {
+	if !errs.match(versionRE, m.Router.Version) {
+		return
+	}
+	owner := make(map[string]tagSource)
+	reported := make(map[string]bool)
+	for i := range m.Releases {
+		r := &m.Releases[i]
+		if !tagInputsOK(r, errs) {
+			continue
+		}
+		values := m.TagValues(r)
+		releasePath := indexPath("releases", i)
+		sources := make([]string, 0, len(m.Image.Tags)+len(r.Tags))
+		templates := make([]string, 0, cap(sources))
+		for k, t := range m.Image.Tags {
+			sources, templates = append(sources, indexPath("image.tags", k)), append(templates, t)
+		}
+		for k, t := range r.Tags {
+			sources, templates = append(sources, indexPath(releasePath+".tags", k)), append(templates, t)
+		}
+		for k, path := range sources {
+			if !templateOK[path] || reported[path] {
+				continue
+			}
+			tag, _ := ExpandTag(templates[k], values)
+			if !ValidTag(tag) {
+				reported[path] = true
+				errs.addString(path, templates[k], fmt.Sprintf("expands to %q for %s (%s), which is not a valid OCI tag", tag, releasePath, r.Name),
+					"tags may hold up to 128 letters, digits, '_', '.' and '-', and may not start with '.' or '-'")
+				continue
+			}
+			if prev, dup := owner[tag]; dup {
+				reported[path] = true
+				errs.addString(path, templates[k], fmt.Sprintf("expands to %q for %s (%s), a tag %s (%s) already has from %s",
+					tag, releasePath, r.Name, indexPath("releases", prev.release), m.Releases[prev.release].Name, prev.path),
+					"make every image's tags differ, e.g. with {release} or {jetpack}, or drop the repeated template")
+				continue
+			}
+			owner[tag] = tagSource{release: i, path: path}
+		}
+	}
+}
+
+// tagInputsOK reports whether the release fields used by placeholders have
+// their expected form; malformed ones are reported by the shape check.
+func tagInputsOK(r *Release, errs *checker) bool {
+	return errs.match(releaseNameRE, r.Name) && errs.match(jetpackRE, r.JetPack) &&
+		errs.match(l4tRE, r.L4T) && errs.match(cudaRE, r.CUDA)
+}
+
+// wrapAll puts braces around names.
+func wrapAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "{" + n + "}"
+	}
+	return out
+}
+
+// ValidRepository reports whether s is a valid image repository without a
+// tag or digest, such as "ghcr.io/jetbake/text-embeddings-router".
+func ValidRepository(s string) bool {
+	return repositoryRE.MatchString(s)
+}

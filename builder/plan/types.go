@@ -1,0 +1,80 @@
+// Package plan resolves a validated matrix into the concrete work of a build:
+// per release the platform, base images, SM targets, binary names, tags,
+// labels and annotations, as `buildx bake --print` shows its targets.
+package plan
+
+// Platform is the OCI platform of every Jetson image.
+const Platform = "linux/arm64"
+
+// Plan is the resolved matrix.
+type Plan struct {
+	// Router is the program compiled into every image.
+	Router Router `json:"router"`
+	// Repository is the image repository, e.g. "ghcr.io/jetbake/text-embeddings-router".
+	Repository string `json:"repository"`
+	// Releases are the releases selected for this plan, in matrix order.
+	Releases []Release `json:"releases"`
+}
+
+// Router says where the router's source is and how its build stage is named.
+type Router struct {
+	// Name is the router binary's name, e.g. "text-embeddings-router".
+	Name string `json:"name"`
+	// Version is the router's version, used in tags and annotations.
+	Version string `json:"version"`
+	// Context is a local folder (resolved to an absolute path) or a git URL pinned to a tag or commit.
+	Context string `json:"context"`
+	// Dockerfile is the Dockerfile's path, relative to the matrix file's folder once resolved to an absolute path.
+	Dockerfile string `json:"dockerfile"`
+	// Target is the Dockerfile stage that compiles one router binary for ARG CUDA_COMPUTE_CAP.
+	Target string `json:"target"`
+	// Output is the path of the compiled binary inside the Target stage.
+	Output string `json:"output"`
+	// Smoke is the router's argument list for a smoke test, e.g. ["--version"].
+	Smoke []string `json:"smoke,omitempty"`
+}
+
+// Release is one image to build.
+type Release struct {
+	// Name is the release's unique name, e.g. "jetpack6.2".
+	Name string `json:"name"`
+	// JetPack, L4T, CUDA and Ubuntu are the release's versions.
+	JetPack string `json:"jetpack"`
+	L4T     string `json:"l4t"`
+	CUDA    string `json:"cuda"`
+	Ubuntu  string `json:"ubuntu"`
+	// Tier is the support tier: supported, candidate, evaluate-later or legacy.
+	Tier string `json:"tier"`
+	// Hardware names the Jetson modules the release is for.
+	Hardware []string `json:"hardware"`
+	// Platform is always Platform.
+	Platform string `json:"platform"`
+	// BuildBase is the image the router is compiled in.
+	BuildBase string `json:"build_base"`
+	// RuntimeBase is the image the runtime image starts from.
+	RuntimeBase string `json:"runtime_base"`
+	// Targets are the SM targets, one router binary each.
+	Targets []Target `json:"targets"`
+	// Tags are full image references, repository included.
+	Tags []string `json:"tags"`
+	// BuildArgs are passed to the router stage besides CUDA_COMPUTE_CAP.
+	BuildArgs map[string]string `json:"build_args,omitempty"`
+	// Labels go on the image config.
+	Labels map[string]string `json:"labels"`
+	// Annotations go on the manifest and the index.
+	Annotations map[string]string `json:"annotations"`
+}
+
+// Target is one SM target of a release.
+type Target struct {
+	// SM is the compute capability as "8.7".
+	SM string `json:"sm"`
+	// Arch is the nvcc architecture this release's CUDA calls it, e.g. "sm_87", or "sm_101" under CUDA 12.8.
+	Arch string `json:"arch"`
+	// ComputeCap is the value passed as build arg CUDA_COMPUTE_CAP, e.g. "87".
+	ComputeCap string `json:"compute_cap"`
+	// Binary is the binary's file name in the image, e.g. "router-87".
+	Binary string `json:"binary"`
+	// Path is the binary's absolute path in the image, e.g. "/usr/local/bin/router-87".
+	Path string `json:"path"`
+}

@@ -1,0 +1,127 @@
+package runimage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Host is the Jetson (or plain machine) a container starts on.
+type Host struct {
+	// Name labels the host in reports, e.g. "Orin Nano (R36)".
+	Name string
+	// Root is a folder laid out like the host's / with the files the NVIDIA
+	// runtime exposes: etc/nv_tegra_release and sys/ (devices/soc0,
+	// firmware/devicetree/base). Empty means a container started without the
+	// NVIDIA runtime: the machine's own /sys, no L4T file.
+	Root string
+}
+
+// Result is what a container printed and how it exited.
+type Result struct {
+	// Stdout and Stderr are the container's output.
+	Stdout, Stderr string
+	// ExitCode is the container's exit status.
+	ExitCode int
+}
+
+// Runner starts containers with runc.
+type Runner struct {
+	runc    string
+	workDir string
+	seq     atomic.Int64
+}
+
+// NewRunner returns a Runner whose bundles and runc state live under workDir.
+func NewRunner(workDir string) (*Runner, error) {
+	runc, err := exec.LookPath("runc")
+	if err != nil {
+		return nil, errors.New("runc is not installed: run 'make deps' (apt-get install runc)")
+	}
+	return &Runner{runc: runc, workDir: workDir}, nil
+}
+
+// Run starts img's entrypoint with args on host, from the unpacked rootfs,
+// and waits for it to exit.
+func (r *Runner) Run(ctx context.Context, rootfs string, cfg *v1.ConfigFile, host Host, args []string, env ...string) (Result, error) {
+	id := "jetbake-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(r.seq.Add(1), 10)
+	bundle := filepath.Join(r.workDir, id)
+	if err := os.MkdirAll(bundle, 0o755); err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(bundle)
+	spec := runtimeSpec(rootfs, cfg, host, args, env)
+	data, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return Result{}, err
+	}
+	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o644); err != nil {
+		return Result{}, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, r.runc, "--root", filepath.Join(r.workDir, "runc-state"), "run", "--bundle", bundle, id)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+	case err != nil:
+		return res, fmt.Errorf("runc run: %w: %s", err, stderr.String())
+	}
+	return res, nil
+}
+
+// runtimeSpec is a minimal OCI runtime config: the image's entrypoint and
+// environment, a read-only root, and the host's facts bound in read-only.
+func runtimeSpec(rootfs string, cfg *v1.ConfigFile, host Host, args, env []string) *specs.Spec {
+	process := &specs.Process{
+		Args: append(append([]string{}, cfg.Config.Entrypoint...), args...),
+		Env:  append(append([]string{}, cfg.Config.Env...), env...),
+		Cwd:  "/",
+		User: specs.User{UID: 0, GID: 0},
+		Capabilities: &specs.LinuxCapabilities{
+			Bounding: []string{"CAP_KILL"}, Effective: []string{"CAP_KILL"}, Permitted: []string{"CAP_KILL"},
+		},
+		NoNewPrivileges: true,
+	}
+	mounts := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc"},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "size=65536k"}},
+	}
+	if host.Root == "" {
+		mounts = append(mounts, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
+	} else {
+		mounts = append(mounts, specs.Mount{Destination: "/sys", Type: "bind", Source: filepath.Join(host.Root, "sys"), Options: []string{"rbind", "ro"}})
+		if release := filepath.Join(host.Root, "etc", "nv_tegra_release"); fileExists(release) {
+			mounts = append(mounts, specs.Mount{Destination: "/etc/nv_tegra_release", Type: "bind", Source: release, Options: []string{"bind", "ro"}})
+		}
+	}
+	return &specs.Spec{
+		Version:  specs.Version,
+		Root:     &specs.Root{Path: rootfs, Readonly: true},
+		Process:  process,
+		Hostname: "jetbake-test",
+		Mounts:   mounts,
+		Linux: &specs.Linux{
+			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.MountNamespace}, {Type: specs.IPCNamespace}, {Type: specs.UTSNamespace}},
+		},
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

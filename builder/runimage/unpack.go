@@ -1,0 +1,77 @@
+// Package runimage runs a built image with runc, the way the NVIDIA container
+// runtime would start it on a Jetson: the host's facts (/etc/nv_tegra_release,
+// the device tree and soc0 in /sys) mounted in, or nothing for a container
+// started without `--runtime nvidia`. The end-to-end tests and `make demo` use it.
+package runimage
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+)
+
+// Unpack writes img's flattened file system into rootfs.
+func Unpack(img v1.Image, rootfs string) error {
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("unpack image: %w", err)
+		}
+		if err := writeEntry(rootfs, hdr, tr); err != nil {
+			return fmt.Errorf("unpack %s: %w", hdr.Name, err)
+		}
+	}
+}
+
+func writeEntry(rootfs string, hdr *tar.Header, r io.Reader) error {
+	clean := filepath.Clean("/" + hdr.Name)
+	target := filepath.Join(rootfs, clean)
+	if !strings.HasPrefix(target, filepath.Clean(rootfs)+string(os.PathSeparator)) {
+		return fmt.Errorf("path escapes the root file system")
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	mode := os.FileMode(hdr.Mode) & os.ModePerm
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if err := os.MkdirAll(target, mode|0o700); err != nil {
+			return err
+		}
+		return os.Chmod(target, mode)
+	case tar.TypeReg:
+		f, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, r); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		return os.Chmod(target, mode)
+	case tar.TypeSymlink:
+		os.Remove(target)
+		return os.Symlink(hdr.Linkname, target)
+	case tar.TypeLink:
+		os.Remove(target)
+		return os.Link(filepath.Join(rootfs, filepath.Clean("/"+hdr.Linkname)), target)
+	default:
+		return nil // devices and fifos are not needed to run a router
+	}
+}

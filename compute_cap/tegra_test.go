@@ -1,0 +1,106 @@
+package computecap
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSoCByCompatible(t *testing.T) {
+	tests := []struct {
+		entry  string
+		family string
+		name   string
+		cap    Capability
+	}{
+		{"nvidia,tegra234", "Orin", "tegra234", mk(8, 7)},
+		{"tegra234", "Orin", "tegra234", mk(8, 7)},
+		{"nvidia,tegra264", "Thor", "tegra264", mk(11, 0)},
+		{"nvidia,tegra194", "Xavier", "tegra194", mk(7, 2)},
+		{"nvidia,tegra186", "TX2", "tegra186", mk(6, 2)},
+		{"nvidia,tegra210", "Nano/TX1", "tegra210", mk(5, 3)},
+		{" nvidia,tegra234\x00", "Orin", "tegra234", mk(8, 7)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.entry, func(t *testing.T) {
+			s, ok := SoCByCompatible(tt.entry)
+			require.True(t, ok)
+			require.Equal(t, tt.family, s.Family)
+			require.Equal(t, tt.name, s.Name)
+			require.Equal(t, tt.cap, s.Capability)
+		})
+	}
+	for _, entry := range []string{"", "nvidia,", "nvidia,tegra241", "nvidia,p3767-0005", "nvidia,tegra23",
+		"NVIDIA,TEGRA234", "qcom,tegra234", "nvidia,tegra234x", "nvidia,nvidia,tegra234"} {
+		_, ok := SoCByCompatible(entry)
+		require.False(t, ok, entry)
+	}
+}
+
+func TestSoCFromDeviceTree(t *testing.T) {
+	orin, ok := SoCFromDeviceTree([]byte("nvidia,p3768-0000+p3767-0005-super\x00nvidia,p3767-0005\x00nvidia,tegra234\x00"))
+	require.True(t, ok)
+	require.Equal(t, "Orin", orin.Family)
+	thor, ok := SoCFromDeviceTree([]byte("nvidia,p4071-0000+p3834-0008\x00nvidia,p3834-0008\x00nvidia,tegra264\x00"))
+	require.True(t, ok)
+	require.Equal(t, 38, thor.SocID)
+	_, ok = SoCFromDeviceTree([]byte("raspberrypi,5-model-b\x00brcm,bcm2712\x00"))
+	require.False(t, ok)
+	_, ok = SoCFromDeviceTree(nil)
+	require.False(t, ok)
+}
+
+func TestSoCByID(t *testing.T) {
+	for id, family := range map[int]string{33: "Nano/TX1", 24: "TX2", 25: "Xavier", 35: "Orin", 38: "Thor"} {
+		s, ok := SoCByID(id)
+		require.True(t, ok, id)
+		require.Equal(t, family, s.Family)
+		require.Equal(t, id, s.SocID)
+	}
+	for _, id := range []int{0, -1, 36, 34, 37, 39, 64} {
+		_, ok := SoCByID(id)
+		require.False(t, ok, id)
+	}
+}
+
+func TestSoCTable(t *testing.T) {
+	all := SoCs()
+	require.Len(t, all, 5)
+	for _, s := range all {
+		require.True(t, s.Capability.IsTegra())
+		require.Equal(t, s.Capability, s.Capability.Canonical())
+		byCap, ok := SoCByCapability(s.Capability)
+		require.True(t, ok)
+		require.Equal(t, s, byCap)
+		_, err := Parse(s.Capability.String())
+		require.NoError(t, err)
+	}
+	all[0].Name = "changed"
+	require.Equal(t, "tegra210", SoCs()[0].Name)
+
+	thor, ok := SoCByCapability(mk(10, 1))
+	require.True(t, ok)
+	require.Equal(t, "tegra264", thor.Name)
+	_, ok = SoCByCapability(mk(8, 6))
+	require.False(t, ok)
+}
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		c    Capability
+		want string
+	}{
+		{mk(8, 7), "Jetson Orin, SM 8.7"},
+		{mk(11, 0), "Jetson Thor, SM 11.0"},
+		{mk(10, 1), "Jetson Thor, SM 10.1"},
+		{mk(7, 2), "Jetson Xavier, SM 7.2"},
+		{mk(6, 2), "Jetson TX2, SM 6.2"},
+		{mk(5, 3), "Jetson Nano/TX1, SM 5.3"},
+		{mk(8, 6), "GPU with SM 8.6"},
+		{mk(10, 0), "GPU with SM 10.0"},
+		{mkA(9, 0), "GPU with SM 9.0a"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, Describe(tt.c))
+	}
+}

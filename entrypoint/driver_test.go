@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// explainOutput is the part of --explain's JSON the tests read.
+type explainOutput struct {
+	Sources     []source    `json:"sources"`
+	ComputeCap  string      `json:"compute_cap"`
+	GPU         string      `json:"gpu"`
+	DetectedBy  string      `json:"detected_by"`
+	HostL4T     string      `json:"host_l4t"`
+	HostJetPack string      `json:"host_jetpack"`
+	Model       string      `json:"model"`
+	DriverCUDA  string      `json:"driver_cuda"`
+	HostFiles   []source    `json:"host_files"`
+	Candidates  []candidate `json:"candidates"`
+	Choice      string      `json:"choice"`
+	Args        []string    `json:"args"`
+	LibraryPath string      `json:"ld_library_path"`
+	Failure     string      `json:"failure"`
+}
+
+// sourceNamed returns the source called name.
+func sourceNamed(t *testing.T, sources []source, name string) source {
+	t.Helper()
+	for _, s := range sources {
+		if s.Name == name {
+			return s
+		}
+	}
+	require.Failf(t, "no source", "%s not among %+v", name, sources)
+	return source{}
+}
+
+// TestDriverProbe runs the real jetbake-cudaprobe on the fake libcuda.so.1.
+func TestDriverProbe(t *testing.T) {
+	b := buildBinaries(t)
+	probe := "JETBAKE_CUDAPROBE=" + b.probe
+	tests := []struct {
+		name, host, image, libDir string
+		compat                    bool
+		env                       []string
+		want, wantLD, wantDriver  string
+	}{
+		{name: "Thor reporting 10.1 through the driver, driver older than the image's CUDA",
+			host: "thor-jp7", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu", compat: true,
+			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "FAKE_CUDA_MAJOR=10", "FAKE_CUDA_MINOR=1", "FAKE_CUDA_DRIVER_VERSION=13000", "LD_LIBRARY_PATH=/opt/lib"},
+			want: "/usr/local/bin/router-110", wantLD: "/usr/local/cuda/compat:/opt/lib", wantDriver: "cuda-driver"},
+		{name: "driver as new as the image's CUDA leaves LD_LIBRARY_PATH alone",
+			host: "thor-jp7", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu", compat: true,
+			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "FAKE_CUDA_MAJOR=11", "FAKE_CUDA_MINOR=0", "FAKE_CUDA_DRIVER_VERSION=13020"},
+			want: "/usr/local/bin/router-110", wantDriver: "cuda-driver"},
+		{name: "older driver without a compat folder leaves LD_LIBRARY_PATH alone",
+			host: "orin-nano-jp6", image: "jetpack6", libDir: "/usr/lib/aarch64-linux-gnu/nvidia",
+			env:  []string{"FAKE_CUDA_DRIVER_VERSION=12020"},
+			want: "/usr/local/bin/router-87", wantDriver: "cuda-driver"},
+		{name: "override answers, the driver still runs for the compat decision",
+			host: "thor-jp7", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu", compat: true,
+			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "JETBAKE_COMPUTE_CAP=11.0", "FAKE_CUDA_DRIVER_VERSION=12090"},
+			want: "/usr/local/bin/router-110", wantLD: "/usr/local/cuda/compat", wantDriver: "JETBAKE_COMPUTE_CAP"},
+		{name: "desktop GPU through LD_LIBRARY_PATH",
+			host: "desktop-rtx3090", image: "desktop", libDir: "/usr/local/nvidia/lib64",
+			env:  []string{"LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=9"},
+			want: "/usr/local/bin/router-80", wantDriver: "cuda-driver"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newSysroot(t, tt.host, tt.image)
+			installLibcuda(t, root, tt.libDir)
+			if tt.compat {
+				writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "image's forward-compatibility driver", 0o644)
+			}
+			env := append([]string{probe}, tt.env...)
+			r := runIn(t, root, nil, env...)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Equal(t, filepath.Join(root, tt.want), r.exec.path)
+			ld, _ := environ(r.exec.env).lookup("LD_LIBRARY_PATH")
+			if tt.wantLD == "" {
+				want, _ := environ(baseEnv(root, env...)).lookup("LD_LIBRARY_PATH")
+				require.Equal(t, want, ld)
+			} else {
+				require.Equal(t, filepath.Join(root, tt.wantLD), ld)
+			}
+			e := explainRun(t, root, env...)
+			require.Equal(t, tt.wantDriver, e.DetectedBy)
+			require.True(t, sourceNamed(t, e.Sources, "cuda-driver").Found)
+		})
+	}
+}
+
+// explainRun runs --explain in-process and decodes its output.
+func explainRun(t *testing.T, root string, env ...string) explainOutput {
+	t.Helper()
+	r := runIn(t, root, []string{"--explain"}, env...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Nil(t, r.exec)
+	var e explainOutput
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &e), r.stdout)
+	return e
+}
+
+// TestDriverProbeFailures checks what the driver source says when it
+// cannot answer, and that detection moves on.
+func TestDriverProbeFailures(t *testing.T) {
+	b := buildBinaries(t)
+	tests := []struct {
+		name, probe string
+		env         []string
+		want        string
+	}{
+		{name: "cuInit fails", probe: b.probe, env: []string{"FAKE_CUDA_INIT_RESULT=100"},
+			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_NO_DEVICE (100)"},
+		{name: "insufficient driver, named by the probe's table", probe: b.probe, env: []string{"FAKE_CUDA_INIT_RESULT=35"},
+			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_INSUFFICIENT_DRIVER (35)"},
+		{name: "probe missing", probe: "/nonexistent/jetbake-cudaprobe",
+			want: "found /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1 but not /nonexistent/jetbake-cudaprobe (set JETBAKE_CUDAPROBE to its path)"},
+		{name: "probe prints something else", probe: script(t, "echo hello"),
+			want: `/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: probe printed "hello", not its JSON line: invalid character 'h' looking for beginning of value`},
+		{name: "probe leaves out fields", probe: script(t, `echo '{"major":8}'`),
+			want: `/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: probe printed "{\"major\":8}" without major, minor and driver_version`},
+		{name: "probe fails without a word", probe: script(t, "exit 3"),
+			want: `/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: exit status 3`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+			installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
+			env := append([]string{"JETBAKE_CUDAPROBE=" + tt.probe}, tt.env...)
+			r := runIn(t, root, nil, env...)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Equal(t, filepath.Join(root, "/usr/local/bin/router-87"), r.exec.path)
+			e := explainRun(t, root, env...)
+			drv := sourceNamed(t, e.Sources, "cuda-driver")
+			require.False(t, drv.Found)
+			require.Equal(t, tt.want, drv.Detail)
+			require.Equal(t, "device-tree", e.DetectedBy)
+		})
+	}
+}
+
+// script writes a shell script with body and returns its path.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "probe.sh")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	return p
+}
+
+// TestProbeTimeout checks that a probe that hangs is stopped when the
+// context ends, and says so.
+func TestProbeTimeout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := runProbe(ctx, script(t, "exec sleep 30"), "/usr/lib/libcuda.so.1", nil)
+	require.EqualError(t, err, "no answer within 5s")
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// explanation is what --explain prints.
+type explanation struct {
+	Sysroot     string        `json:"sysroot"`
+	Image       *imageSummary `json:"image,omitempty"`
+	Sources     []source      `json:"sources"`
+	ComputeCap  string        `json:"compute_cap,omitempty"`
+	GPU         string        `json:"gpu,omitempty"`
+	DetectedBy  string        `json:"detected_by,omitempty"`
+	HostL4T     string        `json:"host_l4t,omitempty"`
+	HostJetPack string        `json:"host_jetpack,omitempty"`
+	Model       string        `json:"model,omitempty"`
+	DriverCUDA  string        `json:"driver_cuda,omitempty"`
+	HostFiles   []source      `json:"host_files"`
+	Candidates  []candidate   `json:"candidates"`
+	Choice      string        `json:"choice,omitempty"`
+	Args        []string      `json:"args"`
+	LibraryPath string        `json:"ld_library_path,omitempty"`
+	Failure     string        `json:"failure,omitempty"`
+}
+
+// imageSummary is the part of the image description --explain repeats.
+type imageSummary struct {
+	Router  string   `json:"router"`
+	Release string   `json:"release,omitempty"`
+	JetPack string   `json:"jetpack,omitempty"`
+	L4T     string   `json:"l4t,omitempty"`
+	CUDA    string   `json:"cuda,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+}
+
+// explain prints the decision as indented JSON and returns exit status 0.
+func explain(stdout, stderr io.Writer, cfg *config, img *image, h *hostInfo, d *decision) int {
+	e := explanation{
+		Sysroot:     string(cfg.root),
+		Sources:     h.Sources,
+		DetectedBy:  h.From,
+		Model:       h.Model,
+		HostFiles:   h.Facts,
+		Candidates:  d.Candidates,
+		Choice:      d.Choice,
+		Args:        cfg.routerArgs,
+		LibraryPath: d.LibraryPath,
+		Failure:     d.Failure,
+	}
+	if e.Candidates == nil {
+		e.Candidates = []candidate{}
+	}
+	if e.Args == nil {
+		e.Args = []string{}
+	}
+	if img != nil {
+		e.Image = &imageSummary{Router: img.Router, Release: img.Release, JetPack: img.JetPack,
+			L4T: img.L4T, CUDA: img.CUDA, Tags: img.Tags}
+	}
+	if h.found() {
+		e.ComputeCap, e.GPU = h.GPU.String(), computecap.Describe(h.GPU)
+	}
+	if h.HasL4T {
+		e.HostL4T, e.HostJetPack = h.L4T.String(), h.L4T.jetPack()
+	}
+	if h.HasDriver {
+		e.DriverCUDA = h.Driver.String()
+	}
+	out, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return fail(stderr, "cannot write the explanation: "+err.Error())
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	return 0
+}

@@ -1,0 +1,115 @@
+// Package imagespec defines /etc/jetbake/image.json, the description of an
+// image that the builder writes and the entrypoint reads at start-up.
+//
+// It imports only the standard library so that the entrypoint stays small.
+package imagespec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Path is where the builder places the description inside every image.
+const Path = "/etc/jetbake/image.json"
+
+// SchemaVersion is the version of the description this package reads and writes.
+const SchemaVersion = 1
+
+// Image describes one built image: which router it holds, for which GPUs, and
+// which release of the JetPack family it belongs to.
+type Image struct {
+	// SchemaVersion is SchemaVersion when the builder wrote the file.
+	SchemaVersion int `json:"schema_version"`
+	// Router is the router's binary name, e.g. "text-embeddings-router".
+	Router string `json:"router"`
+	// Version is the router's version, e.g. "1.8.2".
+	Version string `json:"version,omitempty"`
+	// Release is the matrix release name, e.g. "jetpack6.2".
+	Release string `json:"release"`
+	// JetPack is the JetPack version of the image, e.g. "6.2".
+	JetPack string `json:"jetpack"`
+	// L4T is the Jetson Linux version of the image, e.g. "36.4.3".
+	L4T string `json:"l4t"`
+	// CUDA is the CUDA version of the image, e.g. "12.6".
+	CUDA string `json:"cuda"`
+	// Revision is the source revision (git commit) the image was built from.
+	Revision string `json:"revision,omitempty"`
+	// Tags are the full references the image is published under.
+	Tags []string `json:"tags,omitempty"`
+	// Targets are the router binaries in the image, one per SM target.
+	Targets []Target `json:"targets"`
+	// Smoke is the argument list the router runs for a smoke test, e.g. ["--version"].
+	Smoke []string `json:"smoke,omitempty"`
+	// Family lists every release of the same matrix, this one included, so
+	// that a failure can name the image that would work.
+	Family []Sibling `json:"family,omitempty"`
+}
+
+// Target is one router binary compiled for one SM.
+type Target struct {
+	// SM is the compute capability it was compiled for, as "8.7".
+	SM string `json:"sm"`
+	// Path is the absolute path of the binary in the image, e.g. "/usr/local/bin/router-87".
+	Path string `json:"path"`
+}
+
+// Sibling is another release of the same matrix.
+type Sibling struct {
+	// Release is the matrix release name.
+	Release string `json:"release"`
+	// JetPack is its JetPack version, e.g. "7.2".
+	JetPack string `json:"jetpack"`
+	// L4T is its Jetson Linux version, e.g. "39.2.0".
+	L4T string `json:"l4t"`
+	// Targets are its SM targets, as "8.7".
+	Targets []string `json:"targets"`
+	// Tags are its full references.
+	Tags []string `json:"tags,omitempty"`
+	// Tier is its support tier.
+	Tier string `json:"tier,omitempty"`
+}
+
+// Parse decodes a description and checks that it can be used.
+func Parse(data []byte) (*Image, error) {
+	var img Image
+	if err := json.Unmarshal(data, &img); err != nil {
+		return nil, fmt.Errorf("image description is not valid JSON: %w", err)
+	}
+	if err := img.Validate(); err != nil {
+		return nil, err
+	}
+	return &img, nil
+}
+
+// Read reads and parses the description at path.
+func Read(path string) (*Image, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read image description: %w", err)
+	}
+	img, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return img, nil
+}
+
+// Validate reports the first field that makes the description unusable.
+func (img *Image) Validate() error {
+	switch {
+	case img.SchemaVersion != SchemaVersion:
+		return fmt.Errorf("schema_version is %d, this entrypoint reads %d", img.SchemaVersion, SchemaVersion)
+	case img.Router == "":
+		return errors.New("router is empty")
+	case len(img.Targets) == 0:
+		return errors.New("targets is empty: the image holds no router binary")
+	}
+	for i, t := range img.Targets {
+		if t.SM == "" || t.Path == "" {
+			return fmt.Errorf("targets[%d] needs both sm and path", i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Environ(), os.Stdout, os.Stderr, syscall.Exec))
+}
+
+// execFunc replaces the process with the program at path, as syscall.Exec.
+type execFunc func(path string, argv, env []string) error
+
+// run is the whole entrypoint: it reads the image description, detects the
+// GPU, chooses a binary and execs it, or explains. It returns the exit
+// status; after a successful exec it does not return in production.
+func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, exec execFunc) int {
+	cfg := newConfig(args, env)
+	img, imgErr := loadImage(cfg.root)
+	if imgErr != nil && !cfg.explain {
+		return fail(stderr, imgErr.Error())
+	}
+	host := detect(ctx, &cfg, wantDriver(&cfg, img))
+	var d decision
+	if imgErr != nil {
+		d.Failure = imgErr.Error()
+	} else {
+		d = decide(&cfg, img, host)
+	}
+	if cfg.explain {
+		return explain(stdout, stderr, &cfg, img, host, &d)
+	}
+	if d.Failure != "" {
+		return fail(stderr, d.Failure)
+	}
+	argv := append([]string{d.Choice}, cfg.routerArgs...)
+	if err := exec(cfg.root.path(d.Choice), argv, d.Env); err != nil {
+		return fail(stderr, execFailedMessage(&d, host, err))
+	}
+	return 0
+}
+
+// fail prints the failure paragraph and returns exit status 1.
+func fail(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "jetbake-entrypoint: %s\n", msg)
+	return 1
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Messages shared by several cases.
+const (
+	orinNanoModel = "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"
+	skipAdvice    = ", or set JETBAKE_SKIP_L4T_CHECK=1 to try this one anyway.\n"
+	tagPrefix     = "ghcr.io/jetbake/text-embeddings-router:1.8.2-"
+)
+
+func TestRunChoosesBinary(t *testing.T) {
+	tests := []struct {
+		name, host, image string
+		env               []string
+		args              []string
+		want              string
+		wantArgs          []string
+	}{
+		{name: "Orin Nano JetPack 6 image, nvidia-smi answers [N/A]", host: "orin-nano-jp6", image: "jetpack6",
+			args: []string{"--model-id", "BAAI/bge-small-en-v1.5"}, want: "/usr/local/bin/router-87",
+			wantArgs: []string{"--model-id", "BAAI/bge-small-en-v1.5"}},
+		{name: "Orin Nano JetPack 7.2 image with the L4T check skipped", host: "orin-nano-jp6", image: "jetpack7.2",
+			env: []string{"JETBAKE_SKIP_L4T_CHECK=1"}, want: "/usr/local/bin/router-87"},
+		{name: "Thor JetPack 7.2 image with the L4T check skipped", host: "thor-jp7", image: "jetpack7.2",
+			env: []string{"JETBAKE_SKIP_L4T_CHECK=true"}, want: "/usr/local/bin/router-110"},
+		{name: "Thor override 10.1 picks the 11.0 binary", host: "thor-jp7", image: "jetpack7.2",
+			env: []string{"JETBAKE_SKIP_L4T_CHECK=1", "JETBAKE_COMPUTE_CAP=10.1"}, want: "/usr/local/bin/router-110"},
+		{name: "override wins over the device tree", host: "orin-nano-jp6", image: "jetpack7.2",
+			env: []string{"JETBAKE_SKIP_L4T_CHECK=1", "JETBAKE_COMPUTE_CAP=sm_110"}, want: "/usr/local/bin/router-110"},
+		{name: "desktop 8.6 runs the 8.0 binary", host: "desktop-rtx3090", image: "desktop",
+			args: []string{"--port", "80"}, want: "/usr/local/bin/router-80", wantArgs: []string{"--port", "80"}},
+		{name: "only a first --explain is the entrypoint's", host: "orin-nano-jp6", image: "jetpack6",
+			args: []string{"--port", "80", "--explain"}, want: "/usr/local/bin/router-87",
+			wantArgs: []string{"--port", "80", "--explain"}},
+		{name: "no nvidia-smi on JetPack 5, device tree answers", host: "agx-orin-jp5", image: "jetpack6",
+			env: []string{"JETBAKE_SKIP_L4T_CHECK=1"}, want: "/usr/local/bin/router-87"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newSysroot(t, tt.host, tt.image)
+			r := runIn(t, root, tt.args, tt.env...)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.Empty(t, r.stderr)
+			require.NotNil(t, r.exec)
+			require.Equal(t, filepath.Join(root, tt.want), r.exec.path)
+			require.Equal(t, append([]string{tt.want}, tt.wantArgs...), r.exec.argv)
+			require.Equal(t, baseEnv(root, tt.env...), r.exec.env)
+		})
+	}
+}
+
+func TestRunFailures(t *testing.T) {
+	tests := []struct {
+		name, host, image string
+		env               []string
+		want              string
+	}{
+		{name: "JetPack 7.2 image on a JetPack 6 host", host: "orin-nano-jp6", image: "jetpack7.2",
+			want: "this image is for JetPack 7.2 (L4T R39) but the host runs L4T R36.4.3 (JetPack 6.2): use " +
+				tagPrefix + "jetpack6.2 instead" + skipAdvice},
+		{name: "JetPack 6 image on a JetPack 5 host, no family", host: "agx-orin-jp5", image: "jetpack6",
+			want: "this image is for JetPack 6.2 (L4T R36) but the host runs L4T R35.4.1 (JetPack 5.1): use a JetPack 5.1 image instead" + skipAdvice},
+		{name: "JetPack 7.2 image on a JetPack 5 host", host: "agx-orin-jp5", image: "jetpack7.2",
+			want: "this image is for JetPack 7.2 (L4T R39) but the host runs L4T R35.4.1 (JetPack 5.1): use " +
+				tagPrefix + "jetpack5.1 instead" + skipAdvice},
+		{name: "JetPack 6 image on Thor", host: "thor-jp7", image: "jetpack6",
+			want: "this image is for JetPack 6.2 (L4T R36) but the host runs L4T R38.2.0 (JetPack 7.0): use a JetPack 7.0 image instead" + skipAdvice},
+		{name: "JetPack 7.2 image on a JetPack 7.0 Thor", host: "thor-jp7", image: "jetpack7.2",
+			want: "this image is for JetPack 7.2 (L4T R39) but the host runs L4T R38.2.0 (JetPack 7.0): use " +
+				tagPrefix + "jetpack7.0 instead" + skipAdvice},
+		{name: "desktop image on an Orin", host: "orin-nano-jp6", image: "desktop",
+			want: "this image has no text-embeddings-router binary for the GPU found, Jetson Orin, SM 8.7 (" + orinNanoModel +
+				", from device-tree); it holds sm_80 (/usr/local/bin/router-80).\n"},
+		{name: "Jetson image on a desktop GPU", host: "desktop-rtx3090", image: "jetpack6",
+			want: "this image has no text-embeddings-router binary for the GPU found, GPU with SM 8.6 (from nvidia-smi); it holds sm_87 (/usr/local/bin/router-87).\n"},
+		{name: "Jetson image with family on a desktop GPU", host: "desktop-rtx3090", image: "jetpack7.2",
+			want: "this image has no text-embeddings-router binary for the GPU found, GPU with SM 8.6 (from nvidia-smi); " +
+				"it holds sm_87 (/usr/local/bin/router-87), sm_110 (/usr/local/bin/router-110). No other image of its family has one for this host.\n"},
+		{name: "Thor override on a JetPack 6 image", host: "orin-nano-jp6", image: "jetpack6",
+			env: []string{"JETBAKE_COMPUTE_CAP=11.0"},
+			want: "this image has no text-embeddings-router binary for the GPU found, Jetson Thor, SM 11.0 (" + orinNanoModel +
+				", from JETBAKE_COMPUTE_CAP); it holds sm_87 (/usr/local/bin/router-87).\n"},
+		{name: "no runtime, nothing visible", host: "no-runtime", image: "jetpack6",
+			want: "no NVIDIA GPU is visible in this container: it was probably started without --runtime nvidia " +
+				"(or --device nvidia.com/gpu=all with CDI). Looked at: JETBAKE_COMPUTE_CAP (not set), cuda-driver (libcuda.so.1 not found), " +
+				"nvidia-smi (not found), device-tree (absent), soc_id (absent), /etc/nv_tegra_release (absent), GPU device nodes (none). " +
+				"Run with --explain for details, or set JETBAKE_COMPUTE_CAP (such as 8.7) to choose a binary by hand.\n"},
+		{name: "Jetson without the runtime", host: "jetson-no-runtime", image: "jetpack6",
+			want: "this is a Jetson Orin, SM 8.7 (" + orinNanoModel + ", from device-tree), but the container has no access to its GPU: " +
+				"it was probably started without --runtime nvidia (or --device nvidia.com/gpu=all with CDI). Looked at: " +
+				"JETBAKE_COMPUTE_CAP (not set), cuda-driver (libcuda.so.1 not found), nvidia-smi (not found), device-tree (8.7), " +
+				"/etc/nv_tegra_release (absent), GPU device nodes (none). Run with --explain for details.\n"},
+		{name: "override that is not a capability", host: "orin-nano-jp6", image: "jetpack6", env: []string{"JETBAKE_COMPUTE_CAP=orin"},
+			want: `JETBAKE_COMPUTE_CAP: compute capability "orin" is not valid: want forms like 8.7, 87, sm_87 or compute_87; ` +
+				"set it like JETBAKE_COMPUTE_CAP=8.7, or unset it to detect the GPU.\n"},
+		{name: "no image description", host: "orin-nano-jp6",
+			want: "/etc/jetbake/image.json is missing: this image was not built by jetbake, or the file was removed\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newSysroot(t, tt.host, tt.image)
+			r := runIn(t, root, []string{"--port", "80"}, tt.env...)
+			require.Equal(t, 1, r.code)
+			require.Nil(t, r.exec)
+			require.Empty(t, r.stdout)
+			require.Equal(t, "jetbake-entrypoint: "+tt.want, r.stderr)
+		})
+	}
+}
+
+func TestRunImageErrors(t *testing.T) {
+	tests := []struct {
+		name, json, want string
+	}{
+		{"garbled", `{"schema_version": 1,`,
+			"/etc/jetbake/image.json is not usable: image description is not valid JSON: unexpected end of JSON input"},
+		{"newer schema", `{"schema_version": 2, "router": "r", "targets": [{"sm": "8.7", "path": "/r"}]}`,
+			"/etc/jetbake/image.json is not usable: schema_version is 2, this entrypoint reads 1"},
+		{"no targets", `{"schema_version": 1, "router": "r"}`,
+			"/etc/jetbake/image.json is not usable: targets is empty: the image holds no router binary"},
+		{"bad sm", `{"schema_version": 1, "router": "r", "targets": [{"sm": "8.7", "path": "/a"}, {"sm": "orin", "path": "/b"}]}`,
+			`/etc/jetbake/image.json is not usable: targets[1].sm: compute capability "orin" is not valid: want forms like 8.7, 87, sm_87 or compute_87`},
+		{"bad cuda", `{"schema_version": 1, "router": "r", "cuda": "twelve", "targets": [{"sm": "8.7", "path": "/a"}]}`,
+			`/etc/jetbake/image.json is not usable: cuda: CUDA version "twelve" is not valid: want forms like 12.6 or 12.6.11`},
+		{"bad l4t", `{"schema_version": 1, "router": "r", "l4t": "R36", "targets": [{"sm": "8.7", "path": "/a"}]}`,
+			`/etc/jetbake/image.json is not usable: l4t: L4T version "R36": "R36" is not a number of 1 to 4 digits`},
+		{"unknown jetpack without l4t", `{"schema_version": 1, "router": "r", "jetpack": "9.9", "targets": [{"sm": "8.7", "path": "/a"}]}`,
+			`/etc/jetbake/image.json is not usable: jetpack "9.9" is not a JetPack release this entrypoint knows, and l4t is empty`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newSysroot(t, "orin-nano-jp6", "")
+			writeFile(t, root, "/etc/jetbake/image.json", tt.json, 0o644)
+			r := runIn(t, root, nil)
+			require.Equal(t, 1, r.code)
+			require.Nil(t, r.exec)
+			require.Equal(t, "jetbake-entrypoint: "+tt.want+"\n", r.stderr)
+		})
+	}
+}
+
+func TestRunExecFailure(t *testing.T) {
+	root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), nil, baseEnv(root), &stdout, &stderr, func(string, []string, []string) error {
+		return errNoSuchFile{}
+	})
+	require.Equal(t, 1, code)
+	require.Equal(t, "jetbake-entrypoint: cannot start /usr/local/bin/router-87, the binary chosen for Jetson Orin, SM 8.7: no such file or directory\n", stderr.String())
+}
+
+// errNoSuchFile stands for the ENOENT of a binary missing from the image.
+type errNoSuchFile struct{}
+
+func (errNoSuchFile) Error() string { return "no such file or directory" }

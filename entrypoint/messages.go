@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// The advice every no-GPU message gives.
+const runtimeAdvice = "it was probably started without --runtime nvidia (or --device nvidia.com/gpu=all with CDI)"
+
+// noGPUMessage says that no source found a GPU, and what was looked at.
+func noGPUMessage(h *hostInfo) string {
+	return "no NVIDIA GPU is visible in this container: " + runtimeAdvice +
+		". Looked at: " + lookedAt(h) + ". Run with --explain for details, or set " +
+		envOverride + " (such as 8.7) to choose a binary by hand."
+}
+
+// noAccessMessage says that the device tree names a Jetson but the
+// container has no way to its GPU.
+func noAccessMessage(h *hostInfo) string {
+	return "this is a " + gpuName(h) + ", but the container has no access to its GPU: " + runtimeAdvice +
+		". Looked at: " + lookedAt(h) + ". Run with --explain for details."
+}
+
+// lookedAt lists each source and host fact with its short result.
+func lookedAt(h *hostInfo) string {
+	parts := make([]string, 0, len(h.Sources)+len(h.Facts))
+	for _, s := range h.Sources {
+		parts = append(parts, s.Name+" ("+shortResult(s)+")")
+	}
+	for _, s := range h.Facts {
+		if s.Name != modelPathName() {
+			parts = append(parts, s.Name+" ("+shortResult(s)+")")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// modelPathName is the name the board-name fact has in messages.
+func modelPathName() string { return deviceTreeFiles(modelName)[0] }
+
+// shortResult is a source's value, or its detail when it found nothing.
+func shortResult(s source) string {
+	if s.Found {
+		return s.Value
+	}
+	return s.Detail
+}
+
+// gpuName names the GPU found, with the board and the source:
+// "Jetson Orin, SM 8.7 (NVIDIA Jetson AGX Orin Developer Kit, from device-tree)".
+func gpuName(h *hostInfo) string {
+	from := "from " + h.From
+	if h.Model != "" {
+		from = h.Model + ", " + from
+	}
+	return computecap.Describe(h.GPU) + " (" + from + ")"
+}
+
+// noBinaryMessage says that the image holds no binary for the GPU, lists
+// what it holds and names a sibling image that has one.
+func noBinaryMessage(img *image, h *hostInfo) string {
+	held := make([]string, len(img.Targets))
+	for i, t := range img.Targets {
+		held[i] = img.caps[i].SM() + " (" + t.Path + ")"
+	}
+	msg := "this image has no " + img.Router + " binary for the GPU found, " + gpuName(h) +
+		"; it holds " + strings.Join(held, ", ") + "."
+	q := siblingQuery{gpu: &h.GPU}
+	if h.HasL4T {
+		q.host = &h.L4T
+	}
+	if s, ok := bestSibling(img, q); ok {
+		return msg + " Use " + siblingName(s) + ", which has one."
+	}
+	if len(img.Family) > 0 {
+		return msg + " No other image of its family has one for this host."
+	}
+	return msg
+}
+
+// l4tMismatchMessage says that the host runs another L4T major than the
+// image was built for, and which image to use.
+func l4tMismatchMessage(img *image, h *hostInfo) string {
+	msg := "this image is for " + imageRelease(img) + " but the host runs L4T R" + h.L4T.String()
+	if jp := h.L4T.jetPack(); jp != "" {
+		msg += " (JetPack " + jp + ")"
+	}
+	q := siblingQuery{host: &h.L4T}
+	if h.found() {
+		q.gpu = &h.GPU
+	}
+	if s, ok := bestSibling(img, q); ok {
+		msg += ": use " + siblingName(s) + " instead"
+	} else if jp := h.L4T.jetPack(); jp != "" {
+		msg += ": use a JetPack " + jp + " image instead"
+	} else {
+		msg += ": use an image built for L4T R" + strconv.Itoa(h.L4T.Major) + " instead"
+	}
+	return msg + ", or set " + envSkipL4T + "=1 to try this one anyway."
+}
+
+// imageRelease names the image's release: "JetPack 6.2 (L4T R36)".
+func imageRelease(img *image) string {
+	l4t := "L4T R" + strconv.Itoa(img.l4tMajor)
+	if img.JetPack == "" {
+		return l4t
+	}
+	return "JetPack " + img.JetPack + " (" + l4t + ")"
+}
+
+// badOverrideMessage says that JETBAKE_COMPUTE_CAP cannot be read.
+func badOverrideMessage(err error) string {
+	return envOverride + ": " + err.Error() + "; set it like " + envOverride + "=8.7, or unset it to detect the GPU."
+}
+
+// execFailedMessage says that the chosen binary could not be started.
+func execFailedMessage(d *decision, h *hostInfo, err error) string {
+	return fmt.Sprintf("cannot start %s, the binary chosen for %s: %v", d.Choice, computecap.Describe(h.GPU), err)
+}

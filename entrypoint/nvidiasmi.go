@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// toolTimeout bounds nvidia-smi and jetbake-cudaprobe.
+const toolTimeout = 5 * time.Second
+
+// smiName is nvidia-smi's file name.
+const smiName = "nvidia-smi"
+
+// findNvidiaSMI looks for nvidia-smi in the PATH entries and then in
+// /usr/bin and /usr/sbin, all under the root. It returns its path in the
+// root ("" when absent) and the folders it looked in.
+func findNvidiaSMI(root sysroot, env environ) (string, []string) {
+	var looked []string
+	dirs := append(strings.Split(env.get(envPath), ":"), "/usr/bin", "/usr/sbin")
+	for _, dir := range dirs {
+		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
+			continue
+		}
+		looked = append(looked, dir)
+		if p := filepath.Join(dir, smiName); root.isExecutable(p) {
+			return p, looked
+		}
+	}
+	return "", looked
+}
+
+// runNvidiaSMI asks nvidia-smi at path (in the root) for the compute
+// capability and returns its standard output.
+func runNvidiaSMI(ctx context.Context, root sysroot, path string, env environ) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, root.path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
+	cmd.Env = env
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes(), nil
+}
+
+// parseNvidiaSMI reads the answer of
+// `nvidia-smi --query-gpu=compute_cap --format=csv,noheader`: one line per
+// GPU such as "8.6"; GPU 0's line counts. JetPack 6's nvidia-smi answers
+// "[N/A]" or "N/A".
+func parseNvidiaSMI(out []byte) (computecap.Capability, error) {
+	first := ""
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if first = strings.TrimSpace(line); first != "" {
+			break
+		}
+	}
+	switch {
+	case first == "":
+		return computecap.Capability{}, errors.New("printed no compute capability")
+	case strings.Trim(first, "[]") == "N/A" || strings.HasPrefix(first, "["):
+		return computecap.Capability{}, fmt.Errorf("answered %s, not a compute capability", quoteShort(first))
+	}
+	c, err := computecap.Parse(first)
+	if err != nil {
+		return computecap.Capability{}, fmt.Errorf("answered %s: %w", quoteShort(first), err)
+	}
+	return c, nil
+}
+
+// toolError describes why a helper program failed: its timeout, its first
+// line on stderr (the probe's one-line reason), or its exit status and first
+// line on stdout.
+func toolError(ctx context.Context, err error, stdout, stderr []byte) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("no answer within %s", toolTimeout)
+	}
+	if line := firstLine(stderr); line != "" {
+		return errors.New(line)
+	}
+	if line := firstLine(stdout); line != "" {
+		return fmt.Errorf("%w: %s", err, line)
+	}
+	return err
+}
+
+// firstLine returns the first non-empty line of out, trimmed and cut to 200 bytes.
+func firstLine(out []byte) string {
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if len(line) > 200 {
+				line = line[:200] + "..."
+			}
+			return line
+		}
+	}
+	return ""
+}
