@@ -15,7 +15,11 @@ const (
 	envExplain    = "JETBAKE_EXPLAIN"
 	envLibraryDir = "LD_LIBRARY_PATH"
 	envPath       = "PATH"
+	envDigest     = "JETBAKE_IMAGE_DIGEST"
 	explainFlag   = "--explain"
+	probeFlag     = "--probe"
+	smokeFlag     = "--smoke"
+	outFlag       = "--out"
 	probeName     = "jetbake-cudaprobe"
 )
 
@@ -31,6 +35,14 @@ type config struct {
 	routerArgs []string
 	// skipL4T turns off the host L4T check.
 	skipL4T bool
+	// probe writes hardware evidence instead of starting the router.
+	probe bool
+	// smoke runs the chosen binary's smoke test during the probe.
+	smoke bool
+	// out is the file the probe writes its evidence to; "" for stdout.
+	out string
+	// usageErr is set when the probe's arguments cannot be read.
+	usageErr string
 }
 
 // newConfig reads args (without the program name) and env.
@@ -39,12 +51,43 @@ func newConfig(args, env []string) config {
 	if r := cfg.env.get(envSysroot); r != "" {
 		cfg.root = sysroot(r)
 	}
-	if len(args) > 0 && args[0] == explainFlag {
-		cfg.explain, cfg.routerArgs = true, args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case explainFlag:
+			cfg.explain, cfg.routerArgs = true, args[1:]
+		case probeFlag:
+			cfg.probe, cfg.routerArgs = true, nil
+			cfg.readProbeArgs(args[1:])
+		}
 	}
 	cfg.explain = cfg.explain || truthy(cfg.env.get(envExplain))
 	cfg.skipL4T = truthy(cfg.env.get(envSkipL4T))
 	return cfg
+}
+
+// readProbeArgs reads what follows --probe: --smoke and --out FILE (or
+// --out=FILE), in any order. Anything else is a usage error: in probe mode
+// no argument goes to the router.
+func (c *config) readProbeArgs(args []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == smokeFlag:
+			c.smoke = true
+		case a == outFlag && i+1 < len(args) && args[i+1] != "":
+			c.out = args[i+1]
+			i++
+		case strings.HasPrefix(a, outFlag+"=") && len(a) > len(outFlag)+1:
+			c.out = a[len(outFlag)+1:]
+		case a == outFlag || a == outFlag+"=":
+			c.usageErr = outFlag + " needs a file name, as in " + probeFlag + " " + outFlag + " evidence.json"
+			return
+		default:
+			c.usageErr = probeFlag + " takes only " + smokeFlag + " and " + outFlag + " FILE after it, not " + quoteShort(a) +
+				"; run it as: jetbake-entrypoint " + probeFlag + " [" + smokeFlag + "] [" + outFlag + " FILE]"
+			return
+		}
+	}
 }
 
 // probePath is where jetbake-cudaprobe is: JETBAKE_CUDAPROBE, or next to
@@ -98,4 +141,16 @@ func (e environ) with(key, value string) environ {
 		out = append(out, kv)
 	}
 	return append(out, key+"="+value)
+}
+
+// without returns a copy of e with no entry for key.
+func (e environ) without(key string) environ {
+	out := make(environ, 0, len(e))
+	for _, kv := range e {
+		if k, _, ok := strings.Cut(kv, "="); ok && k == key {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -55,7 +55,27 @@ type hostInfo struct {
 	HasDriver bool
 	// Nodes are the GPU device nodes present under /dev.
 	Nodes []string
+	// DriverState says how far the CUDA driver query got.
+	DriverState driverState
 }
+
+// driverState says how far the CUDA driver query got, for the probe's
+// evidence, which may not repeat the paths in the source's detail.
+type driverState int
+
+// States of the CUDA driver query.
+const (
+	// driverNotTried: the query did not run.
+	driverNotTried driverState = iota
+	// driverNoLibrary: no libcuda.so.1 was found.
+	driverNoLibrary
+	// driverNoProbe: libcuda.so.1 was found but jetbake-cudaprobe was not.
+	driverNoProbe
+	// driverFailed: the probe ran and gave no usable answer.
+	driverFailed
+	// driverAnswered: the driver reported the GPU and its CUDA version.
+	driverAnswered
+)
 
 // found reports whether some source found the GPU.
 func (h *hostInfo) found() bool { return h.From != "" }
@@ -127,20 +147,23 @@ func fromDriver(ctx context.Context, cfg *config, h *hostInfo) (source, computec
 	src := source{Name: srcDriver}
 	lib, looked := findLibcuda(cfg.root, cfg.env)
 	if lib == "" {
+		h.DriverState = driverNoLibrary
 		src.Detail, src.LookedAt = libcudaName+" not found", looked
 		return src, computecap.Capability{}
 	}
 	probe := cfg.probePath()
 	if !probeExists(probe) {
+		h.DriverState = driverNoProbe
 		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, envProbe)
 		return src, computecap.Capability{}
 	}
 	ans, err := runProbe(ctx, probe, cfg.root.path(lib), cfg.env)
 	if err != nil {
+		h.DriverState = driverFailed
 		src.Detail = lib + ": " + err.Error()
 		return src, computecap.Capability{}
 	}
-	h.Driver, h.HasDriver = ans.Driver, true
+	h.Driver, h.HasDriver, h.DriverState = ans.Driver, true, driverAnswered
 	src.Found, src.Value = true, ans.GPU.String()
 	src.Detail = fmt.Sprintf("%s: driver for CUDA %s", lib, ans.Driver)
 	return src, ans.GPU

@@ -64,6 +64,35 @@
 // A first argument --explain, or JETBAKE_EXPLAIN=1, prints as indented JSON
 // every source tried and its result, the host facts, each candidate binary
 // with whether it runs and why, and the choice or the failure, and exits 0
-// without exec. --explain is the entrypoint's only flag: every other argument
-// belongs to the router.
+// without exec.
+//
+// # Probe: evidence from real hardware
+//
+// A first argument --probe, followed by --smoke and --out FILE in any
+// order, writes evidence that this exact image works on this Jetson, for
+// `jetbake evidence add`. It detects as --explain does but ignores
+// JETBAKE_COMPUTE_CAP and JETBAKE_SKIP_L4T_CHECK, and writes JSON (stdout,
+// or FILE through a temporary file and a rename) with an allow-listed
+// profile and nothing else: schema_version; generated_at; the image's
+// release, tags and digest (JETBAKE_IMAGE_DIGEST, which the pipeline sets to
+// the digest it pulled, else the description's digest field); the jetbake
+// revision; the host's architecture, L4T release (parsed, as 36.4.3), JetPack,
+// device class, SoC, compute capability and the driver's CUDA version; and
+// the result: the binary that would be chosen and the checks
+// image-description, image-digest, architecture, jetson-soc, device-class,
+// l4t-release, l4t-matches-image, cuda-driver, gpu-matches-soc,
+// binary-chosen and smoke, each passed, failed or skipped. With --smoke the
+// chosen binary runs with the description's smoke arguments (--version when
+// it names none), its output on stderr, and its exit status is recorded;
+// without, the smoke check is skipped. The result is a pass only when every
+// check passed. The device class comes from a fixed allow-list of module
+// part numbers and model words (moduleClasses): the raw model string, which
+// can carry a serial number, is never written, nor are environment variables,
+// host or user names, addresses, paths or tokens. Every value copied from the
+// image passes a strict form check or is left out. The exit status is 0 for a
+// pass, 1 otherwise and 2 for bad arguments.
+//
+// --explain and --probe (with --smoke and --out) are the entrypoint's only
+// flags, and only as the first arguments: every other argument belongs to
+// the router.
 package main

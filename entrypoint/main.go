@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -16,10 +18,14 @@ func main() {
 type execFunc func(path string, argv, env []string) error
 
 // run is the whole entrypoint: it reads the image description, detects the
-// GPU, chooses a binary and execs it, or explains. It returns the exit
+// GPU, chooses a binary and execs it, or explains, or with --probe writes
+// hardware evidence. It returns the exit
 // status; after a successful exec it does not return in production.
 func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, exec execFunc) int {
 	cfg := newConfig(args, env)
+	if cfg.probe {
+		return probeMain(ctx, &cfg, stdout, stderr, probeSetup{now: time.Now(), arch: runtime.GOARCH})
+	}
 	img, imgErr := loadImage(cfg.root)
 	if imgErr != nil && !cfg.explain {
 		return fail(stderr, imgErr.Error())

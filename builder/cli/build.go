@@ -45,6 +45,9 @@ type buildFlags struct {
 	checkLock       bool
 	revision        string
 	epoch           string
+	nodes           []string
+	buildersFile    string
+	retries         int
 }
 
 func newBuildCommand() *cobra.Command {
@@ -76,6 +79,9 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildctl: type=registry,ref=REF or type=local,src=DIR (one ref per release is derived)")
 	fl.StringArrayVar(&f.cacheTo, "cache-to", nil, "export cache, as buildctl: type=registry,ref=REF,mode=max or type=local,dest=DIR")
 	addDaemonFlags(cmd, &f)
+	fl.StringArrayVar(&f.nodes, "node", nil, "spread releases over BuildKit nodes: NAME=ADDR (repeatable); a release sticks to one node while it is healthy")
+	fl.StringVar(&f.buildersFile, "builders", "", "JSON file of nodes with TLS settings: {\"nodes\": [{\"name\", \"addr\", \"tls\": {\"ca_cert\", \"cert\", \"key\"}}]}")
+	fl.IntVar(&f.retries, "retries", 2, "retry a release whose node failed (unreachable, daemon gone) on another node, up to N times")
 	fl.StringVar(&f.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: linux-arm64/ next to jetbake)")
 	fl.StringVar(&f.lockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
 	fl.BoolVar(&f.checkLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
@@ -122,18 +128,14 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
-	opts = append(opts, imagebuild.WithLocks(locks))
-	conn, err := daemon.Connect(ctx, f.daemonOptions(func(format string, args ...any) {
-		fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...)
-	})...)
+	opts = append(opts, imagebuild.WithLocks(locks), imagebuild.WithRetries(f.retries))
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...) }
+	nodes, closeNodes, err := f.connectNodes(ctx, logf)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
-		return err
-	}
-	report, buildErr := imagebuild.New(conn.Client, opts...).Build(ctx, p)
+	defer closeNodes()
+	report, buildErr := imagebuild.NewCluster(nodes, opts...).Build(ctx, p)
 	if report != nil {
 		if f.metadataFile != "" {
 			if err := report.WriteFile(f.metadataFile); err != nil {
@@ -194,6 +196,68 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors) ([]
 			AuthConfigProvider: authprovider.LoadAuthConfig(dockerConfig),
 		})),
 	}, nil
+}
+
+// connectNodes connects to the nodes of --node and --builders, dropping
+// (with a warning) those that do not answer or cannot build linux/arm64, or
+// to the one daemon of --addr, BUILDKIT_HOST or a local buildkitd.
+func (f *buildFlags) connectNodes(ctx context.Context, logf func(string, ...any)) ([]imagebuild.Node, func(), error) {
+	var specs []daemon.NodeSpec
+	if f.buildersFile != "" {
+		fileSpecs, err := daemon.ReadBuildersFile(f.buildersFile)
+		if err != nil {
+			return nil, nil, usageErrorf("%w", err)
+		}
+		specs = append(specs, fileSpecs...)
+	}
+	for _, v := range f.nodes {
+		spec, err := daemon.ParseNodeFlag(v)
+		if err != nil {
+			return nil, nil, usageErrorf("%w", err)
+		}
+		specs = append(specs, spec)
+	}
+	var conns []*daemon.Connection
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	if len(specs) == 0 {
+		conn, err := daemon.Connect(ctx, f.daemonOptions(logf)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		conns = append(conns, conn)
+		if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		return []imagebuild.Node{{Name: "default", Client: conn.Client}}, closeAll, nil
+	}
+	var nodes []imagebuild.Node
+	for _, spec := range specs {
+		tls := f.tls
+		if spec.TLS != nil {
+			tls = daemon.TLS{CACert: spec.TLS.CACert, Cert: spec.TLS.Cert, Key: spec.TLS.Key, ServerName: spec.TLS.ServerName}
+		}
+		conn, err := daemon.Connect(ctx, daemon.WithAddr(spec.Addr), daemon.WithTLS(tls))
+		if err != nil {
+			logf("node %s left out: %v", spec.Name, err)
+			continue
+		}
+		conns = append(conns, conn)
+		if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
+			logf("node %s left out: %v", spec.Name, err)
+			continue
+		}
+		nodes = append(nodes, imagebuild.Node{Name: spec.Name, Client: conn.Client})
+	}
+	if len(nodes) == 0 {
+		closeAll()
+		return nil, nil, fmt.Errorf("none of the %d BuildKit nodes can build %s (see the lines above)", len(specs), plan.Platform)
+	}
+	return nodes, closeAll, nil
 }
 
 func (f *buildFlags) daemonOptions(logf func(string, ...any)) []daemon.Option {

@@ -254,14 +254,14 @@ func TestHelpHasExamples(t *testing.T) {
 func TestWithCommands(t *testing.T) {
 	called := false
 	extra := func() *cobra.Command {
-		return &cobra.Command{Use: "lock", RunE: func(cmd *cobra.Command, _ []string) error {
+		return &cobra.Command{Use: "frob", RunE: func(cmd *cobra.Command, _ []string) error {
 			called = true
 			require.Equal(t, "m.json", MatrixPath(cmd))
 			return &ExitError{Code: 3}
 		}}
 	}
 	var out, errOut bytes.Buffer
-	code := Run(context.Background(), []string{"lock", "--matrix", "m.json"}, &out, &errOut, WithCommands(extra))
+	code := Run(context.Background(), []string{"frob", "--matrix", "m.json"}, &out, &errOut, WithCommands(extra))
 	require.True(t, called)
 	require.Equal(t, 3, code)
 	require.Empty(t, errOut.String(), "an ExitError without Err prints nothing")
@@ -270,7 +270,7 @@ func TestWithCommands(t *testing.T) {
 	for _, c := range root.Commands() {
 		names = append(names, c.Name())
 	}
-	require.Subset(t, names, []string{"validate", "plan", "compat", "lock"})
+	require.Subset(t, names, []string{"validate", "plan", "compat", "build", "lock", "frob"})
 }
 
 func TestExitCode(t *testing.T) {

@@ -84,15 +84,16 @@ func WithVersion(v string) Option {
 }
 
 // WithCommands adds subcommands, each built by a constructor so that every
-// root command gets fresh flag state. The built-in validate, plan and compat
-// commands are always present.
+// root command gets fresh flag state. The package's own commands (validate,
+// plan, compat, build, lock) are always present.
 func WithCommands(constructors ...func() *cobra.Command) Option {
 	return func(c *rootConfig) { c.commands = append(c.commands, constructors...) }
 }
 
-// builtinCommands are the constructors of the commands this package defines.
+// builtinCommands are the constructors of the commands this package
+// defines; a new command of the package is added here.
 func builtinCommands() []func() *cobra.Command {
-	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand}
+	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand, newBuildCommand, newLockCommand}
 }
 
 // NewRootCommand builds the jetbake command with its subcommands.

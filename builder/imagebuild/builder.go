@@ -14,29 +14,36 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/moby/buildkit/client"
 )
 
-// Builder builds a plan's images on one BuildKit daemon.
+// Builder builds a plan's images on one BuildKit daemon or a cluster of them.
 type Builder struct {
-	client *client.Client
-	opts   options
+	nodes []Node
+	opts  options
 }
 
 // New returns a Builder that solves on c.
 func New(c *client.Client, opts ...Option) *Builder {
-	o := options{parallel: 2, progressMode: "quiet", mirrors: refs.Mirrors{}}
+	return NewCluster([]Node{{Name: "default", Client: c}}, opts...)
+}
+
+// NewCluster returns a Builder that spreads releases over nodes: each release
+// goes to the same node on every run while that node is healthy (where its
+// cache is), at most parallel releases at a time per node, and a release
+// whose node fails is retried on another node.
+func NewCluster(nodes []Node, opts ...Option) *Builder {
+	o := options{parallel: 2, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.parallel < 1 {
 		o.parallel = 1
 	}
-	return &Builder{client: c, opts: o}
+	return &Builder{nodes: nodes, opts: o}
 }
 
 // Build builds the selected releases of p and returns what happened to each.
@@ -47,6 +54,9 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b.nodes) == 0 {
+		return nil, errors.New("no BuildKit node to build on")
+	}
 	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
 	report.Releases = make([]ReleaseReport, len(jobs))
 	for i, j := range jobs {
@@ -56,61 +66,30 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.runAll(ctx, jobs, report, progress)
+	newScheduler(b, progress).run(ctx, jobs, report)
 	progress.close()
 	b.finish(ctx, jobs, report)
 	return report, report.Err()
 }
 
-// runAll builds the jobs, at most parallel at once. Without
-// continue-on-error, a failure stops new releases from starting and lets
-// those already building finish, so their cache is kept.
-func (b *Builder) runAll(ctx context.Context, jobs []*releaseJob, report *Report, progress *progress) {
-	sem := make(chan struct{}, b.opts.parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	stop := false
-	for i, j := range jobs {
-		sem <- struct{}{}
-		mu.Lock()
-		skip := stop || ctx.Err() != nil
-		mu.Unlock()
-		if skip {
-			<-sem
-			report.Releases[i].Outcome = Skipped
-			report.Releases[i].Error = "not started: an earlier release failed (use --continue-on-error to build every release)"
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			rr := b.buildOne(ctx, j, progress)
-			mu.Lock()
-			report.Releases[i] = rr
-			if rr.Outcome == Failed && !b.opts.continueOnError {
-				stop = true
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-}
-
-// buildOne runs one release's BuildKit session.
-func (b *Builder) buildOne(ctx context.Context, j *releaseJob, progress *progress) ReleaseReport {
+// attempt runs one release's BuildKit session on node n.
+func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *progress) (ReleaseReport, error) {
 	rr := j.initialReport()
 	start := time.Now()
+	if b.opts.onAttempt != nil {
+		b.opts.onAttempt(n.Name, j.release.Name)
+	}
 	solveOpt, cleanup, err := b.solveOpt(j)
 	if err == nil {
 		var resp *client.SolveResponse
-		resp, err = b.client.Build(ctx, solveOpt, "jetbake", j.buildFunc, progress.channel(j.release.Name))
+		resp, err = n.Client.Build(ctx, solveOpt, "jetbake", j.buildFunc, progress.channel(j.release.Name))
 		if err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
 		}
 	}
 	rr.duration = time.Since(start)
 	rr.DurationSeconds = rr.duration.Round(time.Millisecond).Seconds()
+	rr.Node = n.Name
 	j.fillReport(&rr)
 	if err == nil {
 		rr.Outputs, err = cleanup(true)
@@ -118,12 +97,11 @@ func (b *Builder) buildOne(ctx context.Context, j *releaseJob, progress *progres
 	if err != nil {
 		_, _ = cleanup(false)
 		rr.Outcome, rr.Error = Failed, err.Error()
-		progress.logf("[%s] FAILED after %s: %v", j.release.Name, rr.duration.Round(time.Millisecond), err)
-		return rr
+		return rr, err
 	}
 	rr.Outcome = Succeeded
-	progress.logf("[%s] built %s in %s", j.release.Name, rr.Digest, rr.duration.Round(time.Millisecond))
-	return rr
+	progress.logf("[%s] built %s on %s in %s", j.release.Name, rr.Digest, n.Name, rr.duration.Round(time.Millisecond))
+	return rr, nil
 }
 
 // finish tags every pushed release when all succeeded, and moves local

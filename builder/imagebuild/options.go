@@ -56,6 +56,8 @@ type options struct {
 	cacheFrom       []client.CacheOptionsEntry
 	cacheTo         []client.CacheOptionsEntry
 	parallel        int
+	retries         int
+	onAttempt       func(node, release string)
 	continueOnError bool
 	progressMode    string
 	progressOut     io.Writer
@@ -102,8 +104,18 @@ func WithCache(from, to []client.CacheOptionsEntry) Option {
 	return func(o *options) { o.cacheFrom, o.cacheTo = from, to }
 }
 
-// WithParallel builds at most n releases at once (default 2).
+// WithParallel builds at most n releases at once on each node (default 2).
 func WithParallel(n int) Option { return func(o *options) { o.parallel = n } }
+
+// WithRetries retries a release whose node failed (unreachable, daemon gone
+// mid-build) on another node, up to n times. Build errors are not retried.
+func WithRetries(n int) Option { return func(o *options) { o.retries = n } }
+
+// WithAttemptHook calls f when a release's build starts on a node, before
+// its session runs: for progress of one's own and for failover tests.
+func WithAttemptHook(f func(node, release string)) Option {
+	return func(o *options) { o.onAttempt = f }
+}
 
 // WithContinueOnError builds every release even after one failed.
 func WithContinueOnError(v bool) Option { return func(o *options) { o.continueOnError = v } }

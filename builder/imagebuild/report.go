@@ -59,8 +59,20 @@ type ReleaseReport struct {
 	Outputs []string `json:"outputs,omitempty"`
 	// DurationSeconds is the build's wall time.
 	DurationSeconds float64 `json:"duration_seconds"`
+	// Node is the BuildKit node that built it.
+	Node string `json:"node,omitempty"`
+	// Retries are the earlier attempts on nodes that failed, with the reason.
+	Retries []Retry `json:"retries,omitempty"`
 
 	duration time.Duration
+}
+
+// Retry is an attempt that failed because its node did, not its build.
+type Retry struct {
+	// Node is the node that failed.
+	Node string `json:"node"`
+	// Reason is the error the node gave.
+	Reason string `json:"reason"`
 }
 
 // Base is a base image of a release.

@@ -109,7 +109,7 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 // daemon sees it through its registry hosts and the session's credentials.
 func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, ref string) (string, []byte, error) {
 	_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
-		LogName:  fmt.Sprintf("[%s] resolve %s base %s", j.release.Name, role, ref),
+		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
 		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &arm64, ResolveMode: llb.ResolveModeDefault.String()},
 	})
 	if err != nil {
@@ -170,21 +170,24 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 }
 
 // runtimeState lays out the runtime image: base, routers, entrypoint, image.json.
+// Vertex names carry no release: they end up in the image's history, and a
+// vertex shared by two releases must give both the same bytes. The progress
+// display adds the release to the names it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
 	created := llb.WithCreatedTime(epochTime(j.epoch))
-	st := llb.Image(base, llb.Platform(arm64), llb.WithCustomNamef("[%s] runtime base %s", j.release.Name, base))
+	st := llb.Image(base, llb.Platform(arm64), llb.WithCustomNamef("runtime base %s", base))
 	for i, t := range j.release.Targets {
 		st = st.File(llb.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreateDestPath: true}),
-			llb.WithCustomNamef("[%s] add %s (%s)", j.release.Name, t.Path, t.Arch))
+			llb.WithCustomNamef("add %s (%s)", t.Path, t.Arch))
 	}
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
 	st = st.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, &llb.CopyInfo{CreateDestPath: true}).
 		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, &llb.CopyInfo{CreateDestPath: true}),
-		llb.WithCustomNamef("[%s] add entrypoint", j.release.Name))
+		llb.WithCustomName("add jetbake-entrypoint and jetbake-cudaprobe"))
 	st = st.File(llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
 		Mkfile(imagespec.Path, 0o644, desc, created),
-		llb.WithCustomNamef("[%s] write %s", j.release.Name, imagespec.Path))
+		llb.WithCustomNamef("write %s", imagespec.Path))
 	return st
 }
 

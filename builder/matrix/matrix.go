@@ -172,12 +172,12 @@ func Parse(data []byte) (*Matrix, error) {
 // checkFiles the local context and Dockerfile must exist.
 func parse(data []byte, dir string, checkFiles bool) (*Matrix, error) {
 	var errs checker
-	var m Matrix
-	// json.Unmarshal finds syntax errors first. Type errors are left to the
-	// shape check; the lenient decoder fills what it can so that the rules
-	// below still check the rest.
-	var syn *json.SyntaxError
-	if err := json.Unmarshal(data, &m); errors.As(err, &syn) || (err != nil && !isTypeError(err)) {
+	if !json.Valid(data) {
+		// Only json.Unmarshal says where the syntax error is.
+		err := json.Unmarshal(data, new(any))
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
 		return nil, &ValidationError{Errors: []FieldError{*syntaxError(data, 0, err)}}
 	}
 	root, syntax := decodeTree(data)
@@ -189,6 +189,9 @@ func parse(data []byte, dir string, checkFiles bool) (*Matrix, error) {
 	if root.kind != kindObject {
 		return nil, &ValidationError{Errors: shapeErrs}
 	}
+	// Fields of the wrong type are left empty: the shape check reported them,
+	// and the rules below still check the rest.
+	m := fillMatrix(root)
 	m.Dir = dir
 	checkRules(&m, &errs)
 	if checkFiles {
@@ -204,13 +207,6 @@ func parse(data []byte, dir string, checkFiles bool) (*Matrix, error) {
 		return nil, &ValidationError{Errors: all}
 	}
 	return &m, nil
-}
-
-// isTypeError reports whether err is a JSON type mismatch, which the shape
-// check reports with its path.
-func isTypeError(err error) bool {
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &te)
 }
 
 // coveredByAny reports whether a shape error already explains a problem at path.

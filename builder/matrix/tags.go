@@ -16,21 +16,48 @@ func Placeholders() []string {
 // {version} the router's version, {jetpack} "6.2", {jetpack_major} "6",
 // {l4t} "36.4.3", {cuda} "12.6" and {release} the release's name.
 func (m *Matrix) TagValues(r *Release) map[string]string {
-	major, _, _ := strings.Cut(r.JetPack, ".")
-	return map[string]string{
-		"version":       m.Router.Version,
-		"jetpack":       r.JetPack,
-		"jetpack_major": major,
-		"l4t":           r.L4T,
-		"cuda":          r.CUDA,
-		"release":       r.Name,
+	values := make(map[string]string, len(Placeholders()))
+	for _, name := range Placeholders() {
+		values[name], _ = tagValue(m, r, name)
 	}
+	return values
+}
+
+// tagValue returns the value of one placeholder for a release.
+func tagValue(m *Matrix, r *Release, name string) (string, bool) {
+	switch name {
+	case "version":
+		return m.Router.Version, true
+	case "jetpack":
+		return r.JetPack, true
+	case "jetpack_major":
+		major, _, _ := strings.Cut(r.JetPack, ".")
+		return major, true
+	case "l4t":
+		return r.L4T, true
+	case "cuda":
+		return r.CUDA, true
+	case "release":
+		return r.Name, true
+	}
+	return "", false
 }
 
 // ExpandTag replaces the placeholders of a tag template with values. An
 // unknown placeholder or an unbalanced brace is an error that names it; the
 // result is not checked against the OCI tag rules (see ValidTag).
 func ExpandTag(template string, values map[string]string) (string, error) {
+	return expandTag(template, func(name string) (string, bool) {
+		v, ok := values[name]
+		return v, ok
+	})
+}
+
+// expandTag is ExpandTag with a lookup function.
+func expandTag(template string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.ContainsAny(template, "{}") {
+		return template, nil
+	}
 	var b strings.Builder
 	rest := template
 	for rest != "" {
@@ -48,7 +75,7 @@ func ExpandTag(template string, values map[string]string) (string, error) {
 			return "", errors.New("has a '{' without a closing '}'")
 		}
 		name := rest[open+1 : open+1+end]
-		v, ok := values[name]
+		v, ok := lookup(name)
 		if !ok {
 			return "", fmt.Errorf("uses the unknown placeholder {%s}", name)
 		}
@@ -68,11 +95,11 @@ func ValidTag(s string) bool {
 // then the release's own, without the repository.
 func (m *Matrix) Tags(i int) ([]string, error) {
 	r := &m.Releases[i]
-	values := m.TagValues(r)
+	lookup := func(name string) (string, bool) { return tagValue(m, r, name) }
 	templates := append(append([]string{}, m.Image.Tags...), r.Tags...)
 	tags := make([]string, 0, len(templates))
 	for _, t := range templates {
-		tag, err := ExpandTag(t, values)
+		tag, err := expandTag(t, lookup)
 		if err != nil {
 			return nil, fmt.Errorf("release %s: tag template %q %w", r.Name, t, err)
 		}
@@ -91,10 +118,10 @@ type tagSource struct {
 // share a tag.
 func checkTags(m *Matrix, errs *checker) {
 	placeholders := "use " + strings.Join(wrapAll(Placeholders()), " ")
-	sample := m.TagValues(&Release{})
+	sample := func(name string) (string, bool) { return tagValue(m, &Release{}, name) }
 	templateOK := make(map[string]bool)
 	check := func(path, t string) {
-		_, err := ExpandTag(t, sample)
+		_, err := expandTag(t, sample)
 		templateOK[path] = err == nil
 		if err != nil {
 			errs.addString(path, t, "tag template "+err.Error(), placeholders)
@@ -124,7 +151,7 @@ func expandAll(m *Matrix, templateOK map[string]bool, errs *checker) {
 		if !tagInputsOK(r, errs) {
 			continue
 		}
-		values := m.TagValues(r)
+		lookup := func(name string) (string, bool) { return tagValue(m, r, name) }
 		releasePath := indexPath("releases", i)
 		sources := make([]string, 0, len(m.Image.Tags)+len(r.Tags))
 		templates := make([]string, 0, cap(sources))
@@ -138,7 +165,7 @@ func expandAll(m *Matrix, templateOK map[string]bool, errs *checker) {
 			if !templateOK[path] || reported[path] {
 				continue
 			}
-			tag, _ := ExpandTag(templates[k], values)
+			tag, _ := expandTag(templates[k], lookup)
 			if !ValidTag(tag) {
 				reported[path] = true
 				errs.addString(path, templates[k], fmt.Sprintf("expands to %q for %s (%s), which is not a valid OCI tag", tag, releasePath, r.Name),

@@ -78,8 +78,7 @@ func (n *node) render() string {
 	}
 }
 
-// decodeTree reads data, which json.Unmarshal has already accepted as
-// valid JSON, into a tree. It is a small scanner rather than
+// decodeTree reads data, which json.Valid has already accepted, into a tree. It is a small scanner rather than
 // json.Decoder.Token, which is several times slower.
 func decodeTree(data []byte) (*node, *FieldError) {
 	sc := scanner{data: data}
@@ -115,6 +114,19 @@ func syntaxError(data []byte, offset int64, err error) *FieldError {
 type scanner struct {
 	data []byte
 	pos  int
+	// slab holds nodes not yet handed out, allocated in chunks.
+	slab []node
+}
+
+// newNode hands out a node from the slab.
+func (s *scanner) newNode(kind nodeKind, text string) *node {
+	if len(s.slab) == 0 {
+		s.slab = make([]node, 256)
+	}
+	n := &s.slab[0]
+	s.slab = s.slab[1:]
+	n.kind, n.text = kind, text
+	return n
 }
 
 // errTruncated reports JSON that ends inside a value.
@@ -149,7 +161,7 @@ func (s *scanner) value(depth int) (*node, error) {
 		return s.array(depth)
 	case '"':
 		text, err := s.str()
-		return &node{kind: kindString, text: text}, err
+		return s.newNode(kindString, text), err
 	default:
 		return s.literal()
 	}
@@ -157,7 +169,7 @@ func (s *scanner) value(depth int) (*node, error) {
 
 // object reads an object's members after its opening brace.
 func (s *scanner) object(depth int) (*node, error) {
-	n := &node{kind: kindObject}
+	n := s.newNode(kindObject, "")
 	for {
 		switch s.skipSpace() {
 		case '}':
@@ -189,7 +201,7 @@ func (s *scanner) object(depth int) (*node, error) {
 
 // array reads an array's items after its opening bracket.
 func (s *scanner) array(depth int) (*node, error) {
-	n := &node{kind: kindArray}
+	n := s.newNode(kindArray, "")
 	for {
 		switch s.skipSpace() {
 		case ']':
@@ -250,11 +262,11 @@ func (s *scanner) literal() (*node, error) {
 	text := string(s.data[start:s.pos])
 	switch {
 	case text == "null":
-		return &node{kind: kindNull}, nil
+		return s.newNode(kindNull, ""), nil
 	case text == "true" || text == "false":
-		return &node{kind: kindBool, text: text}, nil
+		return s.newNode(kindBool, text), nil
 	case text != "" && (text[0] == '-' || ('0' <= text[0] && text[0] <= '9')):
-		return &node{kind: kindNumber, text: text}, nil
+		return s.newNode(kindNumber, text), nil
 	}
 	s.pos = start
 	return nil, fmt.Errorf("invalid value %q", text)

@@ -1,0 +1,218 @@
+package imagebuild
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/stretchr/testify/require"
+)
+
+// baseConfig is a runtime base's config the way NVIDIA's look: its own
+// entrypoint and command, CUDA variables, labels and history.
+const baseConfig = `{
+  "architecture": "arm64",
+  "os": "linux",
+  "created": "2025-03-01T10:00:00Z",
+  "config": {
+    "Env": [
+      "PATH=/usr/local/cuda/bin:/usr/bin:/bin",
+      "NVIDIA_REQUIRE_CUDA=cuda>=12.2 brand=tegra",
+      "CUDA_VERSION=12.6.11",
+      "NVIDIA_VISIBLE_DEVICES=void"
+    ],
+    "Entrypoint": ["/opt/nvidia/nvidia_entrypoint.sh"],
+    "Cmd": ["/bin/bash"],
+    "WorkingDir": "/workspace",
+    "Labels": {"maintainer": "NVIDIA CORPORATION", "org.opencontainers.image.version": "base"}
+  },
+  "rootfs": {"type": "layers", "diff_ids": ["sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"]},
+  "history": [{"created_by": "base layer"}]
+}`
+
+func envValues(env []string, key string) []string {
+	var out []string
+	for _, e := range env {
+		if k, v, _ := strings.Cut(e, "="); k == key {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func TestImageConfig(t *testing.T) {
+	rel := testPlan().Releases[1]
+	labels := map[string]string{"org.opencontainers.image.version": "1.8.0", "io.jetbake.release": rel.Name}
+	epoch := time.Unix(testEpoch, 0)
+
+	data, err := imageConfig([]byte(baseConfig), rel, labels, epoch)
+	require.NoError(t, err)
+	var img ocispecs.Image
+	require.NoError(t, json.Unmarshal(data, &img))
+
+	require.Equal(t, "arm64", img.Architecture)
+	require.Equal(t, "linux", img.OS)
+	require.Empty(t, img.Variant)
+	require.NotNil(t, img.Created)
+	require.True(t, img.Created.Equal(epoch), "created is the epoch, not the base's date: %s", img.Created)
+	require.Equal(t, []string{EntrypointPath}, img.Config.Entrypoint)
+	require.Nil(t, img.Config.Cmd, "the base's command would become the router's arguments")
+	require.Equal(t, "/workspace", img.Config.WorkingDir, "the rest of the base config is kept")
+
+	require.Equal(t, []string{"cuda>=13.2"}, envValues(img.Config.Env, "NVIDIA_REQUIRE_CUDA"))
+	require.Equal(t, []string{"all"}, envValues(img.Config.Env, "NVIDIA_VISIBLE_DEVICES"))
+	require.Equal(t, []string{"compute,utility"}, envValues(img.Config.Env, "NVIDIA_DRIVER_CAPABILITIES"))
+	require.Equal(t, []string{"/usr/local/cuda/bin:/usr/bin:/bin"}, envValues(img.Config.Env, "PATH"))
+	require.Equal(t, []string{"12.6.11"}, envValues(img.Config.Env, "CUDA_VERSION"))
+	require.Len(t, img.Config.Env, 5)
+
+	require.Equal(t, map[string]string{
+		"maintainer":                       "NVIDIA CORPORATION",
+		"org.opencontainers.image.version": "1.8.0",
+		"io.jetbake.release":               "jetpack7.2",
+	}, img.Config.Labels)
+
+	require.Len(t, img.History, 2)
+	last := img.History[1]
+	require.True(t, last.Created.Equal(epoch))
+	require.Contains(t, last.CreatedBy, "sm_87, sm_110")
+	require.Contains(t, last.CreatedBy, imagespec.Path)
+	require.Equal(t, "jetbake", last.Comment)
+	require.Equal(t, "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		img.RootFS.DiffIDs[0].String(), "the base's layers stay")
+}
+
+func TestImageConfigMinimalBase(t *testing.T) {
+	rel := testPlan().Releases[0]
+	data, err := imageConfig([]byte(`{"architecture":"amd64","os":"linux","variant":"v8"}`), rel, nil, time.Unix(0, 0))
+	require.NoError(t, err)
+	var img ocispecs.Image
+	require.NoError(t, json.Unmarshal(data, &img))
+	require.Equal(t, "arm64", img.Architecture)
+	require.Empty(t, img.Variant)
+	require.Equal(t, []string{
+		"NVIDIA_REQUIRE_CUDA=cuda>=12.6",
+		"NVIDIA_VISIBLE_DEVICES=all",
+		"NVIDIA_DRIVER_CAPABILITIES=compute,utility",
+	}, img.Config.Env)
+	require.Empty(t, img.Config.Labels)
+}
+
+func TestImageConfigInvalidBase(t *testing.T) {
+	rel := testPlan().Releases[0]
+	_, err := imageConfig([]byte("not json"), rel, nil, time.Unix(0, 0))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), rel.RuntimeBase)
+	require.Contains(t, err.Error(), "not valid JSON")
+}
+
+func TestSetEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		kv   []string
+		want []string
+	}{
+		{name: "empty", env: nil, kv: []string{"A", "1"}, want: []string{"A=1"}},
+		{name: "replace", env: []string{"A=0", "B=2"}, kv: []string{"A", "1"}, want: []string{"B=2", "A=1"}},
+		{name: "duplicates removed", env: []string{"A=0", "A=00"}, kv: []string{"A", "1"}, want: []string{"A=1"}},
+		{name: "prefix of another key kept", env: []string{"AB=0"}, kv: []string{"A", "1"}, want: []string{"AB=0", "A=1"}},
+		{name: "odd pair ignored", env: []string{"B=2"}, kv: []string{"A", "1", "C"}, want: []string{"B=2", "A=1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := append([]string(nil), tt.env...)
+			require.Equal(t, tt.want, setEnv(tt.env, tt.kv...))
+			require.Equal(t, before, tt.env, "the input is not changed")
+		})
+	}
+}
+
+func TestBuildMetadata(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	rel := testPlan().Releases[0]
+	epoch := time.Unix(testEpoch, 0)
+
+	tests := []struct {
+		name       string
+		revision   string
+		baseDigest string
+		want       map[string]string
+	}{
+		{name: "everything", revision: "abc123", baseDigest: digest, want: map[string]string{
+			"org.opencontainers.image.version": "1.8.0",
+			"io.jetbake.release":               "jetpack6.2",
+			ocispecs.AnnotationRevision:        "abc123",
+			ocispecs.AnnotationCreated:         "2026-01-01T00:00:00Z",
+			ocispecs.AnnotationBaseImageName:   rel.RuntimeBase,
+			ocispecs.AnnotationBaseImageDigest: digest,
+		}},
+		{name: "no revision or digest", want: map[string]string{
+			"org.opencontainers.image.version": "1.8.0",
+			"io.jetbake.release":               "jetpack6.2",
+			ocispecs.AnnotationCreated:         "2026-01-01T00:00:00Z",
+			ocispecs.AnnotationBaseImageName:   rel.RuntimeBase,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := buildMetadata(rel, tt.revision, epoch, rel.RuntimeBase, tt.baseDigest)
+			require.Equal(t, tt.want, got)
+			require.Len(t, rel.Annotations, 2, "the plan's annotations are not changed")
+		})
+	}
+
+	got := buildMetadata(testPlan().Releases[1], "", time.Unix(0, 0), "base", "")
+	require.Equal(t, map[string]string{
+		ocispecs.AnnotationCreated:       "1970-01-01T00:00:00Z",
+		ocispecs.AnnotationBaseImageName: "base",
+	}, got, "a release without annotations")
+}
+
+func TestImageDescription(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[1]
+	data, err := imageDescription(p, rel, "abc123")
+	require.NoError(t, err)
+
+	img, err := imagespec.Parse(data)
+	require.NoError(t, err)
+	require.Equal(t, &imagespec.Image{
+		SchemaVersion: imagespec.SchemaVersion,
+		Router:        "text-embeddings-router",
+		Version:       "1.8.0",
+		Release:       "jetpack7.2",
+		JetPack:       "7.2",
+		L4T:           "39.2.0",
+		CUDA:          "13.2",
+		Revision:      "abc123",
+		Tags:          rel.Tags,
+		Smoke:         []string{"--version"},
+		Targets: []imagespec.Target{
+			{SM: "8.7", Path: "/usr/local/bin/router-87"},
+			{SM: "11.0", Path: "/usr/local/bin/router-110"},
+		},
+		Family: []imagespec.Sibling{
+			{Release: "jetpack6.2", JetPack: "6.2", L4T: "36.4.3", Targets: []string{"8.7"}, Tags: p.Releases[0].Tags, Tier: "candidate"},
+			{Release: "jetpack7.2", JetPack: "7.2", L4T: "39.2.0", Targets: []string{"8.7", "11.0"}, Tags: rel.Tags, Tier: "evaluate-later"},
+		},
+	}, img)
+}
+
+func TestImageDescriptionInvalid(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[0]
+	rel.Targets = nil
+	_, err := imageDescription(p, rel, "")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "release jetpack6.2")
+	require.Contains(t, err.Error(), "targets is empty")
+
+	p.Router.Name = ""
+	_, err = imageDescription(p, p.Releases[0], "")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "router is empty")
+}

@@ -1,0 +1,219 @@
+package imagebuild
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/util/grpcerrors"
+	"google.golang.org/grpc/codes"
+)
+
+// Node is one BuildKit daemon that releases can be built on.
+type Node struct {
+	// Name identifies the node in progress, metadata and sticky placement.
+	Name string
+	// Client is connected to the node's daemon.
+	Client *client.Client
+}
+
+// scheduler places releases on nodes and retries those whose node failed.
+type scheduler struct {
+	b        *Builder
+	progress *progress
+	slots    map[string]chan struct{} // per node: at most parallel builds
+
+	mu     sync.Mutex
+	failed map[string]string // node -> why it was dropped
+	stop   bool
+}
+
+func newScheduler(b *Builder, progress *progress) *scheduler {
+	s := &scheduler{b: b, progress: progress, slots: map[string]chan struct{}{}, failed: map[string]string{}}
+	for _, n := range b.nodes {
+		s.slots[n.Name] = make(chan struct{}, b.opts.parallel)
+	}
+	return s
+}
+
+// run builds every job. Without continue-on-error, a failed build stops
+// releases that have not started; those already building finish, keeping
+// their cache.
+func (s *scheduler) run(ctx context.Context, jobs []*releaseJob, report *Report) {
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.release.Name
+	}
+	order := placements(names, s.b.nodes)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			report.Releases[i] = s.buildWithRetries(ctx, j, order[j.release.Name])
+		}()
+	}
+	wg.Wait()
+}
+
+// buildWithRetries tries the release's nodes in its sticky order.
+func (s *scheduler) buildWithRetries(ctx context.Context, j *releaseJob, nodes []Node) ReleaseReport {
+	var retries []Retry
+	for _, n := range nodes {
+		if s.nodeFailed(n.Name) {
+			continue
+		}
+		slot := s.slots[n.Name]
+		select {
+		case slot <- struct{}{}:
+		case <-ctx.Done():
+			return s.notStarted(j, retries, "cancelled: "+ctx.Err().Error())
+		}
+		if s.stopped() {
+			<-slot
+			return s.notStarted(j, retries, "not started: an earlier release failed (use --continue-on-error to build every release)")
+		}
+		if s.nodeFailed(n.Name) { // it failed while this release waited for a slot
+			<-slot
+			continue
+		}
+		rr, err := s.b.attempt(ctx, n, j, s.progress)
+		<-slot
+		rr.Retries = retries
+		if err == nil {
+			return rr
+		}
+		if isNodeFailure(ctx, n, err) && len(retries) < s.b.opts.retries {
+			s.dropNode(n.Name, err)
+			retries = append(retries, Retry{Node: n.Name, Reason: err.Error()})
+			s.progress.logf("[%s] node %s failed (%v); retrying on another node", j.release.Name, n.Name, firstLine(err))
+			continue
+		}
+		s.progress.logf("[%s] FAILED on %s after %.1fs: %v", j.release.Name, n.Name, rr.DurationSeconds, firstLine(err))
+		if !s.b.opts.continueOnError {
+			s.mu.Lock()
+			s.stop = true
+			s.mu.Unlock()
+		}
+		return rr
+	}
+	rr := j.initialReport()
+	rr.Outcome, rr.Retries = Failed, retries
+	rr.Error = "no healthy BuildKit node left to build on: " + s.failedNodes()
+	return rr
+}
+
+func (s *scheduler) notStarted(j *releaseJob, retries []Retry, why string) ReleaseReport {
+	rr := j.initialReport()
+	rr.Outcome, rr.Error, rr.Retries = Skipped, why, retries
+	return rr
+}
+
+func (s *scheduler) stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stop
+}
+
+func (s *scheduler) nodeFailed(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.failed[name]
+	return ok
+}
+
+func (s *scheduler) dropNode(name string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed[name] = firstLine(err)
+}
+
+func (s *scheduler) failedNodes() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var parts []string
+	for n, why := range s.failed {
+		parts = append(parts, n+" ("+why+")")
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
+}
+
+// placements orders the nodes for every release. It ranks nodes per release
+// by rendezvous hashing, then caps each node at its fair share (bounded-load
+// rendezvous): the same releases land on the same nodes run after run, where
+// their cache is, the work is spread, and losing a node moves only the
+// releases that were on it. The rest of a release's list is its fallbacks.
+func placements(releases []string, nodes []Node) map[string][]Node {
+	out := make(map[string][]Node, len(releases))
+	if len(nodes) == 0 {
+		return out
+	}
+	capacity := (len(releases) + len(nodes) - 1) / len(nodes)
+	load := map[string]int{}
+	for _, r := range releases {
+		ranked := rendezvous(r, nodes)
+		for i, n := range ranked {
+			if load[n.Name] < capacity {
+				load[n.Name]++
+				ranked = append([]Node{n}, slices.Delete(slices.Clone(ranked), i, i+1)...)
+				break
+			}
+		}
+		out[r] = ranked
+	}
+	return out
+}
+
+// rendezvous ranks nodes for one release by a hash of both names.
+func rendezvous(release string, nodes []Node) []Node {
+	type scored struct {
+		node  Node
+		score uint64
+	}
+	ranked := make([]scored, len(nodes))
+	for i, n := range nodes {
+		sum := sha256.Sum256([]byte(n.Name + "\x00" + release))
+		ranked[i] = scored{n, binary.BigEndian.Uint64(sum[:8])}
+	}
+	slices.SortStableFunc(ranked, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return strings.Compare(a.node.Name, b.node.Name)
+	})
+	out := make([]Node, len(ranked))
+	for i, r := range ranked {
+		out[i] = r.node
+	}
+	return out
+}
+
+// isNodeFailure tells a node that is gone (unreachable, daemon killed
+// mid-build) from a build that failed on a healthy node: after an error that
+// is not plainly the node's, it asks the node whether it still answers.
+func isNodeFailure(ctx context.Context, n Node, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	if grpcerrors.Code(err) == codes.Unavailable {
+		return true
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, pingErr := n.Client.Info(pingCtx)
+	return pingErr != nil
+}
+
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
+}

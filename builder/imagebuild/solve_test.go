@@ -1,0 +1,83 @@
+package imagebuild
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const pinDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func TestRouterOpts(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[0]
+	const buildBase = "127.0.0.1:5000/nvidia/l4t-jetpack:r36.4.0@" + pinDigest
+	const runtimeBase = "127.0.0.1:5000/nvidia/l4t-cuda:12.6.11-runtime"
+	common := map[string]string{
+		"target":                      "router",
+		"platform":                    "linux/arm64",
+		"filename":                    "Dockerfile-jetson",
+		"build-arg:CUDA_COMPUTE_CAP":  "87",
+		"build-arg:CUDA_ARCH":         "sm_87",
+		"build-arg:BUILD_BASE":        buildBase,
+		"build-arg:RUNTIME_BASE":      runtimeBase,
+		"build-arg:ROUTER_VERSION":    "1.8.0",
+		"build-arg:SOURCE_DATE_EPOCH": "1767225600",
+		"build-arg:EXTRA":             "yes",
+	}
+	tests := []struct {
+		name       string
+		gitContext string
+		extra      map[string]string
+	}{
+		{name: "local context"},
+		{name: "git context", gitContext: p.Router.Context, extra: map[string]string{
+			"context":       p.Router.Context,
+			"dockerfilekey": "dockerfile",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := &releaseJob{plan: p, release: rel, runtimeBase: runtimeBase, gitContext: tt.gitContext,
+				dockerfile: "Dockerfile-jetson", epoch: testEpoch}
+			want := map[string]string{}
+			for k, v := range common {
+				want[k] = v
+			}
+			for k, v := range tt.extra {
+				want[k] = v
+			}
+			require.Equal(t, want, j.routerOpts(rel.Targets[0], buildBase))
+		})
+	}
+}
+
+// Every target of a release gets its own compute capability and arch.
+func TestRouterOptsPerTarget(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[1]
+	j := &releaseJob{plan: p, release: rel, dockerfile: "Dockerfile"}
+	for _, tc := range rel.Targets {
+		opts := j.routerOpts(tc, "base")
+		require.Equal(t, tc.ComputeCap, opts["build-arg:CUDA_COMPUTE_CAP"])
+		require.Equal(t, tc.Arch, opts["build-arg:CUDA_ARCH"])
+		require.Equal(t, "0", opts["build-arg:SOURCE_DATE_EPOCH"])
+		require.NotContains(t, opts, "context")
+		require.NotContains(t, opts, "build-arg:EXTRA")
+	}
+}
+
+func TestPin(t *testing.T) {
+	tests := []struct {
+		ref, digest, want string
+	}{
+		{ref: "nvcr.io/nvidia/cuda:13.2.0", digest: pinDigest, want: "nvcr.io/nvidia/cuda:13.2.0@" + pinDigest},
+		{ref: "nvcr.io/nvidia/cuda:13.2.0", digest: "", want: "nvcr.io/nvidia/cuda:13.2.0"},
+		{ref: "nvcr.io/nvidia/cuda:13.2.0@" + pinDigest, digest: "sha256:other", want: "nvcr.io/nvidia/cuda:13.2.0@" + pinDigest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref+"+"+tt.digest, func(t *testing.T) {
+			require.Equal(t, tt.want, pin(tt.ref, tt.digest))
+		})
+	}
+}

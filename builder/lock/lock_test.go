@@ -1,0 +1,266 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+)
+
+const (
+	jetpackBase = "nvcr.io/nvidia/l4t-jetpack:r36.4.0"
+	l4tCUDABase = "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime"
+	cudaDevel   = "nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04"
+	cudaRuntime = "nvcr.io/nvidia/cuda:13.2.0-runtime-ubuntu24.04"
+)
+
+// testPlan has two releases sharing their bases and one with its own.
+func testPlan() *plan.Plan {
+	return &plan.Plan{Releases: []plan.Release{
+		{Name: "jetpack6.1", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
+		{Name: "jetpack6.2", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
+		{Name: "jetpack7.2", BuildBase: cudaDevel, RuntimeBase: cudaRuntime},
+	}}
+}
+
+// testRegistry serves an in-memory registry on 127.0.0.1 and returns its host:port.
+func testRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// pushRandom pushes a small random image to host under ref's repository and
+// tag, and returns its digest.
+func pushRandom(t *testing.T, host, ref string) string {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	require.NoError(t, err)
+	src, err := name.ParseReference(ref)
+	require.NoError(t, err)
+	dst, err := name.ParseReference(host+"/"+src.Context().RepositoryStr()+":"+src.Identifier(), name.Insecure)
+	require.NoError(t, err)
+	require.NoError(t, remote.Write(dst, img))
+	d, err := img.Digest()
+	require.NoError(t, err)
+	return d.String()
+}
+
+// mirrorTo resolves nvcr.io references to host, as `--mirror nvcr.io=HOST` does.
+func mirrorTo(host string) Resolver {
+	m := refs.Mirrors{"nvcr.io": host}
+	return func(ref string) (string, error) { return m.Rewrite(ref, "") }
+}
+
+// pushAll pushes a random image for every base of testPlan.
+func pushAll(t *testing.T, host string) map[string]string {
+	t.Helper()
+	digests := map[string]string{}
+	for _, ref := range []string{jetpackBase, l4tCUDABase, cudaDevel, cudaRuntime} {
+		digests[ref] = pushRandom(t, host, ref)
+	}
+	return digests
+}
+
+func TestBases(t *testing.T) {
+	require.Equal(t, []string{cudaDevel, cudaRuntime, l4tCUDABase, jetpackBase}, Bases(testPlan()))
+	require.Empty(t, Bases(&plan.Plan{}))
+}
+
+func TestResolve(t *testing.T) {
+	host := testRegistry(t)
+	want := pushAll(t, host)
+	f, err := Resolve(t.Context(), testPlan(), mirrorTo(host))
+	require.NoError(t, err)
+	require.Equal(t, &File{SchemaVersion: 1, Bases: want}, f)
+}
+
+func TestResolveErrors(t *testing.T) {
+	host := testRegistry(t)
+	pushRandom(t, host, jetpackBase)
+	p := &plan.Plan{Releases: []plan.Release{{Name: "jetpack6.2", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase}}}
+
+	t.Run("missing tag", func(t *testing.T) {
+		_, err := Resolve(t.Context(), p, mirrorTo(host))
+		require.Error(t, err)
+		require.Contains(t, err.Error(), "resolve base "+l4tCUDABase)
+		require.Contains(t, err.Error(), host+"/nvidia/l4t-cuda:12.6.11-runtime")
+	})
+	t.Run("resolver fails", func(t *testing.T) {
+		boom := errors.New("boom")
+		_, err := Resolve(t.Context(), p, func(string) (string, error) { return "", boom })
+		require.ErrorIs(t, err, boom)
+	})
+	t.Run("resolver returns a bad reference", func(t *testing.T) {
+		_, err := Resolve(t.Context(), p, func(string) (string, error) { return "Not A Ref", nil })
+		require.Error(t, err)
+		require.Contains(t, err.Error(), "base "+l4tCUDABase)
+		require.Contains(t, err.Error(), "Not A Ref")
+	})
+	t.Run("cancelled context", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := Resolve(ctx, p, mirrorTo(host))
+		require.Error(t, err)
+	})
+}
+
+func TestCheck(t *testing.T) {
+	host := testRegistry(t)
+	p := testPlan()
+	pushAll(t, host)
+	f, err := Resolve(t.Context(), p, mirrorTo(host))
+	require.NoError(t, err)
+
+	require.NoError(t, f.Check(t.Context(), p, mirrorTo(host)))
+
+	old := f.Bases[l4tCUDABase]
+	moved := pushRandom(t, host, l4tCUDABase)
+	require.NotEqual(t, old, moved)
+	err = f.Check(t.Context(), p, mirrorTo(host))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), l4tCUDABase+" moved from "+old+" to "+moved)
+	require.Contains(t, err.Error(), "jetbake lock")
+	require.NotContains(t, err.Error(), jetpackBase)
+
+	delete(f.Bases, cudaDevel)
+	err = f.Check(t.Context(), p, mirrorTo(host))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), cudaDevel+" is not in the lock file")
+	require.Contains(t, err.Error(), l4tCUDABase+" moved")
+}
+
+func TestCheckResolveFails(t *testing.T) {
+	host := testRegistry(t)
+	f := &File{SchemaVersion: 1, Bases: map[string]string{jetpackBase: "sha256:x"}}
+	p := &plan.Plan{Releases: []plan.Release{{Name: "r", BuildBase: jetpackBase, RuntimeBase: jetpackBase}}}
+	err := f.Check(t.Context(), p, mirrorTo(host))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "resolve base "+jetpackBase)
+}
+
+func TestMissing(t *testing.T) {
+	f := &File{SchemaVersion: 1, Bases: map[string]string{
+		jetpackBase:               "sha256:a",
+		l4tCUDABase:               "",
+		"nvcr.io/nvidia/unused:1": "sha256:b",
+	}}
+	require.Equal(t, []string{cudaDevel, cudaRuntime, l4tCUDABase}, f.Missing(testPlan()))
+
+	full := &File{SchemaVersion: 1, Bases: map[string]string{
+		jetpackBase: "sha256:a", l4tCUDABase: "sha256:b", cudaDevel: "sha256:c", cudaRuntime: "sha256:d",
+	}}
+	require.Empty(t, full.Missing(testPlan()))
+}
+
+func TestWriteRead(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, DefaultFile)
+	f := &File{SchemaVersion: 1, Bases: map[string]string{jetpackBase: "sha256:a", cudaDevel: "sha256:b"}}
+	require.NoError(t, f.Write(path))
+
+	got, err := Read(path)
+	require.NoError(t, err)
+	require.Equal(t, f, got)
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(string(data), "}\n"), "ends with a newline")
+	require.Contains(t, string(data), `"schema_version": 1`)
+
+	// Overwriting replaces the file and leaves no temporary file behind.
+	f.Bases[jetpackBase] = "sha256:c"
+	require.NoError(t, f.Write(path))
+	got, err = Read(path)
+	require.NoError(t, err)
+	require.Equal(t, "sha256:c", got.Bases[jetpackBase])
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Equal(t, DefaultFile, entries[0].Name())
+}
+
+func TestWriteFails(t *testing.T) {
+	dir := t.TempDir()
+	err := (&File{SchemaVersion: 1}).Write(filepath.Join(dir, "missing", DefaultFile))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "write ")
+
+	// A folder in the way: the rename fails and the temporary file is removed.
+	target := filepath.Join(dir, DefaultFile)
+	require.NoError(t, os.MkdirAll(filepath.Join(target, "child"), 0o755))
+	require.Error(t, (&File{SchemaVersion: 1}).Write(target))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+}
+
+func TestRead(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		wantErr string
+	}{
+		{name: "not json", content: "{", wantErr: "not a valid lock file"},
+		{name: "wrong type", content: `{"schema_version": "1"}`, wantErr: "not a valid lock file"},
+		{name: "unknown version", content: `{"schema_version": 2, "bases": {}}`, wantErr: "schema_version 2 is not known"},
+		{name: "no version", content: `{"bases": {}}`, wantErr: "schema_version 0 is not known"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), DefaultFile)
+			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o644))
+			_, err := Read(path)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tt.wantErr)
+			require.Contains(t, err.Error(), path)
+			require.Contains(t, err.Error(), "jetbake lock")
+		})
+	}
+	_, err := Read(filepath.Join(t.TempDir(), DefaultFile))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// The digest Resolve records is the one the registry serves for the tag,
+// index or image alike.
+func TestResolveIndex(t *testing.T) {
+	host := testRegistry(t)
+	idx, err := random.Index(64, 1, 2)
+	require.NoError(t, err)
+	dst, err := name.ParseReference(host+"/nvidia/cuda:13.2.0-devel-ubuntu24.04", name.Insecure)
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(dst, idx))
+	want, err := idx.Digest()
+	require.NoError(t, err)
+	p := &plan.Plan{Releases: []plan.Release{{Name: "jetpack7.2", BuildBase: cudaDevel, RuntimeBase: cudaDevel}}}
+	f, err := Resolve(t.Context(), p, mirrorTo(host))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{cudaDevel: want.String()}, f.Bases)
+}
+
+// Without a resolver, the references are fetched as written; a registry on
+// 127.0.0.1 is reached over plain HTTP.
+func TestResolveWithoutResolver(t *testing.T) {
+	host := testRegistry(t)
+	ref := host + "/jetbake/base:1"
+	want := pushRandom(t, host, ref)
+	p := &plan.Plan{Releases: []plan.Release{{Name: "r", BuildBase: ref, RuntimeBase: ref}}}
+	f, err := Resolve(t.Context(), p, nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{ref: want}, f.Bases)
+}

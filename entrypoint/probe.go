@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// evidenceSchemaVersion is the version of the evidence the probe writes;
+// jetbake's builder/evidence package reads it.
+const evidenceSchemaVersion = 1
+
+// Statuses of a probe check.
+const (
+	statusPassed  = "passed"
+	statusFailed  = "failed"
+	statusSkipped = "skipped"
+)
+
+// evidence is what --probe writes: an allow-listed profile of the image
+// and the host, and the result. Nothing else may be added: no environment
+// variables, host names, user names, addresses, serial numbers, paths or
+// tokens (TestProbeLeaksNoSecret plants each and looks for it).
+type evidence struct {
+	SchemaVersion int            `json:"schema_version"`
+	GeneratedAt   string         `json:"generated_at"`
+	Image         evidenceImage  `json:"image"`
+	Revision      string         `json:"revision,omitempty"`
+	Host          evidenceHost   `json:"host"`
+	Result        evidenceResult `json:"result"`
+}
+
+// evidenceImage names the image the probe ran in.
+type evidenceImage struct {
+	Release      string   `json:"release,omitempty"`
+	Tags         []string `json:"tags"`
+	Digest       string   `json:"digest,omitempty"`
+	DigestSource string   `json:"digest_source,omitempty"`
+}
+
+// evidenceHost is the host's profile, built from parsed values only.
+type evidenceHost struct {
+	Architecture      string `json:"architecture"`
+	L4T               string `json:"l4t,omitempty"`
+	JetPack           string `json:"jetpack,omitempty"`
+	DeviceClass       string `json:"device_class,omitempty"`
+	SoC               string `json:"soc,omitempty"`
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	CUDADriver        string `json:"cuda_driver,omitempty"`
+}
+
+// evidenceResult is the binary chosen, the checks and the smoke run.
+type evidenceResult struct {
+	Pass   bool            `json:"pass"`
+	Binary *evidenceBinary `json:"binary,omitempty"`
+	Checks []check         `json:"checks"`
+	Smoke  *evidenceSmoke  `json:"smoke,omitempty"`
+}
+
+// evidenceBinary is the router binary that would be chosen.
+type evidenceBinary struct {
+	SM   string `json:"sm"`
+	Name string `json:"name,omitempty"`
+}
+
+// evidenceSmoke is the smoke run of the chosen binary.
+type evidenceSmoke struct {
+	Args     []string `json:"args,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+}
+
+// check is one named check of the probe. Detail is written from fixed
+// phrases and parsed values, never from text read on the host.
+type check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// probeSetup is what the probe takes from the process besides the config:
+// the time and the architecture the entrypoint was built for, which tests fix.
+type probeSetup struct {
+	now  time.Time
+	arch string
+}
+
+// probeMain runs --probe: it collects the evidence, writes it to stdout or
+// --out, prints a one-line verdict on stderr and returns 0 when the result
+// is a pass, 1 when not, 2 for bad arguments.
+func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps probeSetup) int {
+	if cfg.usageErr != "" {
+		fmt.Fprintf(stderr, "jetbake-entrypoint: %s\n", cfg.usageErr)
+		return 2
+	}
+	ev := collectEvidence(ctx, cfg, stderr, ps)
+	data, err := json.MarshalIndent(ev, "", "  ")
+	if err != nil {
+		return fail(stderr, "cannot write the evidence: "+err.Error())
+	}
+	data = append(data, '\n')
+	where := ""
+	if cfg.out == "" {
+		_, err = stdout.Write(data)
+	} else {
+		err, where = writeFileAtomic(cfg.out, data), "; written to "+cfg.out
+	}
+	if err != nil {
+		return fail(stderr, "cannot write the evidence: "+err.Error())
+	}
+	fmt.Fprintf(stderr, "jetbake-entrypoint: probe: %s%s\n", verdict(ev), where)
+	if !ev.Result.Pass {
+		return 1
+	}
+	return 0
+}
+
+// collectEvidence detects as --explain does, with JETBAKE_COMPUTE_CAP and
+// JETBAKE_SKIP_L4T_CHECK ignored (evidence must show what the host is,
+// not what a user asked for), and runs every check.
+func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps probeSetup) *evidence {
+	pc := *cfg
+	pc.env = cfg.env.without(envOverride)
+	pc.explain, pc.skipL4T = true, false
+	img, imgErr := loadImage(pc.root)
+	h := detect(ctx, &pc, true)
+	dev := readDevice(pc.root)
+	var d decision
+	if img != nil {
+		d = decide(&pc, img, h)
+	}
+	ev := &evidence{
+		SchemaVersion: evidenceSchemaVersion,
+		GeneratedAt:   ps.now.UTC().Format(time.RFC3339),
+		Host:          hostProfile(h, &dev, ps.arch),
+	}
+	digest := imageProfile(ev, img, pc.env)
+	checks := []check{
+		imageCheck(imgErr), digest, archCheck(ps.arch), socCheck(&dev), deviceClassCheck(&dev),
+		l4tCheck(h), l4tMatchCheck(img, h), driverCheck(h), gpuMatchCheck(h, &dev), binaryCheck(img, h, &d),
+	}
+	ev.Result.Binary = chosenBinary(img, &d)
+	smoke, run := smokeCheck(ctx, &pc, img, &d, stderr)
+	ev.Result.Checks, ev.Result.Smoke = append(checks, smoke), run
+	ev.Result.Pass = allPassed(ev.Result.Checks)
+	return ev
+}
+
+// hostProfile builds the host's profile from parsed values.
+func hostProfile(h *hostInfo, dev *device, arch string) evidenceHost {
+	p := evidenceHost{Architecture: arch, DeviceClass: dev.class}
+	if h.HasL4T {
+		p.L4T, p.JetPack = h.L4T.String(), h.L4T.jetPack()
+	}
+	if dev.hasSoC {
+		p.SoC = dev.soc.Name
+	}
+	if h.found() {
+		p.ComputeCapability = h.GPU.String()
+	}
+	if h.HasDriver {
+		p.CUDADriver = h.Driver.String()
+	}
+	return p
+}
+
+// imageProfile fills the image's release, tags, digest and revision, each
+// only when it has a safe form, and returns the image-digest check.
+func imageProfile(ev *evidence, img *image, env environ) check {
+	ev.Image.Tags = []string{}
+	fromFile := ""
+	if img != nil {
+		if safeToken(img.Release) {
+			ev.Image.Release = img.Release
+		}
+		if safeRevision(img.Revision) {
+			ev.Revision = img.Revision
+		}
+		ev.Image.Tags, fromFile = safeRefs(img.Tags), img.Digest
+	}
+	c := check{Name: "image-digest"}
+	fromEnv := strings.TrimSpace(env.get(envDigest))
+	switch {
+	case fromEnv != "" && !validDigest(fromEnv):
+		c.Status, c.Detail = statusFailed, envDigest+" is not a digest: want sha256: and 64 lowercase hex digits"
+	case fromEnv != "" && fromFile != "" && fromFile != fromEnv:
+		c.Status, c.Detail = statusFailed, envDigest+" differs from the digest in the image description"
+	case fromEnv != "":
+		ev.Image.Digest, ev.Image.DigestSource = fromEnv, envDigest
+		c.Status, c.Detail = statusPassed, "from "+envDigest
+	case validDigest(fromFile):
+		ev.Image.Digest, ev.Image.DigestSource = fromFile, "image.json"
+		c.Status, c.Detail = statusPassed, "from the image description"
+	case fromFile != "":
+		c.Status, c.Detail = statusFailed, "the digest in the image description is not a sha256 digest"
+	default:
+		c.Status, c.Detail = statusSkipped, "the image's digest is unknown: set "+envDigest+" to the digest the image was pulled by"
+	}
+	return c
+}
+
+// allPassed reports whether every check passed.
+func allPassed(checks []check) bool {
+	for _, c := range checks {
+		if c.Status != statusPassed {
+			return false
+		}
+	}
+	return len(checks) > 0
+}
+
+// verdict is the one-line summary printed on stderr.
+func verdict(ev *evidence) string {
+	if ev.Result.Pass {
+		return "pass: all " + strconv.Itoa(len(ev.Result.Checks)) + " checks passed"
+	}
+	var failed, skipped []string
+	for _, c := range ev.Result.Checks {
+		switch c.Status {
+		case statusFailed:
+			failed = append(failed, c.Name)
+		case statusSkipped:
+			skipped = append(skipped, c.Name)
+		}
+	}
+	parts := []string{}
+	if len(failed) > 0 {
+		parts = append(parts, "failed "+strings.Join(failed, ", "))
+	}
+	if len(skipped) > 0 {
+		parts = append(parts, "skipped "+strings.Join(skipped, ", "))
+	}
+	return "not a pass: " + strings.Join(parts, "; ")
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// folder and a rename, so that a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".jetbake-evidence-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

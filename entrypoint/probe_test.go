@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Values every probe test shares.
+const (
+	testDigest = "sha256:c2efadaaded60d602d1449d0432fe96f50982be593ee63a57a6d330dc8181799"
+	// goldenPass is the evidence of a passing probe on an Orin Nano Super;
+	// builder/evidence reads the same file, which keeps the two in step.
+	goldenPass = "testdata/probe/orin-nano-jp6-pass.json"
+)
+
+// update rewrites the golden evidence: go test -run TestProbeOrinPassMatchesGolden -update.
+var update = flag.Bool("update", false, "rewrite "+goldenPass)
+
+// probeTime is the clock of the probe tests.
+func probeTime() time.Time { return time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC) }
+
+// probeRun is one in-process probe run.
+type probeRun struct {
+	code           int
+	stdout, stderr string
+	ev             evidence
+}
+
+// runProbeIn runs --probe (with extra arguments) on root as arch, with the
+// real jetbake-cudaprobe, and decodes the evidence strictly.
+func runProbeIn(t *testing.T, root, arch string, args []string, extra ...string) probeRun {
+	t.Helper()
+	b := buildBinaries(t)
+	env := baseEnv(root, append([]string{"JETBAKE_CUDAPROBE=" + b.probe}, extra...)...)
+	cfg := newConfig(append([]string{"--probe"}, args...), env)
+	var stdout, stderr bytes.Buffer
+	code := probeMain(t.Context(), &cfg, &stdout, &stderr, probeSetup{now: probeTime(), arch: arch})
+	r := probeRun{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	if r.stdout != "" {
+		dec := json.NewDecoder(strings.NewReader(r.stdout))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&r.ev), r.stdout)
+		requireSafeDetails(t, &r.ev)
+	}
+	return r
+}
+
+// orinRoot is the Orin Nano Super sysroot with the fake driver where
+// JetPack 6 mounts it.
+func orinRoot(t *testing.T) string {
+	t.Helper()
+	root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
+	return root
+}
+
+// requireSafeDetails checks the promise builder/evidence relies on: check
+// details hold only letters, digits, spaces and . , : ; ( ) _ ' + = -.
+func requireSafeDetails(t *testing.T, ev *evidence) {
+	t.Helper()
+	for _, c := range ev.Result.Checks {
+		for _, r := range c.Detail {
+			ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" .,:;()_'+=-", r)
+			require.True(t, ok, "check %s detail %q has %q", c.Name, c.Detail, r)
+		}
+	}
+}
+
+// statuses maps each check's name to its status.
+func statuses(ev *evidence) map[string]string {
+	out := map[string]string{}
+	for _, c := range ev.Result.Checks {
+		out[c.Name] = c.Status
+	}
+	return out
+}
+
+func TestProbeOrinPassMatchesGolden(t *testing.T) {
+	r := runProbeIn(t, orinRoot(t), "arm64", []string{"--smoke"}, "JETBAKE_IMAGE_DIGEST="+testDigest)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, r.ev.Result.Pass)
+	if *update {
+		require.NoError(t, os.WriteFile(goldenPass, []byte(r.stdout), 0o644))
+	}
+	want, err := os.ReadFile(goldenPass)
+	require.NoError(t, err)
+	require.Equal(t, string(want), r.stdout)
+	// The router's own output goes to stderr, never into the evidence.
+	require.Contains(t, r.stderr, "router for sm_87 pid")
+	require.True(t, strings.HasSuffix(r.stderr, "jetbake-entrypoint: probe: pass: all 11 checks passed\n"), r.stderr)
+}
+
+func TestProbeNotAPass(t *testing.T) {
+	digest := "JETBAKE_IMAGE_DIGEST=" + testDigest
+	tests := []struct {
+		name, host, image, arch string
+		args, env               []string
+		noDriver                bool
+		want                    map[string]string
+		wantDetail              string
+	}{
+		{name: "no --smoke skips the smoke run", host: "orin-nano-jp6", image: "jetpack6", env: []string{digest},
+			want: map[string]string{"smoke": statusSkipped}, wantDetail: "not run: add --smoke to run the chosen binary"},
+		{name: "no digest known", host: "orin-nano-jp6", image: "jetpack6", args: []string{"--smoke"},
+			want:       map[string]string{"image-digest": statusSkipped, "smoke": statusPassed},
+			wantDetail: "the image's digest is unknown: set JETBAKE_IMAGE_DIGEST to the digest the image was pulled by"},
+		{name: "digest that is not a digest", host: "orin-nano-jp6", image: "jetpack6", args: []string{"--smoke"},
+			env: []string{"JETBAKE_IMAGE_DIGEST=latest"}, want: map[string]string{"image-digest": statusFailed}},
+		{name: "generic arm64 build host proves nothing", host: "orin-nano-jp6", image: "jetpack6", arch: "amd64",
+			args: []string{"--smoke"}, env: []string{digest}, want: map[string]string{"architecture": statusFailed},
+			wantDetail: "amd64 is not arm64: no Jetson runs it"},
+		{name: "JetPack 6 image on a JetPack 5 host, override ignored", host: "agx-orin-jp5", image: "jetpack6",
+			args: []string{"--smoke"}, env: []string{digest, "JETBAKE_SKIP_L4T_CHECK=1"},
+			want: map[string]string{"l4t-matches-image": statusFailed, "binary-chosen": statusFailed, "smoke": statusSkipped},
+			wantDetail: "the host runs L4T R35.4.1 but the image is for R36"},
+		{name: "no driver: device tree alone is not enough", host: "orin-nano-jp6", image: "jetpack6", noDriver: true,
+			args: []string{"--smoke"}, env: []string{digest},
+			want: map[string]string{"cuda-driver": statusFailed, "gpu-matches-soc": statusSkipped, "binary-chosen": statusPassed}},
+		{name: "driver reports another GPU than the SoC's", host: "orin-nano-jp6", image: "jetpack6",
+			args: []string{"--smoke"}, env: []string{digest, "FAKE_CUDA_MAJOR=7", "FAKE_CUDA_MINOR=2"},
+			want:       map[string]string{"gpu-matches-soc": statusFailed, "binary-chosen": statusFailed},
+			wantDetail: "the driver reports SM 7.2 but tegra234 has SM 8.7"},
+		{name: "compute capability override is ignored", host: "orin-nano-jp6", image: "jetpack6",
+			args: []string{"--smoke"}, env: []string{"JETBAKE_COMPUTE_CAP=11.0"},
+			want: map[string]string{"binary-chosen": statusPassed, "image-digest": statusSkipped}},
+		{name: "desktop GPU", host: "desktop-rtx3090", image: "desktop", args: []string{"--smoke"}, env: []string{digest},
+			want: map[string]string{"jetson-soc": statusFailed, "device-class": statusSkipped, "l4t-release": statusFailed}},
+		{name: "no runtime", host: "no-runtime", image: "jetpack6", noDriver: true, env: []string{digest},
+			want: map[string]string{"cuda-driver": statusFailed, "binary-chosen": statusFailed, "l4t-release": statusFailed}},
+		{name: "no image description", host: "orin-nano-jp6", args: []string{"--smoke"}, env: []string{digest},
+			want: map[string]string{"image-description": statusFailed, "binary-chosen": statusSkipped, "smoke": statusSkipped}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newSysroot(t, tt.host, tt.image)
+			if !tt.noDriver {
+				installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
+			}
+			arch := tt.arch
+			if arch == "" {
+				arch = "arm64"
+			}
+			r := runProbeIn(t, root, arch, tt.args, tt.env...)
+			require.Equal(t, 1, r.code, r.stderr)
+			require.False(t, r.ev.Result.Pass)
+			got := statuses(&r.ev)
+			for name, status := range tt.want {
+				require.Equal(t, status, got[name], "check %s in %+v", name, r.ev.Result.Checks)
+			}
+			if tt.wantDetail != "" {
+				require.Contains(t, r.stdout, `"detail": "`+tt.wantDetail+`"`)
+			}
+			require.Contains(t, r.stderr, "jetbake-entrypoint: probe: not a pass: ")
+		})
+	}
+}
+
+func TestProbeThorReporting101(t *testing.T) {
+	root := newSysroot(t, "thor-jp7", "jetpack7.2")
+	writeFile(t, root, "/etc/nv_tegra_release", "# R39 (release), REVISION: 2.0, GCID: 1, BOARD: generic, EABI: aarch64\n", 0o644)
+	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu")
+	r := runProbeIn(t, root, "arm64", []string{"--smoke"}, "JETBAKE_IMAGE_DIGEST="+testDigest,
+		"FAKE_CUDA_MAJOR=10", "FAKE_CUDA_MINOR=1", "FAKE_CUDA_DRIVER_VERSION=13020")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, evidenceHost{Architecture: "arm64", L4T: "39.2.0", JetPack: "7.2", DeviceClass: "Jetson AGX Thor",
+		SoC: "tegra264", ComputeCapability: "10.1", CUDADriver: "13.2"}, r.ev.Host)
+	require.Equal(t, &evidenceBinary{SM: "11.0", Name: "router-110"}, r.ev.Result.Binary)
+}
+
+func TestProbeSmokeFailure(t *testing.T) {
+	root := orinRoot(t)
+	writeFile(t, root, "/usr/local/bin/router-87", "#!/bin/sh\necho broken >&2\nexit 3\n", 0o755)
+	r := runProbeIn(t, root, "arm64", []string{"--smoke"}, "JETBAKE_IMAGE_DIGEST="+testDigest)
+	require.Equal(t, 1, r.code)
+	require.Equal(t, statusFailed, statuses(&r.ev)["smoke"])
+	three := 3
+	require.Equal(t, &evidenceSmoke{Args: []string{"--version"}, ExitCode: &three}, r.ev.Result.Smoke)
+	require.Contains(t, r.stderr, "broken\n")
+}
+
+// TestProbeOutFile runs the real path through run: --out writes the file
+// atomically and leaves stdout empty; on this test machine the result is
+// a pass only on arm64.
+func TestProbeOutFile(t *testing.T) {
+	root := orinRoot(t)
+	out := filepath.Join(t.TempDir(), "evidence.json")
+	b := buildBinaries(t)
+	var stdout, stderr bytes.Buffer
+	env := baseEnv(root, "JETBAKE_CUDAPROBE="+b.probe, "JETBAKE_IMAGE_DIGEST="+testDigest)
+	code := run(t.Context(), []string{"--probe", "--out", out, "--smoke"}, env, &stdout, &stderr, nil)
+	require.Empty(t, stdout.String())
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var ev evidence
+	require.NoError(t, json.Unmarshal(data, &ev))
+	require.Equal(t, evidenceSchemaVersion, ev.SchemaVersion)
+	require.Equal(t, ev.Result.Pass, code == 0)
+	require.Equal(t, ev.Result.Pass, ev.Host.Architecture == "arm64")
+	require.Contains(t, stderr.String(), "; written to "+out+"\n")
+	entries, err := os.ReadDir(filepath.Dir(out))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+func TestProbeArguments(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		probe      bool
+		smoke      bool
+		out        string
+		usage      string
+		routerArgs []string
+	}{
+		{name: "probe alone", args: []string{"--probe"}, probe: true},
+		{name: "smoke and out", args: []string{"--probe", "--out", "e.json", "--smoke"}, probe: true, smoke: true, out: "e.json"},
+		{name: "out with =", args: []string{"--probe", "--out=e.json"}, probe: true, out: "e.json"},
+		{name: "a router flag after --probe", args: []string{"--probe", "--port", "80"}, probe: true,
+			usage: `--probe takes only --smoke and --out FILE after it, not "--port"; run it as: jetbake-entrypoint --probe [--smoke] [--out FILE]`},
+		{name: "--out without a file", args: []string{"--probe", "--smoke", "--out"}, probe: true, smoke: true,
+			usage: "--out needs a file name, as in --probe --out evidence.json"},
+		{name: "--probe later belongs to the router", args: []string{"--port", "80", "--probe"}, routerArgs: []string{"--port", "80", "--probe"}},
+		{name: "--smoke first belongs to the router", args: []string{"--smoke", "--probe"}, routerArgs: []string{"--smoke", "--probe"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := newConfig(tt.args, nil)
+			require.Equal(t, tt.probe, cfg.probe)
+			require.Equal(t, tt.smoke, cfg.smoke)
+			require.Equal(t, tt.out, cfg.out)
+			require.Equal(t, tt.usage, cfg.usageErr)
+			require.Equal(t, tt.routerArgs, cfg.routerArgs)
+		})
+	}
+}
+
+func TestProbeUsageError(t *testing.T) {
+	root := orinRoot(t)
+	r := runIn(t, root, []string{"--probe", "--model-id", "x"})
+	require.Equal(t, 2, r.code)
+	require.Nil(t, r.exec)
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke and --out FILE after it, not "--model-id"`)
+}
