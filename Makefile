@@ -3,7 +3,6 @@ GO        ?= go
 BIN       := bin
 LDFLAGS   := -s -w -buildid= -X main.version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_R := -trimpath -buildvcs=false
-E2E_BINS  := $(BIN)/buildkitd $(BIN)/buildctl
 
 .PHONY: all build deps demo test test-unit test-e2e bench fuzz lint clean
 
@@ -18,15 +17,18 @@ build:
 	done
 
 ## deps: runc, QEMU binfmt for aarch64, arm64 busybox, buildkitd and buildctl from the BuildKit pinned in go.mod
-deps: $(E2E_BINS)
-	bash builder/tools/deps.sh
-
 # BuildKit refuses `go install pkg@version` (exclude directives); building it
-# inside this module uses exactly the version go.mod pins.
-$(BIN)/buildkitd: go.mod go.sum
-	$(GO) build -o $@ github.com/moby/buildkit/cmd/buildkitd
-$(BIN)/buildctl: go.mod go.sum
-	$(GO) build -o $@ github.com/moby/buildkit/cmd/buildctl
+# inside this module uses exactly the version go.mod pins. The binaries are
+# rebuilt only when that version changes.
+deps:
+	bash builder/tools/deps.sh
+	@v=$$($(GO) list -m -f '{{.Version}}' github.com/moby/buildkit); \
+	if [ "$$(cat $(BIN)/.buildkit-version 2>/dev/null)" != "$$v" ] || [ ! -x $(BIN)/buildkitd ] || [ ! -x $(BIN)/buildctl ]; then \
+	  echo "deps: building buildkitd and buildctl $$v (a few minutes the first time)"; \
+	  $(GO) build -o $(BIN)/buildkitd github.com/moby/buildkit/cmd/buildkitd && \
+	  $(GO) build -o $(BIN)/buildctl github.com/moby/buildkit/cmd/buildctl && \
+	  echo "$$v" > $(BIN)/.buildkit-version; \
+	else echo "deps: buildkitd $$v is built"; fi
 
 ## demo: build the real matrix with stand-in bases and router, push to a local registry, run the images on fake Jetsons
 demo: deps build

@@ -54,10 +54,11 @@ func runProbeIn(t *testing.T, root, arch string, args []string, extra ...string)
 }
 
 // orinRoot is the Orin Nano Super sysroot with the fake driver where
-// JetPack 6 mounts it.
+// JetPack 6 mounts it, and the JetPack 6.2 image as jetbake build writes it
+// (with the revision).
 func orinRoot(t *testing.T) string {
 	t.Helper()
-	root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+	root := newSysroot(t, "orin-nano-jp6", "jetpack6-built")
 	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
 	return root
 }
@@ -119,7 +120,7 @@ func TestProbeNotAPass(t *testing.T) {
 			wantDetail: "amd64 is not arm64: no Jetson runs it"},
 		{name: "JetPack 6 image on a JetPack 5 host, override ignored", host: "agx-orin-jp5", image: "jetpack6",
 			args: []string{"--smoke"}, env: []string{digest, "JETBAKE_SKIP_L4T_CHECK=1"},
-			want: map[string]string{"l4t-matches-image": statusFailed, "binary-chosen": statusFailed, "smoke": statusSkipped},
+			want:       map[string]string{"l4t-matches-image": statusFailed, "binary-chosen": statusFailed, "smoke": statusSkipped},
 			wantDetail: "the host runs L4T R35.4.1 but the image is for R36"},
 		{name: "no driver: device tree alone is not enough", host: "orin-nano-jp6", image: "jetpack6", noDriver: true,
 			args: []string{"--smoke"}, env: []string{digest},

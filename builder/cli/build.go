@@ -316,17 +316,20 @@ func entrypointDir(flag string) string {
 }
 
 // sourceInfo finds the revision and SOURCE_DATE_EPOCH: flags first, then the
-// SOURCE_DATE_EPOCH variable, then git in dir; without git, no revision and 0.
+// SOURCE_DATE_EPOCH variable, then git in dir or else in the working folder;
+// without git, no revision and 0.
 func sourceInfo(dir, revision, epoch string) (string, int64, error) {
 	if epoch == "" {
 		epoch = os.Getenv("SOURCE_DATE_EPOCH")
 	}
 	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
-		if err != nil {
-			return ""
+		for _, d := range []string{dir, "."} {
+			out, err := exec.Command("git", append([]string{"-C", d}, args...)...).Output()
+			if err == nil {
+				return strings.TrimSpace(string(out))
+			}
 		}
-		return strings.TrimSpace(string(out))
+		return ""
 	}
 	if revision == "" {
 		revision = git("rev-parse", "HEAD")

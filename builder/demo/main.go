@@ -127,14 +127,14 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	outcomes := e2e.RunChecks(ctx, runner, images, hosts, e2e.DemoChecks())
 	fmt.Fprintln(out, "\n==> the images on fake Jetsons (runc, arm64 through QEMU)")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "IMAGE\tHOST\tRESULT\tCHECK")
+	fmt.Fprintln(tw, "IMAGE\tHOST\tCHECK\tRESULT")
 	failed := 0
 	for _, o := range outcomes {
 		verdict := "ok"
 		if !o.OK() {
 			verdict, failed = "UNEXPECTED", failed+1
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", tags[o.Release], o.Host, shorten(o.Summary(), 110), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shortTag(tags[o.Release]), o.Host, verdict, oneLine(o.Summary()))
 	}
 	tw.Flush()
 	if failed > 0 {
@@ -144,10 +144,9 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	return nil
 }
 
-func shorten(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
+// shortTag drops the registry and repository, which every row shares.
+func shortTag(ref string) string {
+	return ref[strings.LastIndex(ref, "/")+1:]
 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -84,7 +84,7 @@ func DemoChecks() []Check {
 	return append(DefaultChecks(),
 		Check{Release: "jetpack6.1", Host: "orin-jp6", WantArch: "sm_87"},
 		Check{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "no "},
+		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "host runs L4T R39"},
 		Check{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
 	)
 }

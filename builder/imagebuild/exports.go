@@ -2,6 +2,7 @@ package imagebuild
 
 import (
 	"fmt"
+	"github.com/containerd/platforms"
 	"github.com/jetbake/jetbake/builder/refs"
 	"maps"
 	"os"
@@ -34,6 +35,7 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		CacheExports: perRelease(b.opts.cacheTo, j.release.Name),
 		FrontendAttrs: map[string]string{
 			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+			"platform":                    platforms.Format(arm64),
 		},
 	}
 	common := map[string]string{

@@ -63,6 +63,8 @@ func FuzzParseOutput(f *testing.F) {
 func TestNewDefaults(t *testing.T) {
 	b := New(nil)
 	require.Equal(t, 2, b.opts.parallel)
+	require.Equal(t, 2, b.opts.retries)
+	require.Len(t, b.nodes, 1)
 	require.Equal(t, "quiet", b.opts.progressMode)
 	require.NotNil(t, b.opts.mirrors)
 

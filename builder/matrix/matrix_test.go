@@ -145,6 +145,9 @@ func ruleCases() []ruleCase {
 			path: "$", message: "not valid JSON at line"},
 		{name: "truncated file", raw: func(s string) string { return s[:len(s)/2] },
 			path: "$", message: "unexpected end of the file"},
+		{name: "nested too deep", raw: func(string) string {
+			return `{"releases": ` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`
+		}, path: "$", message: "nesting deeper than 32 levels"},
 		{name: "not an object", raw: func(string) string { return `[1, 2]` },
 			path: "$", message: "must be an object, not an array"},
 		{name: "trailing data", raw: func(s string) string { return s + "{}" },
@@ -339,4 +342,11 @@ func TestReserved(t *testing.T) {
 	require.True(t, Reserved(KeyNVIDIACUDA))
 	require.True(t, Reserved(KeyBaseDigest))
 	require.False(t, Reserved("org.opencontainers.image.licenses"))
+}
+
+func TestValidTagMatchesPattern(t *testing.T) {
+	for _, s := range []string{"", "1.8.0-jetpack6.2", "jetpack6", "_x", ".x", "-x", "a.b-c_d", "a+b", "a/b", "ä",
+		strings.Repeat("a", 128), strings.Repeat("a", 129), "A-Z.9"} {
+		require.Equal(t, tagRE.MatchString(s), ValidTag(s), "%q", s)
+	}
 }

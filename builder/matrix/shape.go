@@ -173,53 +173,83 @@ var rootRule = objectRule{fields: []fieldRule{
 // checkShape reports every field of the tree that does not have the type,
 // form or presence rootRule asks for.
 func checkShape(root *node, errs *checker) {
-	checkObject(root, &rootRule, "$", "write the matrix as one JSON object with router, image and releases", errs)
+	checkObject(root, &rootRule, nil, nil, false, errs)
 }
 
-// checkObject checks an object's members against its rule; fix says how to
-// write the object when it is not one.
-func checkObject(n *node, rule *objectRule, path, fix string, errs *checker) {
+// jsonPath is the JSON path of a value, turned into text only when an error
+// names it. The nil path is the document itself, "$".
+type jsonPath struct {
+	parent  *jsonPath
+	key     string
+	index   int
+	isIndex bool
+}
+
+// String writes the path as "releases[2].targets[1]".
+func (p *jsonPath) String() string {
+	if p == nil {
+		return "$"
+	}
+	base := ""
+	if p.parent != nil {
+		base = p.parent.String()
+	}
+	if p.isIndex {
+		return indexPath(base, p.index)
+	}
+	return keyPath(base, p.key)
+}
+
+// objectFix says how to write an object that is something else: the value
+// of field f (an item of its list when item is set), or the document when f
+// is nil.
+func objectFix(f *fieldRule, item bool) string {
+	switch {
+	case f == nil:
+		return "write the matrix as one JSON object with router, image and releases"
+	case item:
+		return "write each item as an object like " + firstExample(f)
+	default:
+		return "write it like " + f.example
+	}
+}
+
+// checkObject checks an object's members against its rule; f and item
+// describe where the object is, for the fix when it is not an object.
+func checkObject(n *node, rule *objectRule, path *jsonPath, f *fieldRule, item bool, errs *checker) {
 	if n.kind != kindObject {
-		errs.add(path, n.render(), "must be an object, not "+n.kind.article(), fix)
+		errs.add(path.String(), n.render(), "must be an object, not "+n.kind.article(), objectFix(f, item))
 		return
 	}
-	seen := make(map[string]bool, len(n.keys))
+	seen := newKeySet(len(n.keys))
 	for i, key := range n.keys {
-		p := keyPath(pathOrEmpty(path), key)
-		if seen[key] {
-			errs.add(p, n.values[i].render(), "duplicate field: JSON readers keep only one of them", "remove one")
+		p := jsonPath{parent: path, key: key}
+		if seen.has(n.keys[:i], key) {
+			errs.add(p.String(), n.values[i].render(), "duplicate field: JSON readers keep only one of them", "remove one")
 			continue
 		}
-		seen[key] = true
-		f, ok := rule.field(key)
+		field, ok := rule.field(key)
 		if !ok {
-			errs.add(p, n.values[i].render(), "unknown field", unknownFieldFix(key, rule))
+			errs.add(p.String(), n.values[i].render(), "unknown field", unknownFieldFix(key, rule))
 			continue
 		}
-		checkField(n.values[i], f, p, errs)
+		checkField(n.values[i], field, &p, errs)
 	}
-	for _, f := range rule.fields {
-		if f.required && !seen[f.name] {
-			errs.add(joinPath(path, f.name), "", "missing required field", "add \""+f.name+"\": "+f.example)
+	for _, field := range rule.fields {
+		if _, present := n.member(field.name); field.required && !present {
+			p := jsonPath{parent: path, key: field.name}
+			errs.add(p.String(), "", "missing required field", "add \""+field.name+"\": "+field.example)
 		}
 	}
-}
-
-// pathOrEmpty turns the root path "$" into "" so that children read "router".
-func pathOrEmpty(path string) string {
-	if path == "$" {
-		return ""
-	}
-	return path
 }
 
 // checkField checks one present field against its rule.
-func checkField(n *node, f *fieldRule, path string, errs *checker) {
+func checkField(n *node, f *fieldRule, path *jsonPath, errs *checker) {
 	switch f.kind {
 	case fieldString:
 		checkString(n, f, path, errs)
 	case fieldObject:
-		checkObject(n, f.object, path, "write it like "+f.example, errs)
+		checkObject(n, f.object, path, f, false, errs)
 	case fieldStringList, fieldObjectList:
 		checkList(n, f, path, errs)
 	case fieldStringMap:
@@ -228,26 +258,29 @@ func checkField(n *node, f *fieldRule, path string, errs *checker) {
 }
 
 // checkList checks a list field and its items.
-func checkList(n *node, f *fieldRule, path string, errs *checker) {
+func checkList(n *node, f *fieldRule, path *jsonPath, errs *checker) {
 	if n.kind != kindArray {
-		errs.add(path, n.render(), "must be a list, not "+n.kind.article(), "write it like "+f.example)
+		errs.add(path.String(), n.render(), "must be a list, not "+n.kind.article(), "write it like "+f.example)
 		return
 	}
 	if len(n.values) < f.minItems {
-		errs.add(path, "[]", "must not be empty", "write it like "+f.example)
+		errs.add(path.String(), "[]", "must not be empty", "write it like "+f.example)
 	}
-	first := make(map[string]int)
+	var first map[string]int
+	if f.unique {
+		first = make(map[string]int, len(n.values))
+	}
 	for i, item := range n.values {
-		p := indexPath(path, i)
+		p := jsonPath{parent: path, index: i, isIndex: true}
 		if f.kind == fieldObjectList {
-			checkObject(item, f.object, p, "write each item as an object like "+firstExample(f), errs)
+			checkObject(item, f.object, &p, f, true, errs)
 			continue
 		}
-		if !checkString(item, f, p, errs) || !f.unique {
+		if !checkString(item, f, &p, errs) || !f.unique {
 			continue
 		}
 		if j, dup := first[item.text]; dup {
-			errs.addString(p, item.text, "repeats "+indexPath(path, j), "remove the repeated item")
+			errs.addString(p.String(), item.text, "repeats "+indexPath(path.String(), j), "remove the repeated item")
 			continue
 		}
 		first[item.text] = i
@@ -255,39 +288,66 @@ func checkList(n *node, f *fieldRule, path string, errs *checker) {
 }
 
 // checkMap checks a map of strings.
-func checkMap(n *node, f *fieldRule, path string, errs *checker) {
+func checkMap(n *node, f *fieldRule, path *jsonPath, errs *checker) {
 	if n.kind != kindObject {
-		errs.add(path, n.render(), "must be an object of strings, not "+n.kind.article(), "write it like "+f.example)
+		errs.add(path.String(), n.render(), "must be an object of strings, not "+n.kind.article(), "write it like "+f.example)
 		return
 	}
-	seen := make(map[string]bool, len(n.keys))
+	seen := newKeySet(len(n.keys))
 	for i, key := range n.keys {
-		p := keyPath(path, key)
+		p := jsonPath{parent: path, key: key}
 		switch {
-		case seen[key]:
-			errs.add(p, n.values[i].render(), "duplicate key: JSON readers keep only one of them", "remove one")
+		case seen.has(n.keys[:i], key):
+			errs.add(p.String(), n.values[i].render(), "duplicate key: JSON readers keep only one of them", "remove one")
 		case f.keyPattern != nil && !errs.match(f.keyPattern, key):
-			errs.addString(p, key, "is not a valid key", "keys must match "+f.keyPattern.String())
+			errs.addString(p.String(), key, "is not a valid key", "keys must match "+f.keyPattern.String())
 		case n.values[i].kind != kindString:
-			errs.add(p, n.values[i].render(), "must be a string, not "+n.values[i].kind.article(), "quote the value")
+			errs.add(p.String(), n.values[i].render(), "must be a string, not "+n.values[i].kind.article(), "quote the value")
 		}
-		seen[key] = true
 	}
 }
 
+// keySet finds repeated keys of an object: by scanning the keys before the
+// current one for small objects, with a map for large ones.
+type keySet struct {
+	seen map[string]bool
+}
+
+// smallObject is the size up to which keySet scans instead of hashing.
+const smallObject = 32
+
+// newKeySet prepares a keySet for an object of n keys.
+func newKeySet(n int) keySet {
+	if n <= smallObject {
+		return keySet{}
+	}
+	return keySet{seen: make(map[string]bool, n)}
+}
+
+// has reports whether key is among before, the keys read so far, and
+// records it.
+func (k keySet) has(before []string, key string) bool {
+	if k.seen == nil {
+		return slices.Contains(before, key)
+	}
+	dup := k.seen[key]
+	k.seen[key] = true
+	return dup
+}
+
 // checkString checks a string value and reports whether it is a string at all.
-func checkString(n *node, f *fieldRule, path string, errs *checker) bool {
+func checkString(n *node, f *fieldRule, path *jsonPath, errs *checker) bool {
 	if n.kind != kindString {
 		fix := "quote it, e.g. " + firstExample(f)
 		if f.kind == fieldString {
 			fix = "write it like " + f.example
 		}
-		errs.add(path, n.render(), "must be a string, not "+n.kind.article(), fix)
+		errs.add(path.String(), n.render(), "must be a string, not "+n.kind.article(), fix)
 		return false
 	}
 	switch {
 	case len(n.text) < f.minLength || (n.text == "" && f.pattern != nil):
-		errs.addString(path, n.text, "must not be empty", "write it like "+firstExample(f))
+		errs.addString(path.String(), n.text, "must not be empty", "write it like "+firstExample(f))
 	case f.pattern != nil && !errs.match(f.pattern, n.text):
 		msg := f.mismatch
 		if msg == "" {
@@ -297,9 +357,9 @@ func checkString(n *node, f *fieldRule, path string, errs *checker) bool {
 		if fix == "" {
 			fix = "write it like " + firstExample(f)
 		}
-		errs.addString(path, n.text, msg, fix)
+		errs.addString(path.String(), n.text, msg, fix)
 	case f.enum != nil && !slices.Contains(f.enum, n.text):
-		errs.addString(path, n.text, "unknown "+f.name, "use one of "+quoteAll(f.enum))
+		errs.addString(path.String(), n.text, "unknown "+f.name, "use one of "+quoteAll(f.enum))
 	}
 	return true
 }

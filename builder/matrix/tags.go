@@ -59,6 +59,7 @@ func expandTag(template string, lookup func(string) (string, bool)) (string, err
 		return template, nil
 	}
 	var b strings.Builder
+	b.Grow(len(template) + 32)
 	rest := template
 	for rest != "" {
 		open := strings.IndexAny(rest, "{}")
@@ -86,9 +87,21 @@ func expandTag(template string, lookup func(string) (string, bool)) (string, err
 }
 
 // ValidTag reports whether s is a valid OCI tag: up to 128 letters, digits,
-// '_', '.' and '-', not starting with '.' or '-'.
+// '_', '.' and '-', not starting with '.' or '-'. It is tagPattern written
+// out, because it runs for every tag of every release.
 func ValidTag(s string) bool {
-	return tagRE.MatchString(s)
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
+		case (c == '.' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Tags returns the expanded tags of release i: the image's templates first,
@@ -108,10 +121,24 @@ func (m *Matrix) Tags(i int) ([]string, error) {
 	return tags, nil
 }
 
+// templateRef names one tag template: image.tags[index] when release is
+// -1, else releases[release].tags[index].
+type templateRef struct {
+	release, index int
+}
+
+// path writes the template's JSON path.
+func (t templateRef) path() string {
+	if t.release < 0 {
+		return indexPath("image.tags", t.index)
+	}
+	return indexPath(indexPath("releases", t.release)+".tags", t.index)
+}
+
 // tagSource is where an expanded tag came from.
 type tagSource struct {
-	release int
-	path    string
+	release  int
+	template templateRef
 }
 
 // checkTags checks tag templates, the expanded tags and that no two images
@@ -119,69 +146,77 @@ type tagSource struct {
 func checkTags(m *Matrix, errs *checker) {
 	placeholders := "use " + strings.Join(wrapAll(Placeholders()), " ")
 	sample := func(name string) (string, bool) { return tagValue(m, &Release{}, name) }
-	templateOK := make(map[string]bool)
-	check := func(path, t string) {
-		_, err := expandTag(t, sample)
-		templateOK[path] = err == nil
-		if err != nil {
-			errs.addString(path, t, "tag template "+err.Error(), placeholders)
+	bad := make(map[templateRef]bool)
+	check := func(ref templateRef, t string) {
+		if _, err := expandTag(t, sample); err != nil {
+			bad[ref] = true
+			errs.addString(ref.path(), t, "tag template "+err.Error(), placeholders)
 		}
 	}
 	for k, t := range m.Image.Tags {
-		check(indexPath("image.tags", k), t)
+		check(templateRef{release: -1, index: k}, t)
 	}
 	for i := range m.Releases {
 		for k, t := range m.Releases[i].Tags {
-			check(indexPath(indexPath("releases", i)+".tags", k), t)
+			check(templateRef{release: i, index: k}, t)
 		}
 	}
-	expandAll(m, templateOK, errs)
+	expandAll(m, bad, errs)
 }
 
 // expandAll expands every good template for every release and reports tags
 // that are not valid OCI tags or that two images share, once per template.
-func expandAll(m *Matrix, templateOK map[string]bool, errs *checker) {
+// bad holds the templates already reported.
+func expandAll(m *Matrix, bad map[templateRef]bool, errs *checker) {
 	if !errs.match(versionRE, m.Router.Version) {
 		return
 	}
-	owner := make(map[string]tagSource)
-	reported := make(map[string]bool)
+	owner := make(map[string]tagSource, len(m.Releases)*(len(m.Image.Tags)+1))
 	for i := range m.Releases {
 		r := &m.Releases[i]
 		if !tagInputsOK(r, errs) {
 			continue
 		}
 		lookup := func(name string) (string, bool) { return tagValue(m, r, name) }
-		releasePath := indexPath("releases", i)
-		sources := make([]string, 0, len(m.Image.Tags)+len(r.Tags))
-		templates := make([]string, 0, cap(sources))
-		for k, t := range m.Image.Tags {
-			sources, templates = append(sources, indexPath("image.tags", k)), append(templates, t)
-		}
-		for k, t := range r.Tags {
-			sources, templates = append(sources, indexPath(releasePath+".tags", k)), append(templates, t)
-		}
-		for k, path := range sources {
-			if !templateOK[path] || reported[path] {
+		for k := range len(m.Image.Tags) + len(r.Tags) {
+			ref, template := templateRef{release: -1, index: k}, ""
+			if k < len(m.Image.Tags) {
+				template = m.Image.Tags[k]
+			} else {
+				ref = templateRef{release: i, index: k - len(m.Image.Tags)}
+				template = r.Tags[ref.index]
+			}
+			if bad[ref] {
 				continue
 			}
-			tag, _ := expandTag(templates[k], lookup)
-			if !ValidTag(tag) {
-				reported[path] = true
-				errs.addString(path, templates[k], fmt.Sprintf("expands to %q for %s (%s), which is not a valid OCI tag", tag, releasePath, r.Name),
-					"tags may hold up to 128 letters, digits, '_', '.' and '-', and may not start with '.' or '-'")
+			tag, _ := expandTag(template, lookup)
+			if msg, fix := tagProblem(m, tag, i, owner); msg != "" {
+				bad[ref] = true
+				errs.addString(ref.path(), template, msg, fix)
 				continue
 			}
-			if prev, dup := owner[tag]; dup {
-				reported[path] = true
-				errs.addString(path, templates[k], fmt.Sprintf("expands to %q for %s (%s), a tag %s (%s) already has from %s",
-					tag, releasePath, r.Name, indexPath("releases", prev.release), m.Releases[prev.release].Name, prev.path),
-					"make every image's tags differ, e.g. with {release} or {jetpack}, or drop the repeated template")
-				continue
-			}
-			owner[tag] = tagSource{release: i, path: path}
+			owner[tag] = tagSource{release: i, template: ref}
 		}
 	}
+}
+
+// tagProblem says what is wrong with the expanded tag of release i and
+// how to fix it, or returns empty strings: a tag must be a valid OCI tag
+// and no other image's.
+func tagProblem(m *Matrix, tag string, i int, owner map[string]tagSource) (message, fix string) {
+	valid := ValidTag(tag)
+	prev, dup := owner[tag]
+	if valid && !dup {
+		return "", ""
+	}
+	here := fmt.Sprintf("for %s (%s)", indexPath("releases", i), m.Releases[i].Name)
+	if !valid {
+		return fmt.Sprintf("expands to %q %s, which is not a valid OCI tag", tag, here),
+			"tags may hold up to 128 letters, digits, '_', '.' and '-', and may not start with '.' or '-'"
+	}
+	return fmt.Sprintf("expands to %q %s, a tag %s (%s) already has from %s", tag, here,
+			indexPath("releases", prev.release), m.Releases[prev.release].Name, prev.template.path()),
+		"make every image's tags differ, e.g. with {release} or {jetpack}, or drop the repeated template"
 }
 
 // tagInputsOK reports whether the release fields used by placeholders have

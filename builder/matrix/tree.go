@@ -116,6 +116,9 @@ type scanner struct {
 	pos  int
 	// slab holds nodes not yet handed out, allocated in chunks.
 	slab []node
+	// strings holds every plain string read so far, so that values repeated
+	// across releases share one copy.
+	strings map[string]string
 }
 
 // newNode hands out a node from the slab.
@@ -128,9 +131,6 @@ func (s *scanner) newNode(kind nodeKind, text string) *node {
 	n.kind, n.text = kind, text
 	return n
 }
-
-// errTruncated reports JSON that ends inside a value.
-var errTruncated = io.ErrUnexpectedEOF
 
 // skipSpace moves past white space and returns the next byte, or 0 at the end.
 func (s *scanner) skipSpace() byte {
@@ -152,7 +152,7 @@ func (s *scanner) value(depth int) (*node, error) {
 	}
 	switch c := s.skipSpace(); c {
 	case 0:
-		return nil, errTruncated
+		return nil, io.ErrUnexpectedEOF
 	case '{':
 		s.pos++
 		return s.object(depth)
@@ -211,7 +211,7 @@ func (s *scanner) array(depth int) (*node, error) {
 			s.pos++
 			continue
 		case 0:
-			return nil, errTruncated
+			return nil, io.ErrUnexpectedEOF
 		}
 		v, err := s.value(depth + 1)
 		if err != nil {
@@ -234,7 +234,7 @@ func (s *scanner) str() (string, error) {
 			s.pos = i + 1
 			raw := s.data[start+1 : i]
 			if plain && utf8.Valid(raw) {
-				return string(raw), nil
+				return s.intern(raw), nil
 			}
 			var text string
 			if err := json.Unmarshal(s.data[start:i+1], &text); err != nil {
@@ -246,7 +246,21 @@ func (s *scanner) str() (string, error) {
 		}
 	}
 	s.pos = len(s.data)
-	return "", errTruncated
+	return "", io.ErrUnexpectedEOF
+}
+
+// intern returns raw as a string, sharing the copy of an equal string read
+// before.
+func (s *scanner) intern(raw []byte) string {
+	if text, ok := s.strings[string(raw)]; ok {
+		return text
+	}
+	if s.strings == nil {
+		s.strings = make(map[string]string)
+	}
+	text := string(raw)
+	s.strings[text] = text
+	return text
 }
 
 // literal reads a number, true, false or null.

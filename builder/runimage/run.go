@@ -61,6 +61,10 @@ func (r *Runner) Run(ctx context.Context, rootfs string, cfg *v1.ConfigFile, hos
 	}
 	defer os.RemoveAll(bundle)
 	spec := runtimeSpec(rootfs, cfg, host, args, env)
+	// runc creates missing bind-mount targets inside the root file system;
+	// remove them afterwards so that the next container on the same rootfs
+	// (a host without the NVIDIA runtime, say) does not see them.
+	defer removeCreatedTargets(rootfs, spec.Mounts)()
 	data, err := json.MarshalIndent(spec, "", "  ")
 	if err != nil {
 		return Result{}, err
@@ -118,6 +122,26 @@ func runtimeSpec(rootfs string, cfg *v1.ConfigFile, host Host, args, env []strin
 		Linux: &specs.Linux{
 			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.MountNamespace}, {Type: specs.IPCNamespace}, {Type: specs.UTSNamespace}},
 		},
+	}
+}
+
+// removeCreatedTargets notes which bind targets are missing from rootfs and
+// returns a function that removes those that exist by then.
+func removeCreatedTargets(rootfs string, mounts []specs.Mount) func() {
+	var missing []string
+	for _, m := range mounts {
+		if m.Type != "bind" {
+			continue
+		}
+		target := filepath.Join(rootfs, m.Destination)
+		if !fileExists(target) {
+			missing = append(missing, target)
+		}
+	}
+	return func() {
+		for _, target := range missing {
+			_ = os.Remove(target)
+		}
 	}
 }
 

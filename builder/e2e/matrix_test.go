@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	return m
+}
+
+func TestWriteDemoMatrix(t *testing.T) {
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "matrix.json")
+	require.NoError(t, WriteDemoMatrix(root, "127.0.0.1:5000", out))
+
+	shipped := readJSON(t, filepath.Join(root, "matrix.json"))
+	got := readJSON(t, out)
+
+	routerDir := filepath.Join(root, StandinRouter)
+	router := got["router"].(map[string]any)
+	require.Equal(t, routerDir, router["context"])
+	require.Equal(t, filepath.Join(routerDir, "Dockerfile"), router["dockerfile"])
+	require.Equal(t, "router", router["target"])
+	require.Equal(t, "/out/router", router["output"])
+	shippedRouter := shipped["router"].(map[string]any)
+	require.Equal(t, shippedRouter["name"], router["name"])
+	require.Equal(t, shippedRouter["version"], router["version"])
+
+	image := got["image"].(map[string]any)
+	require.Equal(t, "127.0.0.1:5000/jetbake/text-embeddings-router", image["repository"])
+	shippedImage := shipped["image"].(map[string]any)
+	require.Equal(t, shippedImage["tags"], image["tags"])
+
+	require.NotContains(t, got, "$schema")
+	require.Equal(t, shipped["releases"], got["releases"], "the shipped releases, bases and tags are built")
+
+	_, err = os.Stat(routerDir)
+	require.NoError(t, err, "the stand-in router is in the checkout")
+}
+
+func TestWriteDemoMatrixMutate(t *testing.T) {
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "matrix.json")
+	var calls int
+	require.NoError(t, WriteDemoMatrix(root, "localhost:5001", out,
+		func(m map[string]any) { calls++; m["releases"] = m["releases"].([]any)[:1] },
+		func(m map[string]any) { calls++; m["router"].(map[string]any)["version"] = "9.9.9" },
+	))
+	require.Equal(t, 2, calls)
+	got := readJSON(t, out)
+	require.Len(t, got["releases"], 1)
+	require.Equal(t, "9.9.9", got["router"].(map[string]any)["version"])
+	require.Equal(t, "localhost:5001/jetbake/text-embeddings-router", got["image"].(map[string]any)["repository"])
+}
+
+func TestWriteDemoMatrixErrors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "matrix.json")
+
+	err := WriteDemoMatrix(t.TempDir(), "127.0.0.1:5000", out)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	bad := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "matrix.json"), []byte("{"), 0o644))
+	err = WriteDemoMatrix(bad, "127.0.0.1:5000", out)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "matrix.json")
+
+	noRouter := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(noRouter, "matrix.json"), []byte(`{"image": {}}`), 0o644))
+	err = WriteDemoMatrix(noRouter, "127.0.0.1:5000", out)
+	require.EqualError(t, err, "matrix.json: router or image is not an object")
+}
+
+// The demo matrix is a valid matrix that plans every shipped release.
+func TestLoadPlanDemoMatrix(t *testing.T) {
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "matrix.json")
+	require.NoError(t, WriteDemoMatrix(root, "127.0.0.1:5000", out))
+	p, err := LoadPlan(out)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:5000/jetbake/text-embeddings-router", p.Repository)
+	require.Equal(t, filepath.Join(root, StandinRouter), p.Router.Context)
+
+	shipped := readJSON(t, filepath.Join(root, "matrix.json"))
+	var names []string
+	for _, r := range shipped["releases"].([]any) {
+		names = append(names, r.(map[string]any)["name"].(string))
+	}
+	var planned []string
+	for _, r := range p.Releases {
+		planned = append(planned, r.Name)
+	}
+	require.Equal(t, names, planned)
+
+	_, err = LoadPlan(filepath.Join(t.TempDir(), "missing.json"))
+	require.Error(t, err)
+}
+
+func TestFindRepoRoot(t *testing.T) {
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "builder", "e2e"), mustGetwd(t))
+
+	t.Chdir(t.TempDir())
+	_, err = FindRepoRoot()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "no go.mod")
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	return wd
+}

@@ -1,0 +1,205 @@
+package evidence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetbake/jetbake/builder/matrix"
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// DefaultMaxAge is how old evidence may be before it stops counting.
+const DefaultMaxAge = 30 * 24 * time.Hour
+
+// clockSkew is how far in the future evidence may be dated.
+const clockSkew = 10 * time.Minute
+
+// Reason names the rule that refused evidence.
+type Reason string
+
+// Reasons evidence is refused.
+const (
+	// ReasonFailedCheck: a check of the probe failed.
+	ReasonFailedCheck Reason = "failed-check"
+	// ReasonSkippedCheck: a check of the probe was skipped, which proves nothing.
+	ReasonSkippedCheck Reason = "skipped-check"
+	// ReasonNotArm64: the probe ran on another architecture.
+	ReasonNotArm64 Reason = "not-arm64"
+	// ReasonNoDigest: the evidence names no image digest.
+	ReasonNoDigest Reason = "no-digest"
+	// ReasonUnknownDigest: jetbake did not build the digest for any release.
+	ReasonUnknownDigest Reason = "unknown-digest"
+	// ReasonWrongRelease: the evidence's release is not the digest's, or not in the matrix.
+	ReasonWrongRelease Reason = "wrong-release"
+	// ReasonWrongL4T: the host's L4T major is not the release's.
+	ReasonWrongL4T Reason = "wrong-l4t"
+	// ReasonWrongDevice: the device class is not in the release's hardware.
+	ReasonWrongDevice Reason = "wrong-device"
+	// ReasonWrongRevision: the evidence's revision is not the image's.
+	ReasonWrongRevision Reason = "wrong-revision"
+	// ReasonTooOld: the evidence is older than the age limit.
+	ReasonTooOld Reason = "too-old"
+	// ReasonFuture: the evidence is dated in the future.
+	ReasonFuture Reason = "future"
+	// ReasonNotCurrent: the evidence is for another digest than the release's current one.
+	ReasonNotCurrent Reason = "not-current"
+)
+
+// RefusedError says why evidence does not count and what to do.
+type RefusedError struct {
+	// Reason names the rule.
+	Reason Reason
+	// Message says what was found.
+	Message string
+	// Fix says what to do.
+	Fix string
+}
+
+// Error writes "evidence refused (wrong-l4t): message; fix: fix".
+func (e *RefusedError) Error() string {
+	return "evidence refused (" + string(e.Reason) + "): " + e.Message + "; fix: " + e.Fix
+}
+
+// refuse builds a *RefusedError.
+func refuse(reason Reason, fix, format string, args ...any) error {
+	return &RefusedError{Reason: reason, Message: fmt.Sprintf(format, args...), Fix: fix}
+}
+
+// probeFix is the advice for evidence that does not prove the image.
+const probeFix = "run 'jetbake-entrypoint --probe --smoke --out evidence.json' inside the image on a Jetson, " +
+	"with JETBAKE_IMAGE_DIGEST set to the digest it was pulled by"
+
+// Admitted is evidence that Admit accepted, with the image it is for.
+type Admitted struct {
+	// Evidence is the evidence.
+	Evidence *Evidence
+	// Release is the matrix release of the image.
+	Release *matrix.Release
+	// Built is what the resolver knows of the image.
+	Built Built
+}
+
+// Admit checks evidence against the matrix, the image the resolver knows
+// for its digest, and the age limit at now. It returns a *RefusedError for
+// evidence that does not count, or another error when the resolver could
+// not tell (a registry out of reach).
+func Admit(ctx context.Context, ev *Evidence, m *matrix.Matrix, r Resolver, now time.Time, maxAge time.Duration) (*Admitted, error) {
+	if err := checkResult(ev); err != nil {
+		return nil, err
+	}
+	if ev.Image.Digest == "" {
+		return nil, refuse(ReasonNoDigest, probeFix, "the evidence names no image digest (image.digest is empty)")
+	}
+	built, err := r.Lookup(ctx, ev.Image.Digest)
+	if errors.Is(err, ErrNotFound) {
+		return nil, refuse(ReasonUnknownDigest,
+			"probe an image that 'jetbake build' produced, and pass its --metadata-file or let jetbake reach the registry",
+			"%s is not an image jetbake built for a release: %v", ev.Image.Digest, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot tell which release %s was built for: %w", ev.Image.Digest, err)
+	}
+	rel, ok := m.Release(built.Release)
+	if !ok {
+		return nil, refuse(ReasonWrongRelease, "add the release back to the matrix, or probe an image of a release it has",
+			"%s was built for release %s, which the matrix does not have (it has %s)",
+			ev.Image.Digest, built.Release, strings.Join(m.ReleaseNames(), ", "))
+	}
+	if err := Verify(ev, rel, built, now, maxAge); err != nil {
+		return nil, err
+	}
+	return &Admitted{Evidence: ev, Release: rel, Built: built}, nil
+}
+
+// Verify applies the rules that need no lookup: a passing result on arm64,
+// for the release and revision of built, on a host with the release's L4T
+// major and a device class among its hardware, no older than maxAge at now.
+func Verify(ev *Evidence, rel *matrix.Release, built Built, now time.Time, maxAge time.Duration) error {
+	if err := checkResult(ev); err != nil {
+		return err
+	}
+	if ev.Image.Digest != built.Digest {
+		return refuse(ReasonNotCurrent, probeFix+" of "+built.Digest,
+			"the evidence is for %s, not %s (%s)", ev.Image.Digest, built.Digest, built.Source)
+	}
+	if ev.Image.Release != "" && ev.Image.Release != built.Release {
+		return refuse(ReasonWrongRelease, probeFix,
+			"the image description says release %s but %s was built for %s", ev.Image.Release, ev.Image.Digest, built.Release)
+	}
+	if ev.Revision != "" && built.Revision != "" && ev.Revision != built.Revision {
+		return refuse(ReasonWrongRevision, probeFix,
+			"the evidence's revision %s is not %s, the revision %s was built from", ev.Revision, built.Revision, ev.Image.Digest)
+	}
+	if err := checkHost(ev, rel); err != nil {
+		return err
+	}
+	return checkAge(ev, now, maxAge)
+}
+
+// checkResult refuses a result with a failed or skipped check, or not on arm64.
+func checkResult(ev *Evidence) error {
+	var failed, skipped []string
+	for _, c := range ev.Result.Checks {
+		switch c.Status {
+		case Failed:
+			failed = append(failed, c.Name+" ("+c.Detail+")")
+		case Skipped:
+			skipped = append(skipped, c.Name+" ("+c.Detail+")")
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return refuse(ReasonFailedCheck, "fix what the failed checks say and probe again",
+			"the probe's result is not a pass: failed %s", strings.Join(failed, ", "))
+	case len(skipped) > 0:
+		return refuse(ReasonSkippedCheck, "a skipped check proves nothing: "+probeFix,
+			"the probe's result is not a pass: skipped %s", strings.Join(skipped, ", "))
+	case !ev.Result.Pass:
+		return refuse(ReasonFailedCheck, probeFix, "the probe's result is not a pass")
+	case ev.Host.Architecture != "arm64":
+		return refuse(ReasonNotArm64, probeFix, "the probe ran on %s: a build host proves nothing, only a Jetson does", ev.Host.Architecture)
+	}
+	return nil
+}
+
+// checkHost refuses a host with another L4T major or a device class that
+// the release does not list.
+func checkHost(ev *Evidence, rel *matrix.Release) error {
+	want, _, _ := strings.Cut(rel.L4T, ".")
+	got, _, _ := strings.Cut(ev.Host.L4T, ".")
+	if got == "" || got != want {
+		jp := ""
+		if n, err := strconv.Atoi(want); err == nil {
+			if s, ok := computecap.JetPackForL4T(n); ok {
+				jp = " (JetPack " + s + ")"
+			}
+		}
+		return refuse(ReasonWrongL4T, "probe on a Jetson flashed with L4T R"+want+jp,
+			"the host runs L4T %q but release %s is for L4T %s", ev.Host.L4T, rel.Name, rel.L4T)
+	}
+	if !slices.Contains(rel.Hardware, ev.Host.DeviceClass) {
+		return refuse(ReasonWrongDevice, "probe on one of "+strings.Join(rel.Hardware, ", ")+", or add the module to the release's hardware",
+			"the host is a %q, which release %s does not list in its hardware", ev.Host.DeviceClass, rel.Name)
+	}
+	return nil
+}
+
+// checkAge refuses evidence older than maxAge or dated in the future.
+func checkAge(ev *Evidence, now time.Time, maxAge time.Duration) error {
+	at := ev.At()
+	age := now.Sub(at)
+	switch {
+	case age < -clockSkew:
+		return refuse(ReasonFuture, "check the Jetson's clock and probe again",
+			"the evidence is dated %s, after now (%s)", at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	case age > maxAge:
+		return refuse(ReasonTooOld, probeFix+" again",
+			"the evidence is from %s, %s old, more than the limit of %s", at.UTC().Format(time.DateOnly), FormatAge(age), FormatAge(maxAge))
+	}
+	return nil
+}

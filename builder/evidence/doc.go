@@ -1,0 +1,48 @@
+// Package evidence keeps the proof that an exact image works on a real
+// Jetson, and decides whether a release may claim the tier "supported".
+//
+// # Collecting
+//
+// `jetbake-entrypoint --probe --smoke --out evidence.json`, run inside the
+// image on a Jetson with JETBAKE_IMAGE_DIGEST set to the digest it was pulled
+// by, writes an allow-listed profile of the image and the host and a list of
+// named checks (see Parse for the schema). The probe lives in the entrypoint
+// (package main under entrypoint/), which may import only the standard
+// library: this package reads the same JSON with its own types, and a test
+// parses the entrypoint's golden output to keep the two in step.
+//
+// # Which image the evidence is for
+//
+// Evidence names its image by digest. jetbake knows that a digest is one it
+// built for a release from a Resolver: the report of `jetbake build
+// --metadata-file build.json` (MetadataResolver), or the registry, where the
+// image at <repository>@<digest> carries the io.jetbake.release annotation
+// that jetbake puts on every index and manifest (RegistryResolver). Chain
+// asks them in order.
+//
+// The current digest of a release is the one its latest build produced: the
+// digest in the metadata file when one is given, else what the release's
+// first tag resolves to in the registry now. Evidence for an older digest
+// stays in the store and shows in `jetbake support`, but does not back the
+// tier.
+//
+// # Admitting and storing
+//
+// Admit refuses evidence, each time with a *RefusedError whose Reason names
+// the rule, when its result is not a pass (a failed or skipped check), its
+// architecture is not arm64, it names no digest or a digest jetbake did not
+// build, its release differs from the digest's, the host's L4T major is not
+// the release's, its device class is not in the release's hardware, its
+// revision differs from the image's, or it is older than the age limit
+// (30 days by default) or dated in the future. Store writes admitted evidence
+// to evidence/<release>/<digest-short>-<device>-<date>.json next to the
+// matrix, atomically.
+//
+// # Reading
+//
+// IssueMarkdown writes one piece of evidence as an issue body a person can
+// paste; Support builds the table of every release's tier, hardware and
+// evidence; CheckStrict reports each release that claims "supported" without
+// passing evidence for its current digest within the age limit, for
+// `jetbake validate --strict`.
+package evidence

@@ -1,0 +1,156 @@
+package evidence
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// IssueMarkdown writes evidence as the body of an issue a person can paste:
+// a title line, the image and host, the checks, and the evidence itself in
+// a folded block that `jetbake evidence add` reads back.
+func IssueMarkdown(ev *Evidence) (string, error) {
+	raw, err := ev.Marshal()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Hardware evidence: %s on %s: %s\n\n", orDash(ev.Image.Release), orDash(ev.Host.DeviceClass), verdict(ev))
+	b.WriteString("| | |\n|---|---|\n")
+	for _, row := range summaryRows(ev) {
+		fmt.Fprintf(&b, "| %s | %s |\n", row[0], cell(row[1]))
+	}
+	b.WriteString("\n### Checks\n\n| Check | Status | Detail |\n|---|---|---|\n")
+	for _, c := range ev.Result.Checks {
+		fmt.Fprintf(&b, "| %s | %s %s | %s |\n", cell(c.Name), statusMark(c.Status), c.Status, cell(c.Detail))
+	}
+	b.WriteString("\n<details><summary>Evidence JSON (for <code>jetbake evidence add</code>)</summary>\n\n```json\n")
+	b.Write(raw)
+	b.WriteString("```\n\n</details>\n")
+	return b.String(), nil
+}
+
+// summaryRows are the label and value rows of the issue's first table.
+func summaryRows(ev *Evidence) [][2]string {
+	h := &ev.Host
+	device := orDash(h.DeviceClass)
+	if h.SoC != "" || h.ComputeCapability != "" {
+		device += " (" + strings.Join(nonEmpty(h.SoC, sm(h.ComputeCapability)), ", ") + ")"
+	}
+	rows := [][2]string{
+		{"Release", orDash(ev.Image.Release)},
+		{"Image digest", code(ev.Image.Digest)},
+		{"Tags", codeList(ev.Image.Tags)},
+		{"jetbake revision", code(ev.Revision)},
+		{"Device", device},
+		{"L4T / JetPack", orDash(h.L4T) + " / " + orDash(h.JetPack)},
+		{"CUDA driver", orDash(h.CUDADriver)},
+		{"Architecture", orDash(h.Architecture)},
+		{"Binary chosen", binaryText(ev.Result.Binary)},
+		{"Smoke run", smokeText(ev.Result.Smoke)},
+		{"Collected", ev.At().UTC().Format("2006-01-02 15:04 UTC")},
+	}
+	return rows
+}
+
+// verdict is "pass" or "not a pass".
+func verdict(ev *Evidence) string {
+	if ev.Result.Pass {
+		return "pass"
+	}
+	return "not a pass"
+}
+
+// statusMark is the sign shown before a status.
+func statusMark(s Status) string {
+	switch s {
+	case Passed:
+		return "✅"
+	case Failed:
+		return "❌"
+	}
+	return "⏭️"
+}
+
+// binaryText names the chosen binary.
+func binaryText(b *Binary) string {
+	if b == nil {
+		return "none"
+	}
+	if b.Name == "" {
+		return "SM " + b.SM
+	}
+	return code(b.Name) + " (SM " + b.SM + ")"
+}
+
+// smokeText describes the smoke run.
+func smokeText(s *Smoke) string {
+	if s == nil {
+		return "not run"
+	}
+	args := code(strings.Join(s.Args, " "))
+	if s.ExitCode == nil {
+		return args + " did not exit"
+	}
+	return args + " exited " + strconv.Itoa(*s.ExitCode)
+}
+
+// sm writes "SM 8.7", or "" for "".
+func sm(c string) string {
+	if c == "" {
+		return ""
+	}
+	return "SM " + c
+}
+
+// nonEmpty returns the non-empty strings.
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// orDash returns s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// code writes s as inline code, or "-" when it is empty.
+func code(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return "`" + strings.ReplaceAll(s, "`", "") + "`"
+}
+
+// codeList writes each item as inline code, separated by line breaks.
+func codeList(items []string) string {
+	if len(items) == 0 {
+		return "-"
+	}
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = code(s)
+	}
+	return strings.Join(out, "<br>")
+}
+
+// cell makes s safe in a Markdown table cell.
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
+}
+
+// shortDigest writes "sha256:c2efadaaded6".
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return d
+}

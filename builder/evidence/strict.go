@@ -1,0 +1,155 @@
+package evidence
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetbake/jetbake/builder/matrix"
+)
+
+// TierSupported is the tier that needs evidence.
+const TierSupported = "supported"
+
+// Option changes what Support and CheckStrict use.
+type Option func(*options)
+
+// options are the settings of Support and CheckStrict.
+type options struct {
+	resolver Resolver
+	store    *Store
+	now      time.Time
+	maxAge   time.Duration
+}
+
+// WithResolver sets how the current digest of a release is found; see
+// Chain, MetadataResolver and RegistryResolver. Without it, CheckStrict
+// reports every supported release as unknown, and Support shows no
+// current digest.
+func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
+
+// WithStore reads evidence from s instead of StoreFor(m).
+func WithStore(s Store) Option { return func(o *options) { o.store = &s } }
+
+// WithNow sets the time evidence ages are measured at (default time.Now()).
+func WithNow(t time.Time) Option { return func(o *options) { o.now = t } }
+
+// WithMaxAge sets the age limit (default DefaultMaxAge, 30 days).
+func WithMaxAge(d time.Duration) Option { return func(o *options) { o.maxAge = d } }
+
+// newOptions applies opts over the defaults for m.
+func newOptions(m *matrix.Matrix, opts []Option) options {
+	o := options{now: time.Now(), maxAge: DefaultMaxAge}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.store == nil {
+		s := StoreFor(m)
+		o.store = &s
+	}
+	return o
+}
+
+// backing is what the store and the resolver say about one release.
+type backing struct {
+	// current is the release's current image; zero when currentErr is set.
+	current    Built
+	currentErr error
+	// entries are the stored evidence, newest first, and verdicts each
+	// one's Verify result against current (nil: it counts).
+	entries  []Entry
+	verdicts []error
+}
+
+// backed reports whether some stored evidence counts.
+func (b *backing) backed() bool {
+	for _, v := range b.verdicts {
+		if v == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// backingOf reads the store for rel and, with a resolver, verifies each
+// entry against the release's current image.
+func backingOf(ctx context.Context, o *options, rel *matrix.Release) (*backing, error) {
+	entries, err := o.store.Release(rel.Name)
+	if err != nil {
+		return nil, err
+	}
+	b := &backing{entries: entries}
+	if o.resolver == nil {
+		b.currentErr = errors.New("no build metadata or registry to ask: " + ErrNotFound.Error())
+		return b, nil
+	}
+	if b.current, b.currentErr = o.resolver.Current(ctx, rel.Name); b.currentErr != nil {
+		return b, nil
+	}
+	for _, e := range entries {
+		b.verdicts = append(b.verdicts, Verify(e.Evidence, rel, b.current, o.now, o.maxAge))
+	}
+	return b, nil
+}
+
+// CheckStrict reports, as matrix field errors on releases[i].tier, each
+// release that claims "supported" without stored evidence that passes
+// Verify for its current image at the age limit. The current image is what
+// the resolver's Current says: with Chain{metadata, registry}, the digest
+// in the latest build's metadata, else what the release's first tag
+// resolves to. Releases of other tiers are not checked, and need no
+// resolver.
+func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix.FieldError {
+	o := newOptions(m, opts)
+	var errs []matrix.FieldError
+	for i := range m.Releases {
+		rel := &m.Releases[i]
+		if rel.Tier != TierSupported {
+			continue
+		}
+		fe := matrix.FieldError{Path: "releases[" + strconv.Itoa(i) + "].tier", Value: strconv.Quote(rel.Tier)}
+		b, err := backingOf(ctx, &o, rel)
+		switch {
+		case err != nil:
+			fe.Message = "release " + rel.Name + " claims supported, but its evidence cannot be read: " + err.Error()
+			fe.Fix = "remove or repair the file; 'jetbake evidence add' writes only valid evidence"
+		case b.currentErr != nil:
+			fe.Message = "release " + rel.Name + " claims supported, but the digest of its current image is unknown: " + b.currentErr.Error()
+			fe.Fix = "pass --metadata-file with the report of the latest 'jetbake build', or push the release and its tags"
+		case !b.backed():
+			fe.Message = "release " + rel.Name + " claims supported without passing evidence for its current image " +
+				b.current.Digest + " (" + b.current.Source + ") no older than " + FormatAge(o.maxAge) + ": " + whyNot(b)
+			fe.Fix = "run 'jetbake-entrypoint --probe --smoke --out evidence.json' in that image on a Jetson, then " +
+				"'jetbake evidence add evidence.json'; or set the tier to \"candidate\""
+		default:
+			continue
+		}
+		errs = append(errs, fe)
+	}
+	return errs
+}
+
+// whyNot says why no stored evidence counts: none, or each entry's
+// reason (the newest three).
+func whyNot(b *backing) string {
+	if len(b.entries) == 0 {
+		return "there is no evidence for the release"
+	}
+	var parts []string
+	for i, v := range b.verdicts {
+		if i == 3 {
+			parts = append(parts, strconv.Itoa(len(b.verdicts)-3)+" more")
+			break
+		}
+		msg := v.Error()
+		var re *RefusedError
+		if errors.As(v, &re) {
+			msg = string(re.Reason) + ": " + re.Message
+		}
+		parts = append(parts, filepath.Base(b.entries[i].Path)+" ("+msg+")")
+	}
+	return strings.Join(parts, "; ")
+}

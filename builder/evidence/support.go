@@ -1,0 +1,180 @@
+package evidence
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/jetbake/jetbake/builder/matrix"
+)
+
+// SupportTable is every release's claimed tier, hardware and evidence.
+type SupportTable struct {
+	// MaxAge is the age limit evidence was judged by, such as "30d".
+	MaxAge string `json:"max_age"`
+	// Releases are the matrix's releases, in matrix order.
+	Releases []SupportRow `json:"releases"`
+}
+
+// SupportRow is one release.
+type SupportRow struct {
+	// Release is the release's name.
+	Release string `json:"release"`
+	// JetPack and L4T are its versions.
+	JetPack string `json:"jetpack"`
+	L4T     string `json:"l4t"`
+	// Tier is the tier it claims.
+	Tier string `json:"tier"`
+	// Hardware are the modules it is for.
+	Hardware []string `json:"hardware"`
+	// CurrentDigest is the digest of its current image, when known.
+	CurrentDigest string `json:"current_digest,omitempty"`
+	// Backed is set when the current digest is known: true when some
+	// evidence counts for it.
+	Backed *bool `json:"backed,omitempty"`
+	// Evidence is the stored evidence, newest first; empty for "no evidence".
+	Evidence []SupportEvidence `json:"evidence"`
+}
+
+// SupportEvidence is one stored piece of evidence.
+type SupportEvidence struct {
+	// DeviceClass is the module it ran on.
+	DeviceClass string `json:"device_class"`
+	// Date is when the probe ran, in RFC 3339 form.
+	Date string `json:"date"`
+	// Digest is the image's digest.
+	Digest string `json:"digest"`
+	// Revision is the jetbake revision of the image.
+	Revision string `json:"revision,omitempty"`
+	// Counts is set when the current digest is known: true when this
+	// evidence counts for the current image within the age limit.
+	Counts *bool `json:"counts,omitempty"`
+	// File is the stored file's name in its release's folder.
+	File string `json:"file"`
+}
+
+// Support builds the table from the matrix, the store and, with
+// WithResolver, each release's current image.
+func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTable, error) {
+	o := newOptions(m, opts)
+	t := &SupportTable{MaxAge: FormatAge(o.maxAge), Releases: []SupportRow{}}
+	for i := range m.Releases {
+		rel := &m.Releases[i]
+		b, err := backingOf(ctx, &o, rel)
+		if err != nil {
+			return nil, err
+		}
+		row := SupportRow{Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, Tier: rel.Tier,
+			Hardware: rel.Hardware, Evidence: []SupportEvidence{}}
+		if b.currentErr == nil {
+			row.CurrentDigest = b.current.Digest
+			row.Backed = ptr(b.backed())
+		}
+		for k, e := range b.entries {
+			se := SupportEvidence{DeviceClass: e.Evidence.Host.DeviceClass, Date: e.Evidence.GeneratedAt,
+				Digest: e.Evidence.Image.Digest, Revision: e.Evidence.Revision, File: filepath.Base(e.Path)}
+			if b.currentErr == nil {
+				se.Counts = ptr(b.verdicts[k] == nil)
+			}
+			row.Evidence = append(row.Evidence, se)
+		}
+		t.Releases = append(t.Releases, row)
+	}
+	return t, nil
+}
+
+// ptr returns a pointer to v.
+func ptr(v bool) *bool { return &v }
+
+// WriteJSON writes the table as indented JSON.
+func (t *SupportTable) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(t); err != nil {
+		return fmt.Errorf("write support table: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes the table for a README or an issue.
+func (t *SupportTable) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| Release | JetPack (L4T) | Tier | Hardware | Evidence |\n|---|---|---|---|---|\n")
+	for _, r := range t.Releases {
+		fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s | %s |\n", cell(r.Release), cell(r.JetPack), cell(r.L4T),
+			tierText(&r), cell(strings.Join(r.Hardware, ", ")), evidenceCell(&r))
+	}
+	fmt.Fprintf(&b, "\nEvidence counts for a release's current image when it passed every check no more than %s ago.\n", t.MaxAge)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// tierText is the tier, marked when a supported tier is not backed.
+func tierText(r *SupportRow) string {
+	if r.Tier == TierSupported && r.Backed != nil && !*r.Backed {
+		return r.Tier + " (not backed by evidence)"
+	}
+	return r.Tier
+}
+
+// evidenceCell lists a release's evidence in one Markdown cell.
+func evidenceCell(r *SupportRow) string {
+	if len(r.Evidence) == 0 {
+		return "no evidence"
+	}
+	lines := make([]string, len(r.Evidence))
+	for i, e := range r.Evidence {
+		lines[i] = evidenceLine(&e, "`")
+	}
+	return strings.Join(lines, "<br>")
+}
+
+// evidenceLine writes "Jetson AGX Orin, 2026-11-20, sha256:c2efadaaded6,
+// rev 677e5d8 (current)", with q around the digest and revision.
+func evidenceLine(e *SupportEvidence, q string) string {
+	date := e.Date
+	if len(date) >= 10 {
+		date = date[:10]
+	}
+	s := cell(e.DeviceClass) + ", " + date + ", " + q + shortDigest(e.Digest) + q
+	if e.Revision != "" {
+		rev := e.Revision
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		s += ", rev " + q + rev + q
+	}
+	if e.Counts != nil {
+		if *e.Counts {
+			s += " (counts)"
+		} else {
+			s += " (does not count)"
+		}
+	}
+	return s
+}
+
+// WriteText writes the table for a terminal: one line per release, then
+// one indented line per piece of evidence, or "no evidence".
+func (t *SupportTable) WriteText(w io.Writer) error {
+	nameW, tierW := 0, 0
+	for _, r := range t.Releases {
+		nameW, tierW = max(nameW, len(r.Release)), max(tierW, len(tierText(&r)))
+	}
+	var b strings.Builder
+	for _, r := range t.Releases {
+		fmt.Fprintf(&b, "%-*s  %-*s  JetPack %s (L4T %s): %s\n", nameW, r.Release, tierW, tierText(&r),
+			r.JetPack, r.L4T, strings.Join(r.Hardware, ", "))
+		if len(r.Evidence) == 0 {
+			b.WriteString("    no evidence\n")
+		}
+		for _, e := range r.Evidence {
+			b.WriteString("    " + evidenceLine(&e, "") + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
