@@ -23,6 +23,20 @@ import (
 // release; other errors mean it could not tell (a registry out of reach).
 var ErrNotFound = errors.New("not known")
 
+// notFoundError is a resolver's "not known" answer; it wraps ErrNotFound.
+type notFoundError struct{ msg string }
+
+// Error returns the message.
+func (e *notFoundError) Error() string { return e.msg }
+
+// Unwrap returns ErrNotFound.
+func (e *notFoundError) Unwrap() error { return ErrNotFound }
+
+// notFound builds a *notFoundError.
+func notFound(format string, args ...any) error {
+	return &notFoundError{msg: fmt.Sprintf(format, args...)}
+}
+
 // Built is an image jetbake built for a release.
 type Built struct {
 	// Release is the matrix release it was built for.
@@ -90,7 +104,7 @@ func (m *MetadataResolver) Lookup(_ context.Context, digest string) (Built, erro
 			return m.built(rel), nil
 		}
 	}
-	return Built{}, fmt.Errorf("%s lists no image %s: %w", m.File, digest, ErrNotFound)
+	return Built{}, notFound("%s lists no image %s", m.File, digest)
 }
 
 // Current finds the release's digest in the report.
@@ -100,7 +114,7 @@ func (m *MetadataResolver) Current(_ context.Context, release string) (Built, er
 			return m.built(rel), nil
 		}
 	}
-	return Built{}, fmt.Errorf("%s has no built image of %s: %w", m.File, release, ErrNotFound)
+	return Built{}, notFound("%s has no built image of %s", m.File, release)
 }
 
 // RegistryResolver answers from the registry: the image at
@@ -136,7 +150,7 @@ func (r *RegistryResolver) Lookup(ctx context.Context, digest string) (Built, er
 	}
 	release := ann[matrix.KeyRelease]
 	if release == "" {
-		return Built{}, fmt.Errorf("%s has no %s annotation, so jetbake did not build it: %w", ref, matrix.KeyRelease, ErrNotFound)
+		return Built{}, notFound("%s has no %s annotation, so jetbake did not build it", ref, matrix.KeyRelease)
 	}
 	return Built{Release: release, Digest: got, Revision: ann[matrix.KeyRevision], Source: "registry " + r.Plan.Repository}, nil
 }
@@ -150,14 +164,14 @@ func (r *RegistryResolver) Current(ctx context.Context, release string) (Built, 
 		}
 	}
 	if len(tags) == 0 {
-		return Built{}, fmt.Errorf("release %s has no tag to look up: %w", release, ErrNotFound)
+		return Built{}, notFound("release %s has no tag to look up", release)
 	}
 	ann, got, err := r.annotations(ctx, tags[0])
 	if err != nil {
 		return Built{}, err
 	}
 	if ann[matrix.KeyRelease] != release {
-		return Built{}, fmt.Errorf("%s points at an image of release %q, not %s: %w", tags[0], ann[matrix.KeyRelease], release, ErrNotFound)
+		return Built{}, notFound("%s points at an image of release %q, not %s", tags[0], ann[matrix.KeyRelease], release)
 	}
 	return Built{Release: release, Digest: got, Revision: ann[matrix.KeyRevision], Source: "registry " + tags[0]}, nil
 }
@@ -176,7 +190,7 @@ func (r *RegistryResolver) annotations(ctx context.Context, ref string) (map[str
 	desc, err := remote.Get(parsed, append([]remote.Option{remote.WithContext(ctx)}, r.Options...)...)
 	if err != nil {
 		if isNotFound(err) {
-			return nil, "", fmt.Errorf("%s is not in the registry: %w", ref, ErrNotFound)
+			return nil, "", notFound("%s is not in the registry", ref)
 		}
 		return nil, "", fmt.Errorf("look up %s: %w", ref, err)
 	}
@@ -213,21 +227,21 @@ func (c Chain) Current(ctx context.Context, release string) (Built, error) {
 // ask returns the first answer, or the reasons of all.
 func (c Chain) ask(q func(Resolver) (Built, error)) (Built, error) {
 	if len(c) == 0 {
-		return Built{}, fmt.Errorf("no build metadata or registry to ask: %w", ErrNotFound)
+		return Built{}, notFound("no build metadata or registry to ask")
 	}
 	var reasons []string
-	notFound := true
+	allNotFound := true
 	for _, r := range c {
 		b, err := q(r)
 		if err == nil {
 			return b, nil
 		}
-		notFound = notFound && errors.Is(err, ErrNotFound)
-		reasons = append(reasons, strings.TrimSuffix(err.Error(), ": "+ErrNotFound.Error()))
+		allNotFound = allNotFound && errors.Is(err, ErrNotFound)
+		reasons = append(reasons, err.Error())
 	}
 	msg := strings.Join(reasons, "; ")
-	if notFound {
-		return Built{}, fmt.Errorf("%s: %w", msg, ErrNotFound)
+	if allNotFound {
+		return Built{}, notFound("%s", msg)
 	}
 	return Built{}, errors.New(msg)
 }

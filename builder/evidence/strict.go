@@ -83,7 +83,7 @@ func backingOf(ctx context.Context, o *options, rel *matrix.Release) (*backing, 
 	}
 	b := &backing{entries: entries}
 	if o.resolver == nil {
-		b.currentErr = errors.New("no build metadata or registry to ask: " + ErrNotFound.Error())
+		b.currentErr = notFound("no build metadata or registry to ask")
 		return b, nil
 	}
 	if b.current, b.currentErr = o.resolver.Current(ctx, rel.Name); b.currentErr != nil {

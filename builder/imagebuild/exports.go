@@ -162,6 +162,9 @@ func perRelease(entries []client.CacheOptionsEntry, release string) []client.Cac
 	out := make([]client.CacheOptionsEntry, 0, len(entries))
 	for _, e := range entries {
 		attrs := maps.Clone(e.Attrs)
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
 		switch e.Type {
 		case "registry":
 			attrs["ref"] = cacheRef(attrs["ref"], release)

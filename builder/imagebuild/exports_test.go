@@ -105,3 +105,8 @@ func TestOutputPath(t *testing.T) {
 		})
 	}
 }
+
+func TestPerReleaseWithoutAttrs(t *testing.T) {
+	got := perRelease([]client.CacheOptionsEntry{{Type: "gha"}}, "jetpack6.2")
+	require.Equal(t, "jetpack6.2", got[0].Attrs["scope"])
+}

@@ -150,15 +150,19 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 		"platform": platforms.Format(arm64),
 		"filename": j.dockerfile,
 	}
-	args := map[string]string{
+	// The release's own build args first: jetbake's may not be overridden.
+	args := maps.Clone(j.release.BuildArgs)
+	if args == nil {
+		args = map[string]string{}
+	}
+	maps.Copy(args, map[string]string{
 		"CUDA_COMPUTE_CAP":  t.ComputeCap,
 		"CUDA_ARCH":         t.Arch,
 		"BUILD_BASE":        buildBase,
 		"RUNTIME_BASE":      j.runtimeBase,
 		"ROUTER_VERSION":    j.plan.Router.Version,
 		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
-	}
-	maps.Copy(args, j.release.BuildArgs)
+	})
 	for k, v := range args {
 		opts["build-arg:"+k] = v
 	}

@@ -4,6 +4,7 @@ package refs
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -16,10 +17,14 @@ type Mirrors map[string]string
 // ParseMirror parses one `REGISTRY=MIRROR` flag value into m.
 func (m Mirrors) ParseMirror(flag string) error {
 	from, to, ok := strings.Cut(flag, "=")
+	to = strings.TrimSuffix(to, "/")
 	if !ok || from == "" || to == "" || strings.Contains(from, "/") {
 		return fmt.Errorf("--mirror %q: want REGISTRY=HOST[:PORT], e.g. --mirror nvcr.io=127.0.0.1:5000", flag)
 	}
-	m[from] = strings.TrimSuffix(to, "/")
+	if from == "docker.io" {
+		from = name.DefaultRegistry // go-containerregistry's name for Docker Hub
+	}
+	m[from] = to
 	return nil
 }
 
@@ -52,9 +57,13 @@ func (m Mirrors) Rewrite(ref, digest string) (string, error) {
 // plain HTTP is allowed as docker and BuildKit allow it.
 func IsLoopback(ref string) bool {
 	host, _, _ := strings.Cut(ref, "/")
-	if strings.HasPrefix(host, "[::1]") {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
 		return true
 	}
-	host, _, _ = strings.Cut(host, ":")
-	return host == "localhost" || strings.HasPrefix(host, "127.")
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -144,3 +144,19 @@ func FuzzParseMirror(f *testing.F) {
 		}
 	})
 }
+
+func TestMirrorDockerHub(t *testing.T) {
+	m := Mirrors{}
+	require.NoError(t, m.ParseMirror("docker.io=127.0.0.1:5000"))
+	got, err := m.Rewrite("ubuntu:22.04", "")
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:5000/library/ubuntu:22.04", got)
+	require.Error(t, m.ParseMirror("nvcr.io=/"))
+}
+
+func TestIsLoopbackNeedsALoopbackAddress(t *testing.T) {
+	require.False(t, IsLoopback("127.example.com/x"))
+	require.True(t, IsLoopback("127.0.0.1:5000/x"))
+	require.True(t, IsLoopback("[::1]:5000/x"))
+	require.True(t, IsLoopback("localhost:5000/x"))
+}

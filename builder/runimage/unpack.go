@@ -25,6 +25,11 @@ func Unpack(img v1.Image, rootfs string) error {
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			// Extract ends the tar stream before it reports a layer's error:
+			// read on to get it.
+			if _, err := io.Copy(io.Discard, rc); err != nil {
+				return fmt.Errorf("unpack image: %w", err)
+			}
 			return nil
 		}
 		if err != nil {
@@ -37,10 +42,9 @@ func Unpack(img v1.Image, rootfs string) error {
 }
 
 func writeEntry(rootfs string, hdr *tar.Header, r io.Reader) error {
-	clean := filepath.Clean("/" + hdr.Name)
-	target := filepath.Join(rootfs, clean)
-	if !strings.HasPrefix(target, filepath.Clean(rootfs)+string(os.PathSeparator)) {
-		return fmt.Errorf("path escapes the root file system")
+	target, err := safeJoin(rootfs, hdr.Name)
+	if err != nil || target == filepath.Clean(rootfs) {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
@@ -69,9 +73,40 @@ func writeEntry(rootfs string, hdr *tar.Header, r io.Reader) error {
 		os.Remove(target)
 		return os.Symlink(hdr.Linkname, target)
 	case tar.TypeLink:
+		source, err := safeJoin(rootfs, hdr.Linkname)
+		if err != nil {
+			return err
+		}
 		os.Remove(target)
-		return os.Link(filepath.Join(rootfs, filepath.Clean("/"+hdr.Linkname)), target)
+		return os.Link(source, target)
 	default:
 		return nil // devices and fifos are not needed to run a router
 	}
+}
+
+// safeJoin returns rootfs/name, refusing names that leave rootfs through ".."
+// and names whose parent folders inside rootfs are symbolic links: following
+// one would read or write outside the root file system.
+func safeJoin(rootfs, name string) (string, error) {
+	root := filepath.Clean(rootfs)
+	rel := strings.TrimPrefix(filepath.Clean("/"+name), "/")
+	if strings.HasPrefix(filepath.Clean(name), "..") {
+		return "", fmt.Errorf("path %q leaves the root file system", name)
+	}
+	if rel == "" {
+		return root, nil
+	}
+	parts := strings.Split(rel, "/")
+	current := root
+	for _, part := range parts[:len(parts)-1] {
+		current = filepath.Join(current, part)
+		info, err := os.Lstat(current)
+		if err != nil {
+			break // not created yet: nothing to follow
+		}
+		if info.Mode()&os.ModeSymlink != 0 {
+			return "", fmt.Errorf("path %q goes through the symbolic link %s", name, strings.TrimPrefix(current, root))
+		}
+	}
+	return filepath.Join(root, rel), nil
 }

@@ -172,3 +172,54 @@ func TestUnpackTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "busybox", link)
 }
+
+// go-containerregistry ends the stream before it reports a refused entry:
+// Unpack must still fail rather than return a rootfs cut short.
+func TestUnpackReportsRefusedEntries(t *testing.T) {
+	img := imageOf(t, layerOf(t,
+		tarEntry{name: "ok", typ: tar.TypeReg, mode: 0o644, data: "fine"},
+		tarEntry{name: "../evil", typ: tar.TypeReg, mode: 0o644, data: "x"},
+		tarEntry{name: "after", typ: tar.TypeReg, mode: 0o644, data: "x"},
+	))
+	require.Error(t, Unpack(img, filepath.Join(t.TempDir(), "rootfs")))
+}
+
+// A "./" entry names the root itself and is fine.
+func TestUnpackDotEntry(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "rootfs")
+	img := imageOf(t, layerOf(t,
+		tarEntry{name: "./", typ: tar.TypeDir, mode: 0o755},
+		tarEntry{name: "./etc/", typ: tar.TypeDir, mode: 0o755},
+		tarEntry{name: "./etc/x", typ: tar.TypeReg, mode: 0o644, data: "x"},
+	))
+	require.NoError(t, Unpack(img, root))
+	require.FileExists(t, filepath.Join(root, "etc", "x"))
+}
+
+// Entries that go through a symbolic link inside the root are refused: the
+// link could point at the host (a write there, or a hard link to a host file).
+// go-containerregistry already drops a file under a symlink of its layer;
+// the hard link is refused by Unpack itself.
+func TestUnpackRefusesPathsThroughSymlinks(t *testing.T) {
+	host := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(host, "secret"), []byte("s3cret"), 0o600))
+	for name, entry := range map[string]tarEntry{
+		"write":     {name: "host/planted", typ: tar.TypeReg, mode: 0o644, data: "x"},
+		"hard link": {name: "stolen", typ: tar.TypeLink, mode: 0o644, link: "host/secret"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "rootfs")
+			img := imageOf(t, layerOf(t,
+				tarEntry{name: "host", typ: tar.TypeSymlink, mode: 0o777, link: host},
+				entry,
+			))
+			err := Unpack(img, root)
+			if name == "hard link" {
+				require.Error(t, err)
+			}
+			require.NoFileExists(t, filepath.Join(host, "planted"))
+			data, err = os.ReadFile(filepath.Join(root, "stolen"))
+			require.Falsef(t, err == nil && string(data) == "s3cret", "a host file was linked into the root")
+		})
+	}
+}

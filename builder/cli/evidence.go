@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/evidence"
+	"github.com/jetbake/jetbake/builder/matrix"
+)
+
+// Output formats of the evidence commands besides text and json.
+const formatMarkdown format = "markdown"
+
+// evidenceFlags say where jetbake learns which image a digest is and which
+// image is current, and how old evidence may be.
+type evidenceFlags struct {
+	metadataFile string
+	registry     bool
+	repository   string
+	maxAge       string
+}
+
+// addEvidenceFlags adds --metadata-file, --registry, --repository and
+// --max-evidence-age to cmd.
+func addEvidenceFlags(cmd *cobra.Command, f *evidenceFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.metadataFile, "metadata-file", "", "report of 'jetbake build --metadata-file': the digests built for each release, the latest first")
+	fl.BoolVar(&f.registry, "registry", true, "ask the registry for digests the metadata file lacks (--registry=false stays offline)")
+	fl.StringVar(&f.repository, "repository", "", "look images up in this repository instead of the matrix's image.repository")
+	fl.StringVar(&f.maxAge, "max-evidence-age", "30d", "how old evidence may be: days such as 30d, or a duration such as 720h")
+}
+
+// age reads --max-evidence-age.
+func (f *evidenceFlags) age() (time.Duration, error) {
+	d, err := evidence.ParseAge(f.maxAge)
+	if err != nil {
+		return 0, usageErrorf("--max-evidence-age: %w", err)
+	}
+	return d, nil
+}
+
+// resolver builds the chain the flags ask for: the metadata file first,
+// then the registry.
+func (f *evidenceFlags) resolver(m *matrix.Matrix) (evidence.Resolver, error) {
+	var chain evidence.Chain
+	if f.metadataFile != "" {
+		md, err := evidence.ReadMetadata(f.metadataFile)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, md)
+	}
+	if f.registry {
+		reg, err := evidence.NewRegistryResolver(m, f.repository, remote.WithAuthFromKeychain(authn.DefaultKeychain))
+		if err != nil {
+			return nil, usageErrorf("--repository: %w", err)
+		}
+		chain = append(chain, reg)
+	}
+	return chain, nil
+}
+
+// options turns the flags into evidence options.
+func (f *evidenceFlags) options(m *matrix.Matrix) ([]evidence.Option, error) {
+	age, err := f.age()
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.resolver(m)
+	if err != nil {
+		return nil, err
+	}
+	return []evidence.Option{evidence.WithResolver(r), evidence.WithMaxAge(age)}, nil
+}
+
+// newEvidenceCommand builds `jetbake evidence` with add and report.
+func newEvidenceCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "evidence",
+		Short: "Keep and read evidence that an image works on a real Jetson",
+		Long: "A release may claim the tier \"supported\" only with evidence from a real Jetson running its exact image.\n" +
+			"Collect it inside the image on the Jetson:\n\n" +
+			"  docker run --rm --runtime nvidia -e JETBAKE_IMAGE_DIGEST=sha256:... -v $PWD:/out IMAGE@sha256:... \\\n" +
+			"    --probe --smoke --out /out/evidence.json\n\n" +
+			"then keep it with 'jetbake evidence add evidence.json'.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newEvidenceAddCommand(), newEvidenceReportCommand())
+	return cmd
+}
+
+// newEvidenceAddCommand builds `jetbake evidence add`.
+func newEvidenceAddCommand() *cobra.Command {
+	var f evidenceFlags
+	cmd := &cobra.Command{
+		Use:   "add FILE...",
+		Short: "Check evidence against the schema and the matrix, and store it next to the matrix",
+		Long: "add reads each file the probe wrote, checks it against the schema, finds the release its digest was\n" +
+			"built for (in --metadata-file, else the image's io.jetbake.release annotation in the registry), and\n" +
+			"refuses it, naming the rule, when a check failed or was skipped, the digest is not one jetbake built,\n" +
+			"the host's L4T major or device is not the release's, the revision differs, or it is older than\n" +
+			"--max-evidence-age. Accepted evidence goes to evidence/<release>/<digest>-<device>-<date>.json.",
+		Example: "  jetbake evidence add evidence.json --metadata-file build.json\n" +
+			"  jetbake evidence add orin.json thor.json",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runEvidenceAdd(cmd, &f, args) },
+	}
+	addEvidenceFlags(cmd, &f)
+	return cmd
+}
+
+// runEvidenceAdd admits and stores each file, reporting each refusal.
+func runEvidenceAdd(cmd *cobra.Command, f *evidenceFlags, files []string) error {
+	m, err := LoadMatrix(cmd)
+	if err != nil {
+		return err
+	}
+	age, err := f.age()
+	if err != nil {
+		return err
+	}
+	r, err := f.resolver(m)
+	if err != nil {
+		return err
+	}
+	store := evidence.StoreFor(m)
+	var failed []string
+	for _, file := range files {
+		path, err := addOne(cmd.Context(), file, m, r, store, age)
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", file, err)
+			failed = append(failed, file)
+			continue
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: stored as %s\n", file, path)
+	}
+	if len(failed) > 0 {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d evidence files not stored: %s", len(failed), len(files), strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+// addOne reads, admits and stores one file.
+func addOne(ctx context.Context, file string, m *matrix.Matrix, r evidence.Resolver, s evidence.Store, age time.Duration) (string, error) {
+	ev, err := evidence.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	a, err := evidence.Admit(ctx, ev, m, r, time.Now(), age)
+	if err != nil {
+		return "", err
+	}
+	return s.Add(a)
+}
+
+// newEvidenceReportCommand builds `jetbake evidence report`.
+func newEvidenceReportCommand() *cobra.Command {
+	var value string
+	cmd := &cobra.Command{
+		Use:   "report FILE",
+		Short: "Write evidence as an issue body to paste, pass or not",
+		Long: "report checks FILE against the schema and writes it as Markdown for an issue: the image, the host,\n" +
+			"every check with its detail, and the evidence itself folded at the end. It does not judge the\n" +
+			"evidence against the matrix: a failing probe is worth reporting too.",
+		Example: "  jetbake evidence report evidence.json > issue.md",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := readFormat(value, formatMarkdown, formatJSON)
+			if err != nil {
+				return err
+			}
+			ev, err := evidence.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			return writeEvidence(cmd.OutOrStdout(), ev, f)
+		},
+	}
+	cmd.Flags().StringVar(&value, "format", string(formatMarkdown), "output format: markdown or json")
+	return cmd
+}
+
+// writeEvidence writes evidence as an issue body or as its JSON.
+func writeEvidence(w io.Writer, ev *evidence.Evidence, f format) error {
+	var out string
+	if f == formatJSON {
+		data, err := ev.Marshal()
+		if err != nil {
+			return err
+		}
+		out = string(data)
+	} else {
+		body, err := evidence.IssueMarkdown(ev)
+		if err != nil {
+			return err
+		}
+		out = body
+	}
+	_, err := io.WriteString(w, out)
+	return err
+}
+
+// readFormat checks an --format value against the formats allowed.
+func readFormat(value string, allowed ...format) (format, error) {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		if format(value) == a {
+			return a, nil
+		}
+		names[i] = string(a)
+	}
+	return "", usageErrorf("--format %q is not known: use %s", value, strings.Join(names, ", "))
+}
+
+// strictCheck is what `jetbake validate --strict` runs after the matrix
+// loaded: the evidence errors, or nil without --strict.
+type strictCheck func(ctx context.Context, m *matrix.Matrix) ([]matrix.FieldError, error)
+
+// addStrictFlags adds --strict and the evidence flags to validate, and
+// returns the check to run on the loaded matrix. The error it returns is a
+// usage error (a bad --max-evidence-age) or an unreadable --metadata-file.
+func addStrictFlags(cmd *cobra.Command) strictCheck {
+	var strict bool
+	var f evidenceFlags
+	cmd.Flags().BoolVar(&strict, "strict", false,
+		"also fail when a release claims tier \"supported\" without passing evidence for its current digest (see 'jetbake evidence')")
+	addEvidenceFlags(cmd, &f)
+	return func(ctx context.Context, m *matrix.Matrix) ([]matrix.FieldError, error) {
+		if !strict {
+			return nil, nil
+		}
+		opts, err := f.options(m)
+		if err != nil {
+			return nil, err
+		}
+		return evidence.CheckStrict(ctx, m, opts...), nil
+	}
+}
+
+// errNoStrict is returned by nothing; it documents that strictCheck never
+// fails for a matrix without supported releases.
+var _ = errors.New
