@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -245,7 +244,3 @@ func addStrictFlags(cmd *cobra.Command) strictCheck {
 		return evidence.CheckStrict(ctx, m, opts...), nil
 	}
 }
-
-// errNoStrict is returned by nothing; it documents that strictCheck never
-// fails for a matrix without supported releases.
-var _ = errors.New

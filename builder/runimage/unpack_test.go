@@ -218,7 +218,7 @@ func TestUnpackRefusesPathsThroughSymlinks(t *testing.T) {
 				require.Error(t, err)
 			}
 			require.NoFileExists(t, filepath.Join(host, "planted"))
-			data, err = os.ReadFile(filepath.Join(root, "stolen"))
+			data, err := os.ReadFile(filepath.Join(root, "stolen"))
 			require.Falsef(t, err == nil && string(data) == "s3cret", "a host file was linked into the root")
 		})
 	}
