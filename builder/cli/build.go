@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,7 +121,7 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 			return usageErrorf("%w", err)
 		}
 	}
-	opts, err := f.builderOptions(matrixPath, mirrors)
+	opts, err := f.builderOptions(matrixPath, mirrors, stderr)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 }
 
 // builderOptions turns the flags into imagebuild options.
-func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors) ([]imagebuild.Option, error) {
+func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, progressOut io.Writer) ([]imagebuild.Option, error) {
 	var outputs []imagebuild.Output
 	for _, v := range f.outputs {
 		out, err := imagebuild.ParseOutput(v)
@@ -190,7 +191,7 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors) ([]
 		imagebuild.WithCache(cacheFrom, cacheTo),
 		imagebuild.WithParallel(f.parallel),
 		imagebuild.WithContinueOnError(f.continueOnError),
-		imagebuild.WithProgress(f.progress, os.Stderr),
+		imagebuild.WithProgress(f.progress, progressOut),
 		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
 		imagebuild.WithSession(authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
 			AuthConfigProvider: authprovider.LoadAuthConfig(dockerConfig),

@@ -3,6 +3,7 @@ package evidence
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -35,6 +36,9 @@ type SupportRow struct {
 	// Backed is set when the current digest is known: true when some
 	// evidence counts for it.
 	Backed *bool `json:"backed,omitempty"`
+	// LookupError says why the current digest could not be looked up
+	// (a registry out of reach); empty when it is known or simply not built.
+	LookupError string `json:"lookup_error,omitempty"`
 	// Evidence is the stored evidence, newest first; empty for "no evidence".
 	Evidence []SupportEvidence `json:"evidence"`
 }
@@ -69,9 +73,12 @@ func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTab
 		}
 		row := SupportRow{Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, Tier: rel.Tier,
 			Hardware: rel.Hardware, Evidence: []SupportEvidence{}}
-		if b.currentErr == nil {
+		switch {
+		case b.currentErr == nil:
 			row.CurrentDigest = b.current.Digest
 			row.Backed = ptr(b.backed())
+		case !errors.Is(b.currentErr, ErrNotFound):
+			row.LookupError = b.currentErr.Error()
 		}
 		for k, e := range b.entries {
 			se := SupportEvidence{DeviceClass: e.Evidence.Host.DeviceClass, Date: e.Evidence.GeneratedAt,
@@ -168,6 +175,9 @@ func (t *SupportTable) WriteText(w io.Writer) error {
 	for _, r := range t.Releases {
 		fmt.Fprintf(&b, "%-*s  %-*s  JetPack %s (L4T %s): %s\n", nameW, r.Release, tierW, tierText(&r),
 			r.JetPack, r.L4T, strings.Join(r.Hardware, ", "))
+		if r.LookupError != "" {
+			b.WriteString("    current digest unknown: " + r.LookupError + "\n")
+		}
 		if len(r.Evidence) == 0 {
 			b.WriteString("    no evidence\n")
 		}

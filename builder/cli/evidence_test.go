@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/evidence"
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/matrix"
+)
+
+// The entrypoint's golden probe output and its digest.
+const (
+	probeGolden = "../../entrypoint/testdata/probe/orin-nano-jp6-pass.json"
+	probeDigest = "sha256:c2efadaaded60d602d1449d0432fe96f50982be593ee63a57a6d330dc8181799"
+	newerDigest = "sha256:3bfcb1f42ae944118cfffba59c059f10ac8b96060bd8a41af56b6f94ce3936d0"
+)
+
+// runEv runs jetbake with the evidence and support commands registered, as
+// root.go will.
+func runEv(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), args, &out, &errOut, WithVersion("1.2.3-test"),
+		WithCommands(newEvidenceCommand, newSupportCommand))
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// supportedMatrix is the shipped matrix with jetpack6.2 claiming "supported".
+func supportedMatrix(t *testing.T) string {
+	t.Helper()
+	return matrixCopy(t, func(doc map[string]any) { releaseOf(doc, 2)["tier"] = "supported" })
+}
+
+// probeFile writes the golden evidence, dated an hour ago and changed by
+// edit, to a file and returns its path.
+func probeFile(t *testing.T, edit func(ev *evidence.Evidence)) string {
+	t.Helper()
+	data, err := os.ReadFile(probeGolden)
+	require.NoError(t, err)
+	ev, err := evidence.Parse(data)
+	require.NoError(t, err)
+	ev.GeneratedAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	if edit != nil {
+		edit(ev)
+	}
+	out, err := ev.Marshal()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "evidence.json")
+	require.NoError(t, os.WriteFile(path, out, 0o644))
+	return path
+}
+
+// buildMetadata writes a build report with jetpack6.2 built as digest.
+func buildMetadata(t *testing.T, digest string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "build.json")
+	r := &imagebuild.Report{Revision: "677e5d8f2a41c0b9e6d3f1a2b4c5d6e7f8091a2b", Releases: []imagebuild.ReleaseReport{
+		{Name: "jetpack6.2", Outcome: imagebuild.Succeeded, Digest: digest},
+	}}
+	require.NoError(t, r.WriteFile(path))
+	return path
+}
+
+func TestEvidenceAddAndSupport(t *testing.T) {
+	path := supportedMatrix(t)
+	md := buildMetadata(t, probeDigest)
+	file := probeFile(t, nil)
+
+	r := runEv(t, "evidence", "add", file, "--matrix", path, "--metadata-file", md, "--registry=false")
+	require.Equal(t, 0, r.code, r.stderr)
+	stored := filepath.Join(filepath.Dir(path), "evidence", "jetpack6.2",
+		"c2efadaaded6-jetson-orin-nano-super-"+time.Now().Add(-time.Hour).UTC().Format(time.DateOnly)+".json")
+	require.Equal(t, file+": stored as "+stored+"\n", r.stdout)
+	require.FileExists(t, stored)
+
+	r = runEv(t, "support", "--matrix", path, "--metadata-file", md, "--registry=false")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "jetpack6.2  supported       JetPack 6.2 (L4T 36.4.3): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super\n"+
+		"    Jetson Orin Nano Super, ")
+	require.Contains(t, r.stdout, "sha256:c2efadaaded6, rev 677e5d8f2a41 (counts)\n")
+	require.Contains(t, r.stdout, "jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    no evidence\n")
+
+	r = runEv(t, "support", "--matrix", path, "--registry=false", "--format", "markdown")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "| jetpack7.0 | 7.0 (38.2.0) | candidate | Jetson AGX Thor | no evidence |\n")
+
+	r = runEv(t, "support", "--matrix", path, "--registry=false", "--format", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var table evidence.SupportTable
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &table))
+	require.Len(t, table.Releases[2].Evidence, 1)
+
+	r = runEv(t, "support", "--matrix", path, "--format", "yaml")
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, `--format "yaml" is not known: use text, markdown, json`)
+}
+
+func TestEvidenceAddRefuses(t *testing.T) {
+	path := supportedMatrix(t)
+	md := buildMetadata(t, probeDigest)
+	wrongL4T := probeFile(t, func(ev *evidence.Evidence) { ev.Host.L4T, ev.Host.JetPack = "35.4.1", "5.1" })
+	old := probeFile(t, func(ev *evidence.Evidence) {
+		ev.GeneratedAt = time.Now().Add(-40 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	})
+	good := probeFile(t, nil)
+
+	r := runEv(t, "evidence", "add", wrongL4T, old, good, "--matrix", path, "--metadata-file", md, "--registry=false")
+	require.Equal(t, ExitFailure, r.code)
+	require.Contains(t, r.stderr, wrongL4T+": evidence refused (wrong-l4t): the host runs L4T \"35.4.1\" but release jetpack6.2 is for L4T 36.4.3")
+	require.Contains(t, r.stderr, old+": evidence refused (too-old): ")
+	require.Contains(t, r.stderr, "2 of 3 evidence files not stored: "+wrongL4T+", "+old+"\n")
+	require.Contains(t, r.stdout, good+": stored as ")
+
+	r = runEv(t, "evidence", "add", good, "--matrix", path, "--metadata-file", buildMetadata(t, newerDigest), "--registry=false")
+	require.Equal(t, ExitFailure, r.code)
+	require.Contains(t, r.stderr, "evidence refused (unknown-digest): "+probeDigest+" is not an image jetbake built for a release")
+
+	r = runEv(t, "evidence", "add", good, "--matrix", path, "--max-evidence-age", "soon", "--registry=false")
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, `--max-evidence-age: age "soon": want a whole number of days`)
+}
+
+// TestEvidenceAddFromRegistry looks the digest up in an in-memory registry,
+// where the image's index carries io.jetbake.release.
+func TestEvidenceAddFromRegistry(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	repo := strings.TrimPrefix(srv.URL, "http://") + "/jetbake/tei"
+	digest := pushAnnotated(t, repo+":1.8.0-jetpack6.2", map[string]string{matrix.KeyRelease: "jetpack6.2"})
+	path := supportedMatrix(t)
+	file := probeFile(t, func(ev *evidence.Evidence) { ev.Image.Digest = digest })
+
+	r := runEv(t, "evidence", "add", file, "--matrix", path, "--repository", repo)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, ": stored as ")
+
+	// validate --strict: the current digest is what the first tag resolves to.
+	strict := strictRun(t, path, "--strict", "--repository", repo)
+	require.Empty(t, strict)
+	pushAnnotated(t, repo+":1.8.0-jetpack6.2", map[string]string{matrix.KeyRelease: "jetpack6.2", "rebuilt": "yes"})
+	strict = strictRun(t, path, "--strict", "--repository", repo)
+	require.Len(t, strict, 1)
+	require.Equal(t, "releases[2].tier", strict[0].Path)
+	require.Contains(t, strict[0].Message, "(not-current: the evidence is for "+digest)
+}
+
+// strictRun runs the check addStrictFlags wires into validate, with args.
+func strictRun(t *testing.T, matrixPath string, args ...string) []matrix.FieldError {
+	t.Helper()
+	cmd := &cobra.Command{Use: "validate"}
+	check := addStrictFlags(cmd)
+	require.NoError(t, cmd.ParseFlags(args))
+	m, err := matrix.Load(matrixPath)
+	require.NoError(t, err)
+	errs, err := check(t.Context(), m)
+	require.NoError(t, err)
+	return errs
+}
+
+func TestStrictFlags(t *testing.T) {
+	path := supportedMatrix(t)
+	require.Empty(t, strictRun(t, path), "without --strict nothing is checked")
+	errs := strictRun(t, path, "--strict", "--registry=false", "--metadata-file", buildMetadata(t, probeDigest))
+	require.Len(t, errs, 1)
+	require.Contains(t, errs[0].Error(), `releases[2].tier: "supported": release jetpack6.2 claims supported without passing evidence for its current image `+
+		probeDigest+" (")
+	require.Contains(t, errs[0].Error(), "no older than 30d: there is no evidence for the release; fix: run 'jetbake-entrypoint --probe --smoke")
+
+	cmd := &cobra.Command{Use: "validate"}
+	check := addStrictFlags(cmd)
+	require.NoError(t, cmd.ParseFlags([]string{"--strict", "--max-evidence-age", "-3d"}))
+	m, err := matrix.Load(path)
+	require.NoError(t, err)
+	_, err = check(t.Context(), m)
+	require.Equal(t, ExitUsage, ExitCode(err))
+}
+
+func TestEvidenceReport(t *testing.T) {
+	r := runEv(t, "evidence", "report", probeGolden)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stdout, "## Hardware evidence: jetpack6.2 on Jetson Orin Nano Super: pass\n"), r.stdout)
+	r = runEv(t, "evidence", "report", probeGolden, "--format", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	want, err := os.ReadFile(probeGolden)
+	require.NoError(t, err)
+	require.Equal(t, string(want), r.stdout)
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"schema_version": 1, "hostname": "x"}`), 0o644))
+	r = runEv(t, "evidence", "report", bad)
+	require.Equal(t, ExitFailure, r.code)
+	require.Contains(t, r.stderr, bad+`: evidence is not the probe's JSON (schema 1): json: unknown field "hostname"`)
+}
+
+// pushAnnotated pushes a one-image index with annotations to ref and
+// returns its digest.
+func pushAnnotated(t *testing.T, ref string, annotations map[string]string) string {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	require.NoError(t, err)
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), mutate.IndexAddendum{Add: img})
+	idx = mutate.Annotations(idx, annotations).(v1.ImageIndex)
+	parsed, err := name.ParseReference(ref, name.Insecure)
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(parsed, idx))
+	d, err := idx.Digest()
+	require.NoError(t, err)
+	return d.String()
+}

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/evidence"
+)
+
+// newSupportCommand builds `jetbake support`.
+func newSupportCommand() *cobra.Command {
+	var f evidenceFlags
+	var value string
+	cmd := &cobra.Command{
+		Use:   "support",
+		Short: "Show each release's tier, hardware and the evidence from real Jetsons",
+		Long: "support lists per release the tier it claims, the modules it is for and the evidence stored for it\n" +
+			"(device, date, digest, revision), or \"no evidence\". When the release's current digest is known\n" +
+			"(--metadata-file, else its first tag in the registry) each piece says whether it counts: it passed\n" +
+			"every check on the current image no longer than --max-evidence-age ago, and a supported release\n" +
+			"without any is marked \"not backed by evidence\".",
+		Example: "  jetbake support\n  jetbake support --format markdown --metadata-file build.json\n  jetbake support --registry=false --format json",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fm, err := readFormat(value, formatText, formatMarkdown, formatJSON)
+			if err != nil {
+				return err
+			}
+			m, err := LoadMatrix(cmd)
+			if err != nil {
+				return err
+			}
+			opts, err := f.options(m)
+			if err != nil {
+				return err
+			}
+			table, err := evidence.Support(cmd.Context(), m, opts...)
+			if err != nil {
+				return err
+			}
+			switch fm {
+			case formatJSON:
+				return table.WriteJSON(cmd.OutOrStdout())
+			case formatMarkdown:
+				return table.WriteMarkdown(cmd.OutOrStdout())
+			}
+			return table.WriteText(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&value, "format", string(formatText), "output format: text, markdown or json")
+	addEvidenceFlags(cmd, &f)
+	return cmd
+}

@@ -1,0 +1,47 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseNodeFlag(t *testing.T) {
+	spec, err := ParseNodeFlag("orin-1=tcp://10.0.0.5:1234")
+	require.NoError(t, err)
+	require.Equal(t, NodeSpec{Name: "orin-1", Addr: "tcp://10.0.0.5:1234"}, spec)
+	for _, bad := range []string{"orin-1", "=tcp://x:1", "orin-1=10.0.0.5:1234", ""} {
+		_, err := ParseNodeFlag(bad)
+		require.ErrorContains(t, err, "want NAME=ADDR", bad)
+	}
+}
+
+func TestReadBuildersFile(t *testing.T) {
+	tests := []struct {
+		name, body, wantErr string
+	}{
+		{name: "good", body: `{"nodes": [{"name": "a", "addr": "tcp://a:1234", "tls": {"ca_cert": "ca.pem", "cert": "c.pem", "key": "k.pem"}}, {"name": "b", "addr": "unix:///run/b.sock"}]}`},
+		{name: "unknown field", body: `{"nodes": [{"name": "a", "address": "tcp://a:1"}]}`, wantErr: "unknown field"},
+		{name: "no name", body: `{"nodes": [{"addr": "tcp://a:1"}]}`, wantErr: "nodes[0].name is empty"},
+		{name: "bad addr", body: `{"nodes": [{"name": "a", "addr": "a:1"}]}`, wantErr: `nodes[0].addr "a:1"`},
+		{name: "duplicate", body: `{"nodes": [{"name": "a", "addr": "tcp://a:1"}, {"name": "a", "addr": "tcp://b:1"}]}`, wantErr: "used twice"},
+		{name: "empty", body: `{"nodes": []}`, wantErr: "no nodes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "builders.json")
+			require.NoError(t, os.WriteFile(path, []byte(tt.body), 0o644))
+			specs, err := ReadBuildersFile(path)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, specs, 2)
+			require.Equal(t, "ca.pem", specs[0].TLS.CACert)
+			require.Nil(t, specs[1].TLS)
+		})
+	}
+}
