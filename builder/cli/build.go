@@ -74,7 +74,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.outputs, "output", nil, "also write locally: type=oci,dest=DIR or type=docker,dest=FILE (repeatable)")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write per-release digests, tags, bases, targets, durations and outcomes as JSON")
 	fl.StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
-	fl.IntVar(&f.parallel, "parallel", 2, "releases built at once")
+	fl.IntVar(&f.parallel, "parallel", 2, "releases built at once on each node")
 	fl.StringVar(&f.progress, "progress", "auto", "progress output: auto, tty, plain, rawjson or quiet")
 	fl.BoolVar(&f.continueOnError, "continue-on-error", false, "build every release even after one failed (nothing is tagged unless all succeed)")
 	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildctl: type=registry,ref=REF or type=local,src=DIR (one ref per release is derived)")
@@ -107,19 +107,9 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	matrixPath := MatrixPath(cmd)
-	m, err := LoadMatrix(cmd)
+	p, mirrors, err := loadPlan(cmd, f.mirrors)
 	if err != nil {
 		return err
-	}
-	p, err := plan.New(m)
-	if err != nil {
-		return err
-	}
-	mirrors := refs.Mirrors{}
-	for _, v := range f.mirrors {
-		if err := mirrors.ParseMirror(v); err != nil {
-			return usageErrorf("%w", err)
-		}
 	}
 	opts, err := f.builderOptions(matrixPath, mirrors, stderr)
 	if err != nil {
@@ -146,6 +136,26 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		printSummary(cmd, report)
 	}
 	return buildErr
+}
+
+// loadPlan loads the matrix of --matrix, plans every release and parses the
+// --mirror values.
+func loadPlan(cmd *cobra.Command, mirrorFlags []string) (*plan.Plan, refs.Mirrors, error) {
+	m, err := LoadMatrix(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := plan.New(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	mirrors := refs.Mirrors{}
+	for _, v := range mirrorFlags {
+		if err := mirrors.ParseMirror(v); err != nil {
+			return nil, nil, usageErrorf("%w", err)
+		}
+	}
+	return p, mirrors, nil
 }
 
 // builderOptions turns the flags into imagebuild options.

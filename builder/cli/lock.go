@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/lock"
-	"github.com/jetbake/jetbake/builder/plan"
-	"github.com/jetbake/jetbake/builder/refs"
 )
 
 func newLockCommand() *cobra.Command {
@@ -36,19 +34,9 @@ func newLockCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		m, err := LoadMatrix(cmd)
+		p, mirrors, err := loadPlan(cmd, mirrorFlags)
 		if err != nil {
 			return err
-		}
-		p, err := plan.New(m)
-		if err != nil {
-			return err
-		}
-		mirrors := refs.Mirrors{}
-		for _, v := range mirrorFlags {
-			if err := mirrors.ParseMirror(v); err != nil {
-				return usageErrorf("%w", err)
-			}
 		}
 		if lockFile == "" {
 			lockFile = filepath.Join(filepath.Dir(MatrixPath(cmd)), lock.DefaultFile)

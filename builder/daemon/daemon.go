@@ -48,7 +48,7 @@ type options struct {
 	buildkitd   string
 	stateDir    string
 	keepDaemon  bool
-	startTimout time.Duration
+	startTimeout time.Duration
 	logf        func(format string, args ...any)
 }
 
@@ -79,7 +79,7 @@ func WithLogf(logf func(format string, args ...any)) Option {
 // Connect returns a client for the daemon named by WithAddr, else BUILDKIT_HOST,
 // else a local buildkitd that it reuses when running or starts otherwise.
 func Connect(ctx context.Context, opts ...Option) (*Connection, error) {
-	o := options{addr: os.Getenv("BUILDKIT_HOST"), startTimout: 30 * time.Second, logf: func(string, ...any) {}}
+	o := options{addr: os.Getenv("BUILDKIT_HOST"), startTimeout: 30 * time.Second, logf: func(string, ...any) {}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -160,7 +160,7 @@ func startLocal(ctx context.Context, o options) (*Connection, error) {
 	o.logf("started buildkitd (pid %d) at %s, log %s", cmd.Process.Pid, addr, logPath)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(o.startTimout)
+	deadline := time.Now().Add(o.startTimeout)
 	for {
 		c, err := dial(ctx, addr, TLS{})
 		if err == nil {
@@ -176,7 +176,7 @@ func startLocal(ctx context.Context, o options) (*Connection, error) {
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			return nil, fmt.Errorf("buildkitd did not answer at %s within %s; see %s", addr, o.startTimout, logPath)
+			return nil, fmt.Errorf("buildkitd did not answer at %s within %s; see %s", addr, o.startTimeout, logPath)
 		}
 	}
 }
