@@ -54,7 +54,7 @@ func safeRef(s string) bool {
 // "127.0.0.1:5000".
 func safeHost(s string) bool {
 	name, port, hasPort := strings.Cut(s, ":")
-	if name == "" || (hasPort && (port == "" || len(port) > 5)) {
+	if name == "" || strings.Contains(name, "..") || strings.Trim(name, ".-") != name || (hasPort && (port == "" || len(port) > 5)) {
 		return false
 	}
 	for i := 0; i < len(name); i++ {

@@ -27,27 +27,39 @@ func newValidateCommand() *cobra.Command {
 			"Jetson facts: the L4T of each JetPack, the SMs its modules have, the SMs its CUDA can build, pinned\n" +
 			"git contexts, unique release names and tags. It prints one line per problem, naming the JSON path,\n" +
 			"the value and the fix, and exits 1 if there is any.",
-		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json",
+		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
+			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence",
 		Args:    noArgs,
 	}
 	getFormat := addFormatFlag(cmd)
+	strict := addStrictFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		f, err := getFormat()
 		if err != nil {
 			return err
 		}
-		return runValidate(cmd, f)
+		return runValidate(cmd, f, strict)
 	}
 	return cmd
 }
 
 // runValidate loads the matrix and reports the result in format f.
-func runValidate(cmd *cobra.Command, f format) error {
+func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 	path := MatrixPath(cmd)
 	m, err := matrix.Load(path)
 	var verr *matrix.ValidationError
 	if err != nil && !errors.As(err, &verr) {
 		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	if err == nil {
+		extra, serr := strict(cmd.Context(), m)
+		if serr != nil {
+			return serr
+		}
+		if len(extra) > 0 {
+			verr = &matrix.ValidationError{File: path, Errors: extra}
+			err = verr
+		}
 	}
 	if f == formatJSON {
 		report := validateReport{File: path, OK: err == nil, Errors: []matrix.FieldError{}}

@@ -35,6 +35,7 @@ func TestParseRejects(t *testing.T) {
 		{"path in a detail", `"read and valid"`, `"read /home/alice/image.json"`, `evidence result.checks[0].detail: "read /home/alice/image.json": holds characters`},
 		{"user in a tag", `"ghcr.io/jetbake/`, `"alice:pw@ghcr.io/jetbake/`, `evidence image.tags[0]: "alice:pw@ghcr.io/jetbake/`},
 		{"raw model as device class", `"Jetson Orin Nano Super"`, `"NVIDIA Jetson Orin Nano SN/1234"`, `evidence host.device_class: "NVIDIA Jetson Orin Nano SN/1234"`},
+		{"climbing tag", `"ghcr.io/jetbake/`, `"ghcr.io/../jetbake/`, `evidence image.tags[0]: "ghcr.io/../jetbake/`},
 		{"short digest", goldenDigest, "sha256:c2ef", `evidence image.digest: "sha256:c2ef": is not a digest`},
 		{"raw L4T line", `"l4t": "36.4.3"`, `"l4t": "# R36 (release), REVISION: 4.3"`, `evidence host.l4t: "# R36 (release), REVISION: 4.3": is not an L4T release`},
 		{"pass that disagrees", `"status": "passed",
@@ -84,6 +85,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if again.Result.Pass != ev.Result.Pass || again.Image.Digest != ev.Image.Digest || !again.At().Equal(ev.At()) {
 			t.Fatalf("evidence changed on the way back: %+v vs %+v", ev, again)
+		}
+		for _, tag := range ev.Image.Tags {
+			if strings.ContainsAny(tag, "@ \"'$`\\") || strings.Contains(tag, "..") {
+				t.Fatalf("tag %q passed the schema", tag)
+			}
 		}
 		for _, c := range ev.Result.Checks {
 			if strings.ContainsAny(c.Detail, "/@\\\"$`") {

@@ -15,7 +15,7 @@ import (
 // token into the store either: no '/' outside image references, no '@'.
 var (
 	tokenRE       = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,128}$`)
-	refRE         = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?/[a-z0-9._/-]+:[A-Za-z0-9_.-]{1,128}$`)
+	refRE         = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/[a-z0-9._/-]+:[A-Za-z0-9_.-]{1,128}$`)
 	digestRE      = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	revisionRE    = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 	l4tRE         = regexp.MustCompile(`^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}$`)
@@ -60,7 +60,7 @@ func (ev *Evidence) validateImage() error {
 		return schemaErr("image.tags", "", "is missing: the probe always writes the list, empty or not")
 	}
 	for i, t := range im.Tags {
-		if !refRE.MatchString(t) {
+		if !refRE.MatchString(t) || strings.Contains(t, "..") || strings.Contains(t, "//") {
 			return schemaErr("image.tags["+strconv.Itoa(i)+"]", t, "is not a tagged image reference such as ghcr.io/owner/name:tag")
 		}
 	}
