@@ -29,7 +29,7 @@ func newValidateCommand() *cobra.Command {
 			"the value and the fix, and exits 1 if there is any.",
 		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
 			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence",
-		Args:    noArgs,
+		Args: noArgs,
 	}
 	getFormat := addFormatFlag(cmd)
 	strict := addStrictFlags(cmd)

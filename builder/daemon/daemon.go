@@ -43,13 +43,13 @@ type Connection struct {
 }
 
 type options struct {
-	addr        string
-	tls         TLS
-	buildkitd   string
-	stateDir    string
-	keepDaemon  bool
+	addr         string
+	tls          TLS
+	buildkitd    string
+	stateDir     string
+	keepDaemon   bool
 	startTimeout time.Duration
-	logf        func(format string, args ...any)
+	logf         func(format string, args ...any)
 }
 
 // Option configures Connect.
