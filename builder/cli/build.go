@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -127,13 +128,14 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	}
 	defer closeNodes()
 	report, buildErr := imagebuild.NewCluster(nodes, opts...).Build(ctx, p)
-	if report != nil {
-		if f.metadataFile != "" {
-			if err := report.WriteFile(f.metadataFile); err != nil {
-				return err
-			}
+	if report == nil {
+		return buildErr
+	}
+	printSummary(cmd, report)
+	if f.metadataFile != "" {
+		if err := report.WriteFile(f.metadataFile); err != nil {
+			return errors.Join(buildErr, err)
 		}
-		printSummary(cmd, report)
 	}
 	return buildErr
 }
@@ -327,20 +329,18 @@ func entrypointDir(flag string) string {
 }
 
 // sourceInfo finds the revision and SOURCE_DATE_EPOCH: flags first, then the
-// SOURCE_DATE_EPOCH variable, then git in dir or else in the working folder;
-// without git, no revision and 0.
+// SOURCE_DATE_EPOCH variable, then git in the matrix's folder; without git,
+// no revision and 0.
 func sourceInfo(dir, revision, epoch string) (string, int64, error) {
 	if epoch == "" {
 		epoch = os.Getenv("SOURCE_DATE_EPOCH")
 	}
 	git := func(args ...string) string {
-		for _, d := range []string{dir, "."} {
-			out, err := exec.Command("git", append([]string{"-C", d}, args...)...).Output()
-			if err == nil {
-				return strings.TrimSpace(string(out))
-			}
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+		if err != nil {
+			return ""
 		}
-		return ""
+		return strings.TrimSpace(string(out))
 	}
 	if revision == "" {
 		revision = git("rev-parse", "HEAD")

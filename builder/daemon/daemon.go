@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/containerd/platforms"
@@ -38,8 +37,7 @@ type Connection struct {
 	// Started reports whether Connect started the daemon.
 	Started bool
 
-	proc *os.Process
-	keep bool
+	local *localDaemon // nil for a daemon reached by address
 }
 
 type options struct {
@@ -134,51 +132,23 @@ func startLocal(ctx context.Context, o options) (*Connection, error) {
 	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create buildkitd state folder: %w", err)
 	}
-	addr := "unix://" + filepath.Join(o.stateDir, "buildkitd.sock")
-	if c, err := dial(ctx, addr, TLS{}); err == nil {
-		o.logf("reusing buildkitd at %s", addr)
-		return &Connection{Client: c, Addr: addr}, nil
-	}
-	bin, err := findBuildkitd(o.buildkitd)
+	// Taken before the daemon is reached, so that a run finishing now does
+	// not stop the daemon this one is about to use.
+	local, err := useLocal(o.stateDir, o.keepDaemon, o.logf)
 	if err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(o.stateDir, "buildkitd.log")
-	logFile, err := os.Create(logPath)
+	addr := "unix://" + filepath.Join(o.stateDir, "buildkitd.sock")
+	if c, err := dial(ctx, addr, TLS{}); err == nil {
+		o.logf("reusing buildkitd at %s", addr)
+		return &Connection{Client: c, Addr: addr, local: local}, nil
+	}
+	c, err := local.start(ctx, o, addr)
 	if err != nil {
-		return nil, fmt.Errorf("create buildkitd log: %w", err)
+		local.release()
+		return nil, err
 	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, "--root", filepath.Join(o.stateDir, "root"), "--addr", addr,
-		"--oci-worker=true", "--containerd-worker=false")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Its own process group: a Ctrl-C meant for jetbake must not kill the daemon mid-export.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	o.logf("started buildkitd (pid %d) at %s, log %s", cmd.Process.Pid, addr, logPath)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(o.startTimeout)
-	for {
-		c, err := dial(ctx, addr, TLS{})
-		if err == nil {
-			return &Connection{Client: c, Addr: addr, Started: true, proc: cmd.Process, keep: o.keepDaemon}, nil
-		}
-		select {
-		case werr := <-exited:
-			return nil, fmt.Errorf("buildkitd exited at start (%v); its log %s ends with: %s", werr, logPath, tail(logPath))
-		case <-ctx.Done():
-			_ = cmd.Process.Kill()
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			return nil, fmt.Errorf("buildkitd did not answer at %s within %s; see %s", addr, o.startTimeout, logPath)
-		}
-	}
+	return &Connection{Client: c, Addr: addr, Started: true, local: local}, nil
 }
 
 func findBuildkitd(explicit string) (string, error) {
@@ -206,19 +176,12 @@ func tail(path string) string {
 	return strings.Join(lines, " | ")
 }
 
-// Close closes the client and stops the daemon if Connect started it and it
-// was not asked to keep it.
+// Close closes the client. A local daemon is stopped when this was the last
+// jetbake using it and it was started without --keep-daemon.
 func (c *Connection) Close() error {
 	err := c.Client.Close()
-	if c.proc != nil && !c.keep {
-		_ = c.proc.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _, _ = c.proc.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = c.proc.Kill()
-		}
+	if c.local != nil {
+		c.local.release()
 	}
 	return err
 }

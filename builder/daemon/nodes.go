@@ -80,8 +80,8 @@ func ReadBuildersFile(path string) ([]NodeSpec, error) {
 // Kill stops a daemon that Connect started at once, as a crash would (tests
 // of failover use it). It does nothing for a daemon Connect did not start.
 func (c *Connection) Kill() error {
-	if c.proc == nil {
+	if c.local == nil || c.local.proc == nil {
 		return nil
 	}
-	return c.proc.Signal(syscall.SIGKILL)
+	return c.local.proc.Signal(syscall.SIGKILL)
 }

@@ -104,44 +104,30 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	return rr, nil
 }
 
-// finish tags every pushed release when all succeeded, and moves local
-// outputs into place under the same rule (kept per release with continue-on-error).
+// finish moves local outputs into place, then tags every pushed release
+// when all succeeded. Outputs are kept per release with continue-on-error,
+// else only when every release succeeded; tags need every release.
 func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report) {
-	allOK := !report.Failed()
+	keep := !report.Failed() || b.opts.continueOnError
 	for i := range report.Releases {
-		rr := &report.Releases[i]
-		if rr.Outcome != Succeeded {
-			continue
-		}
-		keep := allOK || b.opts.continueOnError
-		var kept []string
-		for _, tmp := range rr.Outputs {
-			final := strings.TrimSuffix(tmp, tmpSuffix)
-			if !keep {
-				os.RemoveAll(tmp)
-				continue
-			}
-			os.RemoveAll(final)
-			if err := os.Rename(tmp, final); err != nil {
-				rr.Outcome, rr.Error = Failed, fmt.Sprintf("move output into place: %v", err)
-				continue
-			}
-			kept = append(kept, final)
-		}
-		rr.Outputs = kept
-		if !allOK {
-			rr.Outcome = Untagged
-		}
+		placeOutputs(&report.Releases[i], keep)
 	}
-	if !allOK || !b.opts.push {
+	if report.Failed() {
+		for i := range report.Releases {
+			if report.Releases[i].Outcome == Succeeded {
+				report.Releases[i].Outcome = Untagged
+			}
+		}
+		return
+	}
+	if !b.opts.push {
 		return
 	}
 	if err := tagAll(ctx, report, jobs, b.opts.remoteOpts); err != nil {
+		report.TagError = err.Error()
 		for i := range report.Releases {
-			if len(report.Releases[i].Tags) == 0 {
-				report.Releases[i].Outcome = Untagged
-				report.Releases[i].Error = err.Error()
-			}
+			report.Releases[i].Outcome = Untagged
+			report.Releases[i].Tags = []string{}
 		}
 	}
 }
@@ -180,6 +166,11 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	}
 	for _, j := range jobs {
 		j.multiOutput = len(jobs) > 1
+		for _, out := range b.opts.outputs {
+			if err := checkReplaceable(outputPath(out, j.release.Name, j.multiOutput)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return jobs, nil
 }
@@ -193,10 +184,13 @@ func selectReleases(p *plan.Plan, names []string) ([]plan.Release, error) {
 	for _, r := range p.Releases {
 		known = append(known, r.Name)
 	}
-	for _, n := range names {
+	for k, n := range names {
 		i := slices.Index(known, n)
 		if i < 0 {
 			return nil, fmt.Errorf("--release %q: no such release; the matrix has %s", n, strings.Join(known, ", "))
+		}
+		if slices.Contains(names[:k], n) {
+			return nil, fmt.Errorf("--release %q is given twice", n)
 		}
 		out = append(out, p.Releases[i])
 	}

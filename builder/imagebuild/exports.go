@@ -22,11 +22,10 @@ const tmpSuffix = ".jetbake-partial"
 // cleanup(true) finishes and returns the partial outputs written (still under
 // their temporary names); cleanup(false) removes them.
 func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]string, error), error) {
-	var partial []string
-	cleanup := func(bool) ([]string, error) { return nil, nil }
+	noCleanup := func(bool) ([]string, error) { return nil, nil }
 	mounts, err := j.localMounts(b.opts.entrypointDir)
 	if err != nil {
-		return client.SolveOpt{}, cleanup, err
+		return client.SolveOpt{}, noCleanup, err
 	}
 	opt := client.SolveOpt{
 		LocalMounts:  mounts,
@@ -35,16 +34,11 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		CacheExports: perRelease(b.opts.cacheTo, j.release.Name),
 		FrontendAttrs: map[string]string{
 			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
-			"platform":                    platforms.Format(arm64),
+			"platform":                    platforms.Format(arm64Platform()),
 		},
 	}
-	common := map[string]string{
-		"oci-mediatypes":    "true",
-		"rewrite-timestamp": "true",
-		"source-date-epoch": strconv.FormatInt(j.epoch, 10),
-	}
 	if b.opts.push {
-		attrs := maps.Clone(common)
+		attrs := j.exportAttrs()
 		attrs["name"] = j.plan.Repository
 		attrs["push"] = "true"
 		attrs["push-by-digest"] = "true"
@@ -53,68 +47,97 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		}
 		opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterImage, Attrs: attrs})
 	}
-	// BuildKit takes one OCI store export per solve, and its docker exporter
-	// cannot write an index: every local output comes from one OCI layout,
-	// the oci output's own folder when there is one.
-	var layoutDir string
-	var dockerConversions []func() error
+	local, err := b.localOutputs(j)
+	if err != nil {
+		return client.SolveOpt{}, noCleanup, err
+	}
+	if local.layoutDir == "" {
+		return opt, noCleanup, nil
+	}
+	attrs := j.exportAttrs()
+	attrs["name"] = strings.Join(j.release.Tags, ",")
+	attrs["tar"] = "false"
+	opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterOCI, Attrs: attrs, OutputDir: local.layoutDir})
+	return opt, local.cleanup, nil
+}
+
+// exportAttrs are the attributes every exporter of the release shares.
+func (j *releaseJob) exportAttrs() map[string]string {
+	return map[string]string{
+		"oci-mediatypes":    "true",
+		"rewrite-timestamp": "true",
+		"source-date-epoch": strconv.FormatInt(j.epoch, 10),
+	}
+}
+
+// localOutputs is where a release's --output files are written while it builds.
+type localOutputs struct {
+	layoutDir   string         // the OCI layout BuildKit exports to, or ""
+	partial     []string       // every path written, under its temporary name
+	afterExport []func() error // docker conversions, then scratch removal
+}
+
+// localOutputs plans the release's local outputs. BuildKit takes one OCI
+// store export per solve, and its docker exporter cannot write an index:
+// every local output comes from one OCI layout, the oci output's own folder
+// when there is one, and docker tarballs are converted from it.
+func (b *Builder) localOutputs(j *releaseJob) (*localOutputs, error) {
+	lo := &localOutputs{}
 	for _, out := range b.opts.outputs {
 		if out.Type == "oci" {
-			layoutDir = outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
-			partial = append(partial, layoutDir)
+			lo.layoutDir = outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
+			lo.partial = append(lo.partial, lo.layoutDir)
 		}
 	}
-	if len(b.opts.outputs) > 0 && layoutDir == "" {
-		layoutDir = filepath.Join(os.TempDir(), fmt.Sprintf("jetbake-layout-%s-%d", j.release.Name, os.Getpid()))
-		partial = append(partial, layoutDir)
-		scratch := layoutDir
-		dockerConversions = append(dockerConversions, func() error { return os.RemoveAll(scratch) })
+	if len(b.opts.outputs) > 0 && lo.layoutDir == "" {
+		scratch := filepath.Join(os.TempDir(), fmt.Sprintf("jetbake-layout-%s-%d", j.release.Name, os.Getpid()))
+		lo.layoutDir = scratch
+		lo.partial = append(lo.partial, scratch)
+		lo.afterExport = append(lo.afterExport, func() error { return os.RemoveAll(scratch) })
 	}
 	for _, out := range b.opts.outputs {
 		if out.Type != "docker" {
 			continue
 		}
 		dest := outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
-		partial = append(partial, dest)
-		dockerConversions = append([]func() error{func() error {
-			return writeDockerTarball(layoutDir, dest, j.release.Tags)
-		}}, dockerConversions...)
+		lo.partial = append(lo.partial, dest)
+		convert := func() error { return writeDockerTarball(lo.layoutDir, dest, j.release.Tags) }
+		lo.afterExport = append([]func() error{convert}, lo.afterExport...)
 	}
-	for _, p := range partial {
-		os.RemoveAll(p)
+	for _, p := range lo.partial {
+		if err := os.RemoveAll(p); err != nil {
+			return nil, fmt.Errorf("--output %s: %w", p, err)
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return client.SolveOpt{}, cleanup, fmt.Errorf("--output %s: %w", p, err)
+			return nil, fmt.Errorf("--output %s: %w", p, err)
 		}
 	}
-	if layoutDir != "" {
-		attrs := maps.Clone(common)
-		attrs["name"] = strings.Join(j.release.Tags, ",")
-		attrs["tar"] = "false"
-		opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterOCI, Attrs: attrs, OutputDir: layoutDir})
-	}
-	cleanup = func(ok bool) ([]string, error) {
-		var convErr error
-		for _, convert := range dockerConversions {
-			if ok {
-				if convErr = convert(); convErr != nil {
-					ok = false
-				}
+	return lo, nil
+}
+
+// cleanup finishes the outputs after a successful export and returns them,
+// or removes them all after a failure.
+func (lo *localOutputs) cleanup(ok bool) ([]string, error) {
+	var err error
+	for _, step := range lo.afterExport {
+		if ok {
+			if err = step(); err != nil {
+				ok = false
 			}
 		}
-		var kept []string
-		for _, p := range partial {
-			if _, err := os.Stat(p); err != nil {
-				continue
-			}
-			if !ok {
-				os.RemoveAll(p)
-				continue
-			}
-			kept = append(kept, p)
-		}
-		return kept, convErr
 	}
-	return opt, cleanup, nil
+	var kept []string
+	for _, p := range lo.partial {
+		if _, statErr := os.Stat(p); statErr != nil {
+			continue
+		}
+		if !ok {
+			_ = os.RemoveAll(p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept, err
 }
 
 // outputPath is where a release's local output goes: DEST itself for a single

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/jetbake/jetbake/builder/refs"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -37,7 +38,10 @@ func ParseOutput(flag string) (Output, error) {
 	if out.Type != "oci" && out.Type != "docker" {
 		return Output{}, fmt.Errorf("--output %q: type must be oci or docker (use --push for a registry)", flag)
 	}
-	if out.Dest == "" || strings.HasSuffix(out.Dest, tmpSuffix) {
+	if out.Dest != "" {
+		out.Dest = filepath.Clean(out.Dest)
+	}
+	if out.Dest == "" || out.Dest == "." || out.Dest == "/" || strings.HasSuffix(out.Dest, tmpSuffix) {
 		return Output{}, fmt.Errorf("--output %q: dest is missing, e.g. type=%s,dest=out", flag, out.Type)
 	}
 	return out, nil

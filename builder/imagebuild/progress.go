@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/moby/buildkit/client"
@@ -26,8 +27,9 @@ func newProgress(ctx context.Context, mode string, out io.Writer) (*progress, er
 		mode = string(progressui.QuietMode)
 	}
 	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out}
-	// jetbake's own lines would break a rawjson stream.
-	p.enabled = mode != string(progressui.QuietMode) && mode != string(progressui.RawJSONMode)
+	// jetbake's own lines would break a rawjson stream and garble a tty
+	// display; the summary after the build says the same.
+	p.enabled = mode == string(progressui.PlainMode)
 	display, err := progressui.NewDisplay(out, progressui.DisplayMode(mode))
 	if err != nil {
 		return nil, fmt.Errorf("--progress %s: %w", mode, err)
@@ -48,9 +50,10 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 	go func() {
 		defer p.wg.Done()
 		for st := range ch {
+			prefix := "[" + release + "] "
 			for _, v := range st.Vertexes {
-				if len(v.Name) == 0 || v.Name[0] != '[' {
-					v.Name = "[" + release + "] " + v.Name
+				if !strings.HasPrefix(v.Name, prefix) {
+					v.Name = prefix + v.Name
 				}
 			}
 			p.merged <- st

@@ -33,6 +33,9 @@ type Report struct {
 	SourceDateEpoch int64 `json:"source_date_epoch"`
 	// Releases are the selected releases in plan order.
 	Releases []ReleaseReport `json:"releases"`
+	// TagError says why tagging failed after every release was built, and
+	// what was rolled back.
+	TagError string `json:"tag_error,omitempty"`
 }
 
 // ReleaseReport is one release's result.
@@ -113,6 +116,9 @@ func (r *Report) Err() error {
 	if len(failed)+len(notDone) == 0 {
 		return nil
 	}
+	if r.TagError != "" {
+		return errors.New("every release was built and pushed by digest, but tagging failed: " + r.TagError)
+	}
 	msg := fmt.Sprintf("%d of %d releases failed", len(failed), len(r.Releases))
 	if len(failed) > 0 {
 		msg += ":\n  " + strings.Join(failed, "\n  ")
@@ -138,6 +144,10 @@ func (r *Report) WriteFile(path string) error {
 	if _, err := tmp.Write(append(data, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write metadata file: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write metadata file: %w", err)

@@ -45,9 +45,14 @@ func newScheduler(b *Builder, progress *progress) *scheduler {
 // releases that have not started; those already building finish, keeping
 // their cache.
 func (s *scheduler) run(ctx context.Context, jobs []*releaseJob, report *Report) {
-	names := make([]string, len(jobs))
-	for i, j := range jobs {
-		names[i] = j.release.Name
+	if len(jobs) == 0 {
+		return
+	}
+	// Placed over the whole plan, not the selection: --release jetpack7.2
+	// lands where jetpack7.2 lands in a full build, where its cache is.
+	var names []string
+	for _, r := range jobs[0].plan.Releases {
+		names = append(names, r.Name)
 	}
 	order := placements(names, s.b.nodes)
 	var wg sync.WaitGroup
@@ -88,8 +93,11 @@ func (s *scheduler) buildWithRetries(ctx context.Context, j *releaseJob, nodes [
 		if err == nil {
 			return rr
 		}
-		if isNodeFailure(ctx, n, err) && len(retries) < s.b.opts.retries {
+		nodeFailed := isNodeFailure(ctx, n, err)
+		if nodeFailed {
 			s.dropNode(n.Name, err)
+		}
+		if nodeFailed && len(retries) < s.b.opts.retries {
 			retries = append(retries, Retry{Node: n.Name, Reason: err.Error()})
 			s.progress.logf("[%s] node %s failed (%v); retrying on another node", j.release.Name, n.Name, firstLine(err))
 			continue
@@ -146,9 +154,10 @@ func (s *scheduler) failedNodes() string {
 
 // placements orders the nodes for every release. It ranks nodes per release
 // by rendezvous hashing, then caps each node at its fair share (bounded-load
-// rendezvous): the same releases land on the same nodes run after run, where
-// their cache is, the work is spread, and losing a node moves only the
-// releases that were on it. The rest of a release's list is its fallbacks.
+// rendezvous): the same matrix on the same nodes places every release the same
+// way run after run, where its cache is, and the work is spread. Losing a
+// node moves its releases and, through the caps, a few others. The rest of a
+// release's list is its fallbacks.
 func placements(releases []string, nodes []Node) map[string][]Node {
 	out := make(map[string][]Node, len(releases))
 	if len(nodes) == 0 {

@@ -52,7 +52,8 @@ type releaseJob struct {
 	annotations map[string]string
 }
 
-var arm64 = ocispecs.Platform{OS: "linux", Architecture: "arm64"}
+// arm64Platform is the platform of every Jetson image.
+func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", Architecture: "arm64"} }
 
 // buildFunc is the release's gateway build. It solves the router stage once
 // per SM target through the Dockerfile frontend, all at once so that BuildKit
@@ -82,7 +83,7 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 		return nil, err
 	}
 	st := j.runtimeState(c, pin(j.runtimeBase, baseDigest), routers, desc)
-	def, err := st.Marshal(ctx, llb.Platform(arm64))
+	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, fmt.Errorf("marshal runtime image: %w", err)
 	}
@@ -108,9 +109,10 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 // resolveBase returns the digest and arm64 config of a base image, as the
 // daemon sees it through its registry hosts and the session's credentials.
 func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, ref string) (string, []byte, error) {
+	platform := arm64Platform()
 	_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
 		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
-		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &arm64, ResolveMode: llb.ResolveModeDefault.String()},
+		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: llb.ResolveModeDefault.String()},
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
@@ -147,7 +149,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]string {
 	opts := map[string]string{
 		"target":   j.plan.Router.Target,
-		"platform": platforms.Format(arm64),
+		"platform": platforms.Format(arm64Platform()),
 		"filename": j.dockerfile,
 	}
 	// The release's own build args first: jetbake's may not be overridden.
@@ -179,15 +181,17 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 // display adds the release to the names it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
 	created := llb.WithCreatedTime(epochTime(j.epoch))
-	st := llb.Image(base, llb.Platform(arm64), llb.WithCustomNamef("runtime base %s", base))
+	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomNamef("runtime base %s", base))
 	for i, t := range j.release.Targets {
 		st = st.File(llb.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreateDestPath: true}),
 			llb.WithCustomNamef("add %s (%s)", t.Path, t.Arch))
 	}
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
-	st = st.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, &llb.CopyInfo{CreateDestPath: true}).
-		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, &llb.CopyInfo{CreateDestPath: true}),
+	// A fixed mode: the files' modes on the building machine follow its umask.
+	exe := &llb.CopyInfo{CreateDestPath: true, Mode: &llb.ChmodOpt{Mode: 0o755}}
+	st = st.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
+		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
 		llb.WithCustomName("add jetbake-entrypoint and jetbake-cudaprobe"))
 	st = st.File(llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
 		Mkfile(imagespec.Path, 0o644, desc, created),
@@ -207,8 +211,8 @@ func pin(ref, digest string) string {
 // the exporter writes an index, and puts annotations on the index and the
 // manifest through the result's metadata, which every image exporter reads.
 func platformResult(ref gateway.Reference, config []byte, annotations map[string]string) (*gateway.Result, error) {
-	id := platforms.Format(arm64)
-	ps, err := json.Marshal(exptypes.Platforms{Platforms: []exptypes.Platform{{ID: id, Platform: arm64}}})
+	id := platforms.Format(arm64Platform())
+	ps, err := json.Marshal(exptypes.Platforms{Platforms: []exptypes.Platform{{ID: id, Platform: arm64Platform()}}})
 	if err != nil {
 		return nil, err
 	}

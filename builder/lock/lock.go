@@ -4,9 +4,11 @@
 package lock
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/jetbake/jetbake/builder/refs"
 	"os"
 	"path/filepath"
@@ -88,11 +90,18 @@ func Read(path string) (*File, error) {
 		return nil, err
 	}
 	var f File
-	if err := json.Unmarshal(data, &f); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: not a valid lock file: %w (run 'jetbake lock' to write it anew)", path, err)
 	}
 	if f.SchemaVersion != 1 {
 		return nil, fmt.Errorf("%s: schema_version %d is not known (run 'jetbake lock' to write it anew)", path, f.SchemaVersion)
+	}
+	for ref, d := range f.Bases {
+		if _, err := v1.NewHash(d); err != nil {
+			return nil, fmt.Errorf("%s: bases[%q]: %q is not a digest such as sha256:<64 hex> (run 'jetbake lock' to write it anew)", path, ref, d)
+		}
 	}
 	return &f, nil
 }
@@ -111,6 +120,10 @@ func (f *File) Write(path string) error {
 	if _, err := tmp.Write(append(data, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err

@@ -171,7 +171,9 @@ func TestMissing(t *testing.T) {
 func TestWriteRead(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, DefaultFile)
-	f := &File{SchemaVersion: 1, Bases: map[string]string{jetpackBase: "sha256:a", cudaDevel: "sha256:b"}}
+	digestA := "sha256:" + strings.Repeat("a", 64)
+	digestB := "sha256:" + strings.Repeat("b", 64)
+	f := &File{SchemaVersion: 1, Bases: map[string]string{jetpackBase: digestA, cudaDevel: digestB}}
 	require.NoError(t, f.Write(path))
 
 	got, err := Read(path)
@@ -184,11 +186,12 @@ func TestWriteRead(t *testing.T) {
 	require.Contains(t, string(data), `"schema_version": 1`)
 
 	// Overwriting replaces the file and leaves no temporary file behind.
-	f.Bases[jetpackBase] = "sha256:c"
+	digestC := "sha256:" + strings.Repeat("c", 64)
+	f.Bases[jetpackBase] = digestC
 	require.NoError(t, f.Write(path))
 	got, err = Read(path)
 	require.NoError(t, err)
-	require.Equal(t, "sha256:c", got.Bases[jetpackBase])
+	require.Equal(t, digestC, got.Bases[jetpackBase])
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
@@ -263,4 +266,27 @@ func TestResolveWithoutResolver(t *testing.T) {
 	f, err := Resolve(t.Context(), p, nil)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{ref: want}, f.Bases)
+}
+
+func TestReadRefusesBadLockFiles(t *testing.T) {
+	for name, body := range map[string]string{
+		"unknown field": `{"schema_version": 1, "bases": {}, "extra": 1}`,
+		"bad digest":    `{"schema_version": 1, "bases": {"nvcr.io/nvidia/x:1": "sha256:abc"}}`,
+		"version":       `{"schema_version": 2, "bases": {}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), DefaultFile)
+			require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+			_, err := Read(path)
+			require.ErrorContains(t, err, "run 'jetbake lock' to write it anew")
+		})
+	}
+}
+
+func TestWriteIsReadableByOthers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), DefaultFile)
+	require.NoError(t, (&File{SchemaVersion: 1, Bases: map[string]string{}}).Write(path))
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), info.Mode().Perm())
 }
