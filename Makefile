@@ -2,9 +2,13 @@
 GO        ?= go
 BIN       := bin
 LDFLAGS   := -s -w -buildid= -X main.version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The entrypoint records its commit (vcs.revision): `jetbake build` refuses to
+# put an entrypoint of another commit into an image.
+EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='
+EP_TRIM   := -trimpath
 GOFLAGS_R := -trimpath -buildvcs=false
 
-.PHONY: all build deps demo test test-unit test-e2e bench fuzz lint clean
+.PHONY: all build deps demo test test-unit bench fuzz clean
 
 all: build
 
@@ -12,7 +16,7 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_R) -ldflags '$(LDFLAGS)' -o $(BIN)/jetbake ./builder
 	for arch in arm64 amd64; do \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -ldflags '-s -w -buildid=' -o $(BIN)/linux-$$arch/jetbake-entrypoint ./entrypoint || exit 1; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(EP_TRIM) $(EP_FLAGS) -o $(BIN)/linux-$$arch/jetbake-entrypoint ./entrypoint || exit 1; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -ldflags '-s -w -buildid=' -o $(BIN)/linux-$$arch/jetbake-cudaprobe ./entrypoint/cudaprobe || exit 1; \
 	done
 
@@ -43,9 +47,15 @@ test-unit:
 	$(GO) test -short -count=1 ./...
 
 ## bench: benchmarks of the rules, planning and the entrypoint, and jetbake against buildx bake
-bench: deps build
+bench: deps build $(BIN)/buildx
 	$(GO) test -run '^$$' -bench . -benchmem ./compute_cap/ ./builder/plan/ ./entrypoint/
-	$(GO) run ./builder/bench
+	$(GO) run ./builder/benchcmd
+
+# buildx for `make bench`, from its own module so its dependencies stay out of
+# go.mod; rebuilt only when that module's go.mod or go.sum changes.
+BUILDX_MOD := builder/bench/buildx
+$(BIN)/buildx: $(BUILDX_MOD)/go.mod $(BUILDX_MOD)/go.sum
+	cd $(BUILDX_MOD) && $(GO) build -trimpath -ldflags "-X github.com/docker/buildx/version.Version=$$($(GO) list -m -f '{{.Version}}' github.com/docker/buildx)" -o $(CURDIR)/$@ github.com/docker/buildx/cmd/buildx
 
 fuzz:
 	for t in FuzzParse FuzzParseCUDAVersion; do $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 20s ./compute_cap/ || exit 1; done

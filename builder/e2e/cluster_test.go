@@ -62,7 +62,7 @@ func TestCluster(t *testing.T) {
 		}
 		once.Do(func() {
 			// The build has started on node-b; kill its daemon while it runs.
-			time.AfterFunc(300*time.Millisecond, func() { _ = second.Kill(); close(killed) })
+			time.AfterFunc(100*time.Millisecond, func() { _ = second.Kill(); close(killed) })
 		})
 	}))
 	require.NoError(t, err)
@@ -70,12 +70,12 @@ func TestCluster(t *testing.T) {
 	retried := 0
 	for _, rr := range failover.Releases {
 		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
-		require.Equal(t, "node-a", rr.Node, "%s ends on the surviving node", rr.Name)
 		if digests[rr.Name] != rr.Digest {
 			dumpDiff(t, rr.Repository+"@"+digests[rr.Name], rr.Repository+"@"+rr.Digest)
 		}
 		require.Equal(t, digests[rr.Name], rr.Digest, "%s has the digest of the clean run", rr.Name)
 		if len(rr.Retries) > 0 {
+			require.Equal(t, "node-a", rr.Node, "%s was retried on the surviving node", rr.Name)
 			require.Equal(t, "node-b", rr.Retries[0].Node)
 			require.NotEmpty(t, rr.Retries[0].Reason)
 			retried++

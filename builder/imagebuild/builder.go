@@ -7,6 +7,7 @@ package imagebuild
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -137,7 +138,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	if b.opts.push && p.Repository == "" {
 		return nil, errors.New("--push needs image.repository in the matrix")
 	}
-	if err := checkEntrypointDir(b.opts.entrypointDir); err != nil {
+	if err := checkEntrypointDir(b.opts.entrypointDir, b.opts.revision); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -224,7 +225,7 @@ func isGitURL(s string) bool {
 	return strings.Contains(s, ".git#")
 }
 
-func checkEntrypointDir(dir string) error {
+func checkEntrypointDir(dir, revision string) error {
 	if dir == "" {
 		return errors.New("no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe ('make build' puts them in bin/linux-arm64)")
 	}
@@ -233,5 +234,24 @@ func checkEntrypointDir(dir string) error {
 			return fmt.Errorf("entrypoint folder %s lacks %s: run 'make build' (it cross-compiles them for linux/arm64)", dir, name)
 		}
 	}
+	path := filepath.Join(dir, filepath.Base(EntrypointPath))
+	if built := entrypointRevision(path); built != "" && revision != "" && built != revision {
+		return fmt.Errorf("%s was built from commit %.12s but this build is of %.12s: run 'make build' so that the image gets the entrypoint of the same commit", path, built, revision)
+	}
 	return nil
+}
+
+// entrypointRevision reads the commit the entrypoint binary at path was
+// built from (Go's vcs.revision, which `make build` records), or "".
+func entrypointRevision(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return ""
 }

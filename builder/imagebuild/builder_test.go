@@ -2,7 +2,9 @@ package imagebuild
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jetbake/jetbake/builder/plan"
@@ -125,15 +127,15 @@ func entrypointDir(t *testing.T) string {
 }
 
 func TestCheckEntrypointDir(t *testing.T) {
-	require.NoError(t, checkEntrypointDir(entrypointDir(t)))
+	require.NoError(t, checkEntrypointDir(entrypointDir(t), "abc"))
 
-	err := checkEntrypointDir("")
+	err := checkEntrypointDir("", "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "--entrypoint-dir")
 
 	half := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(half, "jetbake-entrypoint"), nil, 0o755))
-	err = checkEntrypointDir(half)
+	err = checkEntrypointDir(half, "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), half)
 	require.Contains(t, err.Error(), "jetbake-cudaprobe")
@@ -201,4 +203,22 @@ func TestPrepareErrors(t *testing.T) {
 			require.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+}
+
+// An entrypoint built from another commit than the one being built is refused.
+func TestCheckEntrypointRevision(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"jetbake-entrypoint", "jetbake-cudaprobe"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=true", "-o", filepath.Join(dir, name), "../../entrypoint")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	require.NoError(t, err)
+	commit := strings.TrimSpace(string(head))
+	require.Equal(t, commit, entrypointRevision(filepath.Join(dir, "jetbake-entrypoint")))
+	require.NoError(t, checkEntrypointDir(dir, commit))
+	require.NoError(t, checkEntrypointDir(dir, ""), "no revision to compare with")
+	err = checkEntrypointDir(dir, "2222222222222222")
+	require.ErrorContains(t, err, "was built from commit "+commit[:12]+" but this build is of 222222222222: run 'make build'")
 }

@@ -61,11 +61,12 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 	return opt, local.cleanup, nil
 }
 
-// exportAttrs are the attributes every exporter of the release shares.
+// exportAttrs are the attributes every exporter of the release shares. No
+// rewrite-timestamp: the one layer jetbake adds is built with the commit's
+// time already (see runtimeState), and the base's layers are the base's.
 func (j *releaseJob) exportAttrs() map[string]string {
 	return map[string]string{
 		"oci-mediatypes":    "true",
-		"rewrite-timestamp": "true",
 		"source-date-epoch": strconv.FormatInt(j.epoch, 10),
 	}
 }

@@ -176,27 +176,35 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 }
 
 // runtimeState lays out the runtime image: base, routers, entrypoint, image.json.
-// Vertex names carry no release: they end up in the image's history, and a
-// vertex shared by two releases must give both the same bytes. The progress
-// display adds the release to the names it shows.
+// runtimeState lays out the runtime image: the runtime base plus one layer
+// with every router binary, the entrypoint, the CUDA probe and image.json.
+// That layer is staged on scratch with the commit's time on every file and
+// folder, then copied into the base in one step, so it is reproducible as
+// built and the exporter need not rewrite timestamps (which BuildKit redoes,
+// uncached, on every export). Vertex names carry no release: they end up in
+// the image's history, and a vertex shared by two releases must give both the
+// same bytes; the progress display adds the release to what it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
-	created := llb.WithCreatedTime(epochTime(j.epoch))
-	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomNamef("runtime base %s", base))
+	epoch := epochTime(j.epoch)
+	created := llb.WithCreatedTime(epoch)
+	stage := llb.Scratch().File(llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
+		Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
+		Mkfile(imagespec.Path, 0o644, desc, created),
+		llb.WithCustomNamef("write %s", imagespec.Path))
 	for i, t := range j.release.Targets {
-		st = st.File(llb.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreateDestPath: true}),
+		stage = stage.File(llb.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch}),
 			llb.WithCustomNamef("add %s (%s)", t.Path, t.Arch))
 	}
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
 	// A fixed mode: the files' modes on the building machine follow its umask.
-	exe := &llb.CopyInfo{CreateDestPath: true, Mode: &llb.ChmodOpt{Mode: 0o755}}
-	st = st.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
+	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &epoch}
+	stage = stage.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
 		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
 		llb.WithCustomName("add jetbake-entrypoint and jetbake-cudaprobe"))
-	st = st.File(llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
-		Mkfile(imagespec.Path, 0o644, desc, created),
-		llb.WithCustomNamef("write %s", imagespec.Path))
-	return st
+	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomNamef("runtime base %s", base))
+	return st.File(llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch}),
+		llb.WithCustomName("add the routers, the entrypoint and image.json"))
 }
 
 // pin adds digest to ref unless ref already names one.

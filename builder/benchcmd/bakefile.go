@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+)
+
+// bakeFile is the subset of buildx's docker-bake.json that the bench writes.
+type bakeFile struct {
+	Group  map[string]bakeGroup  `json:"group"`
+	Target map[string]bakeTarget `json:"target"`
+}
+
+// bakeGroup lists the targets `buildx bake` builds by default.
+type bakeGroup struct {
+	Targets []string `json:"targets"`
+}
+
+// bakeTarget is one bake target, with buildx's JSON field names.
+type bakeTarget struct {
+	Context     string            `json:"context"`
+	Dockerfile  string            `json:"dockerfile,omitempty"`
+	Target      string            `json:"target,omitempty"`
+	Contexts    map[string]string `json:"contexts,omitempty"`
+	Platforms   []string          `json:"platforms"`
+	Args        map[string]string `json:"args,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations []string          `json:"annotations,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Output      []string          `json:"output,omitempty"`
+	Attest      []string          `json:"attest,omitempty"`
+}
+
+// bakeInputs is what the bake file needs besides the plan.
+type bakeInputs struct {
+	// Mirrors rewrites the bases to the local registry, as jetbake's --mirror.
+	Mirrors refs.Mirrors
+	// EntrypointDir holds the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe.
+	EntrypointDir string
+	// Revision and Epoch are the source revision and SOURCE_DATE_EPOCH, as jetbake gets them.
+	Revision string
+	Epoch    int64
+}
+
+// bakeName turns a release name into a bake target name: bake allows only
+// letters, digits, '_' and '-', so "jetpack6.2" becomes "jetpack6_2".
+func bakeName(release string) string {
+	return strings.NewReplacer(".", "_", "+", "_").Replace(release)
+}
+
+// routerTargetName is the bake target that compiles release's router for t.
+func routerTargetName(release string, t plan.Target) string {
+	return bakeName(release) + "-sm" + t.ComputeCap
+}
+
+// routerContextName is the named context a runtime Dockerfile copies t's router from.
+func routerContextName(t plan.Target) string { return "router-" + t.ComputeCap }
+
+// entrypointContext is the named context holding the entrypoint binaries.
+const entrypointContext = "jetbake-entrypoint"
+
+// newBakeFile describes, for bake, the work jetbake does for p: per release one
+// router target per SM target (the router stage of p's Dockerfile) and one
+// runtime target that copies every router binary, the entrypoint and
+// image.json into the runtime base and pushes it under the release's tags.
+// Runtime Dockerfiles and image.json files are returned by the folder they
+// must be written to, relative to the bake file's folder.
+func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string][]byte, error) {
+	bf := &bakeFile{Group: map[string]bakeGroup{}, Target: map[string]bakeTarget{}}
+	files := map[string]map[string][]byte{}
+	var defaults []string
+	for _, rel := range p.Releases {
+		buildBase, err := in.Mirrors.Rewrite(rel.BuildBase, "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("release %s: build_base: %w", rel.Name, err)
+		}
+		runtimeBase, err := in.Mirrors.Rewrite(rel.RuntimeBase, "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("release %s: runtime_base: %w", rel.Name, err)
+		}
+		contexts := map[string]string{entrypointContext: in.EntrypointDir}
+		for _, t := range rel.Targets {
+			name := routerTargetName(rel.Name, t)
+			bf.Target[name] = routerTarget(p, rel, t, buildBase, runtimeBase, in.Epoch)
+			contexts[routerContextName(t)] = "target:" + name
+		}
+		desc, err := imageJSON(p, rel, in.Revision)
+		if err != nil {
+			return nil, nil, err
+		}
+		dir := bakeName(rel.Name)
+		files[dir] = map[string][]byte{"Dockerfile": runtimeDockerfile(p, rel), "image.json": desc}
+		bf.Target[bakeName(rel.Name)] = runtimeTarget(rel, dir, contexts, runtimeBase, in)
+		defaults = append(defaults, bakeName(rel.Name))
+	}
+	bf.Group["default"] = bakeGroup{Targets: defaults}
+	return bf, files, nil
+}
+
+// routerTarget builds the router stage for t with the build args jetbake passes.
+func routerTarget(p *plan.Plan, rel plan.Release, t plan.Target, buildBase, runtimeBase string, epoch int64) bakeTarget {
+	args := map[string]string{
+		"CUDA_COMPUTE_CAP":  t.ComputeCap,
+		"CUDA_ARCH":         t.Arch,
+		"BUILD_BASE":        buildBase,
+		"RUNTIME_BASE":      runtimeBase,
+		"ROUTER_VERSION":    p.Router.Version,
+		"SOURCE_DATE_EPOCH": fmt.Sprint(epoch),
+	}
+	maps.Copy(args, rel.BuildArgs)
+	dockerfile := p.Router.Dockerfile
+	if r, err := filepath.Rel(p.Router.Context, dockerfile); err == nil && filepath.IsAbs(dockerfile) && !strings.HasPrefix(r, "..") {
+		dockerfile = r
+	}
+	return bakeTarget{
+		Context:    p.Router.Context,
+		Dockerfile: dockerfile,
+		Target:     p.Router.Target,
+		Platforms:  []string{plan.Platform},
+		Args:       args,
+	}
+}
+
+// runtimeTarget assembles and pushes the release's image. BuildKit refuses
+// index annotations on a one-platform export, so annotations go on the
+// manifest only (jetbake puts them on both).
+func runtimeTarget(rel plan.Release, dir string, contexts map[string]string, runtimeBase string, in bakeInputs) bakeTarget {
+	labels := maps.Clone(rel.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["org.opencontainers.image.revision"] = in.Revision
+	var annotations []string
+	for _, k := range sortedKeys(rel.Annotations) {
+		annotations = append(annotations, "manifest:"+k+"="+rel.Annotations[k])
+	}
+	return bakeTarget{
+		Context:     dir,
+		Dockerfile:  "Dockerfile",
+		Contexts:    contexts,
+		Platforms:   []string{plan.Platform},
+		Args:        map[string]string{"RUNTIME_BASE": runtimeBase, "SOURCE_DATE_EPOCH": fmt.Sprint(in.Epoch)},
+		Labels:      labels,
+		Annotations: annotations,
+		Tags:        rel.Tags,
+		Output: []string{"type=image,push=true,registry.insecure=true,oci-mediatypes=true," +
+			"rewrite-timestamp=true"},
+		Attest: []string{"type=provenance,disabled=true", "type=sbom,disabled=true"},
+	}
+}
+
+// runtimeDockerfile copies each router, the entrypoint and image.json into
+// the runtime base and sets what jetbake sets in the image config.
+func runtimeDockerfile(p *plan.Plan, rel plan.Release) []byte {
+	var b strings.Builder
+	b.WriteString("ARG RUNTIME_BASE\nFROM ${RUNTIME_BASE}\n")
+	for _, t := range rel.Targets {
+		fmt.Fprintf(&b, "COPY --from=%s %s %s\n", routerContextName(t), p.Router.Output, t.Path)
+	}
+	fmt.Fprintf(&b, "COPY --from=%s %s %s %s/\n", entrypointContext,
+		filepath.Base(imagebuild.EntrypointPath), filepath.Base(imagebuild.CUDAProbePath), filepath.Dir(imagebuild.EntrypointPath))
+	fmt.Fprintf(&b, "COPY image.json %s\n", imagespec.Path)
+	fmt.Fprintf(&b, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=%s\" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility\n", rel.CUDA)
+	fmt.Fprintf(&b, "ENTRYPOINT [%q]\nCMD []\n", imagebuild.EntrypointPath)
+	return []byte(b.String())
+}
+
+// imageJSON is the release's /etc/jetbake/image.json, as jetbake writes it.
+func imageJSON(p *plan.Plan, rel plan.Release, revision string) ([]byte, error) {
+	img := imagespec.Image{
+		SchemaVersion: imagespec.SchemaVersion, Router: p.Router.Name, Version: p.Router.Version,
+		Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, CUDA: rel.CUDA,
+		Revision: revision, Tags: rel.Tags, Smoke: p.Router.Smoke,
+	}
+	for _, t := range rel.Targets {
+		img.Targets = append(img.Targets, imagespec.Target{SM: t.SM, Path: t.Path})
+	}
+	for _, r := range p.Releases {
+		sib := imagespec.Sibling{Release: r.Name, JetPack: r.JetPack, L4T: r.L4T, Tags: r.Tags, Tier: r.Tier}
+		for _, t := range r.Targets {
+			sib.Targets = append(sib.Targets, t.SM)
+		}
+		img.Family = append(img.Family, sib)
+	}
+	if err := img.Validate(); err != nil {
+		return nil, fmt.Errorf("release %s: image.json: %w", rel.Name, err)
+	}
+	return json.MarshalIndent(img, "", "  ")
+}
+
+// writeBakeFile writes docker-bake.json and the runtime contexts under dir
+// and returns the bake file's path.
+func writeBakeFile(dir string, p *plan.Plan, in bakeInputs) (string, error) {
+	bf, files, err := newBakeFile(p, in)
+	if err != nil {
+		return "", err
+	}
+	for sub, contents := range files {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return "", err
+		}
+		for name, data := range contents {
+			if err := os.WriteFile(filepath.Join(dir, sub, name), data, 0o644); err != nil {
+				return "", err
+			}
+		}
+	}
+	data, err := json.MarshalIndent(bf, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "docker-bake.json")
+	return path, os.WriteFile(path, data, 0o644)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

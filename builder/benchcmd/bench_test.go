@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/e2e"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+)
+
+const testRegistry = "127.0.0.1:5000"
+
+// demoPlan plans the demo matrix against testRegistry, as the bench does.
+func demoPlan(t *testing.T) *plan.Plan {
+	t.Helper()
+	root, err := e2e.FindRepoRoot()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "matrix.json")
+	require.NoError(t, e2e.WriteDemoMatrix(root, testRegistry, path))
+	p, err := e2e.LoadPlan(path)
+	require.NoError(t, err)
+	return p
+}
+
+func testInputs() bakeInputs {
+	return bakeInputs{Mirrors: refs.Mirrors{"nvcr.io": testRegistry}, EntrypointDir: "/ep", Revision: benchRevision, Epoch: benchEpoch}
+}
+
+func TestBakeFileTargets(t *testing.T) {
+	p := demoPlan(t)
+	bf, files, err := newBakeFile(p, testInputs())
+	require.NoError(t, err)
+	routers := 0
+	for _, rel := range p.Releases {
+		routers += len(rel.Targets)
+	}
+	require.Len(t, bf.Target, len(p.Releases)+routers, "one runtime target per release, one router target per SM")
+	require.Len(t, bf.Group["default"].Targets, len(p.Releases), "only runtime targets are built by default")
+	require.Len(t, files, len(p.Releases))
+
+	tests := []struct {
+		release, target, computeCap, arch, buildBase string
+	}{
+		{"jetpack5.1", "jetpack5_1-sm72", "72", "sm_72", testRegistry + "/nvidia/l4t-jetpack:r35.4.1"},
+		{"jetpack6.2", "jetpack6_2-sm87", "87", "sm_87", testRegistry + "/nvidia/l4t-jetpack:r36.4.0"},
+		{"jetpack7.2", "jetpack7_2-sm110", "110", "sm_110", testRegistry + "/nvidia/cuda:13.2.0-devel-ubuntu24.04"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			rt, ok := bf.Target[tt.target]
+			require.True(t, ok, "router target %s", tt.target)
+			require.Equal(t, "router", rt.Target)
+			require.Equal(t, "Dockerfile", rt.Dockerfile)
+			require.Equal(t, []string{"linux/arm64"}, rt.Platforms)
+			require.Equal(t, tt.computeCap, rt.Args["CUDA_COMPUTE_CAP"])
+			require.Equal(t, tt.arch, rt.Args["CUDA_ARCH"])
+			require.Equal(t, tt.buildBase, rt.Args["BUILD_BASE"])
+			require.Empty(t, rt.Output, "router targets are only built as links")
+
+			runtime := bf.Target[bakeName(tt.release)]
+			require.Equal(t, "target:"+tt.target, runtime.Contexts["router-"+tt.computeCap])
+			require.Equal(t, "/ep", runtime.Contexts[entrypointContext])
+			require.Contains(t, runtime.Output[0], "push=true")
+			require.Contains(t, runtime.Output[0], "rewrite-timestamp=true")
+			require.Contains(t, runtime.Attest, "type=provenance,disabled=true")
+			rel, _ := p.Release(tt.release)
+			require.Equal(t, rel.Tags, runtime.Tags)
+		})
+	}
+}
+
+func TestRuntimeDockerfile(t *testing.T) {
+	p := demoPlan(t)
+	rel, ok := p.Release("jetpack7.2")
+	require.True(t, ok)
+	df := string(runtimeDockerfile(p, *rel))
+	for _, want := range []string{
+		"FROM ${RUNTIME_BASE}\n",
+		"COPY --from=router-87 /out/router /usr/local/bin/router-87\n",
+		"COPY --from=router-110 /out/router /usr/local/bin/router-110\n",
+		"COPY --from=jetbake-entrypoint jetbake-entrypoint jetbake-cudaprobe /usr/local/bin/\n",
+		"COPY image.json /etc/jetbake/image.json\n",
+		`ENTRYPOINT ["/usr/local/bin/jetbake-entrypoint"]`,
+	} {
+		require.Contains(t, df, want)
+	}
+	require.NotContains(t, df, "# syntax", "a syntax line would pull a frontend image")
+}
+
+func TestImageJSON(t *testing.T) {
+	p := demoPlan(t)
+	rel, _ := p.Release("jetpack6.2")
+	data, err := imageJSON(p, *rel, benchRevision)
+	require.NoError(t, err)
+	img, err := imagespec.Parse(data)
+	require.NoError(t, err)
+	require.Equal(t, "jetpack6.2", img.Release)
+	require.Equal(t, []imagespec.Target{{SM: "8.7", Path: "/usr/local/bin/router-87"}}, img.Targets)
+	require.Len(t, img.Family, len(p.Releases))
+}
+
+func TestWriteBakeFile(t *testing.T) {
+	p := demoPlan(t)
+	dir := t.TempDir()
+	path, err := writeBakeFile(dir, p, testInputs())
+	require.NoError(t, err)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var bf bakeFile
+	require.NoError(t, json.Unmarshal(data, &bf))
+	for _, name := range bf.Group["default"].Targets {
+		require.FileExists(t, filepath.Join(dir, bf.Target[name].Context, "Dockerfile"))
+		require.FileExists(t, filepath.Join(dir, bf.Target[name].Context, "image.json"))
+	}
+}
+
+func TestBakeName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"jetpack6.2", "jetpack6_2"},
+		{"jetpack6.2.1", "jetpack6_2_1"},
+		{"broken", "broken"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, bakeName(tt.in))
+		require.False(t, strings.ContainsAny(bakeName(tt.in), ".+"))
+	}
+}
+
+func TestMedian(t *testing.T) {
+	s := time.Second
+	tests := []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{3 * s}, 3 * s},
+		{[]time.Duration{3 * s, 1 * s, 2 * s}, 2 * s},
+		{[]time.Duration{4 * s, 1 * s, 2 * s, 3 * s}, 2500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, median(tt.in))
+	}
+}
+
+func TestDiffFiles(t *testing.T) {
+	a := map[string][]byte{"usr/local/bin/router-87": []byte("x")}
+	tests := []struct {
+		name      string
+		want, got map[string][]byte
+		diff      string
+	}{
+		{"same", a, map[string][]byte{"usr/local/bin/router-87": []byte("x")}, ""},
+		{"missing in bake", a, map[string][]byte{}, "jetbake's image has /usr/local/bin/router-87, bake's has not"},
+		{"extra in bake", map[string][]byte{}, a, "bake's image has /usr/local/bin/router-87, jetbake's has not"},
+		{"content", a, map[string][]byte{"usr/local/bin/router-87": []byte("y")}, "/usr/local/bin/router-87 differs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := diffFiles(tt.want, tt.got)
+			if tt.diff == "" {
+				require.Empty(t, d)
+				return
+			}
+			require.Contains(t, d, tt.diff)
+		})
+	}
+}
+
+func TestPairedRatios(t *testing.T) {
+	s := time.Second
+	jb := &timings{cold: []time.Duration{4 * s, 2 * s}, warm: [][]time.Duration{{1 * s, 3 * s, 2 * s}, {1 * s}}}
+	bk := &timings{cold: []time.Duration{8 * s, 2 * s}, warm: [][]time.Duration{{4 * s}, {2 * s, 2 * s}}}
+	cold, warm := pairedRatios(jb, bk)
+	require.Equal(t, []float64{0.5, 1}, cold)
+	require.Equal(t, []float64{0.5, 0.5}, warm)
+	require.Equal(t, 0.75, medianFloat(cold))
+	require.Equal(t, 1500*time.Millisecond, median(jb.allWarm()), "warm builds of every round pooled")
+}

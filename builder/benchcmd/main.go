@@ -1,0 +1,267 @@
+// Command benchcmd is the comparison half of `make bench`: on one buildkitd it
+// builds the demo matrix (the real releases, stand-in bases and router) with
+// `jetbake build` and with an equivalent `buildx bake` file, each cold (after
+// pruning the daemon's cache, into a registry holding only the bases) and
+// warm (the same build again), and prints the times and the ratios
+// jetbake/bake. Each tool gets its own registry so neither finds the other's
+// layers already pushed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/moby/buildkit/client"
+
+	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/e2e"
+	"github.com/jetbake/jetbake/builder/plan"
+)
+
+// benchEpoch is the SOURCE_DATE_EPOCH of every build, the same for both tools.
+const benchEpoch = 1767225600 // 2026-01-01
+
+// benchRevision is the source revision both tools stamp on the images when
+// the checkout's commit cannot be read.
+const benchRevision = "0123456789abcdef0123456789abcdef01234567"
+
+// checkoutRevision is the commit of the checkout at root, which the
+// entrypoint binaries were built from ('make build'), or benchRevision.
+func checkoutRevision(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return benchRevision
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// config is the command line.
+type config struct {
+	root          string
+	jetbake       string
+	buildx        string
+	entrypointDir string
+	revision      string
+	cold          int
+	warm          int
+	jetbakeArgs   []string
+	verbose       bool
+	keep          bool
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.jetbake, "jetbake", "", "jetbake binary (default: bin/jetbake of the checkout)")
+	flag.StringVar(&cfg.buildx, "buildx", "", "buildx binary (default: bin/buildx of the checkout)")
+	flag.StringVar(&cfg.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: bin/linux-arm64)")
+	flag.IntVar(&cfg.cold, "cold", 3, "cold rounds; each prunes the cache before each tool's cold build and alternates which tool goes first")
+	flag.IntVar(&cfg.warm, "warm", 3, "warm builds per tool and round; the table shows the median")
+	extra := flag.String("jetbake-args", "", "extra arguments for 'jetbake build', space-separated, e.g. \"--parallel 5\"")
+	flag.BoolVar(&cfg.verbose, "v", false, "show the tools' output")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the work folder (bake file, matrix, daemon log) and print its path")
+	flag.Parse()
+	cfg.jetbakeArgs = strings.Fields(*extra)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, cfg, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config, out io.Writer) error {
+	if err := cfg.resolve(); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "jetbake-bench-")
+	if err != nil {
+		return err
+	}
+	if cfg.keep {
+		fmt.Fprintf(out, "==> work folder %s (kept)\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	// This Env only holds the daemon; every tool and round gets its own registry.
+	env, err := e2e.Start(cfg.root, filepath.Join(work, "daemon"))
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if err := env.CheckPrerequisites(); err != nil {
+		return err
+	}
+	if err := env.StartDaemon(ctx, filepath.Join(work, "buildkitd"), false); err != nil {
+		return err
+	}
+	if err := daemon.CheckPlatform(ctx, env.Daemon.Client, plan.Platform); err != nil {
+		return err
+	}
+	bx := &buildx{bin: cfg.buildx, dir: filepath.Join(work, "buildx"), addr: env.Daemon.Addr, verbose: cfg.verbose}
+	if err := bx.create(ctx); err != nil {
+		return err
+	}
+	if err := printHeader(ctx, out, env.Daemon.Client, bx); err != nil {
+		return err
+	}
+	results := map[string]*timings{toolJetbake: {}, toolBake: {}}
+	for round := range cfg.cold {
+		if err := runRound(ctx, cfg, env, bx, filepath.Join(work, fmt.Sprintf("round%d", round)), round, results, out); err != nil {
+			return err
+		}
+	}
+	printTable(out, results)
+	return nil
+}
+
+// resolve fills the binaries' defaults and checks they exist.
+func (cfg *config) resolve() error {
+	root, err := e2e.FindRepoRoot()
+	if err != nil {
+		return err
+	}
+	cfg.root = root
+	cfg.revision = checkoutRevision(root)
+	bin := filepath.Join(root, "bin")
+	def := func(v *string, path string) {
+		if *v == "" {
+			*v = path
+		}
+	}
+	def(&cfg.jetbake, filepath.Join(bin, "jetbake"))
+	def(&cfg.buildx, filepath.Join(bin, "buildx"))
+	def(&cfg.entrypointDir, filepath.Join(bin, "linux-arm64"))
+	if cfg.cold < 1 || cfg.warm < 1 {
+		return fmt.Errorf("-cold %d, -warm %d: both must be at least 1", cfg.cold, cfg.warm)
+	}
+	var errs []error
+	for path, fix := range map[string]string{
+		cfg.jetbake: "run 'make build'",
+		cfg.buildx:  "run 'make bin/buildx' (it builds buildx from builder/bench/buildx)",
+		filepath.Join(cfg.entrypointDir, "jetbake-entrypoint"): "run 'make build'",
+		filepath.Join(cfg.entrypointDir, "jetbake-cudaprobe"):  "run 'make build'",
+	} {
+		if _, err := os.Stat(path); err != nil {
+			errs = append(errs, fmt.Errorf("%s is missing: %s", path, fix))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// printHeader says what is compared, on what.
+func printHeader(ctx context.Context, out io.Writer, c *client.Client, bx *buildx) error {
+	info, err := c.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("buildkitd info: %w", err)
+	}
+	bxVersion, err := bx.version(ctx)
+	if err != nil {
+		return err
+	}
+	version := info.BuildkitVersion.Version
+	if bi, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(version, "v0.0.0") {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/moby/buildkit" {
+				version += " (go.mod pins " + m.Version + ")"
+			}
+		}
+	}
+	fmt.Fprintf(out, "==> one buildkitd %s (runc worker, linux/arm64 through QEMU), %d CPUs; %s through its remote driver\n",
+		version, runtime.NumCPU(), bxVersion)
+	return nil
+}
+
+// runRound gives each tool a fresh registry with the stand-in bases, prunes
+// the cache, builds cold, then warm cfg.warm times. Odd rounds let bake go first.
+func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir string, round int,
+	results map[string]*timings, out io.Writer) error {
+	jb, err := newJetbake(ctx, cfg, env.Daemon.Addr, filepath.Join(dir, toolJetbake))
+	if err != nil {
+		return err
+	}
+	defer jb.close()
+	bk, err := newBake(ctx, cfg, bx, filepath.Join(dir, toolBake))
+	if err != nil {
+		return err
+	}
+	defer bk.close()
+	if round == 0 {
+		fmt.Fprintf(out, "==> %d releases, %d router builds; bake file %s\n", len(jb.plan.Releases), routerBuilds(jb.plan), bk.file)
+	}
+	order := []*contender{jb, bk}
+	if round%2 == 1 {
+		order = []*contender{bk, jb}
+	}
+	for _, c := range order {
+		if err := prune(ctx, env.Daemon.Client); err != nil {
+			return err
+		}
+		d, err := c.timed(ctx)
+		if err != nil {
+			return fmt.Errorf("round %d, cold %s: %w", round+1, c.name, err)
+		}
+		results[c.name].cold = append(results[c.name].cold, d)
+		fmt.Fprintf(out, "    round %d %-8s cold %6.2fs  warm", round+1, c.name, d.Seconds())
+		var warm []time.Duration
+		for i := range cfg.warm {
+			d, err := c.timed(ctx)
+			if err != nil {
+				return fmt.Errorf("round %d, warm %s #%d: %w", round+1, c.name, i+1, err)
+			}
+			warm = append(warm, d)
+			fmt.Fprintf(out, " %.2fs", d.Seconds())
+		}
+		results[c.name].warm = append(results[c.name].warm, warm)
+		fmt.Fprintln(out)
+	}
+	if round == 0 {
+		summary, err := compareImages(ctx, jb, bk)
+		if err != nil {
+			return fmt.Errorf("the two tools' images differ: %w", err)
+		}
+		fmt.Fprintf(out, "==> same work: %s\n", summary)
+	}
+	return nil
+}
+
+// prune empties the daemon's build cache, as `buildctl prune --all`.
+func prune(ctx context.Context, c *client.Client) error {
+	if err := c.Prune(ctx, nil, client.PruneAll); err != nil {
+		return fmt.Errorf("prune buildkitd's cache: %w", err)
+	}
+	du, err := c.DiskUsage(ctx)
+	if err != nil {
+		return fmt.Errorf("buildkitd disk usage: %w", err)
+	}
+	if len(du) > 0 {
+		return fmt.Errorf("prune left %d cache records: the cold build would not be cold", len(du))
+	}
+	return nil
+}
+
+func routerBuilds(p *plan.Plan) int {
+	n := 0
+	for _, r := range p.Releases {
+		n += len(r.Targets)
+	}
+	return n
+}
+
+// timed runs one build of c and returns its wall time.
+func (c *contender) timed(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	err := c.build(ctx)
+	return time.Since(start), err
+}
