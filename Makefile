@@ -57,8 +57,15 @@ BUILDX_MOD := builder/bench/buildx
 $(BIN)/buildx: $(BUILDX_MOD)/go.mod $(BUILDX_MOD)/go.sum
 	cd $(BUILDX_MOD) && $(GO) build -trimpath -ldflags "-X github.com/docker/buildx/version.Version=$$($(GO) list -m -f '{{.Version}}' github.com/docker/buildx)" -o $(CURDIR)/$@ github.com/docker/buildx/cmd/buildx
 
+## fuzz: every fuzz target of every package, FUZZTIME each
+FUZZTIME ?= 10s
 fuzz:
-	for t in FuzzParse FuzzParseCUDAVersion; do $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 20s ./compute_cap/ || exit 1; done
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz: $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 clean:
 	rm -rf $(BIN)/jetbake $(BIN)/linux-*

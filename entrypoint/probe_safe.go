@@ -35,11 +35,11 @@ func tokenByte(b byte) bool {
 func safeRef(s string) bool {
 	host, rest, ok := strings.Cut(s, "/")
 	colon := strings.LastIndexByte(rest, ':')
-	if !ok || len(s) > 255 || colon <= 0 || !safeHost(host) {
+	if !ok || len(s) > 255 || colon <= 0 || !safeHost(host) || strings.Contains(s, "..") {
 		return false
 	}
 	repo, tag := rest[:colon], rest[colon+1:]
-	if strings.Contains(repo, "..") || strings.Contains(repo, "//") || strings.HasSuffix(repo, "/") {
+	if strings.Contains(repo, "//") || strings.HasSuffix(repo, "/") || tag == "" || tag[0] == '.' || tag[0] == '-' {
 		return false
 	}
 	for i := 0; i < len(repo); i++ {

@@ -44,6 +44,10 @@ func TestLocalDaemonIsStoppedByTheLastUser(t *testing.T) {
 
 	first := connect(false)
 	require.True(t, first.Started)
+	require.NoError(t, daemon.CheckPlatform(ctx, first.Client, "linux/arm64"), "QEMU lets the runc worker build arm64")
+	err = daemon.CheckPlatform(ctx, first.Client, "linux/s390x")
+	require.ErrorContains(t, err, "no buildkitd worker builds linux/s390x")
+	require.ErrorContains(t, err, "register QEMU user emulation", "the error says how to fix it")
 	second := connect(false)
 	require.False(t, second.Started, "the second run reuses the daemon")
 	require.NoError(t, first.Close())
