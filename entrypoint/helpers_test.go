@@ -11,8 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jetbake/jetbake/entrypoint/imagespec"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
 // routerScript is the stand-in router: it prints the SM it was built for,

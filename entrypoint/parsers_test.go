@@ -3,8 +3,9 @@ package main
 import (
 	"testing"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
 	"github.com/stretchr/testify/require"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 func TestParseTegraRelease(t *testing.T) {

@@ -5,9 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	computecap "github.com/jetbake/jetbake/compute_cap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
-	"github.com/stretchr/testify/require"
 )
 
 func TestBestSibling(t *testing.T) {

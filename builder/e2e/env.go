@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/standin"

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetbake/jetbake/builder/atomicfile"
+
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
@@ -88,31 +90,10 @@ func (s Store) Add(a *Admitted) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("evidence store: %w", err)
 	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data); err != nil {
 		return "", fmt.Errorf("evidence store: write %s: %w", path, err)
 	}
 	return path, nil
-}
-
-// writeAtomic writes data to path through a temporary file in its folder.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".evidence-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Release returns the evidence stored for a release, newest first. A

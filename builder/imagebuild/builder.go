@@ -10,15 +10,17 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
-	"github.com/jetbake/jetbake/builder/refs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+
 	"github.com/moby/buildkit/client"
+
+	"github.com/jetbake/jetbake/builder/plan"
 )
 
 // Builder builds a plan's images on one BuildKit daemon or a cluster of them.

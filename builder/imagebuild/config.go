@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
-	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Paths of jetbake's own files in every image.

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetbake/jetbake/entrypoint/imagespec"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
 // baseConfig is a runtime base's config the way NVIDIA's look: its own

@@ -2,13 +2,15 @@ package imagebuild
 
 import (
 	"fmt"
-	"github.com/containerd/platforms"
-	"github.com/jetbake/jetbake/builder/refs"
 	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/containerd/platforms"
+
+	"github.com/jetbake/jetbake/builder/refs"
 
 	"github.com/moby/buildkit/client"
 	"github.com/tonistiigi/fsutil"

@@ -2,10 +2,11 @@ package imagebuild
 
 import (
 	"fmt"
-	"github.com/jetbake/jetbake/builder/refs"
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/jetbake/jetbake/builder/refs"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/client"

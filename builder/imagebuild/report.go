@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/jetbake/jetbake/builder/atomicfile"
 )
 
 // Outcome is how a release's build ended.
@@ -136,23 +136,7 @@ func (r *Report) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".jetbake-metadata-*")
-	if err != nil {
-		return fmt.Errorf("write metadata file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write metadata file: %w", err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write metadata file: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, append(data, '\n'))
 }
 
 func epochTime(epoch int64) time.Time { return time.Unix(epoch, 0).UTC() }

@@ -78,7 +78,7 @@ func TestReportWriteFile(t *testing.T) {
 
 	err = r.WriteFile(filepath.Join(dir, "missing", "metadata.json"))
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "write metadata file")
+	require.Contains(t, err.Error(), "write "+filepath.Join(dir, "missing", "metadata.json"))
 }
 
 func TestEpochTime(t *testing.T) {

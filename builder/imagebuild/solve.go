@@ -11,14 +11,15 @@ import (
 	"sync"
 
 	"github.com/containerd/platforms"
-	"github.com/jetbake/jetbake/builder/plan"
-	"github.com/jetbake/jetbake/entrypoint/imagespec"
 	"github.com/moby/buildkit/client/llb"
 	"github.com/moby/buildkit/client/llb/sourceresolver"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
 // Local names of the session's file systems in one release's build.

@@ -8,15 +8,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/jetbake/jetbake/builder/refs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/jetbake/jetbake/builder/atomicfile"
+	"github.com/jetbake/jetbake/builder/refs"
+
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -112,23 +115,7 @@ func (f *File) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".matrix.lock-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, append(data, '\n'))
 }
 
 // Missing lists the bases of p that f does not pin.
