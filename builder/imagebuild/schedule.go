@@ -24,17 +24,30 @@ type Node struct {
 
 // scheduler places releases on nodes and retries those whose node failed.
 type scheduler struct {
-	b        *Builder
-	progress *progress
-	slots    map[string]chan struct{} // per node: at most parallel builds
+	nodes           []Node
+	retries         int
+	continueOnError bool
+	progress        *progress
+	slots           map[string]chan struct{} // per node: at most parallel builds
+	// attempt builds one release on one node; nodeDown tells, after an
+	// error, whether the node rather than the build failed.
+	attempt  func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error)
+	nodeDown func(ctx context.Context, n Node, err error) bool
 
-	mu     sync.Mutex
-	failed map[string]string // node -> why it was dropped
-	stop   bool
+	mu       sync.Mutex
+	failed   map[string]string // node -> why it was dropped
+	attempts map[string]int    // release -> failed attempts so far
+	stop     bool
 }
 
 func newScheduler(b *Builder, progress *progress) *scheduler {
-	s := &scheduler{b: b, progress: progress, slots: map[string]chan struct{}{}, failed: map[string]string{}}
+	s := &scheduler{
+		nodes: b.nodes, retries: b.opts.retries, continueOnError: b.opts.continueOnError, progress: progress,
+		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{}, nodeDown: isNodeFailure,
+		attempt: func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error) {
+			return b.attempt(ctx, n, j, progress)
+		},
+	}
 	for _, n := range b.nodes {
 		s.slots[n.Name] = make(chan struct{}, b.opts.parallel)
 	}
@@ -54,7 +67,7 @@ func (s *scheduler) run(ctx context.Context, jobs []*releaseJob, report *Report)
 	for _, r := range jobs[0].plan.Releases {
 		names = append(names, r.Name)
 	}
-	order := placements(names, s.b.nodes)
+	order := placements(names, s.nodes)
 	var wg sync.WaitGroup
 	for i, j := range jobs {
 		wg.Add(1)
@@ -87,33 +100,48 @@ func (s *scheduler) buildWithRetries(ctx context.Context, j *releaseJob, nodes [
 			<-slot
 			continue
 		}
-		rr, err := s.b.attempt(ctx, n, j, s.progress)
+		rr, retry := s.try(ctx, n, j)
+		// The slot is freed only once a failure has stopped the queue, so
+		// no release starts after a failure without --continue-on-error.
 		<-slot
 		rr.Retries = retries
-		if err == nil {
+		if retry == nil {
 			return rr
 		}
-		nodeFailed := isNodeFailure(ctx, n, err)
-		if nodeFailed {
-			s.dropNode(n.Name, err)
-		}
-		if nodeFailed && len(retries) < s.b.opts.retries {
-			retries = append(retries, Retry{Node: n.Name, Reason: err.Error()})
-			s.progress.logf("[%s] node %s failed (%v); retrying on another node", j.release.Name, n.Name, firstLine(err))
-			continue
-		}
-		s.progress.logf("[%s] FAILED on %s after %.1fs: %v", j.release.Name, n.Name, rr.DurationSeconds, firstLine(err))
-		if !s.b.opts.continueOnError {
-			s.mu.Lock()
-			s.stop = true
-			s.mu.Unlock()
-		}
-		return rr
+		retries = append(retries, *retry)
 	}
 	rr := j.initialReport()
 	rr.Outcome, rr.Retries = Failed, retries
 	rr.Error = "no healthy BuildKit node left to build on: " + s.failedNodes()
 	return rr
+}
+
+// try builds j on n. It returns the retry to record when n failed and the
+// release may go on to the next node, or nil when rr is final.
+func (s *scheduler) try(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, *Retry) {
+	rr, err := s.attempt(ctx, n, j)
+	if err == nil {
+		return rr, nil
+	}
+	down := s.nodeDown(ctx, n, err)
+	if down {
+		s.dropNode(n.Name, err)
+	}
+	s.mu.Lock()
+	tried := s.attempts[j.release.Name]
+	s.attempts[j.release.Name]++
+	s.mu.Unlock()
+	if down && tried < s.retries {
+		s.progress.logf("[%s] node %s failed (%v); retrying on another node", j.release.Name, n.Name, firstLine(err))
+		return rr, &Retry{Node: n.Name, Reason: err.Error()}
+	}
+	s.progress.logf("[%s] FAILED on %s after %.1fs: %v", j.release.Name, n.Name, rr.DurationSeconds, firstLine(err))
+	if !s.continueOnError {
+		s.mu.Lock()
+		s.stop = true
+		s.mu.Unlock()
+	}
+	return rr, nil
 }
 
 func (s *scheduler) notStarted(j *releaseJob, retries []Retry, why string) ReleaseReport {
