@@ -82,14 +82,22 @@ func candidates(img *image, gpu computecap.Capability) []candidate {
 	return out
 }
 
-// compatEnv prepends the image's CUDA forward-compatibility folder to
-// LD_LIBRARY_PATH when the folder exists and the driver is older than the
-// image's CUDA; otherwise the environment is left alone.
+// compatEnv prepends a CUDA forward-compatibility folder to LD_LIBRARY_PATH
+// when the driver is older than the image's CUDA: on an Orin the one the
+// NVIDIA runtime mounts (compat_orin) when present, else the image's own.
+// Without such a folder the environment is left alone.
 func compatEnv(cfg *config, img *image, h *hostInfo) (environ, string) {
-	if img.cuda.IsZero() || !h.HasDriver || !h.Driver.Less(img.cuda) || !cfg.root.isDir(compatDir) {
+	if img.cuda.IsZero() || !h.HasDriver || !h.Driver.Less(img.cuda) {
 		return cfg.env, ""
 	}
-	dir := cfg.root.path(compatDir)
+	compat := compatDir
+	if h.found() && h.GPU.Canonical() == (computecap.Capability{Major: 8, Minor: 7}) && cfg.root.isDir(compatOrinDir) {
+		compat = compatOrinDir
+	}
+	if !cfg.root.isDir(compat) {
+		return cfg.env, ""
+	}
+	dir := cfg.root.path(compat)
 	old := cfg.env.get(envLibraryDir)
 	if old == dir || strings.HasPrefix(old, dir+":") {
 		return cfg.env, ""

@@ -15,10 +15,12 @@ import (
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
-// Names of the CUDA driver library and the image's forward-compatibility folder.
+// Names of the CUDA driver library and the forward-compatibility folders:
+// the image's own, and the one the NVIDIA runtime mounts for Orin.
 const (
-	libcudaName = "libcuda.so.1"
-	compatDir   = "/usr/local/cuda/compat"
+	libcudaName   = "libcuda.so.1"
+	compatDir     = "/usr/local/cuda/compat"
+	compatOrinDir = "/usr/local/cuda/compat_orin"
 )
 
 // libcudaDirs returns the folders where a container runtime mounts the
@@ -28,6 +30,7 @@ const (
 func libcudaDirs() []string {
 	return []string{
 		"/usr/lib/aarch64-linux-gnu/nvidia", // JetPack 6
+		"/usr/lib/aarch64-linux-gnu/tegra",  // JetPack 5
 		"/usr/lib/aarch64-linux-gnu",
 		"/usr/lib/x86_64-linux-gnu",
 		"/usr/lib64",

@@ -47,7 +47,7 @@ func TestDriverProbe(t *testing.T) {
 	probe := "JETBAKE_CUDAPROBE=" + b.probe
 	tests := []struct {
 		name, host, image, libDir string
-		compat                    bool
+		compat, compatOrin        bool
 		env                       []string
 		want, wantLD, wantDriver  string
 	}{
@@ -67,6 +67,14 @@ func TestDriverProbe(t *testing.T) {
 			host: "thor-jp7", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu", compat: true,
 			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "JETBAKE_COMPUTE_CAP=11.0", "FAKE_CUDA_DRIVER_VERSION=12090"},
 			want: "/usr/local/bin/router-110", wantLD: "/usr/local/cuda/compat", wantDriver: "JETBAKE_COMPUTE_CAP"},
+		{name: "Orin with an older driver uses the compat_orin folder the runtime mounts",
+			host: "orin-nano-jp6", image: "jetpack6", libDir: "/usr/lib/aarch64-linux-gnu/nvidia", compat: true, compatOrin: true,
+			env:  []string{"FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=12020"},
+			want: "/usr/local/bin/router-87", wantLD: "/usr/local/cuda/compat_orin", wantDriver: "cuda-driver"},
+		{name: "JetPack 5 keeps libcuda in the tegra folder",
+			host: "agx-orin-jp5", image: "jetpack6", libDir: "/usr/lib/aarch64-linux-gnu/tegra",
+			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=11040"},
+			want: "/usr/local/bin/router-87", wantDriver: "cuda-driver"},
 		{name: "desktop GPU through LD_LIBRARY_PATH",
 			host: "desktop-rtx3090", image: "desktop", libDir: "/usr/local/nvidia/lib64",
 			env:  []string{"LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=9"},
@@ -78,6 +86,9 @@ func TestDriverProbe(t *testing.T) {
 			installLibcuda(t, root, tt.libDir)
 			if tt.compat {
 				writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "image's forward-compatibility driver", 0o644)
+			}
+			if tt.compatOrin {
+				writeFile(t, root, "/usr/local/cuda/compat_orin/libcuda.so.1", "Orin's forward-compatibility driver", 0o644)
 			}
 			env := append([]string{probe}, tt.env...)
 			r := runIn(t, root, nil, env...)
