@@ -191,6 +191,9 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	if err != nil {
 		return nil, err
 	}
+	if f.revision == "" && gitDirty(matrixDir) {
+		fmt.Fprintf(progressOut, "jetbake: warning: %s has uncommitted changes; the images' revision annotation (%.12s) does not describe them\n", matrixDir, revision)
+	}
 	dockerConfig := config.LoadDefaultConfigFile(os.Stderr)
 	return []imagebuild.Option{
 		imagebuild.WithReleases(f.releases...),
@@ -356,6 +359,12 @@ func sourceInfo(dir, revision, epoch string) (string, int64, error) {
 		return "", 0, usageErrorf("source date epoch %q: want seconds since 1970 as a whole number", epoch)
 	}
 	return revision, n, nil
+}
+
+// gitDirty reports whether the git work tree at dir has uncommitted changes.
+func gitDirty(dir string) bool {
+	out, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output()
+	return err == nil && len(strings.TrimSpace(string(out))) > 0
 }
 
 // printSummary prints one line per release on stderr; the full report is
