@@ -16,11 +16,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetbake/jetbake/builder/refs"
-
 	"github.com/moby/buildkit/client"
 
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // Builder builds a plan's images on one BuildKit daemon or a cluster of them.

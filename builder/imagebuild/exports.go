@@ -9,11 +9,10 @@ import (
 	"strings"
 
 	"github.com/containerd/platforms"
-
-	"github.com/jetbake/jetbake/builder/refs"
-
 	"github.com/moby/buildkit/client"
 	"github.com/tonistiigi/fsutil"
+
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // tmpSuffix marks a local output that is still being written; it is renamed

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/jetbake/jetbake/builder/refs"
-
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session"
+
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // Output is a local destination for every built image, besides or instead of a push.

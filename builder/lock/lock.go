@@ -12,15 +12,13 @@ import (
 	"slices"
 	"strings"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-
-	"github.com/jetbake/jetbake/builder/atomicfile"
-	"github.com/jetbake/jetbake/builder/refs"
-
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/jetbake/jetbake/builder/atomicfile"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // DefaultFile is the lock file's name, next to the matrix.
