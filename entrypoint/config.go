@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // Environment variables and names the entrypoint knows.
@@ -15,7 +17,7 @@ const (
 	envExplain    = "JETBAKE_EXPLAIN"
 	envLibraryDir = "LD_LIBRARY_PATH"
 	envPath       = "PATH"
-	envDigest     = "JETBAKE_IMAGE_DIGEST"
+	envDigest     = evidencespec.DigestFromEnv
 	explainFlag   = "--explain"
 	probeFlag     = "--probe"
 	smokeFlag     = "--smoke"

@@ -31,10 +31,10 @@
 // # Why two binaries
 //
 // jetbake-entrypoint is static (CGO_ENABLED=0), imports only the standard
-// library, compute_cap and imagespec, and is stripped to under 3 MB, so that
-// it runs in any image and decides in well under a millisecond when no driver
-// query is needed (BenchmarkDetectAndPick). A static binary cannot dlopen
-// libcuda.so.1, so the driver query lives in a second binary,
+// library, compute_cap, imagespec and evidencespec, and is stripped to under
+// 3 MB, so that it runs in any image and decides in well under a millisecond
+// when no driver query is needed (BenchmarkDetectAndPick). A static binary
+// cannot dlopen libcuda.so.1, so the driver query lives in a second binary,
 // jetbake-cudaprobe, built with purego (also CGO_ENABLED=0, but dynamically
 // linked against the C library's loader, which every CUDA image has). The
 // entrypoint runs the probe only when it finds libcuda.so.1 under the root,
@@ -90,7 +90,8 @@
 // can carry a serial number, is never written, nor are environment variables,
 // host or user names, addresses, paths or tokens. Every value copied from the
 // image passes a strict form check or is left out. The exit status is 0 for a
-// pass, 1 otherwise and 2 for bad arguments.
+// pass, 1 otherwise and 2 for bad arguments. Package evidencespec defines the
+// JSON, which builder/evidence reads with the same types.
 //
 // --explain and --probe (with --smoke and --out) are the entrypoint's only
 // flags, and only as the first arguments: every other argument belongs to

@@ -10,78 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
-
-// evidenceSchemaVersion is the version of the evidence the probe writes;
-// jetbake's builder/evidence package reads it.
-const evidenceSchemaVersion = 1
-
-// Statuses of a probe check.
-const (
-	statusPassed  = "passed"
-	statusFailed  = "failed"
-	statusSkipped = "skipped"
-)
-
-// evidence is what --probe writes: an allow-listed profile of the image
-// and the host, and the result. Nothing else may be added: no environment
-// variables, host names, user names, addresses, serial numbers, paths or
-// tokens (TestProbeLeaksNoSecret plants each and looks for it).
-type evidence struct {
-	SchemaVersion int            `json:"schema_version"`
-	GeneratedAt   string         `json:"generated_at"`
-	Image         evidenceImage  `json:"image"`
-	Revision      string         `json:"revision,omitempty"`
-	Host          evidenceHost   `json:"host"`
-	Result        evidenceResult `json:"result"`
-}
-
-// evidenceImage names the image the probe ran in.
-type evidenceImage struct {
-	Release      string   `json:"release,omitempty"`
-	Tags         []string `json:"tags"`
-	Digest       string   `json:"digest,omitempty"`
-	DigestSource string   `json:"digest_source,omitempty"`
-}
-
-// evidenceHost is the host's profile, built from parsed values only.
-type evidenceHost struct {
-	Architecture      string `json:"architecture"`
-	L4T               string `json:"l4t,omitempty"`
-	JetPack           string `json:"jetpack,omitempty"`
-	DeviceClass       string `json:"device_class,omitempty"`
-	SoC               string `json:"soc,omitempty"`
-	ComputeCapability string `json:"compute_capability,omitempty"`
-	CUDADriver        string `json:"cuda_driver,omitempty"`
-}
-
-// evidenceResult is the binary chosen, the checks and the smoke run.
-type evidenceResult struct {
-	Pass   bool            `json:"pass"`
-	Binary *evidenceBinary `json:"binary,omitempty"`
-	Checks []check         `json:"checks"`
-	Smoke  *evidenceSmoke  `json:"smoke,omitempty"`
-}
-
-// evidenceBinary is the router binary that would be chosen.
-type evidenceBinary struct {
-	SM   string `json:"sm"`
-	Name string `json:"name,omitempty"`
-}
-
-// evidenceSmoke is the smoke run of the chosen binary.
-type evidenceSmoke struct {
-	Args     []string `json:"args,omitempty"`
-	ExitCode *int     `json:"exit_code,omitempty"`
-}
-
-// check is one named check of the probe. Detail is written from fixed
-// phrases and parsed values, never from text read on the host.
-type check struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Detail string `json:"detail"`
-}
 
 // probeSetup is what the probe takes from the process besides the config:
 // the time and the architecture the entrypoint was built for, which tests fix.
@@ -122,8 +53,10 @@ func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps pr
 
 // collectEvidence detects as --explain does, with JETBAKE_COMPUTE_CAP and
 // JETBAKE_SKIP_L4T_CHECK ignored (evidence must show what the host is,
-// not what a user asked for), and runs every check.
-func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps probeSetup) *evidence {
+// not what a user asked for), and runs every check. The evidence is an
+// allow-listed profile (see package evidencespec): nothing else may be
+// added, and TestProbeLeaksNoSecret plants secrets and looks for each.
+func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps probeSetup) *evidencespec.Evidence {
 	pc := *cfg
 	pc.env = cfg.env.without(envOverride)
 	pc.explain, pc.skipL4T = true, false
@@ -134,13 +67,13 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 	if img != nil {
 		d = decide(&pc, img, h)
 	}
-	ev := &evidence{
-		SchemaVersion: evidenceSchemaVersion,
+	ev := &evidencespec.Evidence{
+		SchemaVersion: evidencespec.SchemaVersion,
 		GeneratedAt:   ps.now.UTC().Format(time.RFC3339),
 		Host:          hostProfile(h, &dev, ps.arch),
 	}
 	digest := imageProfile(ev, img, pc.env)
-	checks := []check{
+	checks := []evidencespec.Check{
 		imageCheck(imgErr), digest, archCheck(ps.arch), socCheck(&dev), deviceClassCheck(&dev),
 		l4tCheck(h), l4tMatchCheck(img, h), driverCheck(h), gpuMatchCheck(h, &dev), binaryCheck(img, h, &d),
 	}
@@ -152,8 +85,8 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 }
 
 // hostProfile builds the host's profile from parsed values.
-func hostProfile(h *hostInfo, dev *device, arch string) evidenceHost {
-	p := evidenceHost{Architecture: arch, DeviceClass: dev.class}
+func hostProfile(h *hostInfo, dev *device, arch string) evidencespec.Host {
+	p := evidencespec.Host{Architecture: arch, DeviceClass: dev.class}
 	if h.HasL4T {
 		p.L4T, p.JetPack = h.L4T.String(), h.L4T.jetPack()
 	}
@@ -171,7 +104,7 @@ func hostProfile(h *hostInfo, dev *device, arch string) evidenceHost {
 
 // imageProfile fills the image's release, tags, digest and revision, each
 // only when it has a safe form, and returns the image-digest check.
-func imageProfile(ev *evidence, img *image, env environ) check {
+func imageProfile(ev *evidencespec.Evidence, img *image, env environ) evidencespec.Check {
 	ev.Image.Tags = []string{}
 	fromFile := ""
 	if img != nil {
@@ -183,31 +116,31 @@ func imageProfile(ev *evidence, img *image, env environ) check {
 		}
 		ev.Image.Tags, fromFile = safeRefs(img.Tags), img.Digest
 	}
-	c := check{Name: "image-digest"}
+	c := evidencespec.Check{Name: "image-digest"}
 	fromEnv := strings.TrimSpace(env.get(envDigest))
 	switch {
 	case fromEnv != "" && !validDigest(fromEnv):
-		c.Status, c.Detail = statusFailed, envDigest+" is not a digest: want sha256: and 64 lowercase hex digits"
+		c.Status, c.Detail = evidencespec.Failed, envDigest+" is not a digest: want sha256: and 64 lowercase hex digits"
 	case fromEnv != "" && fromFile != "" && fromFile != fromEnv:
-		c.Status, c.Detail = statusFailed, envDigest+" differs from the digest in the image description"
+		c.Status, c.Detail = evidencespec.Failed, envDigest+" differs from the digest in the image description"
 	case fromEnv != "":
 		ev.Image.Digest, ev.Image.DigestSource = fromEnv, envDigest
-		c.Status, c.Detail = statusPassed, "from "+envDigest
+		c.Status, c.Detail = evidencespec.Passed, "from "+envDigest
 	case validDigest(fromFile):
-		ev.Image.Digest, ev.Image.DigestSource = fromFile, "image.json"
-		c.Status, c.Detail = statusPassed, "from the image description"
+		ev.Image.Digest, ev.Image.DigestSource = fromFile, evidencespec.DigestFromImage
+		c.Status, c.Detail = evidencespec.Passed, "from the image description"
 	case fromFile != "":
-		c.Status, c.Detail = statusFailed, "the digest in the image description is not a sha256 digest"
+		c.Status, c.Detail = evidencespec.Failed, "the digest in the image description is not a sha256 digest"
 	default:
-		c.Status, c.Detail = statusSkipped, "the image's digest is unknown: set "+envDigest+" to the digest the image was pulled by"
+		c.Status, c.Detail = evidencespec.Skipped, "the image's digest is unknown: set "+envDigest+" to the digest the image was pulled by"
 	}
 	return c
 }
 
 // allPassed reports whether every check passed.
-func allPassed(checks []check) bool {
+func allPassed(checks []evidencespec.Check) bool {
 	for _, c := range checks {
-		if c.Status != statusPassed {
+		if c.Status != evidencespec.Passed {
 			return false
 		}
 	}
@@ -215,16 +148,16 @@ func allPassed(checks []check) bool {
 }
 
 // verdict is the one-line summary printed on stderr.
-func verdict(ev *evidence) string {
+func verdict(ev *evidencespec.Evidence) string {
 	if ev.Result.Pass {
 		return "pass: all " + strconv.Itoa(len(ev.Result.Checks)) + " checks passed"
 	}
 	var failed, skipped []string
 	for _, c := range ev.Result.Checks {
 		switch c.Status {
-		case statusFailed:
+		case evidencespec.Failed:
 			failed = append(failed, c.Name)
-		case statusSkipped:
+		case evidencespec.Skipped:
 			skipped = append(skipped, c.Name)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"time"
+
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // smokeTimeout bounds the smoke run of the chosen binary.
@@ -21,90 +23,90 @@ var errSignaled = errors.New("killed by a signal")
 // path or text read on the host. builder/evidence refuses anything else.
 
 // imageCheck says whether the image description was read.
-func imageCheck(err error) check {
-	c := check{Name: "image-description", Status: statusPassed, Detail: "read and valid"}
+func imageCheck(err error) evidencespec.Check {
+	c := evidencespec.Check{Name: "image-description", Status: evidencespec.Passed, Detail: "read and valid"}
 	if err != nil {
-		c.Status, c.Detail = statusFailed, "the image description is missing or not usable: run --explain for why"
+		c.Status, c.Detail = evidencespec.Failed, "the image description is missing or not usable: run --explain for why"
 	}
 	return c
 }
 
 // archCheck says whether the entrypoint runs as arm64, as on every Jetson.
-func archCheck(arch string) check {
-	c := check{Name: "architecture", Status: statusPassed, Detail: "arm64, as every Jetson"}
+func archCheck(arch string) evidencespec.Check {
+	c := evidencespec.Check{Name: "architecture", Status: evidencespec.Passed, Detail: "arm64, as every Jetson"}
 	if arch != "arm64" {
-		c.Status, c.Detail = statusFailed, safeWord(arch)+" is not arm64: no Jetson runs it"
+		c.Status, c.Detail = evidencespec.Failed, safeWord(arch)+" is not arm64: no Jetson runs it"
 	}
 	return c
 }
 
 // socCheck says whether the device tree or soc_id names a Jetson SoC.
-func socCheck(dev *device) check {
-	c := check{Name: "jetson-soc"}
+func socCheck(dev *device) evidencespec.Check {
+	c := evidencespec.Check{Name: "jetson-soc"}
 	switch {
 	case dev.conflict:
-		c.Status, c.Detail = statusFailed, "the device tree and soc_id name different SoCs"
+		c.Status, c.Detail = evidencespec.Failed, "the device tree and soc_id name different SoCs"
 	case !dev.hasSoC:
-		c.Status, c.Detail = statusFailed, "no Jetson SoC in the device tree or soc_id: this is not a Jetson"
+		c.Status, c.Detail = evidencespec.Failed, "no Jetson SoC in the device tree or soc_id: this is not a Jetson"
 	default:
-		c.Status, c.Detail = statusPassed, dev.soc.Name+", Jetson "+dev.soc.Family
+		c.Status, c.Detail = evidencespec.Passed, dev.soc.Name+", Jetson "+dev.soc.Family
 	}
 	return c
 }
 
 // deviceClassCheck says whether the module is in the allow-list.
-func deviceClassCheck(dev *device) check {
-	c := check{Name: "device-class"}
+func deviceClassCheck(dev *device) evidencespec.Check {
+	c := evidencespec.Check{Name: "device-class"}
 	switch {
 	case !dev.hasSoC:
-		c.Status, c.Detail = statusSkipped, "no Jetson SoC"
+		c.Status, c.Detail = evidencespec.Skipped, "no Jetson SoC"
 	case !dev.known:
-		c.Status, c.Detail = statusFailed, "the module is not one the entrypoint knows: add it to moduleClasses"
+		c.Status, c.Detail = evidencespec.Failed, "the module is not one the entrypoint knows: add it to moduleClasses"
 	default:
-		c.Status, c.Detail = statusPassed, dev.class
+		c.Status, c.Detail = evidencespec.Passed, dev.class
 	}
 	return c
 }
 
 // l4tCheck says whether the host's Jetson Linux release was read.
-func l4tCheck(h *hostInfo) check {
-	c := check{Name: "l4t-release"}
+func l4tCheck(h *hostInfo) evidencespec.Check {
+	c := evidencespec.Check{Name: "l4t-release"}
 	switch {
 	case h.HasL4T:
-		c.Status, c.Detail = statusPassed, "L4T R"+h.L4T.String()
+		c.Status, c.Detail = evidencespec.Passed, "L4T R"+h.L4T.String()
 		if jp := h.L4T.jetPack(); jp != "" {
 			c.Detail += ", JetPack " + jp
 		}
 	case h.TegraRelease:
-		c.Status, c.Detail = statusFailed, "nv_tegra_release does not read as an L4T release"
+		c.Status, c.Detail = evidencespec.Failed, "nv_tegra_release does not read as an L4T release"
 	default:
-		c.Status, c.Detail = statusFailed, "no nv_tegra_release: start the container with --runtime nvidia"
+		c.Status, c.Detail = evidencespec.Failed, "no nv_tegra_release: start the container with --runtime nvidia"
 	}
 	return c
 }
 
 // l4tMatchCheck says whether the host runs the image's L4T major.
-func l4tMatchCheck(img *image, h *hostInfo) check {
-	c := check{Name: "l4t-matches-image"}
+func l4tMatchCheck(img *image, h *hostInfo) evidencespec.Check {
+	c := evidencespec.Check{Name: "l4t-matches-image"}
 	switch {
 	case img == nil || img.l4tMajor == 0:
-		c.Status, c.Detail = statusSkipped, "the image names no L4T release"
+		c.Status, c.Detail = evidencespec.Skipped, "the image names no L4T release"
 	case !h.HasL4T:
-		c.Status, c.Detail = statusSkipped, "the host's L4T release is unknown"
+		c.Status, c.Detail = evidencespec.Skipped, "the host's L4T release is unknown"
 	case h.L4T.Major != img.l4tMajor:
-		c.Status, c.Detail = statusFailed, "the host runs L4T R"+h.L4T.String()+" but the image is for R"+strconv.Itoa(img.l4tMajor)
+		c.Status, c.Detail = evidencespec.Failed, "the host runs L4T R"+h.L4T.String()+" but the image is for R"+strconv.Itoa(img.l4tMajor)
 	default:
-		c.Status, c.Detail = statusPassed, "the host's R"+h.L4T.String()+" is the image's R"+strconv.Itoa(img.l4tMajor)
+		c.Status, c.Detail = evidencespec.Passed, "the host's R"+h.L4T.String()+" is the image's R"+strconv.Itoa(img.l4tMajor)
 	}
 	return c
 }
 
 // driverCheck says whether the CUDA driver answered.
-func driverCheck(h *hostInfo) check {
-	c := check{Name: "cuda-driver", Status: statusFailed}
+func driverCheck(h *hostInfo) evidencespec.Check {
+	c := evidencespec.Check{Name: "cuda-driver", Status: evidencespec.Failed}
 	switch h.DriverState {
 	case driverAnswered:
-		c.Status = statusPassed
+		c.Status = evidencespec.Passed
 		c.Detail = "the driver reports SM " + h.GPU.String() + " and CUDA " + h.Driver.String()
 	case driverNoLibrary:
 		c.Detail = libcudaName + " not found: start the container with --runtime nvidia"
@@ -113,33 +115,33 @@ func driverCheck(h *hostInfo) check {
 	case driverFailed:
 		c.Detail = "the CUDA driver did not answer: run --explain for its error"
 	default:
-		c.Status, c.Detail = statusSkipped, "the driver was not asked"
+		c.Status, c.Detail = evidencespec.Skipped, "the driver was not asked"
 	}
 	return c
 }
 
 // gpuMatchCheck says whether the driver's GPU is the SoC's.
-func gpuMatchCheck(h *hostInfo, dev *device) check {
-	c := check{Name: "gpu-matches-soc"}
+func gpuMatchCheck(h *hostInfo, dev *device) evidencespec.Check {
+	c := evidencespec.Check{Name: "gpu-matches-soc"}
 	switch {
 	case h.From != srcDriver || !dev.hasSoC:
-		c.Status, c.Detail = statusSkipped, "needs the driver's answer and the SoC"
+		c.Status, c.Detail = evidencespec.Skipped, "needs the driver's answer and the SoC"
 	case h.GPU.Canonical() != dev.soc.Capability.Canonical():
-		c.Status, c.Detail = statusFailed, "the driver reports SM "+h.GPU.String()+" but "+dev.soc.Name+" has SM "+dev.soc.Capability.String()
+		c.Status, c.Detail = evidencespec.Failed, "the driver reports SM "+h.GPU.String()+" but "+dev.soc.Name+" has SM "+dev.soc.Capability.String()
 	default:
-		c.Status, c.Detail = statusPassed, "SM "+h.GPU.String()+" is the GPU of "+dev.soc.Name
+		c.Status, c.Detail = evidencespec.Passed, "SM "+h.GPU.String()+" is the GPU of "+dev.soc.Name
 	}
 	return c
 }
 
 // binaryCheck says whether a binary was chosen, or why not.
-func binaryCheck(img *image, h *hostInfo, d *decision) check {
-	c := check{Name: "binary-chosen", Status: statusFailed}
+func binaryCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
+	c := evidencespec.Check{Name: "binary-chosen", Status: evidencespec.Failed}
 	switch {
 	case img == nil:
-		c.Status, c.Detail = statusSkipped, "no image description"
+		c.Status, c.Detail = evidencespec.Skipped, "no image description"
 	case d.Choice != "":
-		c.Status = statusPassed
+		c.Status = evidencespec.Passed
 		c.Detail = "a binary for SM " + chosenBinary(img, d).SM + " runs on SM " + h.GPU.String()
 	case !h.found():
 		c.Detail = "no GPU found: start the container with --runtime nvidia"
@@ -155,13 +157,13 @@ func binaryCheck(img *image, h *hostInfo, d *decision) check {
 
 // chosenBinary names the chosen binary by its SM and file name; nil when
 // none was chosen.
-func chosenBinary(img *image, d *decision) *evidenceBinary {
+func chosenBinary(img *image, d *decision) *evidencespec.Binary {
 	if img == nil || d.Choice == "" {
 		return nil
 	}
 	for i, t := range img.Targets {
 		if t.Path == d.Choice {
-			b := &evidenceBinary{SM: img.caps[i].String()}
+			b := &evidencespec.Binary{SM: img.caps[i].String()}
 			if name := path.Base(t.Path); safeToken(name) {
 				b.Name = name
 			}
@@ -174,8 +176,8 @@ func chosenBinary(img *image, d *decision) *evidenceBinary {
 // smokeCheck runs the chosen binary with the image's smoke arguments
 // (--version when it names none) when --smoke asks, its output going to
 // stderr, and reports the exit status.
-func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stderr io.Writer) (check, *evidenceSmoke) {
-	c := check{Name: "smoke", Status: statusSkipped}
+func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stderr io.Writer) (evidencespec.Check, *evidencespec.Smoke) {
+	c := evidencespec.Check{Name: "smoke", Status: evidencespec.Skipped}
 	switch {
 	case !cfg.smoke:
 		c.Detail = "not run: add --smoke to run the chosen binary"
@@ -188,24 +190,24 @@ func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stder
 	if len(args) == 0 {
 		args = []string{"--version"}
 	}
-	run := &evidenceSmoke{}
+	run := &evidencespec.Smoke{}
 	if allSafe(args) {
 		run.Args = args
 	}
 	code, err := runSmoke(ctx, cfg.root.path(d.Choice), args, d.Env, stderr)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		c.Status, c.Detail = statusFailed, "no exit within "+smokeTimeout.String()
+		c.Status, c.Detail = evidencespec.Failed, "no exit within "+smokeTimeout.String()
 	case errors.Is(err, errSignaled):
-		c.Status, c.Detail = statusFailed, "the chosen binary was killed by a signal"
+		c.Status, c.Detail = evidencespec.Failed, "the chosen binary was killed by a signal"
 	case err != nil:
-		c.Status, c.Detail = statusFailed, "the chosen binary could not be started"
+		c.Status, c.Detail = evidencespec.Failed, "the chosen binary could not be started"
 	case code != 0:
 		run.ExitCode = &code
-		c.Status, c.Detail = statusFailed, "the chosen binary exited "+strconv.Itoa(code)
+		c.Status, c.Detail = evidencespec.Failed, "the chosen binary exited "+strconv.Itoa(code)
 	default:
 		run.ExitCode = &code
-		c.Status, c.Detail = statusPassed, "the chosen binary exited 0"
+		c.Status, c.Detail = evidencespec.Passed, "the chosen binary exited 0"
 	}
 	return c, run
 }

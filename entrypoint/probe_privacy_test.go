@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // TestProbeLeaksNoSecret plants a host name, serial numbers, a model name
@@ -139,7 +141,7 @@ func TestDeviceConflict(t *testing.T) {
 	writeFile(t, root, "/sys/devices/soc0/soc_id", "38\n", 0o644)
 	d := readDevice(sysroot(root))
 	require.True(t, d.conflict)
-	require.Equal(t, statusFailed, socCheck(&d).Status)
+	require.Equal(t, evidencespec.Failed, socCheck(&d).Status)
 }
 
 func TestSafeForms(t *testing.T) {

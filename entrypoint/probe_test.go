@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // Values every probe test shares.
@@ -31,7 +33,7 @@ func probeTime() time.Time { return time.Date(2026, 11, 20, 9, 30, 0, 0, time.UT
 type probeRun struct {
 	code           int
 	stdout, stderr string
-	ev             evidence
+	ev             evidencespec.Evidence
 }
 
 // runProbeIn runs --probe (with extra arguments) on root as arch, with the
@@ -65,7 +67,7 @@ func orinRoot(t *testing.T) string {
 
 // requireSafeDetails checks the promise builder/evidence relies on: check
 // details hold only letters, digits, spaces and . , : ; ( ) _ ' + = -.
-func requireSafeDetails(t *testing.T, ev *evidence) {
+func requireSafeDetails(t *testing.T, ev *evidencespec.Evidence) {
 	t.Helper()
 	for _, c := range ev.Result.Checks {
 		for _, r := range c.Detail {
@@ -76,8 +78,8 @@ func requireSafeDetails(t *testing.T, ev *evidence) {
 }
 
 // statuses maps each check's name to its status.
-func statuses(ev *evidence) map[string]string {
-	out := map[string]string{}
+func statuses(ev *evidencespec.Evidence) map[string]evidencespec.Status {
+	out := map[string]evidencespec.Status{}
 	for _, c := range ev.Result.Checks {
 		out[c.Name] = c.Status
 	}
@@ -105,39 +107,39 @@ func TestProbeNotAPass(t *testing.T) {
 		name, host, image, arch string
 		args, env               []string
 		noDriver                bool
-		want                    map[string]string
+		want                    map[string]evidencespec.Status
 		wantDetail              string
 	}{
 		{name: "no --smoke skips the smoke run", host: "orin-nano-jp6", image: "jetpack6", env: []string{digest},
-			want: map[string]string{"smoke": statusSkipped}, wantDetail: "not run: add --smoke to run the chosen binary"},
+			want: map[string]evidencespec.Status{"smoke": evidencespec.Skipped}, wantDetail: "not run: add --smoke to run the chosen binary"},
 		{name: "no digest known", host: "orin-nano-jp6", image: "jetpack6", args: []string{"--smoke"},
-			want:       map[string]string{"image-digest": statusSkipped, "smoke": statusPassed},
+			want:       map[string]evidencespec.Status{"image-digest": evidencespec.Skipped, "smoke": evidencespec.Passed},
 			wantDetail: "the image's digest is unknown: set JETBAKE_IMAGE_DIGEST to the digest the image was pulled by"},
 		{name: "digest that is not a digest", host: "orin-nano-jp6", image: "jetpack6", args: []string{"--smoke"},
-			env: []string{"JETBAKE_IMAGE_DIGEST=latest"}, want: map[string]string{"image-digest": statusFailed}},
+			env: []string{"JETBAKE_IMAGE_DIGEST=latest"}, want: map[string]evidencespec.Status{"image-digest": evidencespec.Failed}},
 		{name: "generic arm64 build host proves nothing", host: "orin-nano-jp6", image: "jetpack6", arch: "amd64",
-			args: []string{"--smoke"}, env: []string{digest}, want: map[string]string{"architecture": statusFailed},
+			args: []string{"--smoke"}, env: []string{digest}, want: map[string]evidencespec.Status{"architecture": evidencespec.Failed},
 			wantDetail: "amd64 is not arm64: no Jetson runs it"},
 		{name: "JetPack 6 image on a JetPack 5 host, override ignored", host: "agx-orin-jp5", image: "jetpack6",
 			args: []string{"--smoke"}, env: []string{digest, "JETBAKE_SKIP_L4T_CHECK=1"},
-			want:       map[string]string{"l4t-matches-image": statusFailed, "binary-chosen": statusFailed, "smoke": statusSkipped},
+			want:       map[string]evidencespec.Status{"l4t-matches-image": evidencespec.Failed, "binary-chosen": evidencespec.Failed, "smoke": evidencespec.Skipped},
 			wantDetail: "the host runs L4T R35.4.1 but the image is for R36"},
 		{name: "no driver: device tree alone is not enough", host: "orin-nano-jp6", image: "jetpack6", noDriver: true,
 			args: []string{"--smoke"}, env: []string{digest},
-			want: map[string]string{"cuda-driver": statusFailed, "gpu-matches-soc": statusSkipped, "binary-chosen": statusPassed}},
+			want: map[string]evidencespec.Status{"cuda-driver": evidencespec.Failed, "gpu-matches-soc": evidencespec.Skipped, "binary-chosen": evidencespec.Passed}},
 		{name: "driver reports another GPU than the SoC's", host: "orin-nano-jp6", image: "jetpack6",
 			args: []string{"--smoke"}, env: []string{digest, "FAKE_CUDA_MAJOR=7", "FAKE_CUDA_MINOR=2"},
-			want:       map[string]string{"gpu-matches-soc": statusFailed, "binary-chosen": statusFailed},
+			want:       map[string]evidencespec.Status{"gpu-matches-soc": evidencespec.Failed, "binary-chosen": evidencespec.Failed},
 			wantDetail: "the driver reports SM 7.2 but tegra234 has SM 8.7"},
 		{name: "compute capability override is ignored", host: "orin-nano-jp6", image: "jetpack6",
 			args: []string{"--smoke"}, env: []string{"JETBAKE_COMPUTE_CAP=11.0"},
-			want: map[string]string{"binary-chosen": statusPassed, "image-digest": statusSkipped}},
+			want: map[string]evidencespec.Status{"binary-chosen": evidencespec.Passed, "image-digest": evidencespec.Skipped}},
 		{name: "desktop GPU", host: "desktop-rtx3090", image: "desktop", args: []string{"--smoke"}, env: []string{digest},
-			want: map[string]string{"jetson-soc": statusFailed, "device-class": statusSkipped, "l4t-release": statusFailed}},
+			want: map[string]evidencespec.Status{"jetson-soc": evidencespec.Failed, "device-class": evidencespec.Skipped, "l4t-release": evidencespec.Failed}},
 		{name: "no runtime", host: "no-runtime", image: "jetpack6", noDriver: true, env: []string{digest},
-			want: map[string]string{"cuda-driver": statusFailed, "binary-chosen": statusFailed, "l4t-release": statusFailed}},
+			want: map[string]evidencespec.Status{"cuda-driver": evidencespec.Failed, "binary-chosen": evidencespec.Failed, "l4t-release": evidencespec.Failed}},
 		{name: "no image description", host: "orin-nano-jp6", args: []string{"--smoke"}, env: []string{digest},
-			want: map[string]string{"image-description": statusFailed, "binary-chosen": statusSkipped, "smoke": statusSkipped}},
+			want: map[string]evidencespec.Status{"image-description": evidencespec.Failed, "binary-chosen": evidencespec.Skipped, "smoke": evidencespec.Skipped}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,9 +173,9 @@ func TestProbeThorReporting101(t *testing.T) {
 	r := runProbeIn(t, root, "arm64", []string{"--smoke"}, "JETBAKE_IMAGE_DIGEST="+testDigest,
 		"FAKE_CUDA_MAJOR=10", "FAKE_CUDA_MINOR=1", "FAKE_CUDA_DRIVER_VERSION=13020")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, evidenceHost{Architecture: "arm64", L4T: "39.2.0", JetPack: "7.2", DeviceClass: "Jetson AGX Thor",
+	require.Equal(t, evidencespec.Host{Architecture: "arm64", L4T: "39.2.0", JetPack: "7.2", DeviceClass: "Jetson AGX Thor",
 		SoC: "tegra264", ComputeCapability: "10.1", CUDADriver: "13.2"}, r.ev.Host)
-	require.Equal(t, &evidenceBinary{SM: "11.0", Name: "router-110"}, r.ev.Result.Binary)
+	require.Equal(t, &evidencespec.Binary{SM: "11.0", Name: "router-110"}, r.ev.Result.Binary)
 }
 
 func TestProbeSmokeFailure(t *testing.T) {
@@ -181,9 +183,9 @@ func TestProbeSmokeFailure(t *testing.T) {
 	writeFile(t, root, "/usr/local/bin/router-87", "#!/bin/sh\necho broken >&2\nexit 3\n", 0o755)
 	r := runProbeIn(t, root, "arm64", []string{"--smoke"}, "JETBAKE_IMAGE_DIGEST="+testDigest)
 	require.Equal(t, 1, r.code)
-	require.Equal(t, statusFailed, statuses(&r.ev)["smoke"])
+	require.Equal(t, evidencespec.Failed, statuses(&r.ev)["smoke"])
 	three := 3
-	require.Equal(t, &evidenceSmoke{Args: []string{"--version"}, ExitCode: &three}, r.ev.Result.Smoke)
+	require.Equal(t, &evidencespec.Smoke{Args: []string{"--version"}, ExitCode: &three}, r.ev.Result.Smoke)
 	require.Contains(t, r.stderr, "broken\n")
 }
 
@@ -200,9 +202,9 @@ func TestProbeOutFile(t *testing.T) {
 	require.Empty(t, stdout.String())
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
-	var ev evidence
+	var ev evidencespec.Evidence
 	require.NoError(t, json.Unmarshal(data, &ev))
-	require.Equal(t, evidenceSchemaVersion, ev.SchemaVersion)
+	require.Equal(t, evidencespec.SchemaVersion, ev.SchemaVersion)
 	require.Equal(t, ev.Result.Pass, code == 0)
 	require.Equal(t, ev.Result.Pass, ev.Host.Architecture == "arm64")
 	require.Contains(t, stderr.String(), "; written to "+out+"\n")

@@ -8,8 +8,12 @@
 // by, writes an allow-listed profile of the image and the host and a list of
 // named checks (see Parse for the schema). The probe lives in the entrypoint
 // (package main under entrypoint/), which may import only the standard
-// library: this package reads the same JSON with its own types, and a test
-// parses the entrypoint's golden output to keep the two in step.
+// library and a few packages of its own. One of those,
+// entrypoint/evidencespec, defines the JSON: the probe writes its types and
+// this package reads them (Evidence embeds evidencespec.Evidence; Image,
+// Host, Result and the rest are aliases), adding the validation and the
+// admission rules. A test parses the entrypoint's golden output and writes it
+// back byte for byte.
 //
 // # Which image the evidence is for
 //

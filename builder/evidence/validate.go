@@ -8,6 +8,7 @@ import (
 	"time"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // The forms of the evidence's values. They are what the probe writes and
@@ -27,7 +28,9 @@ var (
 )
 
 // digestSources are the places the probe reads the digest from.
-func digestSources() []string { return []string{"JETBAKE_IMAGE_DIGEST", "image.json"} }
+func digestSources() []string {
+	return []string{evidencespec.DigestFromEnv, evidencespec.DigestFromImage}
+}
 
 // Validate checks every field against the form the probe writes and that
 // result.pass agrees with the checks. It reports the first field that

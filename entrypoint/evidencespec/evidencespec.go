@@ -1,0 +1,134 @@
+// Package evidencespec defines the hardware evidence that
+// `jetbake-entrypoint --probe` writes and that jetbake's builder/evidence
+// package reads: one JSON object naming the image, profiling the host and
+// listing the probe's checks.
+//
+// The evidence is an allow-listed profile. Nothing may be added to it that
+// identifies a person or a machine: no environment variables, host names,
+// user names, addresses, serial numbers, paths or tokens. The probe fills
+// these types from parsed values and fixed phrases only, and the builder
+// refuses any field or value of another form.
+//
+// It imports only the standard library so that the entrypoint stays small.
+package evidencespec
+
+// SchemaVersion is the version of the evidence the probe writes and the
+// builder reads.
+const SchemaVersion = 1
+
+// Status is the outcome of one check of the probe.
+type Status string
+
+// The statuses of a check. The result is a pass only when every check passed.
+const (
+	// Passed says the check held.
+	Passed Status = "passed"
+	// Failed says the check did not hold.
+	Failed Status = "failed"
+	// Skipped says the check could not run, which proves nothing.
+	Skipped Status = "skipped"
+)
+
+// The values of Image.DigestSource, which say where the probe read the
+// image's digest.
+const (
+	// DigestFromEnv says the digest came from the JETBAKE_IMAGE_DIGEST
+	// environment variable, which the pipeline sets to the digest it pulled
+	// the image by. It is also the name of the variable the probe reads.
+	DigestFromEnv = "JETBAKE_IMAGE_DIGEST"
+	// DigestFromImage says the digest came from the digest field of the
+	// image's description, /etc/jetbake/image.json.
+	DigestFromImage = "image.json"
+)
+
+// Evidence is the whole document: an allow-listed profile of the image and
+// the host, and the result.
+type Evidence struct {
+	// SchemaVersion is SchemaVersion.
+	SchemaVersion int `json:"schema_version"`
+	// GeneratedAt is when the probe ran, in RFC 3339 form in UTC.
+	GeneratedAt string `json:"generated_at"`
+	// Image names the image the probe ran in.
+	Image Image `json:"image"`
+	// Revision is the jetbake source revision the image was built from.
+	Revision string `json:"revision,omitempty"`
+	// Host is the host's profile.
+	Host Host `json:"host"`
+	// Result is the chosen binary, the checks and the smoke run.
+	Result Result `json:"result"`
+}
+
+// Image names the image the probe ran in.
+type Image struct {
+	// Release is the matrix release name from the image's description.
+	Release string `json:"release,omitempty"`
+	// Tags are the references from the image's description. The probe
+	// always writes the list, empty or not.
+	Tags []string `json:"tags"`
+	// Digest is the image's digest, such as "sha256:c2ef...".
+	Digest string `json:"digest,omitempty"`
+	// DigestSource says where the probe read the digest: DigestFromEnv or
+	// DigestFromImage.
+	DigestSource string `json:"digest_source,omitempty"`
+}
+
+// Host is the host's profile, built from parsed values only.
+type Host struct {
+	// Architecture is the entrypoint's architecture, "arm64" on a Jetson.
+	Architecture string `json:"architecture"`
+	// L4T is the Jetson Linux release, such as "36.4.3".
+	L4T string `json:"l4t,omitempty"`
+	// JetPack is the JetPack derived from L4T, such as "6.2".
+	JetPack string `json:"jetpack,omitempty"`
+	// DeviceClass is the module, such as "Jetson AGX Orin", from a fixed
+	// allow-list: never the raw device-tree model.
+	DeviceClass string `json:"device_class,omitempty"`
+	// SoC is the device-tree name of the SoC, such as "tegra234".
+	SoC string `json:"soc,omitempty"`
+	// ComputeCapability is the GPU's, such as "8.7".
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	// CUDADriver is the CUDA version of the driver, such as "12.6".
+	CUDADriver string `json:"cuda_driver,omitempty"`
+}
+
+// Result is what the probe found.
+type Result struct {
+	// Pass is true exactly when every check passed.
+	Pass bool `json:"pass"`
+	// Binary is the router binary that would be chosen, when one would.
+	Binary *Binary `json:"binary,omitempty"`
+	// Checks are the probe's checks, in order.
+	Checks []Check `json:"checks"`
+	// Smoke is the smoke run, when --smoke asked for it and a binary was
+	// chosen.
+	Smoke *Smoke `json:"smoke,omitempty"`
+}
+
+// Binary is the router binary that would be chosen.
+type Binary struct {
+	// SM is the compute capability it was built for, such as "8.7".
+	SM string `json:"sm"`
+	// Name is its file name, such as "router-87".
+	Name string `json:"name,omitempty"`
+}
+
+// Check is one named check of the probe.
+type Check struct {
+	// Name names the check, such as "cuda-driver".
+	Name string `json:"name"`
+	// Status is Passed, Failed or Skipped.
+	Status Status `json:"status"`
+	// Detail says what was found. The probe writes it from fixed phrases
+	// and parsed values only (letters, digits, spaces and . , : ; ( ) _ '
+	// + = -), never from text read on the host.
+	Detail string `json:"detail"`
+}
+
+// Smoke is the smoke run of the chosen binary.
+type Smoke struct {
+	// Args are the router's arguments, such as ["--version"], when each is
+	// a safe token.
+	Args []string `json:"args,omitempty"`
+	// ExitCode is the router's exit status, when it ran to an end.
+	ExitCode *int `json:"exit_code,omitempty"`
+}
