@@ -94,7 +94,7 @@ func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string]
 			bf.Target[name] = routerTarget(p, rel, t, buildBase, runtimeBase, in.Epoch)
 			contexts[routerContextName(t)] = "target:" + name
 		}
-		desc, err := imageJSON(p, rel, in.Revision)
+		desc, err := imagebuild.ImageDescription(p, rel, in.Revision)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -173,29 +173,6 @@ func runtimeDockerfile(p *plan.Plan, rel plan.Release) []byte {
 	fmt.Fprintf(&b, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=%s\" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility\n", rel.CUDA)
 	fmt.Fprintf(&b, "ENTRYPOINT [%q]\nCMD []\n", imagebuild.EntrypointPath)
 	return []byte(b.String())
-}
-
-// imageJSON is the release's /etc/jetbake/image.json, as jetbake writes it.
-func imageJSON(p *plan.Plan, rel plan.Release, revision string) ([]byte, error) {
-	img := imagespec.Image{
-		SchemaVersion: imagespec.SchemaVersion, Router: p.Router.Name, Version: p.Router.Version,
-		Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, CUDA: rel.CUDA,
-		Revision: revision, Tags: rel.Tags, Smoke: p.Router.Smoke,
-	}
-	for _, t := range rel.Targets {
-		img.Targets = append(img.Targets, imagespec.Target{SM: t.SM, Path: t.Path})
-	}
-	for _, r := range p.Releases {
-		sib := imagespec.Sibling{Release: r.Name, JetPack: r.JetPack, L4T: r.L4T, Tags: r.Tags, Tier: r.Tier}
-		for _, t := range r.Targets {
-			sib.Targets = append(sib.Targets, t.SM)
-		}
-		img.Family = append(img.Family, sib)
-	}
-	if err := img.Validate(); err != nil {
-		return nil, fmt.Errorf("release %s: image.json: %w", rel.Name, err)
-	}
-	return json.MarshalIndent(img, "", "  ")
 }
 
 // writeBakeFile writes docker-bake.json and the runtime contexts under dir

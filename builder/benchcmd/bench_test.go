@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/e2e"
+	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
@@ -98,7 +99,7 @@ func TestRuntimeDockerfile(t *testing.T) {
 func TestImageJSON(t *testing.T) {
 	p := demoPlan(t)
 	rel, _ := p.Release("jetpack6.2")
-	data, err := imageJSON(p, *rel, benchRevision)
+	data, err := imagebuild.ImageDescription(p, *rel, benchRevision)
 	require.NoError(t, err)
 	img, err := imagespec.Parse(data)
 	require.NoError(t, err)
@@ -181,6 +182,6 @@ func TestPairedRatios(t *testing.T) {
 	cold, warm := pairedRatios(jb, bk)
 	require.Equal(t, []float64{0.5, 1}, cold)
 	require.Equal(t, []float64{0.5, 0.5}, warm)
-	require.Equal(t, 0.75, medianFloat(cold))
+	require.Equal(t, 0.75, median(cold))
 	require.Equal(t, 1500*time.Millisecond, median(jb.allWarm()), "warm builds of every round pooled")
 }

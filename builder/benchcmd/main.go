@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -35,16 +34,6 @@ const benchEpoch = 1767225600 // 2026-01-01
 // benchRevision is the source revision both tools stamp on the images when
 // the checkout's commit cannot be read.
 const benchRevision = "0123456789abcdef0123456789abcdef01234567"
-
-// checkoutRevision is the commit of the checkout at root, which the
-// entrypoint binaries were built from ('make build'), or benchRevision.
-func checkoutRevision(root string) string {
-	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
-	if err != nil {
-		return benchRevision
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // config is the command line.
 type config struct {
@@ -133,7 +122,9 @@ func (cfg *config) resolve() error {
 		return err
 	}
 	cfg.root = root
-	cfg.revision = checkoutRevision(root)
+	if cfg.revision, _ = e2e.GitSource(root); cfg.revision == "" {
+		cfg.revision = benchRevision
+	}
 	bin := filepath.Join(root, "bin")
 	def := func(v *string, path string) {
 		if *v == "" {

@@ -22,25 +22,12 @@ type timings struct {
 // allWarm is every warm build of every round.
 func (t *timings) allWarm() []time.Duration { return slices.Concat(t.warm...) }
 
-// median is the middle value of ds, or the mean of the two middle values.
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
+// median is the middle value of xs, or the mean of the two middle values.
+func median[T time.Duration | float64](xs []T) T {
+	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// medianFloat is median for ratios.
-func medianFloat(fs []float64) float64 {
-	if len(fs) == 0 {
-		return 0
-	}
-	s := slices.Clone(fs)
+	s := slices.Clone(xs)
 	slices.Sort(s)
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
@@ -90,11 +77,11 @@ func printTable(out io.Writer, results map[string]*timings) {
 	tw.Flush()
 	coldR, warmR := pairedRatios(jb, bk)
 	fmt.Fprintf(out, "jetbake/bake round by round: cold %s, warm %s; medians %.2fx and %.2fx\n",
-		ratios(coldR), ratios(warmR), medianFloat(coldR), medianFloat(warmR))
+		ratios(coldR), ratios(warmR), median(coldR), median(warmR))
 	fmt.Fprintln(out, "\ngoals (comparisons on the round-by-round medians):")
 	fmt.Fprintf(out, "  warm rebuild of the whole matrix under %s: %s (%.2fs)\n", warmGoal, verdict(jWarm < warmGoal), jWarm.Seconds())
-	fmt.Fprintf(out, "  warm faster than bake:                 %s (%.2fx)\n", verdict(medianFloat(warmR) < 1), medianFloat(warmR))
-	fmt.Fprintf(out, "  cold no slower than bake:              %s (%.2fx)\n", verdict(medianFloat(coldR) <= 1), medianFloat(coldR))
+	fmt.Fprintf(out, "  warm faster than bake:                 %s (%.2fx)\n", verdict(median(warmR) < 1), median(warmR))
+	fmt.Fprintf(out, "  cold no slower than bake:              %s (%.2fx)\n", verdict(median(coldR) <= 1), median(coldR))
 }
 
 func ratios(fs []float64) string {

@@ -81,7 +81,7 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 
 // jetbakeBuild runs bin/jetbake build as a user would, with the cache kept in bin/state.
 func jetbakeBuild(ctx context.Context, root, registry, matrixPath, metadata, progress string) error {
-	revision, epoch := gitSource(root)
+	revision, epoch := e2e.GitSource(root)
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "jetbake"), "build",
 		"--matrix", matrixPath, "--mirror", "nvcr.io="+registry, "--push",
 		"--revision", revision, "--source-date-epoch", epoch,
@@ -95,23 +95,6 @@ func jetbakeBuild(ctx context.Context, root, registry, matrixPath, metadata, pro
 		return fmt.Errorf("jetbake build: %w", err)
 	}
 	return nil
-}
-
-// gitSource is the checkout's commit and commit time (the demo's matrix is
-// written outside the checkout); "" and "0" without git.
-func gitSource(root string) (revision, epoch string) {
-	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(out))
-	}
-	revision, epoch = git("rev-parse", "HEAD"), git("log", "-1", "--format=%ct")
-	if epoch == "" {
-		epoch = "0"
-	}
-	return revision, epoch
 }
 
 func readReport(path string) (*imagebuild.Report, error) {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -55,6 +56,24 @@ func FindRepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// GitSource is the checkout's commit and commit time in seconds, which the
+// entrypoint binaries of `make build` carry and the demo and the bench build
+// with (their matrices are written outside the checkout); "" and "0" without git.
+func GitSource(root string) (revision, epoch string) {
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	revision, epoch = git("rev-parse", "HEAD"), git("log", "-1", "--format=%ct")
+	if epoch == "" {
+		epoch = "0"
+	}
+	return revision, epoch
 }
 
 // Start starts the registry on 127.0.0.1 with state under workDir.

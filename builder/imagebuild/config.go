@@ -97,10 +97,10 @@ func smList(rel plan.Release) string {
 	return strings.Join(sms, ", ")
 }
 
-// imageDescription is the /etc/jetbake/image.json of rel: what the entrypoint
+// ImageDescription is the /etc/jetbake/image.json of rel: what the entrypoint
 // needs to choose a binary, and every release of the plan (the family) so
 // that a failure can name the image that would work.
-func imageDescription(p *plan.Plan, rel plan.Release, revision string) ([]byte, error) {
+func ImageDescription(p *plan.Plan, rel plan.Release, revision string) ([]byte, error) {
 	img := imagespec.Image{
 		SchemaVersion: imagespec.SchemaVersion,
 		Router:        p.Router.Name,

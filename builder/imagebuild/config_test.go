@@ -176,7 +176,7 @@ func TestBuildMetadata(t *testing.T) {
 func TestImageDescription(t *testing.T) {
 	p := testPlan()
 	rel := p.Releases[1]
-	data, err := imageDescription(p, rel, "abc123")
+	data, err := ImageDescription(p, rel, "abc123")
 	require.NoError(t, err)
 
 	img, err := imagespec.Parse(data)
@@ -207,13 +207,13 @@ func TestImageDescriptionInvalid(t *testing.T) {
 	p := testPlan()
 	rel := p.Releases[0]
 	rel.Targets = nil
-	_, err := imageDescription(p, rel, "")
+	_, err := ImageDescription(p, rel, "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "release jetpack6.2")
 	require.Contains(t, err.Error(), "targets is empty")
 
 	p.Router.Name = ""
-	_, err = imageDescription(p, p.Releases[0], "")
+	_, err = ImageDescription(p, p.Releases[0], "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "router is empty")
 }

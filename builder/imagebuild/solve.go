@@ -79,7 +79,7 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 	if err != nil {
 		return nil, err
 	}
-	desc, err := imageDescription(j.plan, j.release, j.revision)
+	desc, err := ImageDescription(j.plan, j.release, j.revision)
 	if err != nil {
 		return nil, err
 	}
