@@ -172,7 +172,9 @@ func verdict(ev *evidencespec.Evidence) string {
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same
-// folder and a rename, so that a reader never sees half a file.
+// folder, synced, and a rename, so that a reader never sees half a file,
+// even after a crash. It does what github.com/google/renameio does for the
+// builder: the entrypoint imports only the standard library.
 func writeFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".jetbake-evidence-*")
 	if err != nil {
@@ -184,6 +186,10 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -78,9 +79,10 @@ func TestValidateRejectsBrokenMatrix(t *testing.T) {
 	require.Empty(t, r.stdout)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	require.Len(t, lines, 3, r.stderr)
-	require.Contains(t, r.stderr, path+`: releases[3].targets[0]: "8.7": no JetPack 7.0 module has SM 8.7`)
-	require.Contains(t, r.stderr, path+`: releases[0].tier: "stable": unknown tier; fix: use one of`)
-	require.Contains(t, r.stderr, path+`: router.output: "router": is not an absolute path`)
+	// Each line names the file, line and column, then the JSON path.
+	require.Regexp(t, regexp.QuoteMeta(path)+`:\d+:\d+: `+regexp.QuoteMeta(`releases[3].targets[0]: "8.7": no JetPack 7.0 module has SM 8.7`), r.stderr)
+	require.Regexp(t, regexp.QuoteMeta(path)+`:\d+:\d+: `+regexp.QuoteMeta(`releases[0].tier: "stable": unknown tier; fix: use one of`), r.stderr)
+	require.Regexp(t, regexp.QuoteMeta(path)+`:\d+:\d+: `+regexp.QuoteMeta(`router.output: "router": is not an absolute path`), r.stderr)
 }
 
 func TestValidateJSON(t *testing.T) {

@@ -15,9 +15,6 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
-// Output formats of the evidence commands besides text and json.
-const formatMarkdown format = "markdown"
-
 // evidenceFlags say where jetbake learns which image a digest is and which
 // image is current, and how old evidence may be.
 type evidenceFlags struct {
@@ -163,7 +160,7 @@ func addOne(ctx context.Context, file string, m *matrix.Matrix, r evidence.Resol
 
 // newEvidenceReportCommand builds `jetbake evidence report`.
 func newEvidenceReportCommand() *cobra.Command {
-	var value string
+	var getFormat func() (format, error)
 	cmd := &cobra.Command{
 		Use:   "report FILE",
 		Short: "Write evidence as an issue body to paste, pass or not",
@@ -173,7 +170,7 @@ func newEvidenceReportCommand() *cobra.Command {
 		Example: "  jetbake evidence report evidence.json > issue.md",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := readFormat(value, formatMarkdown, formatJSON)
+			f, err := getFormat()
 			if err != nil {
 				return err
 			}
@@ -184,7 +181,7 @@ func newEvidenceReportCommand() *cobra.Command {
 			return writeEvidence(cmd.OutOrStdout(), ev, f)
 		},
 	}
-	cmd.Flags().StringVar(&value, "format", string(formatMarkdown), "output format: markdown or json")
+	getFormat = addFormatFlag(cmd, formatMarkdown, formatJSON)
 	return cmd
 }
 
@@ -206,18 +203,6 @@ func writeEvidence(w io.Writer, ev *evidence.Evidence, f format) error {
 	}
 	_, err := io.WriteString(w, out)
 	return err
-}
-
-// readFormat checks an --format value against the formats allowed.
-func readFormat(value string, allowed ...format) (format, error) {
-	names := make([]string, len(allowed))
-	for i, a := range allowed {
-		if format(value) == a {
-			return a, nil
-		}
-		names[i] = string(a)
-	}
-	return "", usageErrorf("--format %q is not known: use %s", value, strings.Join(names, ", "))
 }
 
 // strictCheck is what `jetbake validate --strict` runs after the matrix

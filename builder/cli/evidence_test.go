@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -26,6 +22,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
@@ -144,9 +141,7 @@ func TestEvidenceAddRefuses(t *testing.T) {
 // TestEvidenceAddFromRegistry looks the digest up in an in-memory registry,
 // where the image's index carries io.jetbake.release.
 func TestEvidenceAddFromRegistry(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	repo := strings.TrimPrefix(srv.URL, "http://") + "/jetbake/tei"
+	repo := testregistry.New(t) + "/jetbake/tei"
 	digest := pushAnnotated(t, repo+":1.8.0-jetpack6.2", map[string]string{matrix.KeyRelease: "jetpack6.2"})
 	path := supportedMatrix(t)
 	file := probeFile(t, func(ev *evidence.Evidence) { ev.Image.Digest = digest })

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -170,20 +171,30 @@ type format string
 
 // Output formats.
 const (
-	formatText format = "text"
-	formatJSON format = "json"
+	formatText     format = "text"
+	formatJSON     format = "json"
+	formatMarkdown format = "markdown"
+	formatGitHub   format = "github"
 )
 
 // addFormatFlag adds --format to cmd and returns a function that reads it.
-func addFormatFlag(cmd *cobra.Command) func() (format, error) {
+// allowed lists the formats the command writes, its default first; none
+// means text (the default) and json.
+func addFormatFlag(cmd *cobra.Command, allowed ...format) func() (format, error) {
+	if len(allowed) == 0 {
+		allowed = []format{formatText, formatJSON}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
 	var value string
-	cmd.Flags().StringVar(&value, "format", string(formatText), "output format: text or json")
+	cmd.Flags().StringVar(&value, "format", names[0], "output format: "+strings.Join(names, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
 	return func() (format, error) {
-		switch f := format(value); f {
-		case formatText, formatJSON:
-			return f, nil
-		default:
-			return "", usageErrorf("--format %q is not known: use text or json", value)
+		if i := slices.Index(names, value); i >= 0 {
+			return allowed[i], nil
 		}
+		return "", usageErrorf("--format %q is not known: use %s", value, strings.Join(names, ", "))
 	}
 }

@@ -9,7 +9,7 @@ import (
 // newSupportCommand builds `jetbake support`.
 func newSupportCommand() *cobra.Command {
 	var f evidenceFlags
-	var value string
+	var getFormat func() (format, error)
 	cmd := &cobra.Command{
 		Use:   "support",
 		Short: "Show each release's tier, hardware and the evidence from real Jetsons",
@@ -21,7 +21,7 @@ func newSupportCommand() *cobra.Command {
 		Example: "  jetbake support\n  jetbake support --format markdown --metadata-file build.json\n  jetbake support --registry=false --format json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fm, err := readFormat(value, formatText, formatMarkdown, formatJSON)
+			fm, err := getFormat()
 			if err != nil {
 				return err
 			}
@@ -46,7 +46,7 @@ func newSupportCommand() *cobra.Command {
 			return table.WriteText(cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&value, "format", string(formatText), "output format: text, markdown or json")
+	getFormat = addFormatFlag(cmd, formatText, formatMarkdown, formatJSON)
 	addEvidenceFlags(cmd, &f)
 	return cmd
 }

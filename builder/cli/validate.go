@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -28,10 +29,11 @@ func newValidateCommand() *cobra.Command {
 			"git contexts, unique release names and tags. It prints one line per problem, naming the JSON path,\n" +
 			"the value and the fix, and exits 1 if there is any.",
 		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
+			"  jetbake validate --format github   # annotations on the matrix's lines in a GitHub Actions run\n" +
 			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence",
 		Args: noArgs,
 	}
-	getFormat := addFormatFlag(cmd)
+	getFormat := addFormatFlag(cmd, formatText, formatJSON, formatGitHub)
 	strict := addStrictFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		f, err := getFormat()
@@ -75,6 +77,10 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 			return &ExitError{Code: ExitFailure}
 		}
 		return nil
+	}
+	if err != nil && f == formatGitHub {
+		_, werr := io.WriteString(cmd.OutOrStdout(), verr.GitHubAnnotations())
+		return errors.Join(werr, &ExitError{Code: ExitFailure})
 	}
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}

@@ -1,17 +1,12 @@
 package evidence
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -95,14 +90,6 @@ func metadata(digest string) *MetadataResolver {
 			{Name: "jetpack7.0", Outcome: imagebuild.Failed, Error: "compile failed"},
 		},
 	}}
-}
-
-// testRegistry serves an in-memory registry on 127.0.0.1 and returns its host:port.
-func testRegistry(t testing.TB) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
 }
 
 // pushIndex pushes a one-image OCI index with the annotations to ref and

@@ -16,7 +16,6 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
-	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // ErrNotFound is wrapped by a Resolver that does not know a digest or a
@@ -179,11 +178,7 @@ func (r *RegistryResolver) Current(ctx context.Context, release string) (Built, 
 // annotations fetches ref's index or manifest and returns its annotations
 // and digest. A missing image wraps ErrNotFound.
 func (r *RegistryResolver) annotations(ctx context.Context, ref string) (map[string]string, string, error) {
-	var nopts []name.Option
-	if refs.IsLoopback(ref) {
-		nopts = append(nopts, name.Insecure)
-	}
-	parsed, err := name.ParseReference(ref, nopts...)
+	parsed, err := name.ParseReference(ref)
 	if err != nil {
 		return nil, "", fmt.Errorf("image reference %q: %w", ref, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
@@ -18,7 +19,7 @@ func annotationsOf(release string) map[string]string {
 }
 
 func TestRegistryResolver(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	repo := host + "/jetbake/tei"
 	m := testMatrix(t, t.TempDir())
 	current := pushIndex(t, repo+":1.8.0-jetpack6.2", annotationsOf("jetpack6.2"))
@@ -59,7 +60,7 @@ func TestRegistryResolver(t *testing.T) {
 }
 
 func TestChain(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	repo := host + "/jetbake/tei"
 	m := testMatrix(t, t.TempDir())
 	pushed := pushIndex(t, repo+":1.8.0-jetpack6.2", annotationsOf("jetpack6.2"))

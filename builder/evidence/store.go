@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetbake/jetbake/builder/atomicfile"
+	"github.com/google/renameio/v2"
 
 	"github.com/jetbake/jetbake/builder/matrix"
 )
@@ -90,7 +90,7 @@ func (s Store) Add(a *Admitted) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("evidence store: %w", err)
 	}
-	if err := atomicfile.Write(path, data); err != nil {
+	if err := renameio.WriteFile(path, data, 0o644); err != nil {
 		return "", fmt.Errorf("evidence store: write %s: %w", path, err)
 	}
 	return path, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/moby/buildkit/client"
 
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -208,22 +209,13 @@ func routerSource(r plan.Router, baseDir string) (ctxDir, gitContext, dfDir, dfN
 		}
 		return filepath.Join(baseDir, p)
 	}
-	if isGitURL(r.Context) {
+	if matrix.IsGitContext(r.Context) {
 		gitContext = r.Context
 	} else {
 		ctxDir = abs(r.Context)
 	}
 	df := abs(r.Dockerfile)
 	return ctxDir, gitContext, filepath.Dir(df), filepath.Base(df)
-}
-
-func isGitURL(s string) bool {
-	for _, p := range []string{"https://", "http://", "git://", "git@", "ssh://"} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return strings.Contains(s, ".git#")
 }
 
 func checkEntrypointDir(dir, revision string) error {

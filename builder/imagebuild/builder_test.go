@@ -63,29 +63,6 @@ func TestRouterSource(t *testing.T) {
 	}
 }
 
-func TestIsGitURL(t *testing.T) {
-	tests := []struct {
-		s    string
-		want bool
-	}{
-		{s: "https://github.com/x/y.git#v1", want: true},
-		{s: "http://git.example.com/x/y", want: true},
-		{s: "git://example.com/x/y.git", want: true},
-		{s: "git@github.com:x/y.git", want: true},
-		{s: "ssh://git@github.com/x/y.git", want: true},
-		{s: "github.com/x/y.git#main", want: true},
-		{s: "./router", want: false},
-		{s: "/abs/router", want: false},
-		{s: "router.git", want: false},
-		{s: "", want: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.s, func(t *testing.T) {
-			require.Equal(t, tt.want, isGitURL(tt.s))
-		})
-	}
-}
-
 func TestSelectReleases(t *testing.T) {
 	p := testPlan()
 	tests := []struct {

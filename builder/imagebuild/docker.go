@@ -3,10 +3,12 @@ package imagebuild
 import (
 	"fmt"
 
+	"github.com/containerd/platforms"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // writeDockerTarball converts the arm64 image of the OCI layout at layoutDir
@@ -34,8 +36,11 @@ func writeDockerTarball(layoutDir, dest string, tags []string) error {
 	return nil
 }
 
-// findArm64 walks down the layout's indexes to the linux/arm64 image.
+// findArm64 walks down the layout's indexes to the linux/arm64 image; an
+// image without a platform counts as one, attestation manifests
+// (unknown/unknown) do not.
 func findArm64(idx v1.ImageIndex) (v1.Image, error) {
+	arm64 := platforms.OnlyStrict(arm64Platform())
 	im, err := idx.IndexManifest()
 	if err != nil {
 		return nil, err
@@ -50,9 +55,15 @@ func findArm64(idx v1.ImageIndex) (v1.Image, error) {
 			if img, err := findArm64(child); err == nil {
 				return img, nil
 			}
-		case desc.MediaType.IsImage() && (desc.Platform == nil || desc.Platform.Architecture == "arm64"):
+		case desc.MediaType.IsImage() && (desc.Platform == nil || arm64.Match(ociPlatform(desc.Platform))):
 			return idx.Image(desc.Digest)
 		}
 	}
 	return nil, fmt.Errorf("no linux/arm64 image in the OCI layout")
+}
+
+// ociPlatform converts go-containerregistry's platform to the OCI type that
+// containerd/platforms matches.
+func ociPlatform(p *v1.Platform) ocispecs.Platform {
+	return ocispecs.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant, OSVersion: p.OSVersion}
 }

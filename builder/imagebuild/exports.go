@@ -43,7 +43,7 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		attrs["name"] = j.plan.Repository
 		attrs["push"] = "true"
 		attrs["push-by-digest"] = "true"
-		if refs.IsLoopback(j.plan.Repository) {
+		if refs.PlainHTTP(j.plan.Repository) {
 			attrs["registry.insecure"] = "true"
 		}
 		opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterImage, Attrs: attrs})

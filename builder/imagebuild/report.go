@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetbake/jetbake/builder/atomicfile"
+	"github.com/google/renameio/v2"
 )
 
 // Outcome is how a release's build ended.
@@ -136,7 +136,10 @@ func (r *Report) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(data, '\n'))
+	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 func epochTime(epoch int64) time.Time { return time.Unix(epoch, 0).UTC() }

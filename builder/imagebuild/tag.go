@@ -10,8 +10,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-
-	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // tagMove is one tag to put on a built digest, and what it pointed at before.
@@ -60,7 +58,7 @@ func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]
 		if rr.Digest == "" {
 			return nil, fmt.Errorf("release %s: the push returned no digest", j.release.Name)
 		}
-		ref, err := name.NewDigest(j.plan.Repository+"@"+rr.Digest, nameOpts(j.plan.Repository)...)
+		ref, err := name.NewDigest(j.plan.Repository + "@" + rr.Digest)
 		if err != nil {
 			return nil, fmt.Errorf("release %s: %w", j.release.Name, err)
 		}
@@ -69,7 +67,7 @@ func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]
 			return nil, fmt.Errorf("release %s: fetch %s before tagging: %w", j.release.Name, ref, err)
 		}
 		for _, t := range j.release.Tags {
-			tag, err := name.NewTag(t, nameOpts(t)...)
+			tag, err := name.NewTag(t)
 			if err != nil {
 				return nil, fmt.Errorf("release %s: tag %q: %w", j.release.Name, t, err)
 			}
@@ -104,12 +102,4 @@ func rollback(moved []tagMove, ropts []remote.Option) []string {
 func isNotFound(err error) bool {
 	var terr *transport.Error
 	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
-}
-
-// nameOpts allows plain HTTP for registries on this machine.
-func nameOpts(ref string) []name.Option {
-	if refs.IsLoopback(ref) {
-		return []name.Option{name.Insecure}
-	}
-	return nil
 }

@@ -1,20 +1,17 @@
 package imagebuild
 
 import (
-	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -22,16 +19,15 @@ import (
 // under the tag failTag.
 func failingRegistry(t *testing.T, failTag string) string {
 	t.Helper()
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/manifests/"+failTag) {
-			http.Error(w, "quota exceeded", http.StatusForbidden)
-			return
-		}
-		reg.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return testregistry.New(t, func(reg http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/manifests/"+failTag) {
+				http.Error(w, "quota exceeded", http.StatusForbidden)
+				return
+			}
+			reg.ServeHTTP(w, r)
+		})
+	})
 }
 
 func pushRandom(t *testing.T, ref string) v1.Hash {

@@ -15,10 +15,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/renameio/v2"
 
-	"github.com/jetbake/jetbake/builder/atomicfile"
 	"github.com/jetbake/jetbake/builder/plan"
-	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // DefaultFile is the lock file's name, next to the matrix.
@@ -69,11 +68,9 @@ func digestOf(ref string, resolve Resolver, opts []remote.Option) (string, error
 			return "", err
 		}
 	}
-	var nameOpts []name.Option
-	if refs.IsLoopback(fetched) {
-		nameOpts = append(nameOpts, name.Insecure)
-	}
-	parsed, err := name.ParseReference(fetched, nameOpts...)
+	// go-containerregistry reaches loopback and private registries over
+	// plain HTTP by itself (name.Registry.Scheme).
+	parsed, err := name.ParseReference(fetched)
 	if err != nil {
 		return "", fmt.Errorf("base %s: %w", ref, err)
 	}
@@ -113,7 +110,10 @@ func (f *File) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(data, '\n'))
+	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // Missing lists the bases of p that f does not pin.

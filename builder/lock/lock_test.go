@@ -3,20 +3,17 @@ package lock
 import (
 	"context"
 	"errors"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -35,14 +32,6 @@ func testPlan() *plan.Plan {
 		{Name: "jetpack6.2", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
 		{Name: "jetpack7.2", BuildBase: cudaDevel, RuntimeBase: cudaRuntime},
 	}}
-}
-
-// testRegistry serves an in-memory registry on 127.0.0.1 and returns its host:port.
-func testRegistry(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
 }
 
 // pushRandom pushes a small random image to host under ref's repository and
@@ -83,7 +72,7 @@ func TestBases(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	want := pushAll(t, host)
 	f, err := Resolve(t.Context(), testPlan(), mirrorTo(host))
 	require.NoError(t, err)
@@ -91,7 +80,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveErrors(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	pushRandom(t, host, jetpackBase)
 	p := &plan.Plan{Releases: []plan.Release{{Name: "jetpack6.2", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase}}}
 
@@ -121,7 +110,7 @@ func TestResolveErrors(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	p := testPlan()
 	pushAll(t, host)
 	f, err := Resolve(t.Context(), p, mirrorTo(host))
@@ -146,7 +135,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckResolveFails(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	f := &File{SchemaVersion: 1, Bases: map[string]string{jetpackBase: "sha256:x"}}
 	p := &plan.Plan{Releases: []plan.Release{{Name: "r", BuildBase: jetpackBase, RuntimeBase: jetpackBase}}}
 	err := f.Check(t.Context(), p, mirrorTo(host))
@@ -242,7 +231,7 @@ func TestRead(t *testing.T) {
 // The digest Resolve records is the one the registry serves for the tag,
 // index or image alike.
 func TestResolveIndex(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	idx, err := random.Index(64, 1, 2)
 	require.NoError(t, err)
 	dst, err := name.ParseReference(host+"/nvidia/cuda:13.2.0-devel-ubuntu24.04", name.Insecure)
@@ -259,7 +248,7 @@ func TestResolveIndex(t *testing.T) {
 // Without a resolver, the references are fetched as written; a registry on
 // 127.0.0.1 is reached over plain HTTP.
 func TestResolveWithoutResolver(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	ref := host + "/jetbake/base:1"
 	want := pushRandom(t, host, ref)
 	p := &plan.Plan{Releases: []plan.Release{{Name: "r", BuildBase: ref, RuntimeBase: ref}}}

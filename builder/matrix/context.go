@@ -4,23 +4,43 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/moby/buildkit/frontend/dockerfile/dfgitutil"
 )
 
-// IsGitContext reports whether a build context is a git repository URL
-// (https://, ssh://, git://, git@host:, or github.com/...) rather than a
-// local folder.
-func IsGitContext(context string) bool {
-	return strings.Contains(context, "://") || strings.HasPrefix(context, "git@") ||
-		strings.HasPrefix(context, "github.com/")
+// ParseGitContext parses a build context the way BuildKit's Dockerfile
+// frontend does (dfgitutil.ParseGitRef): "https://host/repo.git#ref:dir",
+// "git@host:repo.git#ref", "ssh://", "git://", "github.com/org/repo#ref",
+// and the query form "https://host/repo.git?ref=v1&subdir=dir". It returns
+// false for anything BuildKit would read as a local folder.
+func ParseGitContext(context string) (*dfgitutil.GitRef, bool) {
+	ref, isGit, err := dfgitutil.ParseGitRef(context)
+	if err != nil || !isGit || ref == nil {
+		return nil, false
+	}
+	return ref, true
 }
 
-// GitRef returns the ref a git context is pinned to: the part after '#' and
-// before an optional ":subdir", e.g. "v1.8.0" for
-// "https://github.com/huggingface/text-embeddings-inference.git#v1.8.0".
+// IsGitContext reports whether a build context is a git repository rather
+// than a local folder, by ParseGitContext.
+func IsGitContext(context string) bool {
+	_, ok := ParseGitContext(context)
+	return ok
+}
+
+// GitRef returns the ref a git context is pinned to, e.g. "v1.8.0" for
+// "https://github.com/huggingface/text-embeddings-inference.git#v1.8.0" or
+// "...text-embeddings-inference.git?ref=v1.8.0", or the commit of a
+// "?checksum=" pin; "" when it is not pinned or not a git context.
 func GitRef(context string) string {
-	_, fragment, _ := strings.Cut(context, "#")
-	ref, _, _ := strings.Cut(fragment, ":")
-	return ref
+	ref, ok := ParseGitContext(context)
+	if !ok {
+		return ""
+	}
+	if ref.Ref == "" {
+		return ref.Checksum
+	}
+	return ref.Ref
 }
 
 // LocalPath resolves a path of the matrix against the matrix file's folder,
@@ -45,9 +65,9 @@ func checkContext(m *Matrix, errs *checker) {
 	if ctx == "" || !IsGitContext(ctx) {
 		return
 	}
-	url, _, _ := strings.Cut(ctx, "#")
+	parsed, _ := ParseGitContext(ctx)
 	ref := GitRef(ctx)
-	example := "\"" + url + "#v" + m.Router.Version + "\""
+	example := "\"" + parsed.Remote + "#v" + m.Router.Version + "\""
 	switch {
 	case ref == "":
 		errs.addString("router.context", ctx, "git context is not pinned: builds would take whatever the default branch holds",

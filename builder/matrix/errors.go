@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -21,6 +20,10 @@ type FieldError struct {
 	Message string `json:"message"`
 	// Fix says what to change, or is empty when the message says it already.
 	Fix string `json:"fix,omitempty"`
+	// Line and Column locate the value in the file (1-based; the column
+	// counts characters), or are 0 when the problem has no single place.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
 }
 
 // Error writes the problem on one line:
@@ -49,8 +52,9 @@ type ValidationError struct {
 	Errors []FieldError `json:"errors"`
 }
 
-// Error writes one line per problem, each prefixed with the file name when
-// it is known.
+// Error writes one line per problem, each prefixed with the file name and
+// the line and column when they are known, as compilers do:
+// "matrix.json:42:19: releases[2].targets[1]: ...".
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	for i, fe := range e.Errors {
@@ -59,6 +63,9 @@ func (e *ValidationError) Error() string {
 		}
 		if e.File != "" {
 			b.WriteString(e.File)
+			if fe.Line > 0 {
+				b.WriteString(":" + strconv.Itoa(fe.Line) + ":" + strconv.Itoa(fe.Column))
+			}
 			b.WriteString(": ")
 		}
 		b.WriteString(fe.Error())
@@ -66,35 +73,12 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// checker collects field errors while a matrix is checked, and remembers
-// pattern matches and JetPack facts for the length of one check: a large
-// matrix repeats the same versions and base images many times.
+// checker collects field errors while a matrix is checked, and keeps the
+// JetPack facts for the length of one check.
 type checker struct {
 	errs []FieldError
-	// matches remembers pattern matches by pattern and value.
-	matches map[matchKey]bool
 	// jetpacks is computecap.JetPackReleases, read once.
 	jetpacks []computecap.JetPackRelease
-}
-
-// matchKey is a pattern and a value it was matched against.
-type matchKey struct {
-	re    *regexp.Regexp
-	value string
-}
-
-// match reports whether re matches s, remembering the answer.
-func (l *checker) match(re *regexp.Regexp, s string) bool {
-	k := matchKey{re, s}
-	if ok, seen := l.matches[k]; seen {
-		return ok
-	}
-	if l.matches == nil {
-		l.matches = make(map[matchKey]bool)
-	}
-	ok := re.MatchString(s)
-	l.matches[k] = ok
-	return ok
 }
 
 // jetPackReleases returns computecap.JetPackReleases, read once per check.
@@ -162,4 +146,30 @@ func covers(bad, path string) bool {
 	}
 	rest := path[len(bad):]
 	return rest == "" || rest[0] == '.' || rest[0] == '['
+}
+
+// GitHubAnnotations writes the problems as GitHub Actions workflow commands,
+// one "::error file=F,line=L,col=C,title=PATH::MESSAGE" line each, so that a
+// workflow run marks the lines of the matrix file.
+func (e *ValidationError) GitHubAnnotations() string {
+	var b strings.Builder
+	for _, fe := range e.Errors {
+		b.WriteString("::error file=" + escapeProperty(e.File))
+		if fe.Line > 0 {
+			b.WriteString(",line=" + strconv.Itoa(fe.Line) + ",col=" + strconv.Itoa(fe.Column))
+		}
+		b.WriteString(",title=" + escapeProperty(fe.Path) + "::" + escapeData(fe.Error()) + "\n")
+	}
+	return b.String()
+}
+
+// escapeData escapes a workflow command's message as the Actions runner
+// reads it back.
+func escapeData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// escapeProperty escapes a workflow command's property value.
+func escapeProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }

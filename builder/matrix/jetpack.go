@@ -105,7 +105,7 @@ func l4tMajor(l4t string) (int, bool) {
 
 // checkJetPack checks a release's JetPack against its L4T and targets.
 func checkJetPack(r *Release, path string, errs *checker) {
-	if !errs.match(jetpackRE, r.JetPack) {
+	if r.JetPack == "" { // missing or of the wrong form: reported by the schema
 		return
 	}
 	rows := errs.jetPackReleases()
@@ -117,11 +117,11 @@ func checkJetPack(r *Release, path string, errs *checker) {
 		return
 	}
 	checkL4T(r, path, wantMajor, errs)
-	for j, t := range r.Targets {
-		c, err := computecap.Parse(t)
-		if err != nil || !errs.match(smRE, t) || hasSM(caps, c) {
+	for j, c := range r.Targets {
+		if c.IsZero() || hasSM(caps, c) {
 			continue
 		}
+		t := c.String()
 		fix := "use " + quoteCaps(caps)
 		if others := jetPacksWith(rows, c); len(others) > 0 {
 			fix += ", or build " + t + " in a release for JetPack " + strings.Join(others, ", ")
@@ -133,7 +133,7 @@ func checkJetPack(r *Release, path string, errs *checker) {
 
 // checkL4T checks that the L4T version belongs to the release's JetPack.
 func checkL4T(r *Release, path string, wantMajor int, errs *checker) {
-	if !errs.match(l4tRE, r.L4T) {
+	if r.L4T == "" {
 		return
 	}
 	p := joinPath(path, "l4t")

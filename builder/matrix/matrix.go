@@ -3,17 +3,20 @@
 // release per JetPack with its base images and SM targets.
 //
 // Parse and Load report every problem at once as a *ValidationError whose
-// lines name the JSON path, the value and the fix. The accepted shape is
-// written down twice, in this package and in matrix.schema.json for
-// editors; a test keeps the two in step.
+// lines name the JSON path, the line and column, the value and the fix. The
+// shape is defined once, in matrix.schema.json (embedded as SchemaJSON),
+// which editors read too; the rules beyond it (JetPack, L4T, CUDA and SM
+// facts, unique names and tags) are Go code that reads compute_cap's table.
 package matrix
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
@@ -87,8 +90,9 @@ type Release struct {
 	BuildBase string `json:"build_base"`
 	// RuntimeBase is the image the runtime image starts from.
 	RuntimeBase string `json:"runtime_base"`
-	// Targets are compute capabilities such as "8.7", one router binary each.
-	Targets []string `json:"targets"`
+	// Targets are the compute capabilities built for, such as 8.7, one
+	// router binary each; they are written as "8.7" in the file.
+	Targets []computecap.Capability `json:"targets"`
 	// Tier is the support tier; see Tiers.
 	Tier string `json:"tier"`
 	// Hardware names the Jetson modules the release is for.
@@ -97,20 +101,6 @@ type Release struct {
 	Tags []string `json:"tags,omitempty"`
 	// BuildArgs are extra build arguments of the router stage.
 	BuildArgs map[string]string `json:"build_args,omitempty"`
-}
-
-// Capabilities returns the release's targets as parsed capabilities, in
-// matrix order. Targets of a checked matrix always parse.
-func (r *Release) Capabilities() ([]computecap.Capability, error) {
-	caps := make([]computecap.Capability, len(r.Targets))
-	for i, t := range r.Targets {
-		c, err := computecap.Parse(t)
-		if err != nil {
-			return nil, fmt.Errorf("release %s: targets[%d]: %w", r.Name, i, err)
-		}
-		caps[i] = c
-	}
-	return caps, nil
 }
 
 // CUDAVersion returns the release's CUDA version parsed.
@@ -171,42 +161,130 @@ func Parse(data []byte) (*Matrix, error) {
 // parse decodes and checks data. dir is the matrix file's folder; with
 // checkFiles the local context and Dockerfile must exist.
 func parse(data []byte, dir string, checkFiles bool) (*Matrix, error) {
-	var errs checker
-	if !json.Valid(data) {
-		// Only json.Unmarshal says where the syntax error is.
-		err := json.Unmarshal(data, new(any))
-		if err == nil {
-			err = errors.New("invalid JSON")
-		}
-		return nil, &ValidationError{Errors: []FieldError{*syntaxError(data, 0, err)}}
-	}
-	root, syntax := decodeTree(data)
+	pos, syntax := scanDocument(data)
 	if syntax != nil {
 		return nil, &ValidationError{Errors: []FieldError{*syntax}}
 	}
-	checkShape(root, &errs)
-	shapeErrs := errs.errs[:len(errs.errs):len(errs.errs)]
-	if root.kind != kindObject {
+	schema, err := compiledSchema()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := decodeGeneric(data)
+	if err != nil {
+		return nil, &ValidationError{Errors: []FieldError{*syntaxError(data, 0, err)}}
+	}
+	shapeErrs, bad := shapeErrors(schema, doc)
+	sortByPosition(shapeErrs, pos, data)
+	if _, isObject := doc.(map[string]any); !isObject {
 		return nil, &ValidationError{Errors: shapeErrs}
 	}
-	// Fields of the wrong type are left empty: the shape check reported them,
-	// and the rules below still check the rest.
-	m := fillMatrix(root)
+	// Values of the wrong shape were reported; the rules check the rest.
+	var m Matrix
+	if err := json.Unmarshal(withoutValues(doc, bad), &m); err != nil {
+		shapeErrs = append(shapeErrs, FieldError{Path: "$", Message: err.Error(), Fix: "correct the value it names"})
+	}
 	m.Dir = dir
+	var errs checker
 	checkRules(&m, &errs)
 	if checkFiles {
 		checkFilesExist(&m, &errs)
 	}
 	all := shapeErrs
-	for _, e := range errs.errs[len(shapeErrs):] {
+	for _, e := range errs.errs {
 		if !coveredByAny(shapeErrs, e.Path) {
 			all = append(all, e)
 		}
 	}
 	if len(all) > 0 {
+		placeAll(all[len(shapeErrs):], pos, data)
 		return nil, &ValidationError{Errors: all}
 	}
 	return &m, nil
+}
+
+// decodeGeneric decodes data as the schema library wants it: maps, slices
+// and json.Number.
+func decodeGeneric(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// withoutValues returns doc as JSON with the values at the given paths set
+// to null, so that decoding into Matrix leaves them empty instead of failing.
+func withoutValues(doc any, paths []string) []byte {
+	if len(paths) > 0 {
+		clearPaths(doc, "$", paths)
+	}
+	b, _ := json.Marshal(doc)
+	return b
+}
+
+// clearPaths sets the values of doc at paths to null, in place.
+func clearPaths(v any, path string, paths []string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, item := range x {
+			p := keyPath(path, k)
+			if slices.Contains(paths, p) {
+				x[k] = nil
+				continue
+			}
+			clearPaths(item, p, paths)
+		}
+	case []any:
+		for i, item := range x {
+			p := indexPath(path, i)
+			if slices.Contains(paths, p) {
+				x[i] = nil
+				continue
+			}
+			clearPaths(item, p, paths)
+		}
+	}
+}
+
+// sortByPosition fills in the line and column of each error and sorts them
+// into document order.
+func sortByPosition(errs []FieldError, pos positions, data []byte) {
+	placeAll(errs, pos, data)
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].Line != errs[j].Line {
+			return errs[i].Line < errs[j].Line
+		}
+		return errs[i].Column < errs[j].Column
+	})
+}
+
+// placeAll fills in the line and column of errors from the value's position,
+// or, for a missing field, from the position of the object it belongs in.
+func placeAll(errs []FieldError, pos positions, data []byte) {
+	for i := range errs {
+		for p := errs[i].Path; p != ""; p = parentPath(p) {
+			if off, ok := pos[p]; ok {
+				errs[i].Line, errs[i].Column = lineColumn(data, off)
+				break
+			}
+		}
+	}
+}
+
+// parentPath drops the last member or index of a path: "releases[2].tier"
+// gives "releases[2]", "releases[2]" gives "releases", "releases" gives "$"
+// and "$" gives "".
+func parentPath(p string) string {
+	if p == "$" {
+		return ""
+	}
+	cut := max(strings.LastIndexByte(p, '.'), strings.LastIndexByte(p, '['))
+	if cut <= 0 {
+		return "$"
+	}
+	return p[:cut]
 }
 
 // coveredByAny reports whether a shape error already explains a problem at path.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // shippedPath is the matrix the repository ships.
@@ -50,7 +52,7 @@ func TestParseShippedMatrix(t *testing.T) {
 	}
 	r, ok := m.Release("jetpack7.2")
 	require.True(t, ok)
-	require.Equal(t, []string{"8.7", "11.0"}, r.Targets)
+	require.Equal(t, []computecap.Capability{computecap.MustParse("8.7"), computecap.MustParse("11.0")}, r.Targets)
 	tags, err := m.Tags(2)
 	require.NoError(t, err)
 	require.Equal(t, []string{"1.8.0-jetpack6.2", "jetpack6.2", "jetpack6"}, tags)
@@ -329,12 +331,43 @@ func TestJetPackTargets(t *testing.T) {
 }
 
 func TestGitContext(t *testing.T) {
-	require.True(t, IsGitContext("https://github.com/huggingface/text-embeddings-inference.git#v1.8.0"))
-	require.True(t, IsGitContext("git@github.com:huggingface/text-embeddings-inference.git#v1.8.0"))
-	require.True(t, IsGitContext("github.com/huggingface/text-embeddings-inference#v1.8.0"))
-	require.False(t, IsGitContext("./text-embeddings-inference"))
-	require.Equal(t, "v1.8.0", GitRef("https://x/y.git#v1.8.0:sub/dir"))
-	require.Equal(t, "", GitRef("https://x/y.git"))
+	// The forms BuildKit's Dockerfile frontend reads as git (dfgitutil).
+	tests := []struct {
+		context, ref string
+		git          bool
+	}{
+		{"https://github.com/huggingface/text-embeddings-inference.git#v1.8.0", "v1.8.0", true},
+		{"https://github.com/huggingface/text-embeddings-inference.git?ref=v1.8.0", "v1.8.0", true},
+		{"https://github.com/x/y.git#v1.8.0:sub/dir", "v1.8.0", true},
+		{"https://github.com/x/y.git?ref=v1&subdir=sub", "v1", true},
+		{"https://github.com/x/y.git?checksum=0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567", true},
+		{"git@github.com:huggingface/text-embeddings-inference.git#v1.8.0", "v1.8.0", true},
+		{"ssh://git@github.com/x/y.git#v2", "v2", true},
+		{"git://example.com/x/y.git#v3", "v3", true},
+		{"github.com/huggingface/text-embeddings-inference#v1.8.0", "v1.8.0", true},
+		{"https://x/y.git", "", true},
+		{"http://git.example.com/x/y", "", false}, // no .git: BuildKit reads a remote file
+		{"./text-embeddings-inference", "", false},
+		{"../router", "", false},
+		{"/abs/router", "", false},
+		{"router.git", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.context, func(t *testing.T) {
+			require.Equal(t, tt.git, IsGitContext(tt.context))
+			require.Equal(t, tt.ref, GitRef(tt.context))
+		})
+	}
+}
+
+func TestQueryPinnedContextIsAccepted(t *testing.T) {
+	doc := shippedTree(t)
+	section(doc, "router")["context"] = "https://github.com/huggingface/text-embeddings-inference.git?ref=v1.8.0"
+	data, err := json.Marshal(doc)
+	require.NoError(t, err)
+	_, err = Parse(data)
+	require.NoError(t, err)
 }
 
 func TestReserved(t *testing.T) {
@@ -342,11 +375,4 @@ func TestReserved(t *testing.T) {
 	require.True(t, Reserved(KeyNVIDIACUDA))
 	require.True(t, Reserved(KeyBaseDigest))
 	require.False(t, Reserved("org.opencontainers.image.licenses"))
-}
-
-func TestValidTagMatchesPattern(t *testing.T) {
-	for _, s := range []string{"", "1.8.0-jetpack6.2", "jetpack6", "_x", ".x", "-x", "a.b-c_d", "a+b", "a/b", "ä",
-		strings.Repeat("a", 128), strings.Repeat("a", 129), "A-Z.9"} {
-		require.Equal(t, tagRE.MatchString(s), ValidTag(s), "%q", s)
-	}
 }

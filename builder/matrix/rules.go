@@ -4,19 +4,21 @@ import (
 	"sort"
 	"strings"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // Label and annotation keys that jetbake sets itself. A matrix may add other
 // keys through image.labels and image.annotations but not these.
 const (
-	KeyTitle       = "org.opencontainers.image.title"
-	KeyVersion     = "org.opencontainers.image.version"
-	KeySource      = "org.opencontainers.image.source"
-	KeyRevision    = "org.opencontainers.image.revision"
-	KeyCreated     = "org.opencontainers.image.created"
-	KeyBaseName    = "org.opencontainers.image.base.name"
-	KeyBaseDigest  = "org.opencontainers.image.base.digest"
+	KeyTitle       = ocispec.AnnotationTitle
+	KeyVersion     = ocispec.AnnotationVersion
+	KeySource      = ocispec.AnnotationSource
+	KeyRevision    = ocispec.AnnotationRevision
+	KeyCreated     = ocispec.AnnotationCreated
+	KeyBaseName    = ocispec.AnnotationBaseImageName
+	KeyBaseDigest  = ocispec.AnnotationBaseImageDigest
 	KeyRelease     = "io.jetbake.release"
 	KeyJetPack     = "io.jetbake.jetpack"
 	KeyL4T         = "io.jetbake.l4t"
@@ -88,17 +90,17 @@ func checkReservedKeys(path string, kv map[string]string, errs *checker) {
 // that no two targets name the same GPU.
 func checkTargets(r *Release, path string, errs *checker) {
 	cuda, err := computecap.ParseCUDAVersion(r.CUDA)
-	cudaOK := err == nil && errs.match(cudaRE, r.CUDA)
+	cudaOK := err == nil
 	seen := make(map[computecap.Capability]int, len(r.Targets))
-	for j, t := range r.Targets {
-		c, err := computecap.Parse(t)
-		if err != nil || !errs.match(smRE, t) {
+	for j, c := range r.Targets {
+		if c.IsZero() {
 			continue
 		}
+		t := c.String()
 		p := indexPath(path+".targets", j)
 		if k, dup := seen[c.Canonical()]; dup {
-			if r.Targets[k] != t {
-				errs.addString(p, t, "is the same GPU as "+indexPath(path+".targets", k)+" ("+r.Targets[k]+
+			if r.Targets[k] != c {
+				errs.addString(p, t, "is the same GPU as "+indexPath(path+".targets", k)+" ("+r.Targets[k].String()+
 					"): Thor reports 10.1 or 11.0 depending on its driver", "keep only \"11.0\"")
 			}
 			continue

@@ -3,7 +3,9 @@ package matrix
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 )
 
 // Placeholders lists the names a tag template may use in braces, such as
@@ -168,13 +170,13 @@ func checkTags(m *Matrix, errs *checker) {
 // that are not valid OCI tags or that two images share, once per template.
 // bad holds the templates already reported.
 func expandAll(m *Matrix, bad map[templateRef]bool, errs *checker) {
-	if !errs.match(versionRE, m.Router.Version) {
+	if m.Router.Version == "" { // missing or of the wrong form: reported by the schema
 		return
 	}
 	owner := make(map[string]tagSource, len(m.Releases)*(len(m.Image.Tags)+1))
 	for i := range m.Releases {
 		r := &m.Releases[i]
-		if !tagInputsOK(r, errs) {
+		if !tagInputsOK(r) {
 			continue
 		}
 		lookup := func(name string) (string, bool) { return tagValue(m, r, name) }
@@ -219,11 +221,10 @@ func tagProblem(m *Matrix, tag string, i int, owner map[string]tagSource) (messa
 		"make every image's tags differ, e.g. with {release} or {jetpack}, or drop the repeated template"
 }
 
-// tagInputsOK reports whether the release fields used by placeholders have
-// their expected form; malformed ones are reported by the shape check.
-func tagInputsOK(r *Release, errs *checker) bool {
-	return errs.match(releaseNameRE, r.Name) && errs.match(jetpackRE, r.JetPack) &&
-		errs.match(l4tRE, r.L4T) && errs.match(cudaRE, r.CUDA)
+// tagInputsOK reports whether the release fields used by placeholders are
+// set; the schema check clears and reports malformed ones.
+func tagInputsOK(r *Release) bool {
+	return r.Name != "" && r.JetPack != "" && r.L4T != "" && r.CUDA != ""
 }
 
 // wrapAll puts braces around names.
@@ -236,7 +237,21 @@ func wrapAll(names []string) []string {
 }
 
 // ValidRepository reports whether s is a valid image repository without a
-// tag or digest, such as "ghcr.io/jetbake/text-embeddings-router".
+// tag or digest, such as "ghcr.io/jetbake/text-embeddings-router", by the
+// rule matrix.schema.json gives image.repository (the distribution
+// specification's grammar; go-containerregistry accepts a trailing "/").
 func ValidRepository(s string) bool {
-	return repositoryRE.MatchString(s)
+	re := repositoryRule()
+	return re != nil && re.MatchString(s)
 }
+
+// repositoryRule is the pattern of image.repository in the schema.
+var repositoryRule = sync.OnceValue(func() *regexp.Regexp {
+	c, err := compiledSchema()
+	if err != nil {
+		return nil
+	}
+	pattern, _ := c.at("/$defs/image/properties/repository")["pattern"].(string)
+	re, _ := regexp.Compile(pattern)
+	return re
+})

@@ -129,10 +129,7 @@ func router(m *matrix.Matrix) Router {
 // release resolves release i of the matrix.
 func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 	r := &m.Releases[i]
-	caps, err := r.Capabilities()
-	if err != nil {
-		return Release{}, err
-	}
+	caps := r.Targets
 	cuda, err := r.CUDAVersion()
 	if err != nil {
 		return Release{}, err

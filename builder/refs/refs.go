@@ -1,10 +1,9 @@
 // Package refs rewrites image references: registry mirrors, digest pins, and
-// which registries may be reached over plain HTTP.
+// which registries are reached over plain HTTP.
 package refs
 
 import (
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -53,17 +52,15 @@ func (m Mirrors) Rewrite(ref, digest string) (string, error) {
 	return out + ":" + parsed.Identifier(), nil
 }
 
-// IsLoopback reports whether the registry of ref is on this machine, where
-// plain HTTP is allowed as docker and BuildKit allow it.
-func IsLoopback(ref string) bool {
-	host, _, _ := strings.Cut(ref, "/")
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+// PlainHTTP reports whether the registry of ref (an image reference or a
+// repository) is reached over plain HTTP, by go-containerregistry's rule
+// (name.Registry.Scheme): localhost, loopback and private (RFC 1918)
+// addresses and *.local names. go-containerregistry applies the rule itself;
+// BuildKit's image exporter must be told the same with registry.insecure.
+func PlainHTTP(ref string) bool {
+	parsed, err := name.ParseReference(ref)
+	if err != nil {
+		return false
 	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return parsed.Context().Scheme() == "http"
 }

@@ -5,21 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -202,15 +200,8 @@ func TestImageNoBusybox(t *testing.T) {
 	require.Contains(t, err.Error(), "make deps")
 }
 
-func testRegistry(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
 func TestPush(t *testing.T) {
-	host := testRegistry(t)
+	host := testregistry.New(t)
 	bb := busybox(t)
 
 	t.Run("image", func(t *testing.T) {
