@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/pick"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -25,12 +27,13 @@ func TestDockerEngine(t *testing.T) {
 	_, err = f.env.PushStandins(p)
 	require.NoError(t, err)
 	releases := []string{"jetpack6.2", "jetpack7.2"}
-	report, err := f.build(ctx, p, imagebuild.WithReleases(releases...),
+	report, err := f.build(ctx, p, imagebuild.WithReleases(releases...), imagebuild.WithPush(true),
 		imagebuild.WithOutputs(imagebuild.Output{Type: "docker", Dest: filepath.Join(f.work, "out", "image.tar")}))
 	require.NoError(t, err)
 
-	images := map[string]string{}
+	images, digests := map[string]string{}, map[string]string{}
 	for _, rr := range report.Releases {
+		digests[rr.Name] = rr.Digest
 		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
 		require.Len(t, rr.Outputs, 1)
 		loaded, err := DockerLoad(ctx, d, rr.Outputs[0])
@@ -56,6 +59,37 @@ func TestDockerEngine(t *testing.T) {
 			require.Truef(t, o.OK(), "docker run %s on %s: %s\nstdout: %s\nstderr: %s",
 				o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
 		}
+	})
+
+	t.Run("pick chooses the pushed image that runs on each host", func(t *testing.T) {
+		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts-pick"))
+		require.NoError(t, err)
+		want := map[string]string{"orin-jp6": "jetpack6.2", "orin-jp7.2": "jetpack7.2", "thor-jp7.2": "jetpack7.2",
+			"thor-jp7.0": "", "none": ""}
+		for hostName, release := range want {
+			opts := []pick.Option{pick.WithSysroot(hostsByName[hostName].Root)}
+			if hostsByName[hostName].Root == "" {
+				opts = []pick.Option{pick.WithSysroot(t.TempDir())}
+			}
+			res, err := pick.Pick(ctx, p.Repository, opts...)
+			if release == "" {
+				var nf *pick.NoFitError
+				require.ErrorAs(t, err, &nf, hostName)
+				t.Logf("%s: %s", hostName, nf.Sentence)
+				continue
+			}
+			require.NoError(t, err, hostName)
+			rel, _ := p.Release(release)
+			require.Equal(t, rel.Tags[0]+"@"+digests[release], res.Best.Reference, hostName)
+			t.Logf("%s: %s", hostName, res.Best.Reference)
+		}
+		// What operators type: docker run $(jetbake pick REPO), the image pulled by digest.
+		res, err := pick.Pick(ctx, p.Repository, pick.WithSysroot(hostsByName["orin-jp6"].Root))
+		require.NoError(t, err)
+		out, err := d.Docker(ctx, DockerRunArgs(res.Best.Reference, hostsByName["orin-jp6"], nil, []string{"--port", "80"})...)
+		require.NoError(t, err)
+		require.Equal(t, 0, out.ExitCode, out.Stderr)
+		require.Contains(t, out.Stdout, "router built for sm_87 ")
 	})
 
 	t.Run("arguments after the image name reach the router unchanged", func(t *testing.T) {
@@ -89,4 +123,21 @@ func checkDockerConfig(t *testing.T, got DockerInspect, rel plan.Release) {
 	}
 	require.Equal(t, rel.CUDA, got.Config.Labels["com.nvidia.cuda.version"])
 	require.Equal(t, rel.JetPack, got.Config.Labels["io.jetbake.jetpack"])
+}
+
+// TestDockerdReportsWhyItCannotStart starts dockerd where it cannot run: the
+// error must carry the reason from its log, not a timeout.
+func TestDockerdReportsWhyItCannotStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs without -short (make test)")
+	}
+	dir := t.TempDir()
+	// The data root is a file: dockerd exits at once.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data"), nil, 0o644))
+	_, err := StartDockerd(t.Context(), dir)
+	require.ErrorContains(t, err, "dockerd exited while starting")
+	require.ErrorContains(t, err, "dockerd log")
+
+	_, err = StartDockerd(t.Context(), "/tmp/"+strings.Repeat("x", 80))
+	require.ErrorContains(t, err, "too long for unix sockets")
 }
