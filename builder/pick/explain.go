@@ -54,8 +54,11 @@ func noFitSentence(repository string, f host.Facts, cands []Candidate) string {
 			reason = cands[0].Tag + ": " + cands[0].Verdict.Reason
 		}
 		return fmt.Sprintf("no tag of %s is a jetbake image for linux/arm64 (%s)", repository, reason)
-	case len(gpuFits) == 0:
+	case len(gpuFits) == 0 && f.GPU.IsZero():
 		return fmt.Sprintf("no image of %s runs on %s: the host would need a Jetson %s with its GPU visible to containers (the NVIDIA container runtime)",
+			repository, who, gpuUnion(judged))
+	case len(gpuFits) == 0:
+		return fmt.Sprintf("no image of %s runs on %s: the host would need a Jetson %s, the GPUs its images hold binaries for",
 			repository, who, gpuUnion(judged))
 	}
 	// The closest image: the host's L4T major first, then the oldest release.
