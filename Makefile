@@ -20,7 +20,7 @@ build:
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -ldflags '-s -w -buildid=' -o $(BIN)/linux-$$arch/jetbake-cudaprobe ./entrypoint/cudaprobe || exit 1; \
 	done
 
-## deps: runc, QEMU binfmt for aarch64, arm64 busybox, buildkitd and buildctl from the BuildKit pinned in go.mod
+## deps: runc, QEMU binfmt for aarch64, arm64 busybox, Debian docker.io (dockerd for the Docker-engine tests), buildkitd and buildctl from the BuildKit pinned in go.mod
 # BuildKit refuses `go install pkg@version` (exclude directives); building it
 # inside this module uses exactly the version go.mod pins. The binaries are
 # rebuilt only when that version changes.

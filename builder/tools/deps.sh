@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # deps.sh installs what the end-to-end tests and `make demo` need on a Debian
 # machine, as root: runc, QEMU user emulation with the aarch64 binfmt handler
-# registered, and Debian's arm64 busybox-static for the stand-in base images.
+# registered, Debian's arm64 busybox-static for the stand-in base images, and
+# Debian's docker.io (dockerd and the docker client) for the Docker-engine tests,
+# which start their own dockerd.
 # It is idempotent: a second run only checks. BuildKit is built by the Makefile.
 set -euo pipefail
 
@@ -11,6 +13,7 @@ mkdir -p "$cache"
 need_apt=()
 command -v runc >/dev/null || need_apt+=(runc)
 [ -e /usr/lib/binfmt.d/qemu-aarch64.conf ] || need_apt+=(qemu-user-static)
+command -v dockerd >/dev/null || need_apt+=(docker.io)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need_apt[*]}; run 'make deps' as root or install them with apt-get" >&2
@@ -45,4 +48,4 @@ if [ ! -x "$cache/busybox-arm64/bin/busybox" ]; then
   dpkg -x "$cache"/busybox-static_*_arm64.deb "$cache/busybox-arm64.tmp"
   mv "$cache/busybox-arm64.tmp" "$cache/busybox-arm64"
 fi
-echo "deps: runc $(runc --version | head -1 | awk '{print $3}'), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox"
+echo "deps: runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox"

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/doctor"
+)
+
+// newDoctorCommand builds `jetbake doctor`.
+func newDoctorCommand() *cobra.Command {
+	var sysroot string
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that this Jetson can run jetbake images with docker run --runtime nvidia",
+		Long: "doctor reports, as a short table, the Jetson model and SoC, its L4T and JetPack release, the\n" +
+			"driver's CUDA version, the NVIDIA container toolkit (known-bad releases named), Docker's nvidia\n" +
+			"runtime and default runtime in /etc/docker/daemon.json, and the CDI spec in /etc/cdi or /var/run/cdi.\n" +
+			"Each problem comes with the command that fixes it. It exits 0 when the host can run jetbake images,\n" +
+			"1 otherwise. --sysroot reads a board's root file system mounted elsewhere.",
+		Example: "  jetbake doctor\n  jetbake doctor --sysroot /mnt/jetson-rootfs --format json",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fm, err := readFormat(formatValue(cmd), formatText, formatJSON)
+			if err != nil {
+				return err
+			}
+			r, err := doctor.Run(cmd.Context(), doctor.WithSysroot(sysroot))
+			if err != nil {
+				return err
+			}
+			if fm == formatJSON {
+				err = r.WriteJSON(cmd.OutOrStdout())
+			} else {
+				err = r.WriteText(cmd.OutOrStdout())
+			}
+			if err == nil && !r.OK {
+				return &ExitError{Code: ExitFailure}
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&sysroot, "sysroot", "/", "the host's root file system")
+	cmd.Flags().String("format", string(formatText), "output format: text or json")
+	return cmd
+}
+
+// formatValue is the command's --format value.
+func formatValue(cmd *cobra.Command) string {
+	v, _ := cmd.Flags().GetString("format")
+	return v
+}

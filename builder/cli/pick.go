@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	imagepick "github.com/jetbake/jetbake/builder/pick"
+	"github.com/jetbake/jetbake/builder/refs"
+)
+
+// newPickCommand builds `jetbake pick`.
+func newPickCommand() *cobra.Command {
+	var (
+		sysroot string
+		explain bool
+		quiet   bool
+		mirrors []string
+	)
+	cmd := &cobra.Command{
+		Use:   "pick REPOSITORY",
+		Short: "Print the image of a repository that runs on this Jetson, fully qualified by digest",
+		Long: "pick lists the repository's tags, reads each image's io.jetbake.* annotations or labels (manifest\n" +
+			"and config only, no layers), applies the host rules of the entrypoint and prints the best image as\n" +
+			"REPOSITORY:TAG@DIGEST. It prefers the host's exact JetPack release, then the newest compatible one,\n" +
+			"then the supported tier over candidate. --explain says why each image was taken or refused. When\n" +
+			"nothing fits it exits 1 with one sentence naming what the host would need. Credentials come from\n" +
+			"the Docker config (docker login); --mirror reads the repository through a mirror.",
+		Example: "  docker run --runtime nvidia $(jetbake pick ghcr.io/jetbake/text-embeddings-router)\n" +
+			"  jetbake pick --explain ghcr.io/jetbake/text-embeddings-router\n" +
+			"  jetbake pick --mirror ghcr.io=registry.local:5000 --format json ghcr.io/jetbake/text-embeddings-router",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("%s takes one REPOSITORY, such as ghcr.io/jetbake/text-embeddings-router; run '%s --help'",
+					cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fm, err := readFormat(formatValue(cmd), formatText, formatJSON)
+			if err != nil {
+				return err
+			}
+			m := refs.Mirrors{}
+			for _, v := range mirrors {
+				if err := m.ParseMirror(v); err != nil {
+					return usageErrorf("%w", err)
+				}
+			}
+			opts := []imagepick.Option{imagepick.WithSysroot(sysroot), imagepick.WithMirrors(m)}
+			if !quiet {
+				stderr := cmd.ErrOrStderr()
+				opts = append(opts, imagepick.WithProgress(func(line string) { fmt.Fprintln(stderr, line) }))
+			}
+			res, err := imagepick.Pick(cmd.Context(), args[0], opts...)
+			var noFit *imagepick.NoFitError
+			if err != nil && !errors.As(err, &noFit) {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case fm == formatJSON:
+				err = res.WriteJSON(out)
+			case explain:
+				err = res.WriteExplain(out)
+			default:
+				err = res.WriteText(out)
+			}
+			if err != nil {
+				return err
+			}
+			if noFit != nil {
+				return &ExitError{Code: ExitFailure, Err: noFit}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&sysroot, "sysroot", "/", "the host's root file system")
+	fl.BoolVar(&explain, "explain", false, "print why each image was taken or refused")
+	fl.BoolVarP(&quiet, "quiet", "q", false, "do not print progress on stderr")
+	fl.StringArrayVar(&mirrors, "mirror", nil, "read a registry through a mirror: REGISTRY=HOST[:PORT] (repeatable)")
+	fl.String("format", string(formatText), "output format: text or json")
+	return cmd
+}

@@ -1,0 +1,113 @@
+// Package doctor checks whether a host can run jetbake images with
+// `docker run --runtime nvidia`: the Jetson and its L4T release, the driver's
+// CUDA version, the NVIDIA container toolkit, Docker's runtime configuration
+// and the CDI spec. Each problem comes with the command that fixes it.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/jetbake/jetbake/builder/host"
+)
+
+// Status is the outcome of one check.
+type Status string
+
+// Check outcomes. Only StatusFail makes the host unable to run the images.
+const (
+	StatusOK   Status = "ok"
+	StatusWarn Status = "warn"
+	StatusFail Status = "fail"
+)
+
+// Check is one row of the report.
+type Check struct {
+	// Name is the row's title, such as "container toolkit".
+	Name string `json:"name"`
+	// Status is ok, warn or fail.
+	Status Status `json:"status"`
+	// Detail is what was found, in a few words.
+	Detail string `json:"detail"`
+	// Fix is the command (or step) that fixes a warn or fail; "" when ok.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Report is every check and the verdict.
+type Report struct {
+	// Sysroot is the root the host was read from.
+	Sysroot string `json:"sysroot"`
+	// OK is true when the host can run jetbake images: no check failed.
+	OK bool `json:"ok"`
+	// Host is the host's facts.
+	Host host.Facts `json:"host"`
+	// Checks are the rows, in order.
+	Checks []Check `json:"checks"`
+}
+
+// Option changes what Run looks at.
+type Option func(*options)
+
+type options struct {
+	sysroot string
+	facts   host.Reader
+	version VersionFunc
+}
+
+// VersionFunc asks a command for its version output, such as
+// `nvidia-ctk --version`; ok is false when the command is missing or fails.
+type VersionFunc func(ctx context.Context, name string, args ...string) (out string, ok bool)
+
+// WithSysroot reads the host under root instead of "/" (the default): a
+// board's root file system mounted elsewhere, or a test's fake host. With a
+// sysroot other than "/" no command is run.
+func WithSysroot(root string) Option { return func(o *options) { o.sysroot = root } }
+
+// WithHostFacts sets how the host's facts are read; the default is
+// host.SysrootReader.
+func WithHostFacts(r host.Reader) Option { return func(o *options) { o.facts = r } }
+
+// WithVersionFunc sets how tool versions are asked when the sysroot is "/";
+// the default runs the command.
+func WithVersionFunc(f VersionFunc) Option { return func(o *options) { o.version = f } }
+
+// runVersion runs name with args and returns its output.
+func runVersion(ctx context.Context, name string, args ...string) (string, bool) {
+	if _, err := exec.LookPath(name); err != nil {
+		return "", false
+	}
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	return strings.TrimSpace(string(out)), err == nil
+}
+
+// Run checks the host and returns the report. An error means the host could
+// not be read at all; problems of the host are failed checks.
+func Run(ctx context.Context, opts ...Option) (*Report, error) {
+	o := options{sysroot: "/", facts: host.SysrootReader{}, version: runVersion}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.sysroot != "/" {
+		o.version = nil
+	}
+	facts, err := o.facts.Read(ctx, o.sysroot)
+	if err != nil {
+		return nil, fmt.Errorf("read the host under %s: %w", o.sysroot, err)
+	}
+	r := &Report{Sysroot: o.sysroot, Host: facts}
+	r.Checks = append(r.Checks, hostChecks(facts)...)
+	tk := readToolkit(ctx, o.sysroot, o.version)
+	r.Checks = append(r.Checks, toolkitCheck(tk, facts))
+	rt := readDockerConfig(o.sysroot)
+	cdi := readCDI(o.sysroot)
+	r.Checks = append(r.Checks, runtimeCheck(rt, cdi), defaultRuntimeCheck(rt), cdiCheck(cdi, tk))
+	r.OK = true
+	for _, c := range r.Checks {
+		if c.Status == StatusFail {
+			r.OK = false
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/jetbake/jetbake/builder/runimage"
+)
+
+// DockerRunArgs are the `docker run` arguments of one run: the arm64
+// platform; the host's view bind-mounted read-only where the NVIDIA runtime
+// shows a Jetson's facts to a container (its sys/ over /sys, with
+// devices/soc0, and etc/nv_tegra_release over /etc/nv_tegra_release), so that
+// the entrypoint reads them as on a Jetson (JETBAKE_SYSROOT would move the
+// image's own files too); a host without Root gets nothing, as without
+// `--runtime nvidia`; each entry of env as -e (a stand-in driver's answers go
+// here); the image; then args exactly as an operator types them after the
+// image name.
+func DockerRunArgs(image string, host runimage.Host, env, args []string) []string {
+	out := []string{"run", "--rm", "--platform", "linux/arm64"}
+	if host.Root != "" {
+		out = append(out, "-v", filepath.Join(host.Root, "sys")+":/sys:ro")
+		if release := filepath.Join(host.Root, "etc", "nv_tegra_release"); fileExists(release) {
+			out = append(out, "-v", release+":/etc/nv_tegra_release:ro")
+		}
+	}
+	for _, e := range env {
+		out = append(out, "-e", e)
+	}
+	out = append(out, image)
+	return append(out, args...)
+}
+
+// fileExists reports whether path exists.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// RunDockerChecks runs every check with `docker run` on engine d. images maps
+// a release to the image reference loaded in the engine; env is added to
+// every run (see DockerRunArgs).
+func RunDockerChecks(ctx context.Context, d *Dockerd, images map[string]string, hostsByName map[string]runimage.Host, checks []Check, env ...string) []Outcome {
+	var out []Outcome
+	for _, c := range checks {
+		image, ok := images[c.Release]
+		host, hostOK := hostsByName[c.Host]
+		o := Outcome{Check: c}
+		switch {
+		case !ok:
+			o.Err = fmt.Errorf("no image for release %s", c.Release)
+		case !hostOK:
+			o.Err = fmt.Errorf("no fake host %s", c.Host)
+		default:
+			o.Result, o.Err = d.Docker(ctx, DockerRunArgs(image, host, env, c.Args)...)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// DockerLoad loads a docker-tarball into the engine and returns the image
+// references it named ("Loaded image: REF").
+func DockerLoad(ctx context.Context, d *Dockerd, tarball string) ([]string, error) {
+	res, err := d.Docker(ctx, "load", "--input", tarball)
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("docker load %s: exit %d: %s", tarball, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	var loaded []string
+	for _, line := range strings.Split(res.Stdout, "\n") {
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(line), "Loaded image: "); ok {
+			loaded = append(loaded, ref)
+		}
+	}
+	if len(loaded) == 0 {
+		return nil, fmt.Errorf("docker load %s named no image: %s", tarball, strings.TrimSpace(res.Stdout))
+	}
+	return loaded, nil
+}
+
+// DockerInspect is the part of `docker image inspect` the tests read.
+type DockerInspect struct {
+	// ID is the image's config digest.
+	ID string `json:"Id"`
+	// RepoTags are the names the image has in the engine.
+	RepoTags []string `json:"RepoTags"`
+	// Architecture and Os are the image's platform.
+	Architecture string `json:"Architecture"`
+	Os           string `json:"Os"`
+	// Config is the image config as Docker reads it.
+	Config v1.Config `json:"Config"`
+}
+
+// DockerImageInspect returns what Docker reads from an image's config.
+func DockerImageInspect(ctx context.Context, d *Dockerd, image string) (DockerInspect, error) {
+	res, err := d.Docker(ctx, "image", "inspect", image)
+	if err != nil {
+		return DockerInspect{}, err
+	}
+	if res.ExitCode != 0 {
+		return DockerInspect{}, fmt.Errorf("docker image inspect %s: exit %d: %s", image, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	var out []DockerInspect
+	if err := json.Unmarshal([]byte(res.Stdout), &out); err != nil {
+		return DockerInspect{}, fmt.Errorf("docker image inspect %s: %w", image, err)
+	}
+	if len(out) != 1 {
+		return DockerInspect{}, fmt.Errorf("docker image inspect %s: %d images", image, len(out))
+	}
+	return out[0], nil
+}

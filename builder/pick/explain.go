@@ -1,0 +1,147 @@
+package pick
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/jetbake/jetbake/builder/host"
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// describeHost names the host for sentences: "a Jetson Orin, SM 8.7 with
+// L4T R36.3.0 (JetPack 6.0)", "a host with no NVIDIA GPU visible".
+func describeHost(f host.Facts) string {
+	var s string
+	switch {
+	case f.GPU.IsZero():
+		s = "a host with no NVIDIA GPU visible"
+	default:
+		s = "a " + computecap.Describe(f.GPU)
+	}
+	if f.L4T.Major != 0 {
+		s += " with L4T R" + f.L4T.String()
+		if f.JetPack != "" {
+			s += " (JetPack " + f.JetPack + ")"
+		}
+	} else {
+		s += " and no L4T release"
+	}
+	return s
+}
+
+// noFitSentence is the one sentence of a failed pick: what the host is and
+// what it would need, for the image closest to running.
+func noFitSentence(repository string, f host.Facts, cands []Candidate) string {
+	var judged, gpuFits []Candidate
+	for _, c := range cands {
+		if len(c.Meta.Targets) == 0 {
+			continue
+		}
+		judged = append(judged, c)
+		if _, err := computecap.Pick(f.GPU, c.Meta.image.Targets); err == nil && !f.GPU.IsZero() {
+			gpuFits = append(gpuFits, c)
+		}
+	}
+	who := describeHost(f)
+	switch {
+	case len(judged) == 0:
+		reason := "no tags"
+		if len(cands) > 0 {
+			reason = cands[0].Tag + ": " + cands[0].Verdict.Reason
+		}
+		return fmt.Sprintf("no tag of %s is a jetbake image for linux/arm64 (%s)", repository, reason)
+	case len(gpuFits) == 0 && f.GPU.IsZero():
+		return fmt.Sprintf("no image of %s runs on %s: the host would need a Jetson %s with its GPU visible to containers (the NVIDIA container runtime)",
+			repository, who, gpuUnion(judged))
+	case len(gpuFits) == 0:
+		return fmt.Sprintf("no image of %s runs on %s: the host would need a Jetson %s, the GPUs its images hold binaries for",
+			repository, who, gpuUnion(judged))
+	}
+	// The closest image: the host's L4T major first, then the oldest release.
+	closest := slices.MinFunc(gpuFits, func(a, b Candidate) int {
+		am, bm := a.Meta.image.L4T.Major == f.L4T.Major, b.Meta.image.L4T.Major == f.L4T.Major
+		if am != bm {
+			return boolFirst(am)
+		}
+		return cmp.Or(compareL4T(a.Meta.image.L4T, b.Meta.image.L4T), compareCUDA(a.Meta.image.CUDA, b.Meta.image.CUDA))
+	})
+	return fmt.Sprintf("no image of %s runs on %s: the host would need %s, for %s (%s)",
+		repository, who, closest.Verdict.Needs, closest.Reference, closest.Verdict.Reason)
+}
+
+// gpuUnion names the Jetsons any image is for: "Orin (SM 8.7) or Thor (SM 11.0)".
+func gpuUnion(cands []Candidate) string {
+	var caps []computecap.Capability
+	for _, c := range cands {
+		for _, t := range c.Meta.image.Targets {
+			if !slices.ContainsFunc(caps, func(x computecap.Capability) bool { return x.Canonical() == t.Canonical() }) {
+				caps = append(caps, t)
+			}
+		}
+	}
+	slices.SortFunc(caps, func(a, b computecap.Capability) int { return a.Compare(b) })
+	names := make([]string, len(caps))
+	for i, c := range caps {
+		if soc, ok := computecap.SoCByCapability(c); ok {
+			names[i] = soc.Family + " (SM " + c.String() + ")"
+		} else {
+			names[i] = "GPU with SM " + c.String()
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// WriteText writes the chosen reference on one line: what
+// `docker run --runtime nvidia $(jetbake pick REPO)` takes.
+func (r *Result) WriteText(w io.Writer) error {
+	if r.Best == nil {
+		return nil
+	}
+	_, err := fmt.Fprintln(w, r.Best.Reference)
+	return err
+}
+
+// WriteExplain writes the host and every candidate with why it was taken or refused.
+func (r *Result) WriteExplain(w io.Writer) error {
+	fmt.Fprintf(w, "host: %s\n", describeHost(r.Host))
+	if !r.Host.DriverCUDA.IsZero() {
+		fmt.Fprintf(w, "driver CUDA: %s (from %s)\n", r.Host.DriverCUDA, r.Host.DriverCUDAFrom)
+	}
+	for _, c := range r.Candidates {
+		mark := "refused"
+		switch {
+		case c.Chosen:
+			mark = "chosen "
+		case c.Verdict.OK:
+			mark = "fits   "
+		}
+		fmt.Fprintf(w, "%s %s\n", mark, c.Reference)
+		if len(c.Tags) > 1 {
+			fmt.Fprintf(w, "        tags: %s\n", strings.Join(c.Tags, ", "))
+		}
+		if c.Meta.JetPack != "" {
+			fmt.Fprintf(w, "        JetPack %s, L4T %s, CUDA %s, SM %s, tier %s\n",
+				c.Meta.JetPack, c.Meta.L4T, c.Meta.CUDA, strings.Join(c.Meta.Targets, ","), c.Meta.Tier)
+		}
+		why := c.Verdict.Reason
+		if c.ExactJetPack {
+			why += "; the host's exact JetPack release"
+		}
+		fmt.Fprintf(w, "        %s\n", why)
+	}
+	if r.Sentence != "" {
+		fmt.Fprintf(w, "%s\n", r.Sentence)
+	}
+	return nil
+}
+
+// WriteJSON writes the result as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
