@@ -9,6 +9,7 @@ import (
 // newDoctorCommand builds `jetbake doctor`.
 func newDoctorCommand() *cobra.Command {
 	var sysroot string
+	var getFormat func() (format, error)
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that this Jetson can run jetbake images with docker run --runtime nvidia",
@@ -20,7 +21,7 @@ func newDoctorCommand() *cobra.Command {
 		Example: "  jetbake doctor\n  jetbake doctor --sysroot /mnt/jetson-rootfs --format json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fm, err := readFormat(formatValue(cmd), formatText, formatJSON)
+			fm, err := getFormat()
 			if err != nil {
 				return err
 			}
@@ -40,12 +41,6 @@ func newDoctorCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&sysroot, "sysroot", "/", "the host's root file system")
-	cmd.Flags().String("format", string(formatText), "output format: text or json")
+	getFormat = addFormatFlag(cmd)
 	return cmd
-}
-
-// formatValue is the command's --format value.
-func formatValue(cmd *cobra.Command) string {
-	v, _ := cmd.Flags().GetString("format")
-	return v
 }

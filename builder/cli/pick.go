@@ -13,10 +13,11 @@ import (
 // newPickCommand builds `jetbake pick`.
 func newPickCommand() *cobra.Command {
 	var (
-		sysroot string
-		explain bool
-		quiet   bool
-		mirrors []string
+		sysroot   string
+		explain   bool
+		quiet     bool
+		mirrors   []string
+		getFormat func() (format, error)
 	)
 	cmd := &cobra.Command{
 		Use:   "pick REPOSITORY",
@@ -38,7 +39,7 @@ func newPickCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fm, err := readFormat(formatValue(cmd), formatText, formatJSON)
+			fm, err := getFormat()
 			if err != nil {
 				return err
 			}
@@ -81,6 +82,6 @@ func newPickCommand() *cobra.Command {
 	fl.BoolVar(&explain, "explain", false, "print why each image was taken or refused")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "do not print progress on stderr")
 	fl.StringArrayVar(&mirrors, "mirror", nil, "read a registry through a mirror: REGISTRY=HOST[:PORT] (repeatable)")
-	fl.String("format", string(formatText), "output format: text or json")
+	getFormat = addFormatFlag(cmd)
 	return cmd
 }

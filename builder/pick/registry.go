@@ -79,11 +79,9 @@ func readRepo(repository string, mirrors refs.Mirrors) (name.Repository, error) 
 		}
 		target = strings.TrimSuffix(rewritten, ":latest")
 	}
-	var nopts []name.Option
-	if refs.IsLoopback(target) {
-		nopts = append(nopts, name.Insecure)
-	}
-	repo, err := name.NewRepository(target, nopts...)
+	// go-containerregistry reaches loopback and private registries over
+	// plain HTTP by itself (name.Registry.Scheme).
+	repo, err := name.NewRepository(target)
 	if err != nil {
 		return name.Repository{}, fmt.Errorf("repository %q: %w", repository, err)
 	}
