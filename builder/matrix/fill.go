@@ -12,7 +12,8 @@ func fillMatrix(root *node) Matrix {
 		m.Router = Router{
 			Name: r.str("name"), Version: r.str("version"), Context: r.str("context"),
 			Dockerfile: r.str("dockerfile"), Target: r.str("target"), Output: r.str("output"),
-			Smoke: r.strs("smoke"),
+			Smoke: r.strs("smoke"), BuildArgs: r.strMap("build_args"), TargetBuildArgs: r.strMaps("target_build_args"),
+			Env: r.strMap("env"), Cmd: r.strs("cmd"), Ports: r.strs("ports"),
 		}
 	}
 	if im := root.object("image"); im != nil {
@@ -38,7 +39,7 @@ func fillRelease(n *node) Release {
 		Name: n.str("name"), JetPack: n.str("jetpack"), L4T: n.str("l4t"), CUDA: n.str("cuda"),
 		Ubuntu: n.str("ubuntu"), BuildBase: n.str("build_base"), RuntimeBase: n.str("runtime_base"),
 		Targets: n.strs("targets"), Tier: n.str("tier"), Hardware: n.strs("hardware"),
-		Tags: n.strs("tags"), BuildArgs: n.strMap("build_args"),
+		Tags: n.strs("tags"), BuildArgs: n.strMap("build_args"), TargetBuildArgs: n.strMaps("target_build_args"),
 	}
 }
 
@@ -81,10 +82,31 @@ func (n *node) strMap(key string) map[string]string {
 	if !ok || v.kind != kindObject {
 		return nil
 	}
+	return v.stringMap()
+}
+
+// stringMap returns an object's string members.
+func (v *node) stringMap() map[string]string {
 	out := make(map[string]string, len(v.keys))
 	for i, k := range v.keys {
 		if v.values[i].kind == kindString {
 			out[k] = v.values[i].text
+		}
+	}
+	return out
+}
+
+// strMaps returns the member key as a map of string maps, leaving out
+// values that are not objects. A missing or non-object member gives nil.
+func (n *node) strMaps(key string) map[string]map[string]string {
+	v, ok := n.member(key)
+	if !ok || v.kind != kindObject {
+		return nil
+	}
+	out := make(map[string]map[string]string, len(v.keys))
+	for i, k := range v.keys {
+		if v.values[i].kind == kindObject {
+			out[k] = v.values[i].stringMap()
 		}
 	}
 	return out

@@ -128,6 +128,13 @@ func checkSchemaField(t *testing.T, schema, s map[string]any, f *fieldRule, wher
 			key, _ = pn["pattern"].(string)
 		}
 		require.Equal(t, patternOf(f.keyPattern), key, "%s: key pattern", where)
+	case fieldTargetMap:
+		require.Equal(t, "object", s["type"], where)
+		require.Equal(t, patternOf(f.keyPattern), s["propertyNames"].(map[string]any)["pattern"], "%s: key pattern", where)
+		inner := s["additionalProperties"].(map[string]any)
+		require.Equal(t, "object", inner["type"], where)
+		require.Equal(t, map[string]any{"type": "string"}, inner["additionalProperties"], where)
+		require.Equal(t, patternOf(f.valueKeyPattern), inner["propertyNames"].(map[string]any)["pattern"], "%s: build arg key pattern", where)
 	}
 }
 

@@ -15,6 +15,9 @@ const (
 	fieldStringMap
 	fieldObject
 	fieldObjectList
+	// fieldTargetMap is an object whose keys match keyPattern (SM targets)
+	// and whose values are maps of strings with keys matching valueKeyPattern.
+	fieldTargetMap
 )
 
 // fieldRule says what one field of an object must look like. The same rules
@@ -32,6 +35,8 @@ type fieldRule struct {
 	pattern *regexp.Regexp
 	// keyPattern applies to map keys.
 	keyPattern *regexp.Regexp
+	// valueKeyPattern applies to the keys of a fieldTargetMap's maps.
+	valueKeyPattern *regexp.Regexp
 	// enum lists the allowed strings.
 	enum []string
 	// object describes an object or the items of an object list.
@@ -82,6 +87,8 @@ const (
 	ubuntuPattern     = `^[0-9]{2}[.][0-9]{2}$`
 	smPattern         = `^[1-9][0-9]?[.][0-9]$`
 	buildArgKeyPat    = `^[A-Za-z_][A-Za-z0-9_]*$`
+	envKeyPattern     = `^[A-Za-z_][A-Za-z0-9_]*$`
+	portPattern       = `^[1-9][0-9]{0,4}(/(tcp|udp|sctp))?$`
 	repoComponent     = `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`
 	domainComponent   = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
 	domain            = domainComponent + `(?:[.]` + domainComponent + `)*(?::[0-9]+)?`
@@ -107,6 +114,8 @@ var (
 	ubuntuRE      = regexp.MustCompile(ubuntuPattern)
 	smRE          = regexp.MustCompile(smPattern)
 	buildArgKeyRE = regexp.MustCompile(buildArgKeyPat)
+	envKeyRE      = regexp.MustCompile(envKeyPattern)
+	portRE        = regexp.MustCompile(portPattern)
 	repositoryRE  = regexp.MustCompile(repositoryPattern)
 	baseRE        = regexp.MustCompile(basePattern)
 	tagRE         = regexp.MustCompile(tagPattern)
@@ -126,6 +135,13 @@ var routerRule = objectRule{name: "router", fields: []fieldRule{
 		mismatch: "is not an absolute path: the builder copies the binary from this path of the build stage",
 		fix:      `write it from the root, e.g. "/usr/local/bin/text-embeddings-router"`},
 	{name: "smoke", kind: fieldStringList, example: `["--version"]`},
+	{name: "build_args", kind: fieldStringMap, keyPattern: buildArgKeyRE, example: `{"CARGO_FEATURES": "candle-cuda"}`},
+	{name: "target_build_args", kind: fieldTargetMap, keyPattern: smRE, valueKeyPattern: buildArgKeyRE,
+		example: `{"7.2": {"CARGO_FEATURES": "candle-cuda-volta"}}`},
+	{name: "env", kind: fieldStringMap, keyPattern: envKeyRE, example: `{"PORT": "80"}`},
+	{name: "cmd", kind: fieldStringList, example: `["--json-output"]`},
+	{name: "ports", kind: fieldStringList, unique: true, pattern: portRE, example: `["80/tcp"]`,
+		mismatch: "is not a port", fix: `write it like "80/tcp" or "8080"`},
 }}
 
 var imageRule = objectRule{name: "image", fields: []fieldRule{
@@ -161,6 +177,8 @@ var releaseRule = objectRule{name: "release", fields: []fieldRule{
 	{name: "tags", kind: fieldStringList, unique: true, pattern: tagTmplRE, example: `["jetpack6"]`,
 		fix: "use letters, digits, '_', '.', '-' and placeholders such as {version} and {jetpack}"},
 	{name: "build_args", kind: fieldStringMap, keyPattern: buildArgKeyRE, example: `{"RUSTFLAGS": "-C target-cpu=native"}`},
+	{name: "target_build_args", kind: fieldTargetMap, keyPattern: smRE, valueKeyPattern: buildArgKeyRE,
+		example: `{"7.2": {"CARGO_FEATURES": "candle-cuda-volta"}}`},
 }}
 
 var rootRule = objectRule{fields: []fieldRule{
@@ -254,6 +272,29 @@ func checkField(n *node, f *fieldRule, path *jsonPath, errs *checker) {
 		checkList(n, f, path, errs)
 	case fieldStringMap:
 		checkMap(n, f, path, errs)
+	case fieldTargetMap:
+		checkTargetMap(n, f, path, errs)
+	}
+}
+
+// checkTargetMap checks a map of SM targets to maps of strings.
+func checkTargetMap(n *node, f *fieldRule, path *jsonPath, errs *checker) {
+	if n.kind != kindObject {
+		errs.add(path.String(), n.render(), "must be an object of SM targets, not "+n.kind.article(), "write it like "+f.example)
+		return
+	}
+	inner := &fieldRule{name: f.name, kind: fieldStringMap, keyPattern: f.valueKeyPattern, example: `{"CARGO_FEATURES": "candle-cuda-volta"}`}
+	seen := newKeySet(len(n.keys))
+	for i, key := range n.keys {
+		p := jsonPath{parent: path, key: key}
+		switch {
+		case seen.has(n.keys[:i], key):
+			errs.add(p.String(), n.values[i].render(), "duplicate key: JSON readers keep only one of them", "remove one")
+		case !errs.match(f.keyPattern, key):
+			errs.addString(p.String(), key, "is not a compute capability in MAJOR.MINOR form", `write it like "7.2" (Xavier) or "8.7" (Orin)`)
+		default:
+			checkMap(n.values[i], inner, &p, errs)
+		}
 	}
 }
 
