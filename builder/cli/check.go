@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
@@ -82,6 +84,7 @@ func checkOptions(cmd *cobra.Command, f *buildFlags, mirrors refs.Mirrors) []ima
 		imagebuild.WithMirrors(mirrors),
 		imagebuild.WithBaseDir(matrixDir),
 		imagebuild.WithSession(dockerAuth()),
+		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
 	}
 }
 

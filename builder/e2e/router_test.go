@@ -124,7 +124,7 @@ func TestCLICheck(t *testing.T) {
 	}
 
 	code, out, errOut := jetbake(filepath.Join(f.work, "matrix.json"), "check", "--release", "jetpack7.2")
-	require.Equal(t, 0, code, errOut)
+	require.Equal(t, 0, code, out+errOut)
 	require.Contains(t, out, "passes BuildKit's checks")
 
 	warn := f.demoPlanFile(t, "warn.json", copyStandinRouter(t, f.env.RepoRoot, filepath.Join(f.work, "warn"),
@@ -132,7 +132,7 @@ func TestCLICheck(t *testing.T) {
 			return strings.Replace(s, "FROM ${BUILD_BASE} AS router", "FROM ${BUILD_BASE} as router", 1)
 		}))
 	code, out, errOut = jetbake(warn, "check", "--release", "jetpack7.2", "--format", "json")
-	require.Equal(t, 0, code, errOut)
+	require.Equal(t, 0, code, out+errOut)
 	var report struct {
 		OK       bool                 `json:"ok"`
 		Findings []imagebuild.Finding `json:"findings"`

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/client"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	"github.com/moby/buildkit/frontend/subrequests/lint"
@@ -15,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // Severities of a Finding.
@@ -75,9 +78,10 @@ func (b *Builder) Check(ctx context.Context, p *plan.Plan) ([]Finding, error) {
 		if err != nil {
 			return nil, err
 		}
+		buildBase := arm64Manifest(ctx, j.buildBase, b.opts.remoteOpts)
 		opt := client.SolveOpt{LocalMounts: mounts, Session: b.opts.sessionAttach}
 		_, err = b.nodes[0].Client.Build(ctx, opt, "jetbake", func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
-			found, err := j.check(ctx, c)
+			found, err := j.check(ctx, c, buildBase)
 			mu.Lock()
 			out = append(out, found...)
 			mu.Unlock()
@@ -91,7 +95,7 @@ func (b *Builder) Check(ctx context.Context, p *plan.Plan) ([]Finding, error) {
 }
 
 // check lints the router stage for every target of the release.
-func (j *releaseJob) check(ctx context.Context, c gateway.Client) ([]Finding, error) {
+func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase string) ([]Finding, error) {
 	inputs, err := jetbakeContext(ctx, j.epoch)
 	if err != nil {
 		return nil, err
@@ -100,8 +104,13 @@ func (j *releaseJob) check(ctx context.Context, c gateway.Client) ([]Finding, er
 	eg, ctx := errgroup.WithContext(ctx)
 	for i, t := range j.release.Targets {
 		eg.Go(func() error {
-			opts := j.routerOpts(t, j.buildBase)
+			opts := j.routerOpts(t, buildBase)
 			opts["requestid"] = lint.RequestLint
+			// The checks judge the Dockerfile for the daemon's platform
+			// (they ignore the "platform" option), so this rule would flag
+			// every arm64 base on an amd64 daemon; jetbake always builds
+			// linux/arm64 and resolves the bases for it.
+			opts["build-arg:BUILDKIT_DOCKERFILE_CHECK"] = "skip=InvalidBaseImagePlatform"
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: opts, FrontendInputs: inputs})
 			if err != nil {
 				return fmt.Errorf("SM %s: %w", t.SM, err)
@@ -158,4 +167,38 @@ func HasErrors(findings []Finding) bool {
 		}
 	}
 	return false
+}
+
+// arm64Manifest pins ref to its linux/arm64 image manifest when ref is an
+// index, or returns ref unchanged when it cannot be looked up (the checks
+// then report what BuildKit finds). The Dockerfile frontend's checks
+// resolve base images for the daemon's own platform, not the "platform"
+// option; an image manifest, unlike an index, resolves for any.
+func arm64Manifest(ctx context.Context, ref string, opts []remote.Option) string {
+	var nameOpts []name.Option
+	if refs.IsLoopback(ref) {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	r, err := name.ParseReference(ref, nameOpts...)
+	if err != nil {
+		return ref
+	}
+	desc, err := remote.Get(r, append([]remote.Option{remote.WithContext(ctx)}, opts...)...)
+	if err != nil || !desc.MediaType.IsIndex() {
+		return ref
+	}
+	idx, err := desc.ImageIndex()
+	if err != nil {
+		return ref
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return ref
+	}
+	for _, m := range im.Manifests {
+		if m.Platform != nil && m.Platform.OS == "linux" && m.Platform.Architecture == "arm64" {
+			return r.Context().Name() + "@" + m.Digest.String()
+		}
+	}
+	return ref
 }
