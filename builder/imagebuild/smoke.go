@@ -65,9 +65,10 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb
 	if err != nil {
 		return fmt.Errorf("marshal the smoke run: %w", err)
 	}
-	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB()})
+	// Evaluate: the routers' compile errors surface here, as themselves.
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true})
 	if err != nil {
-		return fmt.Errorf("smoke run in the assembled image (it needs /bin/sh in the runtime base %s): %w", j.release.RuntimeBase, err)
+		return err
 	}
 	ref, err := res.SingleRef()
 	if err != nil {
@@ -82,7 +83,11 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb
 	}
 	for _, t := range j.release.Targets {
 		name := path.Base(t.Path)
-		if err := j.smokeResult(name, read(name+".rc"), read(name+".log")); err != nil {
+		rc := read(name + ".rc")
+		if rc == "" {
+			return fmt.Errorf("smoke run of %s in the assembled image left no exit status: does the runtime base %s have /bin/sh?", name, j.release.RuntimeBase)
+		}
+		if err := j.smokeResult(name, rc, read(name+".log")); err != nil {
 			return err
 		}
 	}
