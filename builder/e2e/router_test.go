@@ -67,6 +67,36 @@ func TestRouterContract(t *testing.T) {
 		require.Contains(t, res.Stderr, "CUDA is not available")
 	})
 
+	t.Run("Xavier's binary is built with its own cargo features and accepts SM 7.2", func(t *testing.T) {
+		p := f.demoPlan(t, "matrix.json")
+		_, err := f.env.PushStandins(p)
+		require.NoError(t, err)
+		_, err = f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithReleases("jetpack5.1"))
+		require.NoError(t, err)
+		rel, _ := p.Release("jetpack5.1")
+		images, err := Images(ctx, filepath.Join(f.work, "rootfs-jp5"), map[string]string{rel.Name: rel.Tags[0]})
+		require.NoError(t, err)
+		runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles-jp5"))
+		require.NoError(t, err)
+		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts-jp5"))
+		require.NoError(t, err)
+		// No Xavier among the fake hosts: an Orin's files, a Xavier's driver
+		// answers and the capability chosen by hand.
+		host := hostsByName["orin-jp6"]
+		host.Env = GPU{7, 2, 11040}.Env()
+		img := images[rel.Name]
+		res, err := runner.Run(ctx, img.Rootfs, img.Config, host, nil, "JETBAKE_COMPUTE_CAP=7.2", "JETBAKE_SKIP_L4T_CHECK=1")
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode, res.Stderr)
+		require.Contains(t, res.Stdout, "router built for sm_72 (SM 72), compute cap: runtime 72 accepted by compile time 72")
+		require.Contains(t, res.Stdout, "features: candle-cuda-volta")
+		host.Env = GPU{8, 7, 11040}.Env()
+		res, err = runner.Run(ctx, img.Rootfs, img.Config, host, nil, "JETBAKE_SKIP_L4T_CHECK=1")
+		require.NoError(t, err)
+		require.Contains(t, res.Stdout, "router built for sm_87 (SM 87), compute cap: runtime 87 accepted by compile time 87")
+		require.Contains(t, res.Stdout, "features: candle-cuda\n")
+	})
+
 	t.Run("a runtime base without libssl fails the build naming it", func(t *testing.T) {
 		const noSSL = "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime-nossl"
 		p := f.demoPlan(t, "nossl.json", withRuntimeBase("nossl", noSSL))
