@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/cmd/buildctl/build"
+	"github.com/moby/buildkit/session"
 	"github.com/moby/buildkit/session/auth/authprovider"
 	"github.com/spf13/cobra"
 
@@ -127,6 +128,17 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		return err
 	}
 	defer closeNodes()
+	// BuildKit's Dockerfile checks first: warnings are shown, errors stop the build.
+	findings, err := runCheck(ctx, nodes, p, opts...)
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("check the router's Dockerfile: %w", err)}
+	}
+	for _, finding := range findings {
+		fmt.Fprintln(stderr, "jetbake: check:", finding)
+	}
+	if imagebuild.HasErrors(findings) {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the router's Dockerfile has errors; see 'jetbake check'")}
+	}
 	report, buildErr := imagebuild.NewCluster(nodes, opts...).Build(ctx, p)
 	if report == nil {
 		return buildErr
@@ -194,7 +206,6 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	if f.revision == "" && gitDirty(matrixDir) {
 		fmt.Fprintf(progressOut, "jetbake: warning: %s has uncommitted changes; the images' revision annotation (%.12s) does not describe them\n", matrixDir, revision)
 	}
-	dockerConfig := config.LoadDefaultConfigFile(os.Stderr)
 	return []imagebuild.Option{
 		imagebuild.WithReleases(f.releases...),
 		imagebuild.WithMirrors(mirrors),
@@ -208,10 +219,15 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 		imagebuild.WithContinueOnError(f.continueOnError),
 		imagebuild.WithProgress(f.progress, progressOut),
 		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
-		imagebuild.WithSession(authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
-			AuthConfigProvider: authprovider.LoadAuthConfig(dockerConfig),
-		})),
+		imagebuild.WithSession(dockerAuth()),
 	}, nil
+}
+
+// dockerAuth gives BuildKit the registry credentials of the Docker config.
+func dockerAuth() session.Attachable {
+	return authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
+		AuthConfigProvider: authprovider.LoadAuthConfig(config.LoadDefaultConfigFile(os.Stderr)),
+	})
 }
 
 // connectNodes connects to the nodes of --node and --builders, dropping

@@ -96,7 +96,7 @@ func TestEvidenceAddAndSupport(t *testing.T) {
 	require.Contains(t, r.stdout, "jetpack6.2  supported       JetPack 6.2 (L4T 36.4.3): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super\n"+
 		"    Jetson Orin Nano Super, ")
 	require.Contains(t, r.stdout, "sha256:c2efadaaded6, rev 677e5d8f2a41 (counts)\n")
-	require.Contains(t, r.stdout, "jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    no evidence\n")
+	require.Contains(t, r.stdout, "jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (cudarc 0.13 loads libcublas.so.12 by name): below supported until a router built for CUDA 13 has run on a Jetson Thor\n    no evidence\n")
 
 	r = runEv(t, "support", "--matrix", path, "--registry=false", "--format", "markdown")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -60,6 +60,19 @@ func writePlanText(w io.Writer, p *plan.Plan) error {
 	fmt.Fprintf(&b, "router %s %s\n", p.Router.Name, p.Router.Version)
 	fmt.Fprintf(&b, "  context:    %s\n  dockerfile: %s (stage %s, binary %s)\n",
 		p.Router.Context, p.Router.Dockerfile, p.Router.Target, p.Router.Output)
+	if len(p.Router.Env) > 0 {
+		var env []string
+		for _, k := range slices.Sorted(maps.Keys(p.Router.Env)) {
+			env = append(env, k+"="+p.Router.Env[k])
+		}
+		fmt.Fprintf(&b, "  env:        %s\n", strings.Join(env, " "))
+	}
+	if len(p.Router.Cmd) > 0 {
+		fmt.Fprintf(&b, "  cmd:        %s\n", strings.Join(p.Router.Cmd, " "))
+	}
+	if len(p.Router.Ports) > 0 {
+		fmt.Fprintf(&b, "  ports:      %s\n", strings.Join(p.Router.Ports, " "))
+	}
 	for _, r := range p.Releases {
 		b.WriteByte('\n')
 		writeReleaseText(&b, &r)
@@ -77,7 +90,11 @@ func writeReleaseText(b *strings.Builder, r *plan.Release) {
 	fmt.Fprintf(b, "  build base:   %s\n", r.BuildBase)
 	fmt.Fprintf(b, "  runtime base: %s\n", r.RuntimeBase)
 	for i, t := range r.Targets {
-		writeField(b, "targets:", i, fmt.Sprintf("%s  %s  CUDA_COMPUTE_CAP=%s  %s", t.SM, t.Arch, t.ComputeCap, t.Path))
+		line := fmt.Sprintf("%s  %s  CUDA_COMPUTE_CAP=%s  %s", t.SM, t.Arch, t.ComputeCap, t.Path)
+		for _, k := range slices.Sorted(maps.Keys(t.BuildArgs)) {
+			line += "  " + k + "=" + t.BuildArgs[k]
+		}
+		writeField(b, "targets:", i, line)
 	}
 	for i, tag := range r.Tags {
 		writeField(b, "tags:", i, tag)

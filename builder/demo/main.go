@@ -76,6 +76,22 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The same Orin image without jetson-compute-cap.sh, as upstream's
+	// Dockerfile builds it: the demo shows TEI's refusal on an Orin.
+	upstreamMatrix := filepath.Join(work, "matrix-no-compute-cap.json")
+	if err := e2e.WriteDemoMatrix(root, env.Registry, upstreamMatrix, e2e.OnlyNoComputeCap); err != nil {
+		return err
+	}
+	upstreamMetadata := filepath.Join(work, "build-no-compute-cap.json")
+	fmt.Fprintf(out, "==> jetbake build of %s (router stage without jetson-compute-cap.sh)\n", e2e.NoComputeCapRelease)
+	if err := jetbakeBuild(ctx, root, env.Registry, upstreamMatrix, upstreamMetadata, progress); err != nil {
+		return err
+	}
+	upstream, err := readReport(upstreamMetadata)
+	if err != nil {
+		return err
+	}
+	report.Releases = append(report.Releases, upstream.Releases...)
 	return runChecks(ctx, env, work, report, out)
 }
 

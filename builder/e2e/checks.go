@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -26,6 +27,8 @@ type Check struct {
 	WantArch string
 	// WantFailure is a phrase the failure on stderr must contain, or "".
 	WantFailure string
+	// WantOutput are phrases a successful run's stdout must contain too.
+	WantOutput []string
 }
 
 // Outcome is what a Check saw.
@@ -46,7 +49,11 @@ func (o Outcome) OK() bool {
 		if o.Result.ExitCode != 0 || !strings.Contains(o.Result.Stdout, "router built for "+o.WantArch+" ") {
 			return false
 		}
-		for _, a := range o.Args {
+		// The router's own compute-cap gate accepted the GPU it runs on.
+		if !strings.Contains(o.Result.Stdout, "compute cap: runtime ") {
+			return false
+		}
+		for _, a := range append(slices.Clone(o.Args), o.WantOutput...) {
 			if !strings.Contains(o.Result.Stdout, a) {
 				return false
 			}
@@ -68,13 +75,21 @@ func (o Outcome) Summary() string {
 	return fmt.Sprintf("exit %d: %s", o.Result.ExitCode, strings.TrimSpace(o.Result.Stderr))
 }
 
+// RefusalOnOrin is TEI's sentence when a router built for Orin lacks the (87, 87) arm.
+const RefusalOnOrin = "Runtime compute cap 87 is not compatible with compile time compute cap 87"
+
 // DefaultChecks are the runs the issue asks for: the right binary per GPU,
-// the L4T sentence, the `--runtime nvidia` sentence, arguments passed through.
+// accepted by its own compute-cap gate, the L4T sentence, the `--runtime
+// nvidia` sentence, arguments passed through and the image's default
+// arguments and port when none are given.
 func DefaultChecks() []Check {
 	return []Check{
 		{Release: "jetpack6.2", Host: "orin-jp6", Args: []string{"--port", "8080"}, WantArch: "sm_87"},
+		{Release: "jetpack6.2", Host: "orin-jp6", WantArch: "sm_87",
+			WantOutput: []string{"args: --json-output", "listening on port 80", "runtime 87 accepted by compile time 87"}},
 		{Release: "jetpack7.2", Host: "orin-jp7.2", Args: []string{"--model-id", "BAAI/bge-small"}, WantArch: "sm_87"},
-		{Release: "jetpack7.2", Host: "thor-jp7.2", Args: []string{"--model-id", "BAAI/bge-small"}, WantArch: "sm_110"},
+		{Release: "jetpack7.2", Host: "thor-jp7.2", Args: []string{"--model-id", "BAAI/bge-small"}, WantArch: "sm_110",
+			WantOutput: []string{"runtime 110 accepted by compile time 110"}},
 		{Release: "jetpack6.2", Host: "thor-jp7.0", WantFailure: "JetPack 7"},
 		{Release: "jetpack6.2", Host: "none", WantFailure: "--runtime nvidia"},
 	}
@@ -87,6 +102,7 @@ func DemoChecks() []Check {
 		Check{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
 		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "host runs L4T R39"},
 		Check{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
+		Check{Release: NoComputeCapRelease, Host: "orin-jp6", WantFailure: RefusalOnOrin},
 	)
 }
 

@@ -14,7 +14,7 @@ import (
 func TestOutcomeOK(t *testing.T) {
 	passCheck := Check{Release: "jetpack6.2", Host: "orin-jp6", Args: []string{"--port", "8080"}, WantArch: "sm_87"}
 	failCheck := Check{Release: "jetpack6.2", Host: "none", WantFailure: "--runtime nvidia"}
-	ran := "router built for sm_87 (SM 87)\nargs: --port 8080\n"
+	ran := "router built for sm_87 (SM 87), compute cap: runtime 87 accepted by compile time 87\nlistening on port 80\nargs: --port 8080\n"
 	tests := []struct {
 		name    string
 		outcome Outcome
@@ -22,6 +22,12 @@ func TestOutcomeOK(t *testing.T) {
 	}{
 		{name: "right binary with args", want: true,
 			outcome: Outcome{Check: passCheck, Result: runimage.Result{Stdout: ran}}},
+		{name: "no compute-cap gate passed",
+			outcome: Outcome{Check: passCheck, Result: runimage.Result{Stdout: "router built for sm_87 (SM 87)\nargs: --port 8080\n"}}},
+		{name: "wanted output", want: true,
+			outcome: Outcome{Check: Check{WantArch: "sm_87", WantOutput: []string{"listening on port 80"}}, Result: runimage.Result{Stdout: ran}}},
+		{name: "wanted output missing",
+			outcome: Outcome{Check: Check{WantArch: "sm_87", WantOutput: []string{"listening on port 3000"}}, Result: runimage.Result{Stdout: ran}}},
 		{name: "wrong binary",
 			outcome: Outcome{Check: passCheck, Result: runimage.Result{Stdout: "router built for sm_110 (SM 110)\nargs: --port 8080\n"}}},
 		{name: "arch is a prefix of another",
@@ -92,7 +98,7 @@ func TestDefaultChecks(t *testing.T) {
 	require.Equal(t, checks, all[:len(checks)], "the demo runs the default checks first")
 	for _, c := range all {
 		require.Contains(t, hostsByName, c.Host, "check %+v", c)
-		require.Contains(t, shippedNames, c.Release, "check %+v", c)
+		require.Contains(t, append(shippedNames, NoComputeCapRelease), c.Release, "check %+v", c)
 		require.True(t, (c.WantArch == "") != (c.WantFailure == ""), "check %+v wants exactly one of an arch or a failure", c)
 	}
 
@@ -102,7 +108,7 @@ func TestDefaultChecks(t *testing.T) {
 			wantArchs = append(wantArchs, c.Host+"="+c.WantArch)
 		}
 	}
-	require.Equal(t, []string{"orin-jp6=sm_87", "orin-jp7.2=sm_87", "thor-jp7.2=sm_110"}, wantArchs)
+	require.Equal(t, []string{"orin-jp6=sm_87", "orin-jp6=sm_87", "orin-jp7.2=sm_87", "thor-jp7.2=sm_110"}, wantArchs)
 }
 
 func TestRunChecksMissingParts(t *testing.T) {

@@ -65,6 +65,14 @@ func (f *fixture) demoPlan(t *testing.T, file string, mutate ...func(map[string]
 	return p
 }
 
+// demoPlanFile writes the demo matrix (with mutations) and returns its path.
+func (f *fixture) demoPlanFile(t *testing.T, file string, mutate ...func(map[string]any)) string {
+	t.Helper()
+	path := filepath.Join(f.work, file)
+	require.NoError(t, WriteDemoMatrix(f.env.RepoRoot, f.env.Registry, path, mutate...))
+	return path
+}
+
 func (f *fixture) build(ctx context.Context, p *plan.Plan, opts ...imagebuild.Option) (*imagebuild.Report, error) {
 	mirrors := refs.Mirrors{"nvcr.io": f.env.Registry}
 	base := []imagebuild.Option{
@@ -236,6 +244,11 @@ func checkMetadata(t *testing.T, rr imagebuild.ReleaseReport, p *plan.Plan) {
 	require.Contains(t, cfg.Config.Env, "NVIDIA_REQUIRE_CUDA=cuda>="+rel.CUDA)
 	require.Equal(t, []string{imagebuild.EntrypointPath}, cfg.Config.Entrypoint)
 	require.Equal(t, "arm64", cfg.Architecture)
+	// router.env, router.cmd and router.ports of the matrix.
+	require.Contains(t, cfg.Config.Env, "PORT=80")
+	require.Contains(t, cfg.Config.Env, "HUGGINGFACE_HUB_CACHE=/data")
+	require.Equal(t, []string{"--json-output"}, cfg.Config.Cmd)
+	require.Contains(t, cfg.Config.ExposedPorts, "80/tcp")
 }
 
 func mustRef(t *testing.T, s string) name.Reference {

@@ -56,3 +56,29 @@ func LoadPlan(path string) (*plan.Plan, error) {
 	}
 	return plan.New(m)
 }
+
+// NoComputeCapRelease is the only release of the matrix OnlyNoComputeCap writes.
+const NoComputeCapRelease = "jetpack6.2-no-compute-cap"
+
+// OnlyNoComputeCap keeps one release: a copy of jetpack6.2, named
+// NoComputeCapRelease, whose router stage leaves out jetson-compute-cap.sh
+// as upstream's Dockerfile does; on an Orin it must refuse to start with
+// TEI's sentence. Its image is tagged "{version}-{release}", so that its
+// tags are its own.
+func OnlyNoComputeCap(m map[string]any) {
+	for _, r := range m["releases"].([]any) {
+		if r.(map[string]any)["name"] != "jetpack6.2" {
+			continue
+		}
+		c := map[string]any{}
+		for k, v := range r.(map[string]any) {
+			c[k] = v
+		}
+		c["name"] = NoComputeCapRelease
+		c["tags"] = []any{}
+		c["build_args"] = map[string]any{"JETBAKE_TEST_NO_COMPUTE_CAP": "1"}
+		m["releases"] = []any{c}
+		break
+	}
+	m["image"].(map[string]any)["tags"] = []any{"{version}-{release}"}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/matrix"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // TierSupported is the tier that needs evidence.
@@ -124,6 +125,11 @@ func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix
 				b.current.Digest + " (" + b.current.Source + ") no older than " + FormatAge(o.maxAge) + ": " + whyNot(b)
 			fe.Fix = "run 'jetbake-entrypoint --probe --smoke --out evidence.json' in that image on a Jetson, then " +
 				"'jetbake evidence add evidence.json'; or set the tier to \"candidate\""
+		case !b.provenOn(rel):
+			u, _ := unprovenFor(rel)
+			fe.Message = "release " + rel.Name + " claims supported, but " + u.Why + ", and none of its passing evidence ran the SM " +
+				u.ProvenOn.String() + " binary"
+			fe.Fix = "run the probe with --smoke in the image on a Jetson Thor and add that evidence; or set the tier to \"candidate\""
 		default:
 			continue
 		}
@@ -152,4 +158,32 @@ func whyNot(b *backing) string {
 		parts = append(parts, filepath.Base(b.entries[i].Path)+" ("+msg+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// unprovenFor returns the UnprovenCUDA row of rel's CUDA, if any.
+func unprovenFor(rel *matrix.Release) (computecap.Unproven, bool) {
+	cuda, err := rel.CUDAVersion()
+	if err != nil {
+		return computecap.Unproven{}, false
+	}
+	return computecap.UnprovenFor(cuda)
+}
+
+// provenOn reports whether rel's CUDA line needs no particular GPU, or some
+// passing evidence ran the binary for the GPU that proves it (Thor for CUDA 13).
+func (b *backing) provenOn(rel *matrix.Release) bool {
+	u, ok := unprovenFor(rel)
+	if !ok {
+		return true
+	}
+	for i, v := range b.verdicts {
+		bin := b.entries[i].Evidence.Result.Binary
+		if v != nil || bin == nil {
+			continue
+		}
+		if c, err := computecap.Parse(bin.SM); err == nil && c.Canonical() == u.ProvenOn.Canonical() {
+			return true
+		}
+	}
+	return false
 }

@@ -88,6 +88,35 @@ func TestCheckStrict(t *testing.T) {
 	}
 }
 
+// A release built with CUDA 13 stays below supported until its router ran
+// on a Thor: passing evidence from an Orin does not lift it, from a Thor does.
+func TestCheckStrictCUDA13NeedsThor(t *testing.T) {
+	m := testMatrix(t, t.TempDir())
+	rel, _ := m.Release("jetpack6.2")
+	rel.CUDA = "13.0"
+	storeGolden(t, m, nil)
+	opts := []Option{WithResolver(metadata(goldenDigest)), WithNow(goldenTime().Add(time.Hour))}
+	got := CheckStrict(t.Context(), m, opts...)
+	require.Len(t, got, 1)
+	require.Equal(t, "releases[2].tier", got[0].Path)
+	require.Contains(t, got[0].Message, "TEI's CUDA 13 support is unproven")
+	require.Contains(t, got[0].Message, "none of its passing evidence ran the SM 11.0 binary")
+	require.Contains(t, got[0].Fix, "Jetson Thor")
+
+	table, err := Support(t.Context(), m, opts...)
+	require.NoError(t, err)
+	require.Contains(t, table.Releases[2].Why, "has run on a Jetson Thor")
+
+	storeGolden(t, m, func(ev *Evidence) {
+		ev.GeneratedAt = "2026-11-20T09:40:00Z"
+		ev.Result.Binary.SM, ev.Result.Binary.Name = "11.0", "router-110"
+	})
+	require.Empty(t, CheckStrict(t.Context(), m, opts...), "Thor evidence lifts it")
+	table, err = Support(t.Context(), m, opts...)
+	require.NoError(t, err)
+	require.Empty(t, table.Releases[2].Why)
+}
+
 func TestSupport(t *testing.T) {
 	m := testMatrix(t, t.TempDir())
 	storeGolden(t, m, nil)
@@ -107,9 +136,9 @@ func TestSupport(t *testing.T) {
 		"jetpack6.2  supported       JetPack 6.2 (L4T 36.4.3): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super\n"+
 		"    Jetson Orin Nano Super, 2026-11-20, sha256:c2efadaaded6, rev 677e5d8f2a41\n"+
 		"    Jetson AGX Orin, 2026-11-01, sha256:3bfcb1f42ae9, rev 677e5d8f2a41\n"+
-		"jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n"+
+		"jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (cudarc 0.13 loads libcublas.so.12 by name): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
 		"    no evidence\n"+
-		"jetpack7.2  evaluate-later  JetPack 7.2 (L4T 39.2.0): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson AGX Thor\n"+
+		"jetpack7.2  evaluate-later  JetPack 7.2 (L4T 39.2.0): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (cudarc 0.13 loads libcublas.so.12 by name): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
 		"    no evidence\n", text.String())
 
 	// With the current digest known, each piece says whether it counts.

@@ -41,6 +41,9 @@ type SupportRow struct {
 	LookupError string `json:"lookup_error,omitempty"`
 	// Evidence is the stored evidence, newest first; empty for "no evidence".
 	Evidence []SupportEvidence `json:"evidence"`
+	// Why says in one line why the release cannot be "supported" yet
+	// whatever its evidence from other GPUs (computecap.UnprovenCUDA), or "".
+	Why string `json:"why,omitempty"`
 }
 
 // SupportEvidence is one stored piece of evidence.
@@ -73,6 +76,9 @@ func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTab
 		}
 		row := SupportRow{Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, Tier: rel.Tier,
 			Hardware: rel.Hardware, Evidence: []SupportEvidence{}}
+		if u, ok := unprovenFor(rel); ok && !b.provenOn(rel) {
+			row.Why = u.Why
+		}
 		switch {
 		case b.currentErr == nil:
 			row.CurrentDigest = b.current.Digest
@@ -113,6 +119,20 @@ func (t *SupportTable) WriteMarkdown(w io.Writer) error {
 	for _, r := range t.Releases {
 		fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s | %s |\n", cell(r.Release), cell(r.JetPack), cell(r.L4T),
 			tierText(&r), cell(strings.Join(r.Hardware, ", ")), evidenceCell(&r))
+	}
+	// One line per reason, naming its releases.
+	var whys []string
+	byWhy := map[string][]string{}
+	for _, r := range t.Releases {
+		if r.Why != "" {
+			if byWhy[r.Why] == nil {
+				whys = append(whys, r.Why)
+			}
+			byWhy[r.Why] = append(byWhy[r.Why], r.Release)
+		}
+	}
+	for _, why := range whys {
+		fmt.Fprintf(&b, "\nNot supported yet (%s): %s.\n", strings.Join(byWhy[why], ", "), why)
 	}
 	fmt.Fprintf(&b, "\nEvidence counts for a release's current image when it passed every check no more than %s ago.\n", t.MaxAge)
 	_, err := io.WriteString(w, b.String())
@@ -175,6 +195,9 @@ func (t *SupportTable) WriteText(w io.Writer) error {
 	for _, r := range t.Releases {
 		fmt.Fprintf(&b, "%-*s  %-*s  JetPack %s (L4T %s): %s\n", nameW, r.Release, tierW, tierText(&r),
 			r.JetPack, r.L4T, strings.Join(r.Hardware, ", "))
+		if r.Why != "" {
+			b.WriteString("    why not supported: " + r.Why + "\n")
+		}
 		if r.LookupError != "" {
 			b.WriteString("    current digest unknown: " + r.LookupError + "\n")
 		}

@@ -150,6 +150,23 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 		}
 		seen[out.Type] = true
 	}
+	jobs, err := b.selectJobs(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		j.multiOutput = len(jobs) > 1
+		for _, out := range b.opts.outputs {
+			if err := checkReplaceable(outputPath(out, j.release.Name, j.multiOutput)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// selectJobs selects the releases and resolves their base references.
+func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	selected, err := selectReleases(p, b.opts.releases)
 	if err != nil {
 		return nil, err
@@ -166,14 +183,6 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 			return nil, fmt.Errorf("release %s: runtime_base: %w", rel.Name, err)
 		}
 		jobs = append(jobs, j)
-	}
-	for _, j := range jobs {
-		j.multiOutput = len(jobs) > 1
-		for _, out := range b.opts.outputs {
-			if err := checkReplaceable(outputPath(out, j.release.Name, j.multiOutput)); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return jobs, nil
 }

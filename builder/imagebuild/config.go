@@ -49,8 +49,12 @@ func buildMetadata(rel plan.Release, revision string, epoch time.Time, runtimeBa
 }
 
 // imageConfig derives the runtime image's config from the runtime base's:
-// the entrypoint, NVIDIA's CUDA variables and the labels are set, the rest kept.
-func imageConfig(baseConfig []byte, rel plan.Release, labels map[string]string, epoch time.Time) ([]byte, error) {
+// the entrypoint, NVIDIA's CUDA variables, the router's environment, default
+// arguments and ports, and the labels are set, the rest kept. The router's
+// defaults are the image's CMD, after the entrypoint: `docker run IMAGE
+// ARGS...` replaces them, and the entrypoint hands either to the router
+// unchanged.
+func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels map[string]string, epoch time.Time) ([]byte, error) {
 	var img ocispecs.Image
 	if err := json.Unmarshal(baseConfig, &img); err != nil {
 		return nil, fmt.Errorf("runtime base %s: config is not valid JSON: %w", rel.RuntimeBase, err)
@@ -59,12 +63,25 @@ func imageConfig(baseConfig []byte, rel plan.Release, labels map[string]string, 
 	created := epoch.UTC()
 	img.Created = &created
 	img.Config.Entrypoint = []string{EntrypointPath}
-	img.Config.Cmd = nil
-	img.Config.Env = setEnv(img.Config.Env,
-		"NVIDIA_REQUIRE_CUDA", "cuda>="+rel.CUDA,
+	img.Config.Cmd = slices.Clone(router.Cmd)
+	env := []string{
+		"NVIDIA_REQUIRE_CUDA", "cuda>=" + rel.CUDA,
 		"NVIDIA_VISIBLE_DEVICES", "all",
 		"NVIDIA_DRIVER_CAPABILITIES", "compute,utility",
-	)
+	}
+	for _, k := range slices.Sorted(maps.Keys(router.Env)) {
+		env = append(env, k, router.Env[k])
+	}
+	img.Config.Env = setEnv(img.Config.Env, env...)
+	if len(router.Ports) > 0 {
+		img.Config.ExposedPorts = map[string]struct{}{}
+		for _, port := range router.Ports {
+			if !strings.Contains(port, "/") {
+				port += "/tcp"
+			}
+			img.Config.ExposedPorts[port] = struct{}{}
+		}
+	}
 	if img.Config.Labels == nil {
 		img.Config.Labels = map[string]string{}
 	}

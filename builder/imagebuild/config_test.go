@@ -9,6 +9,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -45,11 +46,16 @@ func envValues(env []string, key string) []string {
 }
 
 func TestImageConfig(t *testing.T) {
-	rel := testPlan().Releases[1]
+	p := testPlan()
+	rel := p.Releases[1]
 	labels := map[string]string{"org.opencontainers.image.version": "1.8.0", "io.jetbake.release": rel.Name}
 	epoch := time.Unix(testEpoch, 0)
 
-	data, err := imageConfig([]byte(baseConfig), rel, labels, epoch)
+	router := p.Router
+	router.Env = map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data", "CUDA_VERSION": "x"}
+	router.Cmd = []string{"--json-output"}
+	router.Ports = []string{"80/tcp", "9000"}
+	data, err := imageConfig([]byte(baseConfig), router, rel, labels, epoch)
 	require.NoError(t, err)
 	var img ocispecs.Image
 	require.NoError(t, json.Unmarshal(data, &img))
@@ -60,15 +66,18 @@ func TestImageConfig(t *testing.T) {
 	require.NotNil(t, img.Created)
 	require.True(t, img.Created.Equal(epoch), "created is the epoch, not the base's date: %s", img.Created)
 	require.Equal(t, []string{EntrypointPath}, img.Config.Entrypoint)
-	require.Nil(t, img.Config.Cmd, "the base's command would become the router's arguments")
+	require.Equal(t, []string{"--json-output"}, img.Config.Cmd, "router.cmd, not the base's command")
+	require.Equal(t, map[string]struct{}{"80/tcp": {}, "9000/tcp": {}}, img.Config.ExposedPorts)
+	require.Equal(t, []string{"80"}, envValues(img.Config.Env, "PORT"))
+	require.Equal(t, []string{"/data"}, envValues(img.Config.Env, "HUGGINGFACE_HUB_CACHE"))
 	require.Equal(t, "/workspace", img.Config.WorkingDir, "the rest of the base config is kept")
 
 	require.Equal(t, []string{"cuda>=13.2"}, envValues(img.Config.Env, "NVIDIA_REQUIRE_CUDA"))
 	require.Equal(t, []string{"all"}, envValues(img.Config.Env, "NVIDIA_VISIBLE_DEVICES"))
 	require.Equal(t, []string{"compute,utility"}, envValues(img.Config.Env, "NVIDIA_DRIVER_CAPABILITIES"))
 	require.Equal(t, []string{"/usr/local/cuda/bin:/usr/bin:/bin"}, envValues(img.Config.Env, "PATH"))
-	require.Equal(t, []string{"12.6.11"}, envValues(img.Config.Env, "CUDA_VERSION"))
-	require.Len(t, img.Config.Env, 5)
+	require.Equal(t, []string{"x"}, envValues(img.Config.Env, "CUDA_VERSION"), "router.env replaces the base's")
+	require.Len(t, img.Config.Env, 7)
 
 	require.Equal(t, map[string]string{
 		"maintainer":                       "NVIDIA CORPORATION",
@@ -88,7 +97,7 @@ func TestImageConfig(t *testing.T) {
 
 func TestImageConfigMinimalBase(t *testing.T) {
 	rel := testPlan().Releases[0]
-	data, err := imageConfig([]byte(`{"architecture":"amd64","os":"linux","variant":"v8"}`), rel, nil, time.Unix(0, 0))
+	data, err := imageConfig([]byte(`{"architecture":"amd64","os":"linux","variant":"v8"}`), plan.Router{}, rel, nil, time.Unix(0, 0))
 	require.NoError(t, err)
 	var img ocispecs.Image
 	require.NoError(t, json.Unmarshal(data, &img))
@@ -104,7 +113,7 @@ func TestImageConfigMinimalBase(t *testing.T) {
 
 func TestImageConfigInvalidBase(t *testing.T) {
 	rel := testPlan().Releases[0]
-	_, err := imageConfig([]byte("not json"), rel, nil, time.Unix(0, 0))
+	_, err := imageConfig([]byte("not json"), plan.Router{}, rel, nil, time.Unix(0, 0))
 	require.Error(t, err)
 	require.Contains(t, err.Error(), rel.RuntimeBase)
 	require.Contains(t, err.Error(), "not valid JSON")

@@ -9,6 +9,8 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // routerStage parses a Dockerfile and returns its stages and the router stage.
@@ -86,4 +88,39 @@ func TestDockerfileJetsonCachesPerSM(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, perSM, 2, "the compiler cache and the target folder are per SM")
+}
+
+// Both Dockerfiles' router stages take jetson-compute-cap.sh from the named
+// context jetbake passes and run it on the source with the target's SM
+// before compiling: without it TEI's router refuses to start on the Jetson
+// it was built for. Removing the step from Dockerfile-jetson fails here.
+func TestDockerfilesRunTheComputeCapScript(t *testing.T) {
+	for path, compile := range map[string]string{
+		"../../dockerfiles/Dockerfile-jetson":      "cargo build",
+		"../../testdata/standin-router/Dockerfile": "compile-table.sh",
+	} {
+		t.Run(path, func(t *testing.T) {
+			_, router, _ := routerStage(t, path)
+			copied, patched, compiled := -1, -1, -1
+			for i, c := range router.Commands {
+				switch c := c.(type) {
+				case *instructions.CopyCommand:
+					if c.From == dockerfiles.ContextName && slices.Contains(c.SourcePaths, dockerfiles.ComputeCapScript) {
+						copied = i
+					}
+				case *instructions.RunCommand:
+					line := strings.Join(c.CmdLine, " ")
+					if strings.Contains(line, dockerfiles.ComputeCapScript+" /src \"${CUDA_COMPUTE_CAP}\"") && patched < 0 {
+						patched = i
+					}
+					if strings.Contains(line, compile) {
+						compiled = i
+					}
+				}
+			}
+			require.GreaterOrEqual(t, copied, 0, "the router stage copies %s from the %q context", dockerfiles.ComputeCapScript, dockerfiles.ContextName)
+			require.Greater(t, patched, copied, "then runs it on /src with the SM")
+			require.Greater(t, compiled, patched, "before it compiles")
+		})
+	}
 }

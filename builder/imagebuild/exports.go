@@ -175,6 +175,9 @@ func (j *releaseJob) localMounts(entrypointDir string) (map[string]fsutil.FS, er
 	if err := add(localDockerfile, j.dockerfileDir); err != nil {
 		return nil, err
 	}
+	if entrypointDir == "" {
+		return mounts, nil
+	}
 	if err := add(localEntrypoint, entrypointDir); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,10 +16,12 @@ import (
 	"github.com/moby/buildkit/client/llb/sourceresolver"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	"github.com/moby/buildkit/solver/pb"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/dockerfiles"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -84,6 +87,9 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 		return nil, err
 	}
 	st := j.runtimeState(c, pin(j.runtimeBase, baseDigest), routers, desc)
+	if err := j.smokeCheck(ctx, c, st, baseConfig); err != nil {
+		return nil, err
+	}
 	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, fmt.Errorf("marshal runtime image: %w", err)
@@ -97,7 +103,7 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 		return nil, err
 	}
 	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.RuntimeBase, baseDigest)
-	config, err := imageConfig(baseConfig, j.release, meta, epochTime(j.epoch))
+	config, err := imageConfig(baseConfig, j.plan.Router, j.release, meta, epochTime(j.epoch))
 	if err != nil {
 		return nil, err
 	}
@@ -123,11 +129,16 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 
 // solveRouters compiles the router stage for every SM target in parallel.
 func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBase string) ([]llb.State, error) {
+	inputs, err := jetbakeContext(ctx, j.epoch)
+	if err != nil {
+		return nil, err
+	}
 	states := make([]llb.State, len(j.release.Targets))
 	eg, ctx := errgroup.WithContext(ctx)
 	for i, t := range j.release.Targets {
 		eg.Go(func() error {
-			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase)})
+			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase),
+				FrontendInputs: inputs})
 			if err != nil {
 				return fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
 			}
@@ -146,15 +157,39 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	return states, eg.Wait()
 }
 
+// jetbakeContext is the named build context dockerfiles.ContextName: the
+// files of package dockerfiles (the compute-cap script), with the commit's
+// time, handed to the Dockerfile frontend as a frontend input so that the
+// router stage can `COPY --from=jetbake`. See package dockerfiles for why.
+func jetbakeContext(ctx context.Context, epoch int64) (map[string]*pb.Definition, error) {
+	created := llb.WithCreatedTime(epochTime(epoch))
+	files := dockerfiles.Files()
+	names := slices.Sorted(maps.Keys(files))
+	st := llb.Scratch()
+	for _, name := range names {
+		st = st.File(llb.Mkfile(name, 0o755, files[name], created), llb.WithCustomNamef("jetbake context: %s", name))
+	}
+	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
+	if err != nil {
+		return nil, fmt.Errorf("marshal the %s build context: %w", dockerfiles.ContextName, err)
+	}
+	return map[string]*pb.Definition{dockerfiles.ContextName: def.ToPB()}, nil
+}
+
 // routerOpts are the Dockerfile frontend options that build the router stage for t.
 func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]string {
 	opts := map[string]string{
-		"target":   j.plan.Router.Target,
-		"platform": platforms.Format(arm64Platform()),
-		"filename": j.dockerfile,
+		"target":                             j.plan.Router.Target,
+		"platform":                           platforms.Format(arm64Platform()),
+		"filename":                           j.dockerfile,
+		"context:" + dockerfiles.ContextName: "input:" + dockerfiles.ContextName,
 	}
-	// The release's own build args first: jetbake's may not be overridden.
-	args := maps.Clone(j.release.BuildArgs)
+	// The target's build args first (see plan.Target.BuildArgs; a plan made
+	// by hand may set only the release's): jetbake's may not be overridden.
+	args := maps.Clone(t.BuildArgs)
+	if args == nil {
+		args = maps.Clone(j.release.BuildArgs)
+	}
 	if args == nil {
 		args = map[string]string{}
 	}

@@ -24,6 +24,7 @@ func TestRouterOpts(t *testing.T) {
 		"build-arg:ROUTER_VERSION":    "1.8.0",
 		"build-arg:SOURCE_DATE_EPOCH": "1767225600",
 		"build-arg:EXTRA":             "yes",
+		"context:jetbake":             "input:jetbake",
 	}
 	tests := []struct {
 		name       string
@@ -50,6 +51,19 @@ func TestRouterOpts(t *testing.T) {
 			require.Equal(t, want, j.routerOpts(rel.Targets[0], buildBase))
 		})
 	}
+}
+
+// A target's own build args (the matrix's per-SM settings) replace the release's.
+func TestRouterOptsTargetBuildArgs(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[0]
+	tgt := rel.Targets[0]
+	tgt.BuildArgs = map[string]string{"CARGO_FEATURES": "candle-cuda-volta", "CUDA_COMPUTE_CAP": "1"}
+	j := &releaseJob{plan: p, release: rel, dockerfile: "Dockerfile-jetson"}
+	opts := j.routerOpts(tgt, "base")
+	require.Equal(t, "candle-cuda-volta", opts["build-arg:CARGO_FEATURES"])
+	require.Equal(t, tgt.ComputeCap, opts["build-arg:CUDA_COMPUTE_CAP"], "jetbake's own args win")
+	require.NotContains(t, opts, "build-arg:EXTRA", "the target's args already hold the release's")
 }
 
 // Every target of a release gets its own compute capability and arch.

@@ -58,6 +58,18 @@ type Router struct {
 	Output string `json:"output"`
 	// Smoke is the argument list of a smoke test run, e.g. ["--version"].
 	Smoke []string `json:"smoke,omitempty"`
+	// BuildArgs are build arguments of the router stage for every release,
+	// e.g. {"CARGO_FEATURES": "candle-cuda"}.
+	BuildArgs map[string]string `json:"build_args,omitempty"`
+	// TargetBuildArgs are build arguments for one SM target, by target
+	// ("7.2"), over BuildArgs.
+	TargetBuildArgs map[string]map[string]string `json:"target_build_args,omitempty"`
+	// Env is the runtime image's environment, e.g. {"PORT": "80"}.
+	Env map[string]string `json:"env,omitempty"`
+	// Cmd is the image's default arguments; `docker run IMAGE ARGS...` replaces them.
+	Cmd []string `json:"cmd,omitempty"`
+	// Ports are the ports the image exposes, e.g. ["80/tcp"].
+	Ports []string `json:"ports,omitempty"`
 }
 
 // Image says where images go and what they carry.
@@ -99,8 +111,25 @@ type Release struct {
 	Hardware []string `json:"hardware"`
 	// Tags are extra tag templates for this release only.
 	Tags []string `json:"tags,omitempty"`
-	// BuildArgs are extra build arguments of the router stage.
+	// BuildArgs are extra build arguments of the router stage, over the router's.
 	BuildArgs map[string]string `json:"build_args,omitempty"`
+	// TargetBuildArgs are build arguments for one of Targets, over BuildArgs.
+	TargetBuildArgs map[string]map[string]string `json:"target_build_args,omitempty"`
+}
+
+// TargetBuildArgs returns the build arguments of the release's target
+// (keyed "8.7" in the file): router.build_args, then
+// router.target_build_args[sm], then the release's build_args, then its
+// target_build_args[sm], each over the ones before.
+func (m *Matrix) TargetBuildArgs(r *Release, target computecap.Capability) map[string]string {
+	sm := target.String()
+	out := map[string]string{}
+	for _, layer := range []map[string]string{m.Router.BuildArgs, m.Router.TargetBuildArgs[sm], r.BuildArgs, r.TargetBuildArgs[sm]} {
+		for k, v := range layer {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // CUDAVersion returns the release's CUDA version parsed.

@@ -138,6 +138,25 @@ func ruleCases() []ruleCase {
 			path: "image.labels.io.jetbake.tier", message: "is set by jetbake"},
 		{name: "reserved build arg", edit: func(d map[string]any) { release(d, 1)["build_args"] = map[string]any{"CUDA_COMPUTE_CAP": "87"} },
 			path: "releases[1].build_args.CUDA_COMPUTE_CAP", message: "is set by jetbake for every SM target"},
+		{name: "Xavier with flash-attention v2 features", edit: func(d map[string]any) { delete(section(d, "router"), "target_build_args") },
+			path: "releases[0].targets[0]", message: "cannot be compiled with cargo feature candle-cuda: its flash-attention v2 kernels need sm_80 or newer",
+			value: `"7.2"`},
+		{name: "release features over the router's", edit: func(d map[string]any) {
+			release(d, 0)["build_args"] = map[string]any{"CARGO_FEATURES": "candle-cuda-turing"}
+		}, path: "releases[0].targets[0]", message: "cannot be compiled with cargo feature candle-cuda-turing"},
+		{name: "target build args for another SM", edit: func(d map[string]any) {
+			release(d, 1)["target_build_args"] = map[string]any{"7.2": map[string]any{"CARGO_FEATURES": "candle-cuda-volta"}}
+		}, path: "releases[1].target_build_args.7.2", message: "is not one of the release's targets"},
+		{name: "target build args key not an SM", edit: func(d map[string]any) {
+			section(d, "router")["target_build_args"] = map[string]any{"sm_72": map[string]any{}}
+		}, path: "router.target_build_args.sm_72", message: "is not a compute capability"},
+		{name: "reserved target build arg", edit: func(d map[string]any) {
+			section(d, "router")["target_build_args"] = map[string]any{"7.2": map[string]any{"CUDA_COMPUTE_CAP": "72", "CARGO_FEATURES": "candle-cuda-volta"}}
+		}, path: "router.target_build_args.7.2.CUDA_COMPUTE_CAP", message: "is set by jetbake"},
+		{name: "port not a port", edit: func(d map[string]any) { section(d, "router")["ports"] = []any{"http"} },
+			path: "router.ports[0]", message: "is not a port"},
+		{name: "env key not a name", edit: func(d map[string]any) { section(d, "router")["env"] = map[string]any{"A-B": "1"} },
+			path: "router.env.A-B", message: "is not a valid key"},
 		{name: "label value not a string", edit: func(d map[string]any) { section(d, "image")["annotations"] = map[string]any{"a.b": 1} },
 			path: "image.annotations.a.b", message: "must be a string, not a number"},
 		{name: "duplicate JSON key", raw: func(s string) string {
@@ -375,4 +394,32 @@ func TestReserved(t *testing.T) {
 	require.True(t, Reserved(KeyNVIDIACUDA))
 	require.True(t, Reserved(KeyBaseDigest))
 	require.False(t, Reserved("org.opencontainers.image.licenses"))
+}
+
+// The Xavier target's fix names the feature that compiles for it.
+func TestFeaturesFixNamesVolta(t *testing.T) {
+	doc := shippedTree(t)
+	delete(section(doc, "router"), "target_build_args")
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	_, err = Parse(b)
+	var verr *ValidationError
+	require.ErrorAs(t, err, &verr)
+	found := find(verr.Errors, "releases[0].targets[0]", "candle-cuda")
+	require.NotNil(t, found)
+	require.Contains(t, found.Fix, `"target_build_args": {"7.2": {"CARGO_FEATURES": "candle-cuda-volta"}}`)
+}
+
+func TestTargetBuildArgsLayers(t *testing.T) {
+	m, err := Parse(shipped(t))
+	require.NoError(t, err)
+	r, _ := m.Release("jetpack5.1")
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda-volta"}, m.TargetBuildArgs(r, computecap.MustParse("7.2")))
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda"}, m.TargetBuildArgs(r, computecap.MustParse("8.7")))
+	r.BuildArgs = map[string]string{"CARGO_FEATURES": "x", "A": "1"}
+	r.TargetBuildArgs = map[string]map[string]string{"8.7": {"A": "2"}}
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "x", "A": "2"}, m.TargetBuildArgs(r, computecap.MustParse("8.7")))
+	require.Equal(t, map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"}, m.Router.Env)
+	require.Equal(t, []string{"--json-output"}, m.Router.Cmd)
+	require.Equal(t, []string{"80/tcp"}, m.Router.Ports)
 }

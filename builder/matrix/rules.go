@@ -1,6 +1,9 @@
 package matrix
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,12 +64,62 @@ func checkRules(m *Matrix, errs *checker) {
 		}
 		checkJetPack(r, path, errs)
 		checkTargets(r, path, errs)
-		if _, ok := r.BuildArgs[buildArgCUDACC]; ok {
-			errs.addString(path+".build_args."+buildArgCUDACC, r.BuildArgs[buildArgCUDACC],
-				"is set by jetbake for every SM target", "remove it: list the SMs in targets instead")
-		}
+		checkBuildArgs(path+".build_args", r.BuildArgs, errs)
+		checkTargetBuildArgs(m, r, path, errs)
+	}
+	checkBuildArgs("router.build_args", m.Router.BuildArgs, errs)
+	for _, sm := range sortedKeys(m.Router.TargetBuildArgs) {
+		checkBuildArgs(keyPath("router.target_build_args", sm), m.Router.TargetBuildArgs[sm], errs)
 	}
 	checkTags(m, errs)
+}
+
+// checkBuildArgs refuses build args that jetbake sets itself.
+func checkBuildArgs(path string, args map[string]string, errs *checker) {
+	if v, ok := args[buildArgCUDACC]; ok {
+		errs.addString(keyPath(path, buildArgCUDACC), v,
+			"is set by jetbake for every SM target", "remove it: list the SMs in targets instead")
+	}
+}
+
+// checkTargetBuildArgs checks the release's per-target build args and that
+// the cargo features each target gets can compile for it.
+func checkTargetBuildArgs(m *Matrix, r *Release, path string, errs *checker) {
+	for _, sm := range sortedKeys(r.TargetBuildArgs) {
+		p := keyPath(path+".target_build_args", sm)
+		checkBuildArgs(p, r.TargetBuildArgs[sm], errs)
+		if !slices.ContainsFunc(r.Targets, func(c computecap.Capability) bool { return c.String() == sm }) {
+			errs.addString(p, sm, "is not one of the release's targets",
+				"write the target as it is in targets ("+quoteCaps(r.Targets)+"), or remove it")
+		}
+	}
+	for j, c := range r.Targets {
+		if c.IsZero() {
+			continue
+		}
+		t := c.String()
+		features := m.TargetBuildArgs(r, c)[computecap.FeaturesBuildArg]
+		var fe *computecap.FeaturesError
+		if !errors.As(computecap.CheckFeatures(c, features), &fe) {
+			continue
+		}
+		fix := "remove it from this release"
+		if instead := fe.Instead(); len(instead) > 0 {
+			fix = fmt.Sprintf(`set "target_build_args": {%q: {%q: %q}} in this release or in router, or remove it from this release`,
+				t, computecap.FeaturesBuildArg, instead[0])
+		}
+		errs.addString(indexPath(path+".targets", j), t, fe.Error(), fix)
+	}
+}
+
+// sortedKeys returns a map's keys in order, for errors in a stable order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // checkReservedKeys reports extra labels or annotations that would replace

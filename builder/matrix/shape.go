@@ -28,6 +28,8 @@ const tagFix = "use letters, digits, '_', '.', '-' and placeholders such as {ver
 // matrix.schema.json) and keyword. Locations without a hint get a message
 // built from the keyword and a fix from the schema's "examples".
 func shapeHints() map[[2]string]shapeHint {
+	smKey := shapeHint{mismatch: "is not a compute capability in MAJOR.MINOR form",
+		fix: `write it like "7.2" (Xavier) or "8.7" (Orin), as in targets`}
 	return map[[2]string]shapeHint{
 		{"/$defs/router/properties/output", "pattern"}: {
 			mismatch: "is not an absolute path: the builder copies the binary from this path of the build stage",
@@ -41,6 +43,9 @@ func shapeHints() map[[2]string]shapeHint {
 			fix: "use lowercase letters, digits, '_', '.' and '-': the name can appear in tags"},
 		{"/$defs/release/properties/l4t", "pattern"}: {
 			fix: `write the full Jetson Linux version MAJOR.MINOR.PATCH, e.g. "36.4.3"`},
+		{"/$defs/router/properties/ports/items", "pattern"}:              {mismatch: "is not a port", fix: `write it like "80/tcp" or "8080"`},
+		{"/$defs/router/properties/target_build_args", "propertyNames"}:  smKey,
+		{"/$defs/release/properties/target_build_args", "propertyNames"}: smKey,
 		{"/$defs/release/properties/targets/items", "pattern"}: {
 			mismatch: "is not a compute capability in MAJOR.MINOR form",
 			fix:      `write it like "8.7" (Orin), "7.2" (Xavier) or "11.0" (Thor)`},
@@ -63,7 +68,7 @@ func shapeErrors(c *compiled, doc any) ([]FieldError, []string) {
 		return nil, nil
 	}
 	var leaves []*jsonschema.ValidationError
-	collectLeaves(verr, &leaves)
+	collectLeaves(verr, nil, &leaves)
 	hints := shapeHints()
 	var out []FieldError
 	var bad []string
@@ -79,23 +84,48 @@ func shapeErrors(c *compiled, doc any) ([]FieldError, []string) {
 
 // collectLeaves gathers the errors that name one keyword: those without
 // causes, and propertyNames errors, whose cause only repeats the pattern.
-func collectLeaves(e *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
+func collectLeaves(e *jsonschema.ValidationError, parent *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
 	if _, ok := e.ErrorKind.(*kind.PropertyNames); ok || len(e.Causes) == 0 {
+		if ok && parent != nil {
+			e.InstanceLocation = slices.Clone(parent.InstanceLocation)
+		}
 		*out = append(*out, e)
 		return
 	}
 	for _, cause := range e.Causes {
-		collectLeaves(cause, out)
+		collectLeaves(cause, e, out)
 	}
+}
+
+// mapLocation finds the object whose key broke a propertyNames rule.
+// jsonschema v6.0.3 keeps that error's location without copying it, so
+// collectLeaves gave it its parent's: the object itself, or the object
+// holding it under the property the schema location names
+// (".../properties/NAME/propertyNames").
+func mapLocation(doc any, loc []string, ptr, key string) []string {
+	if obj, ok := valueAt(doc, loc).(map[string]any); ok {
+		if _, has := obj[key]; has {
+			return loc
+		}
+	}
+	rest, ok := strings.CutSuffix(ptr, "/propertyNames")
+	if !ok {
+		return loc
+	}
+	return append(slices.Clone(loc), rest[strings.LastIndexByte(rest, '/')+1:])
 }
 
 // describe turns one violated keyword into FieldErrors, and reports whether
 // the value itself is unusable (the rules then skip it).
 func describe(c *compiled, hints map[[2]string]shapeHint, doc any, e *jsonschema.ValidationError) ([]FieldError, bool) {
 	_, ptr, _ := strings.Cut(e.SchemaURL, "#")
+	if k, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+		e.InstanceLocation = mapLocation(doc, e.InstanceLocation, ptr, k.Property)
+	}
 	path := locationPath(doc, e.InstanceLocation)
 	value := valueAt(doc, e.InstanceLocation)
-	hint := hints[[2]string{ptr, strings.Join(e.ErrorKind.KeywordPath(), "/")}]
+	keyword := strings.Join(e.ErrorKind.KeywordPath(), "/")
+	hint := hints[[2]string{strings.TrimSuffix(ptr, "/"+keyword), keyword}]
 	example := c.example(ptr)
 	like := "write it like " + example
 	one := func(fe FieldError) []FieldError { return []FieldError{fe} }
@@ -125,9 +155,9 @@ func describe(c *compiled, hints map[[2]string]shapeHint, doc any, e *jsonschema
 		}
 		return out, false
 	case *kind.PropertyNames:
-		names, _ := c.at(ptr + "/propertyNames")["pattern"].(string)
+		pattern, _ := c.at(ptr)["pattern"].(string)
 		return one(FieldError{Path: keyPath(path, k.Property), Value: strconv.Quote(k.Property),
-			Message: "is not a valid key", Fix: "keys must match " + names}), false
+			Message: orDefault(hint.mismatch, "is not a valid key"), Fix: orDefault(hint.fix, "keys must match "+pattern)}), false
 	case *kind.Pattern:
 		msg := hint.mismatch
 		if msg == "" {

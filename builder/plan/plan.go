@@ -123,6 +123,9 @@ func router(m *matrix.Matrix) Router {
 		Target:     m.Router.Target,
 		Output:     m.Router.Output,
 		Smoke:      slices.Clone(m.Router.Smoke),
+		Env:        maps.Clone(m.Router.Env),
+		Cmd:        slices.Clone(m.Router.Cmd),
+		Ports:      slices.Clone(m.Router.Ports),
 	}
 }
 
@@ -151,6 +154,9 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 			ComputeCap: c.Digits(),
 			Binary:     BinaryName(c),
 			Path:       BinaryDir + "/" + BinaryName(c),
+		}
+		if args := m.TargetBuildArgs(r, r.Targets[k]); len(args) > 0 {
+			targets[k].BuildArgs = args
 		}
 		sms[k] = c.String()
 	}

@@ -38,6 +38,9 @@ func TestPlanShippedMatrix(t *testing.T) {
 		Target:     "router",
 		Output:     "/usr/local/bin/text-embeddings-router",
 		Smoke:      []string{"--version"},
+		Env:        map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"},
+		Cmd:        []string{"--json-output"},
+		Ports:      []string{"80/tcp"},
 	}, p.Router)
 
 	tags := map[string][]string{}
@@ -83,14 +86,21 @@ func TestPlanAnnotations(t *testing.T) {
 	}, r.Annotations)
 	require.Equal(t, "nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04", r.BuildBase)
 	require.Equal(t, []Target{
-		{SM: "8.7", Arch: "sm_87", ComputeCap: "87", Binary: "router-87", Path: "/usr/local/bin/router-87"},
-		{SM: "11.0", Arch: "sm_110", ComputeCap: "110", Binary: "router-110", Path: "/usr/local/bin/router-110"},
+		{SM: "8.7", Arch: "sm_87", ComputeCap: "87", Binary: "router-87", Path: "/usr/local/bin/router-87",
+			BuildArgs: map[string]string{"CARGO_FEATURES": "candle-cuda"}},
+		{SM: "11.0", Arch: "sm_110", ComputeCap: "110", Binary: "router-110", Path: "/usr/local/bin/router-110",
+			BuildArgs: map[string]string{"CARGO_FEATURES": "candle-cuda"}},
 	}, r.Targets)
 
 	legacy, _ := p.Release("jetpack5.1")
 	require.Equal(t, "7.2,8.7", legacy.Annotations["io.jetbake.sm-targets"])
 	require.Equal(t, "legacy", legacy.Tier)
 	require.Equal(t, "sm_72", legacy.Targets[0].Arch)
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda-volta"}, legacy.Targets[0].BuildArgs, "Xavier builds without flash-attention v2")
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda"}, legacy.Targets[1].BuildArgs)
+	require.Equal(t, map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"}, p.Router.Env)
+	require.Equal(t, []string{"--json-output"}, p.Router.Cmd)
+	require.Equal(t, []string{"80/tcp"}, p.Router.Ports)
 }
 
 func TestPlanExtraLabelsAndAnnotations(t *testing.T) {
@@ -107,6 +117,7 @@ func TestPlanExtraLabelsAndAnnotations(t *testing.T) {
 	require.NotContains(t, r.Labels, "org.opencontainers.image.description")
 	require.Equal(t, "jetpack6.1", r.Labels["io.jetbake.release"])
 	require.Equal(t, map[string]string{"RUSTFLAGS": "-C opt-level=3"}, r.BuildArgs)
+	require.Equal(t, map[string]string{"RUSTFLAGS": "-C opt-level=3", "CARGO_FEATURES": "candle-cuda"}, r.Targets[0].BuildArgs)
 }
 
 func TestPlanWithReleases(t *testing.T) {
@@ -169,8 +180,10 @@ func TestPlanJSONFieldNames(t *testing.T) {
 	data, err := json.Marshal(p)
 	require.NoError(t, err)
 	for _, key := range []string{`"router"`, `"repository"`, `"releases"`, `"build_base"`, `"runtime_base"`,
-		`"compute_cap":"87"`, `"binary":"router-87"`, `"platform":"linux/arm64"`, `"annotations"`, `"labels"`} {
+		`"compute_cap":"87"`, `"binary":"router-87"`, `"platform":"linux/arm64"`, `"annotations"`, `"labels"`,
+		`"build_args":{"CARGO_FEATURES":"candle-cuda"}`, `"env":{"HUGGINGFACE_HUB_CACHE":"/data","PORT":"80"}`,
+		`"cmd":["--json-output"]`, `"ports":["80/tcp"]`} {
 		require.Contains(t, string(data), key)
 	}
-	require.NotContains(t, string(data), `"build_args"`, "empty build args are left out")
+	require.NotContains(t, string(data), `"build_args":{}`, "empty build args are left out")
 }

@@ -32,6 +32,12 @@ type Router struct {
 	Output string `json:"output"`
 	// Smoke is the router's argument list for a smoke test, e.g. ["--version"].
 	Smoke []string `json:"smoke,omitempty"`
+	// Env is the runtime image's environment from router.env, e.g. {"PORT": "80"}.
+	Env map[string]string `json:"env,omitempty"`
+	// Cmd is the image's default arguments (CMD), which `docker run IMAGE ARGS...` replaces.
+	Cmd []string `json:"cmd,omitempty"`
+	// Ports are the ports the image exposes, e.g. ["80/tcp"].
+	Ports []string `json:"ports,omitempty"`
 }
 
 // Release is one image to build.
@@ -57,7 +63,8 @@ type Release struct {
 	Targets []Target `json:"targets"`
 	// Tags are full image references, repository included.
 	Tags []string `json:"tags"`
-	// BuildArgs are passed to the router stage besides CUDA_COMPUTE_CAP.
+	// BuildArgs are the release's own build args (release.build_args).
+	// Each target's BuildArgs are what its router stage gets.
 	BuildArgs map[string]string `json:"build_args,omitempty"`
 	// Labels go on the image config.
 	Labels map[string]string `json:"labels"`
@@ -77,4 +84,8 @@ type Target struct {
 	Binary string `json:"binary"`
 	// Path is the binary's absolute path in the image, e.g. "/usr/local/bin/router-87".
 	Path string `json:"path"`
+	// BuildArgs are passed to this target's router stage besides jetbake's
+	// own (CUDA_COMPUTE_CAP, ...): the router's, the router's for this SM,
+	// the release's and the release's for this SM, each over the ones before.
+	BuildArgs map[string]string `json:"build_args,omitempty"`
 }

@@ -25,6 +25,11 @@ type Host struct {
 	// firmware/devicetree/base). Empty means a container started without the
 	// NVIDIA runtime: the machine's own /sys, no L4T file.
 	Root string
+	// Env is appended to every container's environment on this host: what
+	// the host's CUDA driver answers in the fake world (FAKE_CUDA_MAJOR,
+	// FAKE_CUDA_MINOR, FAKE_CUDA_DRIVER_VERSION, read by the stand-in
+	// router as TEI reads the driver), or nothing.
+	Env []string
 }
 
 // Result is what a container printed and how it exited.
@@ -52,7 +57,8 @@ func NewRunner(workDir string) (*Runner, error) {
 }
 
 // Run starts img's entrypoint with args on host, from the unpacked rootfs,
-// and waits for it to exit.
+// and waits for it to exit. As with `docker run IMAGE ARGS...`, args replace
+// the image's CMD; without args the CMD is the argument list.
 func (r *Runner) Run(ctx context.Context, rootfs string, cfg *v1.ConfigFile, host Host, args []string, env ...string) (Result, error) {
 	id := "jetbake-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(r.seq.Add(1), 10)
 	bundle := filepath.Join(r.workDir, id)
@@ -90,9 +96,12 @@ func (r *Runner) Run(ctx context.Context, rootfs string, cfg *v1.ConfigFile, hos
 // runtimeSpec is a minimal OCI runtime config: the image's entrypoint and
 // environment, a read-only root, and the host's facts bound in read-only.
 func runtimeSpec(rootfs string, cfg *v1.ConfigFile, host Host, args, env []string) *specs.Spec {
+	if len(args) == 0 {
+		args = cfg.Config.Cmd
+	}
 	process := &specs.Process{
 		Args: append(append([]string{}, cfg.Config.Entrypoint...), args...),
-		Env:  append(append([]string{}, cfg.Config.Env...), env...),
+		Env:  append(append(append([]string{}, cfg.Config.Env...), host.Env...), env...),
 		Cwd:  "/",
 		User: specs.User{UID: 0, GID: 0},
 		Capabilities: &specs.LinuxCapabilities{

@@ -14,7 +14,6 @@ import (
 func testConfig() *v1.ConfigFile {
 	return &v1.ConfigFile{Config: v1.Config{
 		Entrypoint: []string{"/usr/local/bin/jetbake-entrypoint"},
-		Cmd:        []string{"ignored"},
 		Env:        []string{"PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA=cuda>=12.6"},
 	}}
 }
@@ -107,7 +106,7 @@ func TestRuntimeSpecProcess(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := runtimeSpec("/work/rootfs", cfg, Host{}, tt.args, tt.env)
-			require.Equal(t, tt.wantArgs, spec.Process.Args, "Cmd is not used: the image's own command is nil")
+			require.Equal(t, tt.wantArgs, spec.Process.Args, "the image's own command is nil")
 			require.Equal(t, tt.wantEnv, spec.Process.Env)
 			require.Equal(t, "/", spec.Process.Cwd)
 			require.True(t, spec.Process.NoNewPrivileges)
@@ -119,6 +118,20 @@ func TestRuntimeSpecProcess(t *testing.T) {
 	}
 	require.Equal(t, []string{"/usr/local/bin/jetbake-entrypoint"}, cfg.Config.Entrypoint, "the config is not changed")
 	require.Len(t, cfg.Config.Env, 2)
+}
+
+// As with docker run: the image's CMD is the argument list unless the run
+// gives arguments, which replace it; the host's env comes before the run's.
+func TestRuntimeSpecCmdAndHostEnv(t *testing.T) {
+	cfg := testConfig()
+	cfg.Config.Cmd = []string{"--json-output"}
+	host := Host{Name: "orin", Env: []string{"FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7"}}
+	spec := runtimeSpec("/r", cfg, host, nil, []string{"X=1"})
+	require.Equal(t, []string{"/usr/local/bin/jetbake-entrypoint", "--json-output"}, spec.Process.Args)
+	require.Equal(t, []string{"PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA=cuda>=12.6", "FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "X=1"},
+		spec.Process.Env)
+	spec = runtimeSpec("/r", cfg, host, []string{"--port", "8080"}, nil)
+	require.Equal(t, []string{"/usr/local/bin/jetbake-entrypoint", "--port", "8080"}, spec.Process.Args, "args replace CMD")
 }
 
 // The process's slices do not share memory with the config's.

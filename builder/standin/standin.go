@@ -1,7 +1,9 @@
 // Package standin makes arm64 stand-ins for NVIDIA's base images, for the
 // tests and `make demo` on machines that cannot pull nvcr.io: Debian's static
 // busybox plus the files that identify each base (/etc/nv_tegra_release of its
-// L4T, /usr/local/cuda/version.json of its CUDA), named like the real ones.
+// L4T, /usr/local/cuda/version.json of its CUDA), named like the real ones,
+// and what the router needs from a base at run time: its Ubuntu's libssl
+// soname and a CA bundle.
 package standin
 
 import (
@@ -34,6 +36,23 @@ type Base struct {
 	CUDA string
 	// Index makes it a one-platform index, as NVIDIA's multi-arch nvidia/cuda tags are.
 	Index bool
+	// Libs are shared libraries (sonames) in /usr/lib/aarch64-linux-gnu, e.g.
+	// "libssl.so.3": the stand-in router's build records the build base's
+	// libssl and its loader looks for it in the runtime image.
+	Libs []string
+	// CABundle puts a CA bundle at CABundlePath, as ca-certificates does.
+	CABundle bool
+}
+
+// CABundlePath is where Debian and Ubuntu's ca-certificates put the bundle.
+const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"
+
+// SSLSoname is the libssl soname of an Ubuntu release: 1.1 on 20.04, 3 later.
+func SSLSoname(ubuntu string) string {
+	if ubuntu != "" && ubuntu < "22.04" {
+		return "libssl.so.1.1"
+	}
+	return "libssl.so.3"
 }
 
 // applets are the busybox commands linked into /bin: enough for the
@@ -49,7 +68,8 @@ func ForPlan(p *plan.Plan) []Base {
 			return
 		}
 		seen[ref] = true
-		b := Base{Ref: ref, CUDA: rel.CUDA, Index: strings.Contains(ref, "/nvidia/cuda:")}
+		b := Base{Ref: ref, CUDA: rel.CUDA, Index: strings.Contains(ref, "/nvidia/cuda:"),
+			Libs: []string{SSLSoname(rel.Ubuntu)}, CABundle: true}
 		if withL4T && strings.Contains(ref, "/l4t-") {
 			b.L4T = rel.L4T
 		}
@@ -110,7 +130,8 @@ func rootLayer(busybox []byte, b Base) (v1.Layer, error) {
 		_, err := tw.Write(data)
 		return err
 	}
-	for _, d := range []string{"bin/", "etc/", "tmp/", "usr/", "usr/local/", "usr/local/bin/", "usr/local/cuda/"} {
+	for _, d := range []string{"bin/", "etc/", "etc/ssl/", "etc/ssl/certs/", "tmp/", "usr/", "usr/lib/", "usr/lib/aarch64-linux-gnu/",
+		"usr/local/", "usr/local/bin/", "usr/local/cuda/"} {
 		if err := dir(d); err != nil {
 			return nil, err
 		}
@@ -120,6 +141,16 @@ func rootLayer(busybox []byte, b Base) (v1.Layer, error) {
 	}
 	for _, a := range applets {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: epoch}); err != nil {
+			return nil, err
+		}
+	}
+	for _, lib := range b.Libs {
+		if err := file("usr/lib/aarch64-linux-gnu/"+lib, 0o644, []byte("stand-in "+lib+"\n")); err != nil {
+			return nil, err
+		}
+	}
+	if b.CABundle {
+		if err := file(strings.TrimPrefix(CABundlePath, "/"), 0o644, []byte("# stand-in CA bundle\n")); err != nil {
 			return nil, err
 		}
 	}

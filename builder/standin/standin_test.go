@@ -26,6 +26,7 @@ const (
 	l4tCUDABase = "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime"
 	cudaDevel   = "nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04"
 	cudaRuntime = "nvcr.io/nvidia/cuda:13.2.0-runtime-ubuntu24.04"
+	jp5Base     = "nvcr.io/nvidia/l4t-jetpack:r35.4.1"
 )
 
 var fakeBusybox = []byte("\x7fELF fake arm64 busybox")
@@ -67,15 +68,18 @@ func files(t *testing.T, img v1.Image) map[string]entry {
 
 func TestForPlan(t *testing.T) {
 	p := &plan.Plan{Releases: []plan.Release{
-		{Name: "jetpack6.1", L4T: "36.4.0", CUDA: "12.6", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
-		{Name: "jetpack6.2", L4T: "36.4.3", CUDA: "12.6", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
-		{Name: "jetpack7.2", L4T: "39.2.0", CUDA: "13.2", BuildBase: cudaDevel, RuntimeBase: cudaRuntime},
+		{Name: "jetpack5.1", L4T: "35.4.1", CUDA: "11.4", Ubuntu: "20.04", BuildBase: jp5Base, RuntimeBase: jp5Base},
+		{Name: "jetpack6.1", L4T: "36.4.0", CUDA: "12.6", Ubuntu: "22.04", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
+		{Name: "jetpack6.2", L4T: "36.4.3", CUDA: "12.6", Ubuntu: "22.04", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
+		{Name: "jetpack7.2", L4T: "39.2.0", CUDA: "13.2", Ubuntu: "24.04", BuildBase: cudaDevel, RuntimeBase: cudaRuntime},
 	}}
+	ssl3 := []string{"libssl.so.3"}
 	require.Equal(t, []Base{
-		{Ref: cudaDevel, CUDA: "13.2", Index: true},
-		{Ref: cudaRuntime, CUDA: "13.2", Index: true},
-		{Ref: l4tCUDABase, CUDA: "12.6"},
-		{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6"},
+		{Ref: cudaDevel, CUDA: "13.2", Index: true, Libs: ssl3, CABundle: true},
+		{Ref: cudaRuntime, CUDA: "13.2", Index: true, Libs: ssl3, CABundle: true},
+		{Ref: l4tCUDABase, CUDA: "12.6", Libs: ssl3, CABundle: true},
+		{Ref: jp5Base, L4T: "35.4.1", CUDA: "11.4", Libs: []string{"libssl.so.1.1"}, CABundle: true},
+		{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6", Libs: ssl3, CABundle: true},
 	}, ForPlan(p))
 	require.Empty(t, ForPlan(&plan.Plan{}))
 }
@@ -87,7 +91,7 @@ func TestForPlanSharedBase(t *testing.T) {
 	p := &plan.Plan{Releases: []plan.Release{
 		{Name: "a", L4T: "36.2.0", CUDA: "12.2", BuildBase: shared, RuntimeBase: shared},
 	}}
-	require.Equal(t, []Base{{Ref: shared, L4T: "36.2.0", CUDA: "12.2"}}, ForPlan(p))
+	require.Equal(t, []Base{{Ref: shared, L4T: "36.2.0", CUDA: "12.2", Libs: []string{"libssl.so.3"}, CABundle: true}}, ForPlan(p))
 }
 
 func TestTegraRelease(t *testing.T) {
@@ -119,7 +123,7 @@ func TestImage(t *testing.T) {
 		wantL4T string
 	}{
 		{name: "l4t build base", base: Base{Ref: jetpackBase, L4T: "36.4.3", CUDA: "12.6"}, wantL4T: "# R36 (release), REVISION: 4.3, "},
-		{name: "cuda base", base: Base{Ref: cudaRuntime, CUDA: "13.2", Index: true}},
+		{name: "cuda base", base: Base{Ref: cudaRuntime, CUDA: "13.2", Index: true, Libs: []string{"libssl.so.3"}, CABundle: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,6 +165,10 @@ func TestImage(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(fs["usr/local/cuda/version.json"].data), &version))
 			require.Equal(t, tt.base.CUDA, version.CUDA.Version)
+			_, ssl := fs["usr/lib/aarch64-linux-gnu/libssl.so.3"]
+			_, ca := fs[strings.TrimPrefix(CABundlePath, "/")]
+			require.Equal(t, tt.base.Libs != nil, ssl, "libssl only where the base lists it")
+			require.Equal(t, tt.base.CABundle, ca)
 
 			release, ok := fs["etc/nv_tegra_release"]
 			if tt.wantL4T == "" {

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+)
+
+// checkReport is the JSON output of `jetbake check --format json`.
+type checkReport struct {
+	OK       bool                 `json:"ok"`
+	Findings []imagebuild.Finding `json:"findings"`
+}
+
+// newCheckCommand builds `jetbake check`.
+func newCheckCommand() *cobra.Command {
+	var f buildFlags
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Run BuildKit's Dockerfile checks on the router's Dockerfile for every release and SM",
+		Long: "check asks BuildKit's Dockerfile frontend to check the router's Dockerfile (as 'docker build --check'\n" +
+			"does) with the build args of each release and SM target. It prints every warning with its file and\n" +
+			"line and exits 1 when the Dockerfile has errors. 'jetbake build' runs it first.",
+		Example: "  jetbake check\n  jetbake check --release jetpack6.2 --format json\n  jetbake check --mirror nvcr.io=127.0.0.1:5000",
+		Args:    noArgs,
+	}
+	getFormat := addFormatFlag(cmd)
+	cmd.Flags().StringArrayVar(&f.releases, "release", nil, "check only this release (repeatable)")
+	cmd.Flags().StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
+	addDaemonFlags(cmd, &f)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		fm, err := getFormat()
+		if err != nil {
+			return err
+		}
+		p, mirrors, err := loadPlan(cmd, f.mirrors)
+		if err != nil {
+			return err
+		}
+		logf := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: "+format+"\n", args...) }
+		nodes, closeNodes, err := f.connectNodes(cmd.Context(), logf)
+		if err != nil {
+			return err
+		}
+		defer closeNodes()
+		findings, err := runCheck(cmd.Context(), nodes, p, checkOptions(cmd, &f, mirrors)...)
+		if err != nil {
+			return &ExitError{Code: ExitFailure, Err: err}
+		}
+		if fm == formatJSON {
+			report := checkReport{OK: !imagebuild.HasErrors(findings), Findings: findings}
+			if report.Findings == nil {
+				report.Findings = []imagebuild.Finding{}
+			}
+			if err := writeJSON(cmd, report); err != nil {
+				return err
+			}
+		} else {
+			printFindings(cmd.OutOrStdout(), findings)
+		}
+		if imagebuild.HasErrors(findings) {
+			return &ExitError{Code: ExitFailure}
+		}
+		return nil
+	}
+	return cmd
+}
+
+// checkOptions are the imagebuild options check needs: releases, mirrors,
+// the matrix's folder and the session's credentials.
+func checkOptions(cmd *cobra.Command, f *buildFlags, mirrors refs.Mirrors) []imagebuild.Option {
+	matrixDir, _ := filepath.Abs(filepath.Dir(MatrixPath(cmd)))
+	return []imagebuild.Option{
+		imagebuild.WithReleases(f.releases...),
+		imagebuild.WithMirrors(mirrors),
+		imagebuild.WithBaseDir(matrixDir),
+		imagebuild.WithSession(dockerAuth()),
+		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
+	}
+}
+
+// runCheck runs the Dockerfile checks of p on the first of nodes.
+func runCheck(ctx context.Context, nodes []imagebuild.Node, p *plan.Plan, opts ...imagebuild.Option) ([]imagebuild.Finding, error) {
+	return imagebuild.NewCluster(nodes, opts...).Check(ctx, p)
+}
+
+// printFindings prints one line per finding, or that there is none.
+func printFindings(w io.Writer, findings []imagebuild.Finding) {
+	if len(findings) == 0 {
+		fmt.Fprintln(w, "jetbake: the router's Dockerfile passes BuildKit's checks for every release and SM")
+		return
+	}
+	for _, f := range findings {
+		fmt.Fprintln(w, f)
+	}
+}

@@ -1,0 +1,125 @@
+package imagebuild
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/moby/buildkit/client/llb"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/jetbake/jetbake/builder/standin"
+)
+
+// smokeDir is where the build-time smoke run writes what each router printed.
+const smokeDir = "/jetbake-smoke"
+
+// caMarker is the file the smoke run writes when the image has a CA bundle.
+const caMarker = "ca-bundle"
+
+// missingLib finds the library in the dynamic loader's sentence
+// "error while loading shared libraries: libssl.so.3: cannot open ...".
+var missingLib = regexp.MustCompile(`error while loading shared libraries: ([^:\s]+):`)
+
+// smokeCheck runs the router's smoke command (router.smoke, e.g.
+// --version) with every router binary in the assembled image, under QEMU on
+// the building machine, and checks that the image has a CA bundle. So a
+// runtime base that lacks a library the router links (libssl) or the CA
+// bundle it needs to download models fails the build, naming what is
+// missing, instead of failing on the Jetson. The binaries run directly, not
+// through the entrypoint, which needs a Jetson to choose one.
+func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb.State, baseConfig []byte) error {
+	if len(j.plan.Router.Smoke) == 0 {
+		return nil
+	}
+	var base ocispecs.Image
+	if err := json.Unmarshal(baseConfig, &base); err != nil {
+		return fmt.Errorf("runtime base %s: config is not valid JSON: %w", j.release.RuntimeBase, err)
+	}
+	var script strings.Builder
+	for _, t := range j.release.Targets {
+		name := path.Base(t.Path)
+		fmt.Fprintf(&script, "%s \"$@\" >%s/%s.log 2>&1; echo $? >%s/%s.rc\n",
+			shellQuote(t.Path), smokeDir, name, smokeDir, name)
+	}
+	fmt.Fprintf(&script, "[ -s %s ] && echo yes >%s/%s\nexit 0\n", standin.CABundlePath, smokeDir, caMarker)
+	opts := []llb.RunOption{
+		llb.Args(append([]string{"/bin/sh", "-c", script.String(), "jetbake-smoke"}, j.plan.Router.Smoke...)),
+		llb.WithCustomNamef("smoke: %s %s in the assembled image", j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
+	}
+	for _, kv := range base.Config.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			opts = append(opts, llb.AddEnv(k, v))
+		}
+	}
+	for k, v := range j.plan.Router.Env {
+		opts = append(opts, llb.AddEnv(k, v))
+	}
+	out := image.Run(opts...).AddMount(smokeDir, llb.Scratch())
+	def, err := out.Marshal(ctx, llb.Platform(arm64Platform()))
+	if err != nil {
+		return fmt.Errorf("marshal the smoke run: %w", err)
+	}
+	// Evaluate: the routers' compile errors surface here, as themselves.
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true})
+	if err != nil {
+		return err
+	}
+	ref, err := res.SingleRef()
+	if err != nil {
+		return err
+	}
+	read := func(name string) string {
+		data, err := ref.ReadFile(ctx, gateway.ReadRequest{Filename: name})
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(data))
+	}
+	for _, t := range j.release.Targets {
+		name := path.Base(t.Path)
+		rc := read(name + ".rc")
+		if rc == "" {
+			return fmt.Errorf("smoke run of %s in the assembled image left no exit status: does the runtime base %s have /bin/sh?", name, j.release.RuntimeBase)
+		}
+		if err := j.smokeResult(name, rc, read(name+".log")); err != nil {
+			return err
+		}
+	}
+	if read(caMarker) == "" {
+		return fmt.Errorf("the runtime base %s has no CA bundle at %s: the router could not download models over HTTPS; install ca-certificates in the runtime base, or use a base that has it",
+			j.release.RuntimeBase, standin.CABundlePath)
+	}
+	return nil
+}
+
+// smokeResult turns one binary's exit status and output into an error
+// that names a missing library when the loader named one.
+func (j *releaseJob) smokeResult(name, rc, log string) error {
+	if rc == "0" {
+		return nil
+	}
+	cmd := name + " " + strings.Join(j.plan.Router.Smoke, " ")
+	if code, err := strconv.Atoi(rc); err == nil {
+		cmd += " (exit " + strconv.Itoa(code) + ")"
+	}
+	if m := missingLib.FindStringSubmatch(log); m != nil {
+		return fmt.Errorf("%s fails in the assembled image: it needs %s, which the runtime base %s lacks; install the package that provides %s in the runtime base (TEI's images install libssl and ca-certificates), or use a base that has it",
+			cmd, m[1], j.release.RuntimeBase, m[1])
+	}
+	last := log
+	if i := strings.LastIndex(strings.TrimSpace(log), "\n"); i >= 0 {
+		last = strings.TrimSpace(log[i+1:])
+	}
+	return fmt.Errorf("%s fails in the assembled image: %s", cmd, last)
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
