@@ -106,22 +106,25 @@ func (e *ToolchainError) Error() string {
 	return "CUDA " + e.CUDA.String() + " cannot build " + e.SM.SM() + ": " + e.Reason
 }
 
-// toolchainRow says which CUDA releases build one SM: from Since on, and
-// before Until when Until is set. Gone, when set, is the reason the SM
-// stopped being a target at Until.
-type toolchainRow struct {
-	SM    Capability
+// ToolchainRow says which CUDA releases build one SM: from Since on, and
+// before Until when Until is set.
+type ToolchainRow struct {
+	// SM is the target.
+	SM Capability
+	// Since is the first CUDA whose nvcc builds it.
 	Since CUDAVersion
+	// Until, when set, is the first CUDA that no longer builds it.
 	Until CUDAVersion
-	Gone  string
+	// Gone, when set, is the reason the SM stopped being a target at Until.
+	Gone string
 }
 
-// toolchainTable lists, one row per SM, the CUDA releases whose nvcc builds
+// toolchainRows lists, one row per SM, the CUDA releases whose nvcc builds
 // a working binary for it. Thor (10.1 and 11.0) and sm_110a are handled in
-// thorToolchain. Sources: /work/shared/jetson-facts.md, the CUDA release
-// notes and LLVM's CUDA table. It is a function so that no caller can
-// change it.
-func toolchainTable() []toolchainRow {
+// thorToolchain. Sources: the CUDA toolkit release notes
+// (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/) and LLVM's
+// CUDA table (clang/lib/Basic/Cuda.cpp).
+func toolchainRows() []ToolchainRow {
 	const (
 		maxwellPascalVolta = "offline compilation for Maxwell, Pascal and Volta was removed in CUDA 13.0"
 	)
@@ -129,7 +132,7 @@ func toolchainTable() []toolchainRow {
 	c := func(major, minor int, arch bool) Capability {
 		return Capability{Major: major, Minor: minor, ArchSpecific: arch}
 	}
-	return []toolchainRow{
+	return []ToolchainRow{
 		{SM: c(5, 0, false), Since: v(6, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
 		{SM: c(5, 2, false), Since: v(6, 5), Until: v(13, 0), Gone: maxwellPascalVolta},
 		{SM: c(5, 3, false), Since: v(7, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
@@ -165,9 +168,15 @@ func thorSM110Since() CUDAVersion { return CUDAVersion{Major: 13, Minor: 0} }
 
 // CanCompile reports whether CUDA v's nvcc can produce a working binary for
 // sm. It returns nil, or a *ToolchainError that explains why not and what
-// would work. The rules are a table in compute_cap/toolchain.go, one row per
-// SM; an SM missing from it is an error too.
+// would work. The rules are rows of the table (toolchainRows in
+// compute_cap/toolchain.go), one per SM; an SM missing from it is an error
+// too.
 func CanCompile(sm Capability, v CUDAVersion) error {
+	return defaultTable.CanCompile(sm, v)
+}
+
+// CanCompile is the package's CanCompile with the toolchain rows of t.
+func (t *Table) CanCompile(sm Capability, v CUDAVersion) error {
 	fail := func(reason string) error { return &ToolchainError{SM: sm, CUDA: v, Reason: reason} }
 	if !sm.Valid() {
 		return fail(sm.String() + " is not a valid compute capability")
@@ -175,10 +184,10 @@ func CanCompile(sm Capability, v CUDAVersion) error {
 	if v.Major < 1 || v.Minor < 0 {
 		return fail("CUDA " + v.String() + " is not a valid CUDA version")
 	}
-	if sm.Canonical().Major == 11 && sm.Canonical().Minor == 0 {
+	if c := t.Canonical(sm); c.Major == 11 && c.Minor == 0 {
 		return thorToolchain(sm, v, fail)
 	}
-	for _, row := range toolchainTable() {
+	for _, row := range t.Toolchain {
 		if row.SM != sm {
 			continue
 		}
@@ -192,7 +201,7 @@ func CanCompile(sm Capability, v CUDAVersion) error {
 		return nil
 	}
 	return fail("jetbake does not know which CUDA releases build " + sm.SM() +
-		"; add a row for it to the table in compute_cap/toolchain.go")
+		"; add a row for it to toolchainRows in compute_cap/toolchain.go")
 }
 
 // thorToolchain applies the Thor rules: sm_101 (and sm_101a) build with CUDA
