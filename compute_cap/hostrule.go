@@ -41,8 +41,8 @@ type HostVerdict struct {
 	// nothing could be checked (OK is then true).
 	Unknown bool
 	// Host describes the host's version the rule compared, such as
-	// "L4T R36.3.0 (JetPack 6.0)" or "a driver for CUDA 13.0 (L4T R38.2.0,
-	// JetPack 7.0)".
+	// "L4T R36.3.0 (JetPack 6.0)" or "a driver for CUDA 13.0 on L4T R38.2.0
+	// (JetPack 7.0)".
 	Host string
 	// Need describes what the image needs, such as "L4T R36.4 or a later
 	// R36 release".
@@ -128,7 +128,7 @@ func (t *Table) checkDriver(img ImageNeeds, h HostState) HostVerdict {
 	}
 	v.Host = "a driver for CUDA " + driver.String()
 	if h.HasL4T {
-		v.Host += " (" + t.describeL4T(h.L4T) + ")"
+		v.Host += " on " + t.describeL4T(h.L4T)
 	}
 	if driver.Major == img.CUDA.Major && !driver.Less(img.CUDA) {
 		v.OK = true

@@ -64,7 +64,7 @@ func TestCheckHostReleaseLines(t *testing.T) {
 		{name: "CUDA 13.0 image on Thor R39.2", img: jp70, host: hostOn(t, thor, "39.2.0", "13.2"), ok: true, rule: RuleDriverCUDA},
 		{name: "CUDA 13.2 image on Thor R38.2, driver from the table", img: jp72, host: hostOn(t, thor, "38.2.0", ""),
 			rule:    RuleDriverCUDA,
-			reason:  "the host has a driver for CUDA 13.0 (L4T R38.2.0 (JetPack 7.0)) but the image needs a driver for CUDA 13.2 or a later 13.x",
+			reason:  "the host has a driver for CUDA 13.0 on L4T R38.2.0 (JetPack 7.0) but the image needs a driver for CUDA 13.2 or a later 13.x",
 			upgrade: "JetPack 7.2 (L4T 39.2.0)"},
 		{name: "CUDA 13.2 image on Thor R38.4 whose driver says 13.2", img: jp72, host: hostOn(t, thor, "38.4.0", "13.2"),
 			ok: true, rule: RuleDriverCUDA},
@@ -73,10 +73,10 @@ func TestCheckHostReleaseLines(t *testing.T) {
 		{name: "Orin with an older 13.x driver uses compat_orin", img: jp72, host: hostOn(t, orin, "39.2.0", "13.1"),
 			ok: true, rule: RuleDriverCUDA, compatDir: "/usr/local/cuda/compat_orin"},
 		{name: "compat_orin does not help a Thor", img: jp72, host: hostOn(t, thor, "38.2.0", "13.0"), rule: RuleDriverCUDA,
-			reason:  "the host has a driver for CUDA 13.0 (L4T R38.2.0 (JetPack 7.0)) but the image needs a driver for CUDA 13.2 or a later 13.x",
+			reason:  "the host has a driver for CUDA 13.0 on L4T R38.2.0 (JetPack 7.0) but the image needs a driver for CUDA 13.2 or a later 13.x",
 			upgrade: "JetPack 7.2 (L4T 39.2.0)"},
 		{name: "CUDA 13 image on Orin R36.4", img: jp72, host: hostOn(t, orin, "36.4.3", "12.6"), rule: RuleDriverCUDA,
-			reason:  "the host has a driver for CUDA 12.6 (L4T R36.4.3 (JetPack 6.2)) but the image needs a driver for CUDA 13.2 or a later 13.x",
+			reason:  "the host has a driver for CUDA 12.6 on L4T R36.4.3 (JetPack 6.2) but the image needs a driver for CUDA 13.2 or a later 13.x",
 			upgrade: "JetPack 7.2 (L4T 39.2.0)"},
 	}
 	for _, tt := range tests {

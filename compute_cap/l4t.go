@@ -15,13 +15,14 @@ type L4TVersion struct {
 type L4TVersionError struct {
 	// Input is the text given to ParseL4TVersion, untrimmed.
 	Input string
-	// Reason says what is wrong.
+	// Reason says what is wrong, starting with " has" or ": ".
 	Reason string
 }
 
-// Error quotes the input and says why it is not an L4T version.
+// Error quotes the input and says why it is not an L4T version:
+// `L4T version "36.4.x": "x" is not a number of 1 to 4 digits`.
 func (e *L4TVersionError) Error() string {
-	return "L4T version " + strconv.Quote(e.Input) + " " + e.Reason
+	return "L4T version " + strconv.Quote(e.Input) + e.Reason
 }
 
 // ParseL4TVersion reads "36", "36.4" or "36.4.3": one to three parts of 1
@@ -29,17 +30,17 @@ func (e *L4TVersionError) Error() string {
 func ParseL4TVersion(s string) (L4TVersion, error) {
 	parts := strings.Split(strings.TrimSpace(s), ".")
 	if len(parts) > 3 {
-		return L4TVersion{}, &L4TVersionError{Input: s, Reason: "has more than three parts"}
+		return L4TVersion{}, &L4TVersionError{Input: s, Reason: " has more than three parts"}
 	}
 	var n [3]int
 	for i, p := range parts {
 		if len(p) == 0 || len(p) > 4 || !allDigits(p) {
-			return L4TVersion{}, &L4TVersionError{Input: s, Reason: "has a part " + strconv.Quote(p) + " that is not a number of 1 to 4 digits"}
+			return L4TVersion{}, &L4TVersionError{Input: s, Reason: ": " + strconv.Quote(p) + " is not a number of 1 to 4 digits"}
 		}
 		n[i], _ = strconv.Atoi(p)
 	}
 	if n[0] == 0 {
-		return L4TVersion{}, &L4TVersionError{Input: s, Reason: "has major 0"}
+		return L4TVersion{}, &L4TVersionError{Input: s, Reason: " has major 0"}
 	}
 	return L4TVersion{Major: n[0], Minor: n[1], Patch: n[2]}, nil
 }
