@@ -73,8 +73,10 @@ type checker struct {
 	errs []FieldError
 	// matches remembers pattern matches by pattern and value.
 	matches map[matchKey]bool
-	// jetpacks is computecap.JetPackReleases, read once.
+	// jetpacks is the table's JetPack releases, read once.
 	jetpacks []computecap.JetPackRelease
+	// table is the table of Jetson facts the rules read.
+	table *computecap.Table
 }
 
 // matchKey is a pattern and a value it was matched against.
@@ -97,12 +99,21 @@ func (l *checker) match(re *regexp.Regexp, s string) bool {
 	return ok
 }
 
-// jetPackReleases returns computecap.JetPackReleases, read once per check.
+// jetPackReleases returns the table's JetPack releases, read once per check.
 func (l *checker) jetPackReleases() []computecap.JetPackRelease {
 	if l.jetpacks == nil {
-		l.jetpacks = computecap.JetPackReleases()
+		l.jetpacks = l.facts().Releases()
 	}
 	return l.jetpacks
+}
+
+// facts is the table of Jetson facts of this check: the one WithTable gave,
+// else the shipped one.
+func (l *checker) facts() *computecap.Table {
+	if l.table == nil {
+		l.table = computecap.DefaultTable()
+	}
+	return l.table
 }
 
 // add records a problem. value is the offending value as JSON text.

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // fieldKind is the JSON shape a field must have.
@@ -155,7 +157,7 @@ var releaseRule = objectRule{name: "release", fields: []fieldRule{
 		mismatch: "is not a pinned image reference", fix: baseFix},
 	{name: "targets", kind: fieldStringList, required: true, minItems: 1, unique: true, pattern: smRE, example: `["8.7"]`,
 		mismatch: "is not a compute capability in MAJOR.MINOR form",
-		fix:      `write it like "8.7" (Orin), "7.2" (Xavier) or "11.0" (Thor)`},
+		fix:      targetsFix(computecap.DefaultTable())},
 	{name: "tier", kind: fieldString, required: true, enum: Tiers(), example: `"candidate"`},
 	{name: "hardware", kind: fieldStringList, required: true, minItems: 1, minLength: 1, example: `["Jetson AGX Orin"]`},
 	{name: "tags", kind: fieldStringList, unique: true, pattern: tagTmplRE, example: `["jetpack6"]`,
@@ -429,4 +431,26 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// targetsFix shows the SMs of the Jetsons the table's JetPack releases
+// support: `write it like "7.2" (Xavier), "8.7" (Orin) or "11.0" (Thor)`.
+func targetsFix(t *computecap.Table) string {
+	var parts []string
+	for _, soc := range t.SoCs {
+		for _, r := range t.JetPacks {
+			if !r.Preview && soc.Supports(r.JetPack) {
+				parts = append(parts, quote(soc.Capability.String())+" ("+soc.Family+")")
+				break
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return `write it like "8.7"`
+	}
+	last := parts[len(parts)-1]
+	if len(parts) == 1 {
+		return "write it like " + last
+	}
+	return "write it like " + strings.Join(parts[:len(parts)-1], ", ") + " or " + last
 }
