@@ -21,10 +21,14 @@ type Host struct {
 	// Name labels the host in reports, e.g. "Orin Nano (R36)".
 	Name string
 	// Root is a folder laid out like the host's / with the files the NVIDIA
-	// runtime exposes: etc/nv_tegra_release and sys/ (devices/soc0,
-	// firmware/devicetree/base). Empty means a container started without the
+	// runtime exposes: etc/nv_tegra_release and sys/ (devices/soc0; the
+	// device tree under firmware/ when the host shows it, which Docker masks
+	// by default). Empty means a container started without the
 	// NVIDIA runtime: the machine's own /sys, no L4T file.
 	Root string
+	// Env is appended to the container's environment, such as the answers
+	// of a stand-in driver (FAKE_CUDA_MAJOR=8).
+	Env []string
 }
 
 // Result is what a container printed and how it exited.
@@ -92,7 +96,7 @@ func (r *Runner) Run(ctx context.Context, rootfs string, cfg *v1.ConfigFile, hos
 func runtimeSpec(rootfs string, cfg *v1.ConfigFile, host Host, args, env []string) *specs.Spec {
 	process := &specs.Process{
 		Args: append(append([]string{}, cfg.Config.Entrypoint...), args...),
-		Env:  append(append([]string{}, cfg.Config.Env...), env...),
+		Env:  append(append(append([]string{}, cfg.Config.Env...), host.Env...), env...),
 		Cwd:  "/",
 		User: specs.User{UID: 0, GID: 0},
 		Capabilities: &specs.LinuxCapabilities{
