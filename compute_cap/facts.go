@@ -1,8 +1,8 @@
 package computecap
 
-// This file is the one place that holds the Jetson facts: one row per SoC
-// and one per JetPack release. Adding a Jetson or a JetPack release means
-// adding rows here (and, for a new SM, a row of toolchainRows).
+// This file is the one place that holds the Jetson facts: one row per SoC,
+// one per JetPack release and one per SM that nvcc builds. Adding a Jetson,
+// a JetPack release or an SM target means adding rows here and nowhere else.
 //
 // Public sources, re-checked before a row is relied on for a release:
 //   - NVIDIA Jetson Linux (L4T) and JetPack release notes and archive:
@@ -103,5 +103,45 @@ func jetPackRows() []JetPackRelease {
 		sbsa("7.1", "38.4.0", v(13, 0)),
 		sbsa("7.2", "39.2.0", v(13, 2)),
 		sbsa("7.2.1", "39.2.1", v(13, 2)),
+	}
+}
+
+// toolchainRows lists, one row per SM, the CUDA releases whose nvcc builds
+// a working binary for it. Thor (10.1 and 11.0) and sm_110a are handled in
+// thorToolchain. Sources: the CUDA toolkit release notes
+// (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/) and LLVM's
+// CUDA table (clang/lib/Basic/Cuda.cpp).
+func toolchainRows() []ToolchainRow {
+	const (
+		maxwellPascalVolta = "offline compilation for Maxwell, Pascal and Volta was removed in CUDA 13.0"
+	)
+	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
+	c := func(major, minor int, arch bool) Capability {
+		return Capability{Major: major, Minor: minor, ArchSpecific: arch}
+	}
+	return []ToolchainRow{
+		{SM: c(5, 0, false), Since: v(6, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(5, 2, false), Since: v(6, 5), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(5, 3, false), Since: v(7, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(6, 0, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(6, 1, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(6, 2, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(7, 0, false), Since: v(9, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(7, 2, false), Since: v(9, 1), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(7, 5, false), Since: v(10, 0)},
+		{SM: c(8, 0, false), Since: v(11, 0)},
+		{SM: c(8, 6, false), Since: v(11, 1)},
+		{SM: c(8, 7, false), Since: v(11, 4)},
+		{SM: c(8, 9, false), Since: v(11, 8)},
+		{SM: c(9, 0, false), Since: v(11, 8)},
+		{SM: c(9, 0, true), Since: v(12, 0)},
+		{SM: c(10, 0, false), Since: v(12, 8)},
+		{SM: c(10, 0, true), Since: v(12, 8)},
+		{SM: c(10, 3, false), Since: v(12, 9)},
+		{SM: c(10, 3, true), Since: v(12, 9)},
+		{SM: c(12, 0, false), Since: v(12, 8)},
+		{SM: c(12, 0, true), Since: v(12, 8)},
+		{SM: c(12, 1, false), Since: v(12, 9)},
+		{SM: c(12, 1, true), Since: v(12, 9)},
 	}
 }

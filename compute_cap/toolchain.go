@@ -119,46 +119,6 @@ type ToolchainRow struct {
 	Gone string
 }
 
-// toolchainRows lists, one row per SM, the CUDA releases whose nvcc builds
-// a working binary for it. Thor (10.1 and 11.0) and sm_110a are handled in
-// thorToolchain. Sources: the CUDA toolkit release notes
-// (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/) and LLVM's
-// CUDA table (clang/lib/Basic/Cuda.cpp).
-func toolchainRows() []ToolchainRow {
-	const (
-		maxwellPascalVolta = "offline compilation for Maxwell, Pascal and Volta was removed in CUDA 13.0"
-	)
-	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
-	c := func(major, minor int, arch bool) Capability {
-		return Capability{Major: major, Minor: minor, ArchSpecific: arch}
-	}
-	return []ToolchainRow{
-		{SM: c(5, 0, false), Since: v(6, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(5, 2, false), Since: v(6, 5), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(5, 3, false), Since: v(7, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(6, 0, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(6, 1, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(6, 2, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(7, 0, false), Since: v(9, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(7, 2, false), Since: v(9, 1), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(7, 5, false), Since: v(10, 0)},
-		{SM: c(8, 0, false), Since: v(11, 0)},
-		{SM: c(8, 6, false), Since: v(11, 1)},
-		{SM: c(8, 7, false), Since: v(11, 4)},
-		{SM: c(8, 9, false), Since: v(11, 8)},
-		{SM: c(9, 0, false), Since: v(11, 8)},
-		{SM: c(9, 0, true), Since: v(12, 0)},
-		{SM: c(10, 0, false), Since: v(12, 8)},
-		{SM: c(10, 0, true), Since: v(12, 8)},
-		{SM: c(10, 3, false), Since: v(12, 9)},
-		{SM: c(10, 3, true), Since: v(12, 9)},
-		{SM: c(12, 0, false), Since: v(12, 8)},
-		{SM: c(12, 0, true), Since: v(12, 8)},
-		{SM: c(12, 1, false), Since: v(12, 9)},
-		{SM: c(12, 1, true), Since: v(12, 9)},
-	}
-}
-
 // thorSM101Since is the first CUDA that builds Thor, as sm_101.
 func thorSM101Since() CUDAVersion { return CUDAVersion{Major: 12, Minor: 8} }
 
@@ -169,8 +129,7 @@ func thorSM110Since() CUDAVersion { return CUDAVersion{Major: 13, Minor: 0} }
 // CanCompile reports whether CUDA v's nvcc can produce a working binary for
 // sm. It returns nil, or a *ToolchainError that explains why not and what
 // would work. The rules are rows of the table (toolchainRows in
-// compute_cap/toolchain.go), one per SM; an SM missing from it is an error
-// too.
+// compute_cap/facts.go), one per SM; an SM missing from it is an error too.
 func CanCompile(sm Capability, v CUDAVersion) error {
 	return defaultTable.CanCompile(sm, v)
 }
@@ -201,7 +160,7 @@ func (t *Table) CanCompile(sm Capability, v CUDAVersion) error {
 		return nil
 	}
 	return fail("jetbake does not know which CUDA releases build " + sm.SM() +
-		"; add a row for it to toolchainRows in compute_cap/toolchain.go")
+		"; add a row for it to toolchainRows in compute_cap/facts.go")
 }
 
 // thorToolchain applies the Thor rules: sm_101 (and sm_101a) build with CUDA
