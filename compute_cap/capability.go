@@ -1,7 +1,10 @@
 // Package computecap holds the shared rules of jetbake about CUDA compute
 // capabilities: how they are written, which binary runs on which GPU, which
-// CUDA toolkit can build which SM, and facts about the Tegra systems-on-chip
-// of the Jetson modules.
+// CUDA toolkit can build which SM, and the host rule of each JetPack flavour.
+// Every Jetson fact is a row of one table (Table; the shipped rows are in
+// facts.go): SoCs, JetPack releases and toolchains. Package-level functions
+// read the shipped table; Table's methods read any table, such as one with a
+// future Jetson added.
 //
 // The package uses the standard library only and no fmt, reflection or
 // regexp, because the image's static entrypoint imports it and must stay

@@ -108,3 +108,18 @@ func TestFutureJetsonValidates(t *testing.T) {
 	require.Contains(t, targetsFix(cctest.FutureTable()), `"12.5" (Future)`)
 	require.Equal(t, `write it like "7.2" (Xavier), "8.7" (Orin) or "11.0" (Thor)`, targetsFix(computecap.DefaultTable()))
 }
+
+func FuzzTagJetPack(f *testing.F) {
+	for _, s := range []string{"jetpack7", "1.8.0-jetpack6.2", "jetpack..", "JETPACK5.1.2x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tag string) {
+		v, ok := tagJetPack(tag)
+		if !ok {
+			return
+		}
+		require.NotEmpty(t, v)
+		require.NotEqual(t, '.', rune(v[0]))
+		require.NotEqual(t, '.', rune(v[len(v)-1]))
+	})
+}
