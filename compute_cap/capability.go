@@ -1,7 +1,10 @@
 // Package computecap holds the shared rules of jetbake about CUDA compute
 // capabilities: how they are written, which binary runs on which GPU, which
-// CUDA toolkit can build which SM, and facts about the Tegra systems-on-chip
-// of the Jetson modules.
+// CUDA toolkit can build which SM, and the host rule of each JetPack flavour.
+// Every Jetson fact is a row of one table (Table; the shipped rows are in
+// facts.go): SoCs, JetPack releases and toolchains. Package-level functions
+// read the shipped table; Table's methods read any table, such as one with a
+// future Jetson added.
 //
 // The package uses the standard library only and no fmt, reflection or
 // regexp, because the image's static entrypoint imports it and must stay
@@ -146,20 +149,19 @@ func (c Capability) SM() string {
 // Canonical returns the capability that names the same GPU for binary
 // selection: Thor reports 10.1 with the old nvgpu driver and CUDA 12.x and
 // 11.0 with OpenRM and CUDA 13, so 10.1 becomes 11.0 (keeping the
-// arch-specific flag). Every other capability is returned unchanged.
+// arch-specific flag). Every other capability is returned unchanged. The
+// aliases are the SoC rows' (see Table.Canonical).
 func (c Capability) Canonical() Capability {
-	if c.Major == 10 && c.Minor == 1 {
-		c.Major, c.Minor = 11, 0
-	}
-	return c
+	return defaultTable.Canonical(c)
 }
 
 // IsTegra reports whether c belongs to an integrated Tegra GPU of a Jetson
-// module: 5.3 (TX1, Nano), 6.2 (TX2), 7.2 (Xavier), 8.7 (Orin) and 10.1 or
-// 11.0 (Thor). The arch-specific flag is ignored.
+// module of the shipped table: 5.3 (TX1, Nano), 6.2 (TX2), 7.2 (Xavier), 8.7
+// (Orin) and 10.1 or 11.0 (Thor). The arch-specific flag is ignored. The
+// answer comes from the SoC rows, not from the SM number: see
+// Table.IsTegra for another table.
 func (c Capability) IsTegra() bool {
-	_, ok := socByCapability(c)
-	return ok
+	return defaultTable.IsTegra(c)
 }
 
 // Less orders capabilities by major, then minor version; a plain target

@@ -21,8 +21,13 @@ import (
 // The arch-specific flag of gpu is ignored: a GPU reports a plain version.
 // Invalid capabilities (see Capability.Valid) never run.
 func RunsOn(compiled, gpu Capability) (bool, string) {
-	v := verdictFor(compiled, gpu)
-	return v.runs(), v.reason(compiled, gpu)
+	return defaultTable.RunsOn(compiled, gpu)
+}
+
+// RunsOn is the package's RunsOn with the Tegra GPUs of t.
+func (t *Table) RunsOn(compiled, gpu Capability) (bool, string) {
+	v := t.verdictFor(compiled, gpu)
+	return v.runs(), t.reason(v, compiled, gpu)
 }
 
 // verdict is the rule of RunsOn that decided a pair; the reason text is only
@@ -52,14 +57,14 @@ func (v verdict) runs() bool {
 	}
 }
 
-func verdictFor(compiled, gpu Capability) verdict {
+func (t *Table) verdictFor(compiled, gpu Capability) verdict {
 	if !compiled.Valid() {
 		return invalidCompiled
 	}
 	if !gpu.Valid() {
 		return invalidGPU
 	}
-	cc, cg := compiled.Canonical(), gpu.Canonical()
+	cc, cg := t.Canonical(compiled), t.Canonical(gpu)
 	sameSM := cc.Major == cg.Major && cc.Minor == cg.Minor
 	switch {
 	case sameSM && compiled.ArchSpecific:
@@ -70,9 +75,9 @@ func verdictFor(compiled, gpu Capability) verdict {
 		return thorAlias
 	case compiled.ArchSpecific:
 		return archSpecificElsewhere
-	case cg.IsTegra():
+	case t.IsTegra(cg):
 		return tegraGPU
-	case cc.IsTegra():
+	case t.IsTegra(cc):
 		return tegraCode
 	case cc.Major != cg.Major:
 		return otherMajor
@@ -83,7 +88,7 @@ func verdictFor(compiled, gpu Capability) verdict {
 	}
 }
 
-func (v verdict) reason(compiled, gpu Capability) string {
+func (t *Table) reason(v verdict, compiled, gpu Capability) string {
 	gpu.ArchSpecific = false
 	code := compiled.SM() + " code"
 	on := " on SM " + gpu.String()
@@ -102,7 +107,7 @@ func (v verdict) reason(compiled, gpu Capability) string {
 		return "arch-specific " + code + " runs only on SM " +
 			Capability{Major: compiled.Major, Minor: compiled.Minor}.String() + ", not" + on
 	case tegraGPU:
-		return code + " does not run on " + Describe(gpu) +
+		return code + " does not run on " + t.Describe(gpu) +
 			": Tegra GPUs run only code built for their own SM (binary compatibility across minor versions is desktop-only)"
 	case tegraCode:
 		return code + " does not run" + on + ": code built for a Tegra SM runs only on that Tegra GPU, never on desktop GPUs"
@@ -121,25 +126,30 @@ func (v verdict) reason(compiled, gpu Capability) string {
 // name (Thor's 10.1 and 11.0), and otherwise the compatible target with the
 // highest capability. It returns a *NoBinaryError when no target runs on gpu.
 func Pick(gpu Capability, targets []Capability) (Capability, error) {
+	return defaultTable.Pick(gpu, targets)
+}
+
+// Pick is the package's Pick with the Tegra GPUs of t.
+func (t *Table) Pick(gpu Capability, targets []Capability) (Capability, error) {
 	gpu.ArchSpecific = false
 	best, bestRank := Capability{}, 0
-	for _, t := range targets {
-		if !verdictFor(t, gpu).runs() {
+	for _, c := range targets {
+		if !t.verdictFor(c, gpu).runs() {
 			continue
 		}
 		rank := 1
 		switch {
-		case t.Major == gpu.Major && t.Minor == gpu.Minor:
+		case c.Major == gpu.Major && c.Minor == gpu.Minor:
 			rank = 3
-		case t.Canonical().Major == gpu.Canonical().Major && t.Canonical().Minor == gpu.Canonical().Minor:
+		case sameSM(t.Canonical(c), t.Canonical(gpu)):
 			rank = 2
 		}
-		if rank > bestRank || (rank == bestRank && best.Less(t)) {
-			best, bestRank = t, rank
+		if rank > bestRank || (rank == bestRank && best.Less(c)) {
+			best, bestRank = c, rank
 		}
 	}
 	if bestRank == 0 {
-		return Capability{}, &NoBinaryError{GPU: gpu, Available: slices.Clone(targets)}
+		return Capability{}, &NoBinaryError{GPU: gpu, Available: slices.Clone(targets), table: t}
 	}
 	return best, nil
 }
@@ -150,6 +160,8 @@ type NoBinaryError struct {
 	GPU Capability
 	// Available lists the targets the image holds.
 	Available []Capability
+	// table names the GPU; the shipped table when nil.
+	table *Table
 }
 
 // Error names the GPU and the targets the image holds, such as
@@ -157,7 +169,11 @@ type NoBinaryError struct {
 func (e *NoBinaryError) Error() string {
 	var b strings.Builder
 	b.WriteString("no binary for ")
-	b.WriteString(describeParen(e.GPU))
+	t := e.table
+	if t == nil {
+		t = defaultTable
+	}
+	b.WriteString(t.describeParen(e.GPU))
 	b.WriteString(" in this image: ")
 	if len(e.Available) == 0 {
 		b.WriteString("it holds none")

@@ -106,54 +106,17 @@ func (e *ToolchainError) Error() string {
 	return "CUDA " + e.CUDA.String() + " cannot build " + e.SM.SM() + ": " + e.Reason
 }
 
-// toolchainRow says which CUDA releases build one SM: from Since on, and
-// before Until when Until is set. Gone, when set, is the reason the SM
-// stopped being a target at Until.
-type toolchainRow struct {
-	SM    Capability
+// ToolchainRow says which CUDA releases build one SM: from Since on, and
+// before Until when Until is set.
+type ToolchainRow struct {
+	// SM is the target.
+	SM Capability
+	// Since is the first CUDA whose nvcc builds it.
 	Since CUDAVersion
+	// Until, when set, is the first CUDA that no longer builds it.
 	Until CUDAVersion
-	Gone  string
-}
-
-// toolchainTable lists, one row per SM, the CUDA releases whose nvcc builds
-// a working binary for it. Thor (10.1 and 11.0) and sm_110a are handled in
-// thorToolchain. Sources: /work/shared/jetson-facts.md, the CUDA release
-// notes and LLVM's CUDA table. It is a function so that no caller can
-// change it.
-func toolchainTable() []toolchainRow {
-	const (
-		maxwellPascalVolta = "offline compilation for Maxwell, Pascal and Volta was removed in CUDA 13.0"
-	)
-	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
-	c := func(major, minor int, arch bool) Capability {
-		return Capability{Major: major, Minor: minor, ArchSpecific: arch}
-	}
-	return []toolchainRow{
-		{SM: c(5, 0, false), Since: v(6, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(5, 2, false), Since: v(6, 5), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(5, 3, false), Since: v(7, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(6, 0, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(6, 1, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(6, 2, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(7, 0, false), Since: v(9, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(7, 2, false), Since: v(9, 1), Until: v(13, 0), Gone: maxwellPascalVolta},
-		{SM: c(7, 5, false), Since: v(10, 0)},
-		{SM: c(8, 0, false), Since: v(11, 0)},
-		{SM: c(8, 6, false), Since: v(11, 1)},
-		{SM: c(8, 7, false), Since: v(11, 4)},
-		{SM: c(8, 9, false), Since: v(11, 8)},
-		{SM: c(9, 0, false), Since: v(11, 8)},
-		{SM: c(9, 0, true), Since: v(12, 0)},
-		{SM: c(10, 0, false), Since: v(12, 8)},
-		{SM: c(10, 0, true), Since: v(12, 8)},
-		{SM: c(10, 3, false), Since: v(12, 9)},
-		{SM: c(10, 3, true), Since: v(12, 9)},
-		{SM: c(12, 0, false), Since: v(12, 8)},
-		{SM: c(12, 0, true), Since: v(12, 8)},
-		{SM: c(12, 1, false), Since: v(12, 9)},
-		{SM: c(12, 1, true), Since: v(12, 9)},
-	}
+	// Gone, when set, is the reason the SM stopped being a target at Until.
+	Gone string
 }
 
 // thorSM101Since is the first CUDA that builds Thor, as sm_101.
@@ -165,9 +128,14 @@ func thorSM110Since() CUDAVersion { return CUDAVersion{Major: 13, Minor: 0} }
 
 // CanCompile reports whether CUDA v's nvcc can produce a working binary for
 // sm. It returns nil, or a *ToolchainError that explains why not and what
-// would work. The rules are a table in compute_cap/toolchain.go, one row per
-// SM; an SM missing from it is an error too.
+// would work. The rules are rows of the table (toolchainRows in
+// compute_cap/facts.go), one per SM; an SM missing from it is an error too.
 func CanCompile(sm Capability, v CUDAVersion) error {
+	return defaultTable.CanCompile(sm, v)
+}
+
+// CanCompile is the package's CanCompile with the toolchain rows of t.
+func (t *Table) CanCompile(sm Capability, v CUDAVersion) error {
 	fail := func(reason string) error { return &ToolchainError{SM: sm, CUDA: v, Reason: reason} }
 	if !sm.Valid() {
 		return fail(sm.String() + " is not a valid compute capability")
@@ -175,10 +143,10 @@ func CanCompile(sm Capability, v CUDAVersion) error {
 	if v.Major < 1 || v.Minor < 0 {
 		return fail("CUDA " + v.String() + " is not a valid CUDA version")
 	}
-	if sm.Canonical().Major == 11 && sm.Canonical().Minor == 0 {
+	if c := t.Canonical(sm); c.Major == 11 && c.Minor == 0 {
 		return thorToolchain(sm, v, fail)
 	}
-	for _, row := range toolchainTable() {
+	for _, row := range t.Toolchain {
 		if row.SM != sm {
 			continue
 		}
@@ -192,7 +160,7 @@ func CanCompile(sm Capability, v CUDAVersion) error {
 		return nil
 	}
 	return fail("jetbake does not know which CUDA releases build " + sm.SM() +
-		"; add a row for it to the table in compute_cap/toolchain.go")
+		"; add a row for it to toolchainRows in compute_cap/facts.go")
 }
 
 // thorToolchain applies the Thor rules: sm_101 (and sm_101a) build with CUDA

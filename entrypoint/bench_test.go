@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,3 +30,39 @@ func BenchmarkDetectAndPick(b *testing.B) {
 		}
 	}
 }
+
+// benchmarkStart measures the whole start, run() up to the exec, on the AGX
+// Orin container sysroot with the real jetbake-cudaprobe and a stand-in
+// libcuda.so.1 whose cuInit sleeps 400 ms, as a real GPU initialisation
+// can. Without soc_id the entrypoint has no fast path and pays cuInit.
+func benchmarkStart(b *testing.B, withSocID bool) {
+	root := newSysroot(b, "agx-orin-container", "jetpack6")
+	installLibcuda(b, root, "/usr/lib/aarch64-linux-gnu/nvidia")
+	if !withSocID {
+		if err := os.Remove(filepath.Join(root, socIDPath)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := baseEnv(root, "JETBAKE_CUDAPROBE="+buildBinaries(b).probe, "FAKE_CUDA_INIT_SLEEP_MS=400",
+		"FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=12060")
+	var chosen string
+	exec := func(path string, _, _ []string) error { chosen = path; return nil }
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := run(ctx, nil, env, io.Discard, io.Discard, exec); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+	if chosen != filepath.Join(root, "/usr/local/bin/router-87") {
+		b.Fatalf("chose %q", chosen)
+	}
+}
+
+// BenchmarkStartFastPath: the SM from soc_id and the table, the driver's
+// version from cuDriverGetVersion (no cuInit). It must stay under 5 ms.
+func BenchmarkStartFastPath(b *testing.B) { benchmarkStart(b, true) }
+
+// BenchmarkStartFullDriverQuery: no soc_id, so the driver is asked in full
+// and cuInit's 400 ms are paid.
+func BenchmarkStartFullDriverQuery(b *testing.B) { benchmarkStart(b, false) }

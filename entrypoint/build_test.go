@@ -17,6 +17,7 @@ func TestImportsStayStandard(t *testing.T) {
 	require.NoError(t, err, string(out))
 	require.ElementsMatch(t, []string{
 		"github.com/jetbake/jetbake/compute_cap",
+		"github.com/jetbake/jetbake/compute_cap/host",
 		"github.com/jetbake/jetbake/entrypoint/imagespec",
 		"github.com/jetbake/jetbake/entrypoint/evidencespec",
 		"github.com/jetbake/jetbake/entrypoint",

@@ -30,18 +30,27 @@ type decision struct {
 	LibraryPath string
 	// Failure is the paragraph printed when there is no choice.
 	Failure string
+	// Verdict is the host rule's answer (zero when it did not run).
+	Verdict computecap.HostVerdict
 }
 
 // decide chooses the binary for the host, or the failure to report.
 func decide(cfg *config, img *image, h *hostInfo) decision {
 	d := decision{Env: cfg.env}
 	if h.found() {
-		d.Candidates = candidates(img, h.GPU)
+		d.Candidates = candidates(cfg.table, img, h.GPU)
 	}
 	if d.Failure = precheck(cfg, img, h); d.Failure != "" {
 		return d
 	}
-	chosen, err := computecap.Pick(h.GPU, img.caps)
+	if !cfg.skipL4T {
+		d.Verdict = checkHost(cfg, img, h)
+		if !d.Verdict.OK {
+			d.Failure = hostRuleMessage(img, h, d.Verdict)
+			return d
+		}
+	}
+	chosen, err := cfg.table.Pick(h.GPU, img.caps)
 	if err != nil {
 		d.Failure = noBinaryMessage(img, h)
 		return d
@@ -52,13 +61,13 @@ func decide(cfg *config, img *image, h *hostInfo) decision {
 			break
 		}
 	}
-	d.Env, d.LibraryPath = compatEnv(cfg, img, h)
+	d.Env, d.LibraryPath = compatEnv(cfg, img, h, d.Verdict)
 	return d
 }
 
 // precheck returns the failure that comes before any choice: a bad
-// override, no GPU, no access to it, or the wrong L4T release.
-func precheck(cfg *config, img *image, h *hostInfo) string {
+// override, no GPU, or no access to it.
+func precheck(_ *config, _ *image, h *hostInfo) string {
 	switch {
 	case h.OverrideErr != nil:
 		return badOverrideMessage(h.OverrideErr)
@@ -66,35 +75,46 @@ func precheck(cfg *config, img *image, h *hostInfo) string {
 		return noGPUMessage(h)
 	case !h.gpuAccess():
 		return noAccessMessage(h)
-	case !cfg.skipL4T && h.HasL4T && img.l4tMajor != 0 && h.L4T.Major != img.l4tMajor:
-		return l4tMismatchMessage(img, h)
 	}
 	return ""
 }
 
+// checkHost applies the host rule of the image's JetPack flavour
+// (computecap.Table.CheckHost) to the host found: the L4T release on
+// JetPack 6 and earlier, the driver's CUDA version on JetPack 7 and later.
+func checkHost(cfg *config, img *image, h *hostInfo) computecap.HostVerdict {
+	st := h.facts.State()
+	if h.found() {
+		if soc, ok := cfg.table.SoCByCapability(h.GPU); ok {
+			st.SoC, st.HasSoC = soc, true
+		}
+	}
+	st.Driver, st.HasDriver = h.Driver, h.HasDriver
+	return cfg.table.CheckHost(hostNeeds(cfg, img), st)
+}
+
 // candidates judges every target of the image against gpu.
-func candidates(img *image, gpu computecap.Capability) []candidate {
+func candidates(t *computecap.Table, img *image, gpu computecap.Capability) []candidate {
 	out := make([]candidate, len(img.caps))
 	for i, c := range img.caps {
-		runs, reason := computecap.RunsOn(c, gpu)
+		runs, reason := t.RunsOn(c, gpu)
 		out[i] = candidate{SM: c.String(), Path: img.Targets[i].Path, Runs: runs, Reason: reason}
 	}
 	return out
 }
 
-// compatEnv prepends a CUDA forward-compatibility folder to LD_LIBRARY_PATH
-// when the driver is older than the image's CUDA: on an Orin the one the
-// NVIDIA runtime mounts (compat_orin) when present, else the image's own.
-// Without such a folder the environment is left alone.
-func compatEnv(cfg *config, img *image, h *hostInfo) (environ, string) {
-	if img.cuda.IsZero() || !h.HasDriver || !h.Driver.Less(img.cuda) {
-		return cfg.env, ""
+// compatEnv prepends a CUDA forward-compatibility folder to
+// LD_LIBRARY_PATH: the one the host rule chose for a Jetson image whose
+// CUDA is newer than the driver (compat_orin on an Orin), or for an image
+// that is not for a Jetson the image's own /usr/local/cuda/compat when the
+// driver is older than the image's CUDA. Otherwise the environment is left
+// alone.
+func compatEnv(cfg *config, img *image, h *hostInfo, v computecap.HostVerdict) (environ, string) {
+	compat := v.CompatDir
+	if compat == "" && img.l4tMajor == 0 && !img.cuda.IsZero() && h.HasDriver && h.Driver.Less(img.cuda) {
+		compat = compatDir
 	}
-	compat := compatDir
-	if h.found() && h.GPU.Canonical() == (computecap.Capability{Major: 8, Minor: 7}) && cfg.root.isDir(compatOrinDir) {
-		compat = compatOrinDir
-	}
-	if !cfg.root.isDir(compat) {
+	if compat == "" || !cfg.root.isDir(compat) {
 		return cfg.env, ""
 	}
 	dir := cfg.root.path(compat)
@@ -102,9 +122,9 @@ func compatEnv(cfg *config, img *image, h *hostInfo) (environ, string) {
 	if old == dir || strings.HasPrefix(old, dir+":") {
 		return cfg.env, ""
 	}
-	v := dir
+	v2 := dir
 	if old != "" {
-		v += ":" + old
+		v2 += ":" + old
 	}
-	return cfg.env.with(envLibraryDir, v), v
+	return cfg.env.with(envLibraryDir, v2), v2
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	computecap "github.com/jetbake/jetbake/compute_cap"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -29,6 +30,9 @@ const (
 type config struct {
 	// root is the directory every host and image path is read under.
 	root sysroot
+	// table is the table of Jetson facts: the shipped one, or in tests one
+	// with rows added.
+	table *computecap.Table
 	// env is the process environment, passed on to the router.
 	env environ
 	// explain prints the decision instead of acting on it.
@@ -49,7 +53,7 @@ type config struct {
 
 // newConfig reads args (without the program name) and env.
 func newConfig(args, env []string) config {
-	cfg := config{root: "/", env: environ(env), routerArgs: args}
+	cfg := config{root: "/", table: computecap.DefaultTable(), env: environ(env), routerArgs: args}
 	if r := cfg.env.get(envSysroot); r != "" {
 		cfg.root = sysroot(r)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // Names of the detection sources, in the order they are tried.
@@ -33,6 +34,12 @@ type source struct {
 
 // hostInfo is everything detection learned about the host.
 type hostInfo struct {
+	// table is the table of Jetson facts detection used.
+	table *computecap.Table
+	// facts are the host files read through package host.
+	facts *host.Facts
+	// Path says how the GPU was found: pathFast or pathFull; PathWhy why.
+	Path, PathWhy string
 	// Sources are the detection sources tried, in order.
 	Sources []source
 	// Facts are the host files read besides the sources.
@@ -48,7 +55,8 @@ type hostInfo struct {
 	HasL4T bool
 	// TegraRelease is true when /etc/nv_tegra_release exists, parsed or not.
 	TegraRelease bool
-	// Model is the device tree's board name, such as "NVIDIA Jetson AGX Orin Developer Kit".
+	// Model is the board name: the device tree's model, else
+	// /sys/devices/soc0/machine.
 	Model string
 	// Driver is the driver's CUDA version when HasDriver.
 	Driver    computecap.CUDAVersion
@@ -73,6 +81,9 @@ const (
 	driverNoProbe
 	// driverFailed: the probe ran and gave no usable answer.
 	driverFailed
+	// driverVersionOnly: the driver reported its CUDA version; it was not
+	// asked for the GPU (fast path).
+	driverVersionOnly
 	// driverAnswered: the driver reported the GPU and its CUDA version.
 	driverAnswered
 )
@@ -92,15 +103,34 @@ func (h *hostInfo) gpuAccess() bool {
 	return h.TegraRelease || len(h.Nodes) > 0
 }
 
+// Detection paths, shown by --explain.
+const (
+	// pathFast: a Tegra soc_id names the SoC, whose SM comes from the
+	// table; the driver is asked only for its CUDA version (no cuInit).
+	pathFast = "fast"
+	// pathFull: the sources are asked in order, the driver with cuInit.
+	pathFull = "full"
+)
+
 // step is one detection source.
 type step func(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability)
 
-// detect tries the sources in order. It stops at the first answer, except
-// that in explain mode every source runs, and that the driver runs after an
-// override when wantDriver (its CUDA version decides LD_LIBRARY_PATH).
+// detect reads the host facts and finds the GPU. On a Jetson whose soc_id
+// names a SoC of the table it takes the fast path (see detectFast), except
+// in probe mode, whose evidence needs the driver's own answer. Otherwise it
+// tries the sources in order and stops at the first answer, except that in
+// explain mode every source runs, and that the driver runs after an
+// override when wantDriver (its CUDA version decides the host rule and
+// LD_LIBRARY_PATH).
 func detect(ctx context.Context, cfg *config, wantDriver bool) *hostInfo {
-	h := &hostInfo{}
+	h := &hostInfo{table: cfg.table}
+	h.facts = host.Read(host.Root(cfg.root), cfg.table, host.Options{LibraryPath: cfg.env.get(envLibraryDir)})
 	readHostFacts(cfg.root, h)
+	if !cfg.probe && h.facts.HasIDSoC && !h.facts.Conflict {
+		detectFast(ctx, cfg, h)
+		return h
+	}
+	h.Path, h.PathWhy = pathFull, fullWhy(cfg, h)
 	steps := [...]struct {
 		name string
 		run  step
@@ -115,13 +145,64 @@ func detect(ctx context.Context, cfg *config, wantDriver bool) *hostInfo {
 		if h.found() && !cfg.explain && (s.name != srcDriver || !wantDriver) {
 			continue
 		}
-		src, c := s.run(ctx, cfg, h)
-		h.Sources = append(h.Sources, src)
-		if src.Found && !h.found() {
-			h.GPU, h.From = c, src.Name
-		}
+		h.run(ctx, cfg, s.run)
 	}
 	return h
+}
+
+// run runs one source, records it and takes its answer when it is the first.
+func (h *hostInfo) run(ctx context.Context, cfg *config, s step) source {
+	src, c := s(ctx, cfg, h)
+	h.Sources = append(h.Sources, src)
+	if src.Found && c.Valid() && !h.found() {
+		h.GPU, h.From = c, src.Name
+	}
+	return src
+}
+
+// fullWhy says why the fast path was not taken.
+func fullWhy(cfg *config, h *hostInfo) string {
+	switch {
+	case cfg.probe:
+		return "--probe asks the driver itself (cuInit) for its evidence"
+	case h.facts.Conflict:
+		return "the device tree names " + h.facts.DTSoC.Name + " but soc_id names " + h.facts.IDSoC.Name
+	default:
+		return socIDPath + " names no Jetson SoC"
+	}
+}
+
+// detectFast is the start on a Jetson: the override if set, then the SoC
+// of soc_id with its SM from the table, and the driver's CUDA version from
+// cuDriverGetVersion alone, which needs no cuInit. The full driver query
+// runs only when the version query fails or disagrees with the table's
+// CUDA for the host's L4T release.
+func detectFast(ctx context.Context, cfg *config, h *hostInfo) {
+	h.Path = pathFast
+	h.PathWhy = socIDPath + " names " + h.facts.IDSoC.Name + " (Jetson " + h.facts.IDSoC.Family +
+		"): SM from the table, driver CUDA version from cuDriverGetVersion without cuInit"
+	h.run(ctx, cfg, fromOverride)
+	h.run(ctx, cfg, fromSocID)
+	src := h.run(ctx, cfg, fromDriverVersion)
+	why := ""
+	switch {
+	case h.facts.Libcuda != "" && !src.Found:
+		why = "cuDriverGetVersion gave no answer"
+	case h.HasDriver && h.HasL4T:
+		if want, ok := h.table.DriverCUDAForL4T(h.L4T); ok && want.Major != h.Driver.Major {
+			why = "the driver reports CUDA " + h.Driver.String() + " but L4T R" + h.L4T.String() + " ships CUDA " + want.String()
+		}
+	}
+	if why == "" {
+		return
+	}
+	h.Path, h.PathWhy = pathFull, why+": asked the driver in full"
+	h.HasDriver = false
+	full, c := fromDriver(ctx, cfg, h)
+	h.Sources = append(h.Sources, full)
+	if full.Found && h.From == srcSocID {
+		h.GPU, h.From = c, srcDriver
+	}
 }
 
 // fromOverride reads JETBAKE_COMPUTE_CAP.
@@ -145,10 +226,10 @@ func fromOverride(_ context.Context, cfg *config, h *hostInfo) (source, computec
 // fromDriver asks the CUDA driver through jetbake-cudaprobe.
 func fromDriver(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
 	src := source{Name: srcDriver}
-	lib, looked := findLibcuda(cfg.root, cfg.env)
+	lib := h.facts.Libcuda
 	if lib == "" {
 		h.DriverState = driverNoLibrary
-		src.Detail, src.LookedAt = libcudaName+" not found", looked
+		src.Detail, src.LookedAt = libcudaName+" not found", h.facts.LibcudaLooked
 		return src, computecap.Capability{}
 	}
 	probe := cfg.probePath()
@@ -191,55 +272,69 @@ func fromNvidiaSMI(ctx context.Context, cfg *config, _ *hostInfo) (source, compu
 	return src, c
 }
 
-// fromDeviceTree maps the device tree's SoC entry to its GPU.
-func fromDeviceTree(_ context.Context, cfg *config, _ *hostInfo) (source, computecap.Capability) {
-	src := source{Name: srcDeviceTree}
-	for _, p := range deviceTreeFiles(compatibleName) {
-		data, err := cfg.root.readFile(p)
-		if err != nil {
-			continue
-		}
-		entries := parseCompatible(data)
-		soc, ok := socFromCompatible(entries)
-		if !ok {
-			src.Detail = fmt.Sprintf("%s lists no Jetson SoC: %s", p, quoteShort(strings.Join(entries, ", ")))
-			return src, computecap.Capability{}
-		}
-		src.Found, src.Value = true, soc.Capability.String()
-		src.Detail = fmt.Sprintf("%s: nvidia,%s is Jetson %s", p, soc.Name, soc.Family)
-		return src, soc.Capability
+// fromDriverVersion asks the CUDA driver for its CUDA version only
+// (cuDriverGetVersion, no cuInit), through jetbake-cudaprobe.
+func fromDriverVersion(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
+	src := source{Name: srcDriver}
+	lib := h.facts.Libcuda
+	probe := cfg.probePath()
+	switch {
+	case lib == "":
+		h.DriverState = driverNoLibrary
+		src.Detail, src.LookedAt = libcudaName+" not found", h.facts.LibcudaLooked
+		return src, computecap.Capability{}
+	case !probeExists(probe):
+		h.DriverState = driverNoProbe
+		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, envProbe)
+		return src, computecap.Capability{}
 	}
-	files := deviceTreeFiles(compatibleName)
-	src.Detail = "absent"
-	src.LookedAt = files[:]
+	v, err := runVersionProbe(ctx, probe, cfg.root.path(lib), cfg.env)
+	if err != nil {
+		h.DriverState = driverFailed
+		src.Detail = lib + ": " + err.Error()
+		return src, computecap.Capability{}
+	}
+	h.Driver, h.HasDriver, h.DriverState = v, true, driverVersionOnly
+	src.Found, src.Value = true, "CUDA "+v.String()
+	src.Detail = fmt.Sprintf("%s: driver for CUDA %s (cuDriverGetVersion only, no cuInit)", lib, v)
 	return src, computecap.Capability{}
 }
 
+// fromDeviceTree maps the device tree's SoC entry to its GPU.
+func fromDeviceTree(_ context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
+	src := source{Name: srcDeviceTree}
+	f := h.facts
+	if f.CompatiblePath == "" {
+		files := deviceTreeFiles(compatibleName)
+		src.Detail, src.LookedAt = "absent", files[:]
+		return src, computecap.Capability{}
+	}
+	if !f.HasDTSoC {
+		src.Detail = fmt.Sprintf("%s lists no Jetson SoC: %s", f.CompatiblePath, quoteShort(strings.Join(f.Compatible, ", ")))
+		return src, computecap.Capability{}
+	}
+	src.Found, src.Value = true, f.DTSoC.Capability.String()
+	src.Detail = fmt.Sprintf("%s: nvidia,%s is Jetson %s", f.CompatiblePath, f.DTSoC.Name, f.DTSoC.Family)
+	return src, f.DTSoC.Capability
+}
+
 // fromSocID maps /sys/devices/soc0/soc_id to its GPU.
-func fromSocID(_ context.Context, cfg *config, _ *hostInfo) (source, computecap.Capability) {
+func fromSocID(_ context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
 	src := source{Name: srcSocID}
-	data, err := cfg.root.readFile(socIDPath)
-	if err != nil {
+	f := h.facts
+	switch {
+	case !f.HasSocID && f.SocIDErr == nil:
 		src.Detail = "absent"
-		return src, computecap.Capability{}
+	case f.SocIDErr != nil:
+		src.Detail = socIDPath + ": " + f.SocIDErr.Error()
+	case f.Family != "" && f.Family != "Tegra":
+		src.Detail = fmt.Sprintf("%s is %s, not Tegra", socFamilyPath, quoteShort(f.Family))
+	case !f.HasIDSoC:
+		src.Detail = fmt.Sprintf("%s %d is not a Jetson SoC", socIDPath, f.SocID)
+	default:
+		src.Found, src.Value = true, f.IDSoC.Capability.String()
+		src.Detail = fmt.Sprintf("%s %d is %s, Jetson %s", socIDPath, f.SocID, f.IDSoC.Name, f.IDSoC.Family)
+		return src, f.IDSoC.Capability
 	}
-	if fam, err := cfg.root.readFile(socFamilyPath); err == nil {
-		if f := strings.TrimSpace(string(fam)); f != "Tegra" {
-			src.Detail = fmt.Sprintf("%s is %s, not Tegra", socFamilyPath, quoteShort(f))
-			return src, computecap.Capability{}
-		}
-	}
-	id, err := parseSocID(data)
-	if err != nil {
-		src.Detail = socIDPath + ": " + err.Error()
-		return src, computecap.Capability{}
-	}
-	soc, ok := computecap.SoCByID(id)
-	if !ok {
-		src.Detail = fmt.Sprintf("%s %d is not a Jetson SoC", socIDPath, id)
-		return src, computecap.Capability{}
-	}
-	src.Found, src.Value = true, soc.Capability.String()
-	src.Detail = fmt.Sprintf("%s %d is %s, Jetson %s", socIDPath, id, soc.Name, soc.Family)
-	return src, soc.Capability
+	return src, computecap.Capability{}
 }

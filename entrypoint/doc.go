@@ -13,51 +13,87 @@
 //
 // # Detection
 //
-// The sources are tried in order; each reports what it found or why not:
+// Package compute_cap/host reads the host as a container sees it. In a
+// default `docker run --runtime nvidia` the device tree is NOT visible:
+// Docker masks /sys/firmware, and /proc/device-tree points there. What stays
+// visible is the kernel's soc bus, /sys/devices/soc0: family ("Tegra"),
+// soc_id (the Tegra chip id: 25 Xavier, 35 Orin, 38 Thor) and machine, the
+// board name the kernel copies from the device tree's model (Linux
+// drivers/base/soc.c, soc_device_register). The NVIDIA runtime adds
+// /etc/nv_tegra_release (the L4T release), the GPU device nodes and the
+// host's libcuda.so.1.
 //
-//  1. JETBAKE_COMPUTE_CAP, a manual override such as "8.7".
+// On a Jetson (a Tegra soc_id that names a SoC of compute_cap's table) the
+// entrypoint takes the fast path: the SM comes from the table, and the
+// driver is asked only for its CUDA version (jetbake-cudaprobe
+// --driver-version, which calls cuDriverGetVersion and no cuInit). It asks
+// the driver in full only when that answer is missing or disagrees with the
+// CUDA the table gives for the host's L4T release. Elsewhere, and with
+// --probe, the sources are tried in order, each reporting what it found or
+// why not:
+//
+//  1. JETBAKE_COMPUTE_CAP, a manual override such as "8.7" (first on both
+//     paths).
 //  2. The CUDA driver API, through jetbake-cudaprobe (below).
 //  3. nvidia-smi --query-gpu=compute_cap, when present. JetPack 6 answers
 //     "[N/A]" and JetPack 5 has no nvidia-smi: both move on.
-//  4. The Tegra device tree (/proc/device-tree/compatible, SoC last) and
-//     /sys/devices/soc0/soc_id, mapped to the SoC's GPU by compute_cap.
+//  4. The Tegra device tree (/proc/device-tree/compatible, SoC last), when
+//     visible, and /sys/devices/soc0/soc_id, mapped to the SoC's GPU by the
+//     table.
 //
-// It also reads the host's Jetson Linux release from /etc/nv_tegra_release,
-// the board name from /proc/device-tree/model and which GPU device nodes
-// exist under /dev. A Tegra device tree is visible in every container, so a
-// GPU found only there counts as usable only when the NVIDIA runtime left a
-// trace: nv_tegra_release or a GPU device node.
+// A GPU found only from soc_id or the device tree counts as usable only
+// when the NVIDIA runtime left a trace: an answer from the driver,
+// nv_tegra_release or a GPU device node. --explain says which path was
+// taken and why ("path" and "path_why").
 //
 // # Why two binaries
 //
 // jetbake-entrypoint is static (CGO_ENABLED=0), imports only the standard
-// library, compute_cap, imagespec and evidencespec, and is stripped to under
-// 3 MB, so that it runs in any image and decides in well under a millisecond
-// when no driver query is needed (BenchmarkDetectAndPick). A static binary
-// cannot dlopen libcuda.so.1, so the driver query lives in a second binary,
-// jetbake-cudaprobe, built with purego (also CGO_ENABLED=0, but dynamically
-// linked against the C library's loader, which every CUDA image has). The
-// entrypoint runs the probe only when it finds libcuda.so.1 under the root,
-// in /usr/lib/aarch64-linux-gnu/nvidia, /usr/lib/aarch64-linux-gnu,
-// /usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/lib/wsl/lib, the entries of
-// LD_LIBRARY_PATH and last /usr/local/cuda/compat (the image's own
-// forward-compatibility driver, which is not the host's), and the probe
-// exists: next to the entrypoint's own executable, or at JETBAKE_CUDAPROBE.
-// The probe gets the library's path as its only argument, calls cuInit,
-// cuDeviceGet, cuDeviceGetAttribute (75 and 76) and cuDriverGetVersion, and
-// prints {"major":8,"minor":7,"driver_version":12060}, or exits non-zero with
-// a one-line reason. It gets 5 seconds, as does nvidia-smi. cuInit dominates
-// the start-up time when the probe runs (about 0.25 s on an H200).
+// library, compute_cap (with compute_cap/host), imagespec and evidencespec,
+// and is stripped to under 3 MB, so that it runs in any image and decides in
+// well under a millisecond when no driver query is needed
+// (BenchmarkDetectAndPick). A static binary cannot dlopen libcuda.so.1, so
+// the driver query lives in a second binary, jetbake-cudaprobe, built with
+// purego (also CGO_ENABLED=0, but dynamically linked against the C library's
+// loader, which every CUDA image has). The entrypoint runs the probe only
+// when it finds libcuda.so.1 under the root, in
+// /usr/lib/aarch64-linux-gnu/nvidia (JetPack 6), .../tegra (JetPack 5),
+// /usr/lib/aarch64-linux-gnu, /usr/lib/x86_64-linux-gnu, /usr/lib64,
+// /usr/lib/wsl/lib, the entries of LD_LIBRARY_PATH and last
+// /usr/local/cuda/compat (the image's own forward-compatibility driver,
+// which is not the host's), and the probe exists: next to the entrypoint's
+// own executable, or at JETBAKE_CUDAPROBE. The probe gets the library's path
+// as its argument, calls cuInit, cuDeviceGet, cuDeviceGetAttribute (75 and
+// 76) and cuDriverGetVersion, and prints
+// {"major":8,"minor":7,"driver_version":12060}, or exits non-zero with a
+// one-line reason; with --driver-version first it calls cuDriverGetVersion
+// alone and prints {"driver_version":12060}. It gets 5 seconds, as does
+// nvidia-smi. cuInit dominates the start-up time when the full query runs
+// (about 0.25 s on an H200); the fast path does not pay it
+// (BenchmarkStartFastPath, BenchmarkStartFullDriverQuery).
 //
 // # Choice and exec
 //
-// compute_cap.Pick chooses among the image's targets. Before that, a host
-// whose L4T major differs from the image's (a JetPack 6 image on an R35 or
-// R38 host) is refused with the image to use instead, unless
-// JETBAKE_SKIP_L4T_CHECK=1. The chosen binary replaces the entrypoint by
-// execve, with every argument and the environment, so the router becomes
-// PID 1. When /usr/local/cuda/compat exists and the driver's CUDA version is
-// older than the image's, that folder is prepended to LD_LIBRARY_PATH.
+// compute_cap.Pick chooses among the image's targets. Before that, the host
+// rule of the image's JetPack flavour (compute_cap's Table.CheckHost, which
+// the builder applies too) must hold, unless JETBAKE_SKIP_L4T_CHECK=1:
+//
+//   - Tegra flavour (JetPack 6 and earlier): the host's L4T major is the
+//     image's and its minor at least what the image's CUDA needs (a 36.4
+//     image with CUDA 12.6 needs a 36.4 or later host);
+//   - SBSA flavour (JetPack 7 and later): the driver's CUDA version
+//     (cuDriverGetVersion, else the table's CUDA for the host's L4T) has the
+//     image's major and at least its minor, unless the image ships
+//     forward-compatibility libraries for the host's GPU (compat_orin for
+//     Orin in CUDA 13.2 images), which are then prepended to
+//     LD_LIBRARY_PATH.
+//
+// A refusal names the host's version, what the image needs, the family
+// image that fits and the JetPack to upgrade to. The chosen binary replaces
+// the entrypoint by execve, with every argument and the environment, so the
+// router becomes PID 1. For an image that is not for a Jetson, when
+// /usr/local/cuda/compat exists and the driver's CUDA version is older than
+// the image's, that folder is prepended to LD_LIBRARY_PATH.
 //
 // # Explain
 //
@@ -80,14 +116,17 @@
 // device class, SoC, compute capability and the driver's CUDA version; and
 // the result: the binary that would be chosen and the checks
 // image-description, image-digest, architecture, jetson-soc, device-class,
-// l4t-release, l4t-matches-image, cuda-driver, gpu-matches-soc,
+// l4t-release, l4t-matches-image (the host rule above), cuda-driver,
+// gpu-matches-soc,
 // binary-chosen and smoke, each passed, failed or skipped. With --smoke the
 // chosen binary runs with the description's smoke arguments (--version when
 // it names none), its output on stderr, and its exit status is recorded;
 // without, the smoke check is skipped. The result is a pass only when every
-// check passed. The device class comes from a fixed allow-list of module
-// part numbers and model words (moduleClasses): the raw model string, which
-// can carry a serial number, is never written, nor are environment variables,
+// check passed. The device class comes from the module part numbers and
+// board-name words of the SoC rows of compute_cap's table; when neither the
+// part number nor the board name is visible it is the SoC's class ("Jetson
+// Orin"), which passes. The raw board name, which can carry a serial
+// number, is never written, nor are environment variables,
 // host or user names, addresses, paths or tokens. Every value copied from the
 // image passes a strict form check or is left out. The exit status is 0 for a
 // pass, 1 otherwise and 2 for bad arguments. Package evidencespec defines the

@@ -7,54 +7,24 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // Names of the CUDA driver library and the forward-compatibility folders:
 // the image's own, and the one the NVIDIA runtime mounts for Orin.
 const (
-	libcudaName   = "libcuda.so.1"
-	compatDir     = "/usr/local/cuda/compat"
+	libcudaName   = host.LibcudaName
+	compatDir     = host.CompatDir
 	compatOrinDir = "/usr/local/cuda/compat_orin"
 )
 
-// libcudaDirs returns the folders where a container runtime mounts the
-// host's libcuda.so.1, in the order they are searched. LD_LIBRARY_PATH
-// follows them, and compatDir, the image's own forward-compatibility
-// driver, comes last: it is not the host's driver.
-func libcudaDirs() []string {
-	return []string{
-		"/usr/lib/aarch64-linux-gnu/nvidia", // JetPack 6
-		"/usr/lib/aarch64-linux-gnu/tegra",  // JetPack 5
-		"/usr/lib/aarch64-linux-gnu",
-		"/usr/lib/x86_64-linux-gnu",
-		"/usr/lib64",
-		"/usr/lib/wsl/lib",
-	}
-}
-
 // findLibcuda returns the path in the root of the first libcuda.so.1 found
-// ("" when none) and the folders it looked in.
+// ("" when none) and the folders it looked in (see host.FindLibcuda).
 func findLibcuda(root sysroot, env environ) (string, []string) {
-	dirs := libcudaDirs()
-	dirs = append(dirs, strings.Split(env.get(envLibraryDir), ":")...)
-	dirs = append(dirs, compatDir)
-	var looked []string
-	for _, dir := range dirs {
-		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
-			continue
-		}
-		looked = append(looked, dir)
-		if p := filepath.Join(dir, libcudaName); root.exists(p) {
-			return p, looked
-		}
-	}
-	return "", looked
+	return host.FindLibcuda(host.Root(root), env.get(envLibraryDir))
 }
 
 // probeResult is the JSON line jetbake-cudaprobe prints.
@@ -87,11 +57,11 @@ func parseProbeOutput(out []byte) (probeAnswer, error) {
 	if !gpu.Valid() {
 		return probeAnswer{}, fmt.Errorf("probe reported compute capability %d.%d, which is not valid", *r.Major, *r.Minor)
 	}
-	v := *r.DriverVersion
-	if v < 1000 || v > 999_999 {
-		return probeAnswer{}, fmt.Errorf("probe reported driver version %d, which is not a CUDA version like 12060", v)
+	driver, err := driverCUDA(*r.DriverVersion)
+	if err != nil {
+		return probeAnswer{}, err
 	}
-	return probeAnswer{GPU: gpu, Driver: computecap.CUDAVersion{Major: v / 1000, Minor: v % 1000 / 10}}, nil
+	return probeAnswer{GPU: gpu, Driver: driver}, nil
 }
 
 // runProbe runs jetbake-cudaprobe at probe (a real path) on the library at
@@ -114,4 +84,45 @@ func runProbe(ctx context.Context, probe, lib string, env environ) (probeAnswer,
 func probeExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// versionFlag asks jetbake-cudaprobe for cuDriverGetVersion alone.
+const versionFlag = "--driver-version"
+
+// runVersionProbe runs jetbake-cudaprobe --driver-version on the library
+// at lib (a real path): it calls cuDriverGetVersion only, without cuInit.
+func runVersionProbe(ctx context.Context, probe, lib string, env environ) (computecap.CUDAVersion, error) {
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, probe, versionFlag, lib)
+	cmd.Env = env
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return computecap.CUDAVersion{}, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
+	}
+	return parseVersionOutput(stdout.Bytes())
+}
+
+// parseVersionOutput reads jetbake-cudaprobe --driver-version's line, such
+// as {"driver_version":12060}.
+func parseVersionOutput(out []byte) (computecap.CUDAVersion, error) {
+	line := firstLine(out)
+	var r probeResult
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s, not its JSON line: %w", quoteShort(line), err)
+	}
+	if r.DriverVersion == nil {
+		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s without driver_version", quoteShort(line))
+	}
+	return driverCUDA(*r.DriverVersion)
+}
+
+// driverCUDA turns cuDriverGetVersion's number (12060) into CUDA 12.6.
+func driverCUDA(v int) (computecap.CUDAVersion, error) {
+	if v < 1000 || v > 999_999 {
+		return computecap.CUDAVersion{}, fmt.Errorf("probe reported driver version %d, which is not a CUDA version like 12060", v)
+	}
+	return computecap.CUDAVersion{Major: v / 1000, Minor: v % 1000 / 10}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 
 // explainOutput is the part of --explain's JSON the tests read.
 type explainOutput struct {
+	Path        string      `json:"path"`
+	PathWhy     string      `json:"path_why"`
 	Sources     []source    `json:"sources"`
 	ComputeCap  string      `json:"compute_cap"`
 	GPU         string      `json:"gpu"`
@@ -46,44 +49,47 @@ func TestDriverProbe(t *testing.T) {
 	b := buildBinaries(t)
 	probe := "JETBAKE_CUDAPROBE=" + b.probe
 	tests := []struct {
-		name, host, image, libDir string
-		compat, compatOrin        bool
-		env                       []string
-		want, wantLD, wantDriver  string
+		name, host, release, image, libDir string
+		compat, compatOrin                 bool
+		env                                []string
+		want, wantLD, wantDriver, wantPath string
 	}{
-		{name: "Thor reporting 10.1 through the driver, driver older than the image's CUDA",
+		{name: "Thor: SM from soc_id, driver version only; Thor's image compat folder is not used",
 			host: "thor-jp7", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu", compat: true,
 			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "FAKE_CUDA_MAJOR=10", "FAKE_CUDA_MINOR=1", "FAKE_CUDA_DRIVER_VERSION=13000", "LD_LIBRARY_PATH=/opt/lib"},
-			want: "/usr/local/bin/router-110", wantLD: "/usr/local/cuda/compat:/opt/lib", wantDriver: "cuda-driver"},
-		{name: "driver as new as the image's CUDA leaves LD_LIBRARY_PATH alone",
+			want: "/usr/local/bin/router-110", wantDriver: "soc_id", wantPath: pathFast},
+		{name: "R38 Thor whose driver is as new as the image's CUDA passes the SBSA rule",
 			host: "thor-jp7", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu", compat: true,
-			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "FAKE_CUDA_MAJOR=11", "FAKE_CUDA_MINOR=0", "FAKE_CUDA_DRIVER_VERSION=13020"},
-			want: "/usr/local/bin/router-110", wantDriver: "cuda-driver"},
-		{name: "older driver without a compat folder leaves LD_LIBRARY_PATH alone",
+			env:  []string{"FAKE_CUDA_MAJOR=11", "FAKE_CUDA_MINOR=0", "FAKE_CUDA_DRIVER_VERSION=13020"},
+			want: "/usr/local/bin/router-110", wantDriver: "soc_id", wantPath: pathFast},
+		{name: "older driver of the same CUDA major on a Tegra host: the L4T rule decides",
 			host: "orin-nano-jp6", image: "jetpack6", libDir: "/usr/lib/aarch64-linux-gnu/nvidia",
 			env:  []string{"FAKE_CUDA_DRIVER_VERSION=12020"},
-			want: "/usr/local/bin/router-87", wantDriver: "cuda-driver"},
-		{name: "override answers, the driver still runs for the compat decision",
+			want: "/usr/local/bin/router-87", wantDriver: "soc_id", wantPath: pathFast},
+		{name: "driver disagrees with the L4T release: full query, the override still wins",
 			host: "thor-jp7", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu", compat: true,
 			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "JETBAKE_COMPUTE_CAP=11.0", "FAKE_CUDA_DRIVER_VERSION=12090"},
-			want: "/usr/local/bin/router-110", wantLD: "/usr/local/cuda/compat", wantDriver: "JETBAKE_COMPUTE_CAP"},
-		{name: "Orin with an older driver uses the compat_orin folder the runtime mounts",
-			host: "orin-nano-jp6", image: "jetpack6", libDir: "/usr/lib/aarch64-linux-gnu/nvidia", compat: true, compatOrin: true,
-			env:  []string{"FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=12020"},
-			want: "/usr/local/bin/router-87", wantLD: "/usr/local/cuda/compat_orin", wantDriver: "cuda-driver"},
+			want: "/usr/local/bin/router-110", wantDriver: "JETBAKE_COMPUTE_CAP", wantPath: pathFull},
+		{name: "Orin on R39 with an older 13.x driver uses the image's compat_orin folder",
+			host: "orin-nano-jp6", release: "39.2.0", image: "jetpack7.2", libDir: "/usr/lib/aarch64-linux-gnu/nvidia", compat: true, compatOrin: true,
+			env:  []string{"FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=13010"},
+			want: "/usr/local/bin/router-87", wantLD: "/usr/local/cuda/compat_orin", wantDriver: "soc_id", wantPath: pathFast},
 		{name: "JetPack 5 keeps libcuda in the tegra folder",
 			host: "agx-orin-jp5", image: "jetpack6", libDir: "/usr/lib/aarch64-linux-gnu/tegra",
 			env:  []string{"JETBAKE_SKIP_L4T_CHECK=1", "FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=11040"},
-			want: "/usr/local/bin/router-87", wantDriver: "cuda-driver"},
+			want: "/usr/local/bin/router-87", wantDriver: "soc_id", wantPath: pathFast},
 		{name: "desktop GPU through LD_LIBRARY_PATH",
 			host: "desktop-rtx3090", image: "desktop", libDir: "/usr/local/nvidia/lib64",
 			env:  []string{"LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=9"},
-			want: "/usr/local/bin/router-80", wantDriver: "cuda-driver"},
+			want: "/usr/local/bin/router-80", wantDriver: "cuda-driver", wantPath: pathFull},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := newSysroot(t, tt.host, tt.image)
 			installLibcuda(t, root, tt.libDir)
+			if tt.release != "" {
+				writeFile(t, root, tegraReleasePath, standinRelease(tt.release), 0o644)
+			}
 			if tt.compat {
 				writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "image's forward-compatibility driver", 0o644)
 			}
@@ -103,6 +109,7 @@ func TestDriverProbe(t *testing.T) {
 			}
 			e := explainRun(t, root, env...)
 			require.Equal(t, tt.wantDriver, e.DetectedBy)
+			require.Equal(t, tt.wantPath, e.Path, e.PathWhy)
 			require.True(t, sourceNamed(t, e.Sources, "cuda-driver").Found)
 		})
 	}
@@ -144,6 +151,8 @@ func TestDriverProbeFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+			// Without soc_id there is no fast path: the driver is asked in full.
+			require.NoError(t, os.Remove(filepath.Join(root, socIDPath)))
 			installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
 			env := append([]string{"JETBAKE_CUDAPROBE=" + tt.probe}, tt.env...)
 			r := runIn(t, root, nil, env...)
@@ -173,4 +182,14 @@ func TestProbeTimeout(t *testing.T) {
 	defer cancel()
 	_, err := runProbe(ctx, script(t, "exec sleep 30"), "/usr/lib/libcuda.so.1", nil)
 	require.EqualError(t, err, "no answer within 5s")
+}
+
+// standinRelease is an /etc/nv_tegra_release first line for an L4T version.
+func standinRelease(l4t string) string {
+	v, err := parseL4TVersion(l4t)
+	if err != nil {
+		panic(err)
+	}
+	return "# R" + strconv.Itoa(v.Major) + " (release), REVISION: " + strconv.Itoa(v.Minor) + "." + strconv.Itoa(v.Patch) +
+		", GCID: 1, BOARD: generic, EABI: aarch64, DATE: Mon Jan  1 00:00:00 UTC 2026\n"
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -44,9 +45,11 @@ func TestEndToEndExec(t *testing.T) {
 
 // TestEndToEndProbe runs the real binary with the probe next to it (no
 // JETBAKE_CUDAPROBE) on the fake driver of a Thor that reports 10.1 and
-// whose driver is older than the image's CUDA.
+// whose driver is older than the image's CUDA, with no soc_id, so that the
+// driver is asked in full.
 func TestEndToEndProbe(t *testing.T) {
 	root := newSysroot(t, "thor-jp7", "jetpack7.2")
+	require.NoError(t, os.Remove(filepath.Join(root, socIDPath)))
 	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu")
 	writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "forward-compatibility driver", 0o644)
 	env := baseEnv(root, "JETBAKE_CUDAPROBE=", "JETBAKE_SKIP_L4T_CHECK=1",
@@ -54,13 +57,14 @@ func TestEndToEndProbe(t *testing.T) {
 	code, stdout, stderr, pid := runBinary(t, []string{"serve"}, env)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "router for sm_110 pid "+strconv.Itoa(pid)+": serve\n"+
-		"JETBAKE_TEST_VAR=kept\nLD_LIBRARY_PATH="+filepath.Join(root, "/usr/local/cuda/compat")+"\n", stdout)
+		"JETBAKE_TEST_VAR=kept\nLD_LIBRARY_PATH=\n", stdout, "the generic compat folder is not Thor's")
 
 	code, stdout, stderr, _ = runBinary(t, []string{"--explain"}, env)
 	require.Equal(t, 0, code, stderr)
 	var e explainOutput
 	require.NoError(t, json.Unmarshal([]byte(stdout), &e))
 	require.Equal(t, "cuda-driver", e.DetectedBy)
+	require.Equal(t, pathFull, e.Path)
 	require.Equal(t, "10.1", e.ComputeCap)
 	require.Equal(t, "13.0", e.DriverCUDA)
 	require.Equal(t, "/usr/lib/aarch64-linux-gnu/libcuda.so.1: driver for CUDA 13.0", e.Sources[1].Detail)

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
-	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // explanation is what --explain prints.
 type explanation struct {
 	Sysroot     string        `json:"sysroot"`
 	Image       *imageSummary `json:"image,omitempty"`
+	Path        string        `json:"path"`
+	PathWhy     string        `json:"path_why,omitempty"`
 	Sources     []source      `json:"sources"`
 	ComputeCap  string        `json:"compute_cap,omitempty"`
 	GPU         string        `json:"gpu,omitempty"`
@@ -42,6 +42,8 @@ type imageSummary struct {
 func explain(stdout, stderr io.Writer, cfg *config, img *image, h *hostInfo, d *decision) int {
 	e := explanation{
 		Sysroot:     string(cfg.root),
+		Path:        h.Path,
+		PathWhy:     h.PathWhy,
 		Sources:     h.Sources,
 		DetectedBy:  h.From,
 		Model:       h.Model,
@@ -63,10 +65,10 @@ func explain(stdout, stderr io.Writer, cfg *config, img *image, h *hostInfo, d *
 			L4T: img.L4T, CUDA: img.CUDA, Tags: img.Tags}
 	}
 	if h.found() {
-		e.ComputeCap, e.GPU = h.GPU.String(), computecap.Describe(h.GPU)
+		e.ComputeCap, e.GPU = h.GPU.String(), cfg.table.Describe(h.GPU)
 	}
 	if h.HasL4T {
-		e.HostL4T, e.HostJetPack = h.L4T.String(), h.L4T.jetPack()
+		e.HostL4T, e.HostJetPack = h.L4T.String(), cfg.table.JetPackName(h.L4T)
 	}
 	if h.HasDriver {
 		e.DriverCUDA = h.Driver.String()

@@ -16,14 +16,18 @@ func TestExplainOrinNano(t *testing.T) {
 	for _, s := range e.Sources {
 		names, found = append(names, s.Name), append(found, s.Found)
 	}
-	require.Equal(t, []string{"JETBAKE_COMPUTE_CAP", "cuda-driver", "nvidia-smi", "device-tree", "soc_id"}, names)
-	require.Equal(t, []bool{false, false, false, true, true}, found)
-	require.Equal(t, `/usr/bin/nvidia-smi answered "[N/A]", not a compute capability`, e.Sources[2].Detail)
-	require.Equal(t, "/proc/device-tree/compatible: nvidia,tegra234 is Jetson Orin", e.Sources[3].Detail)
-	require.Equal(t, "/sys/devices/soc0/soc_id 35 is tegra234, Jetson Orin", e.Sources[4].Detail)
+	// A Jetson soc_id takes the fast path: the SM from the table, the
+	// driver's version only (here there is no libcuda), nothing else.
+	require.Equal(t, []string{"JETBAKE_COMPUTE_CAP", "soc_id", "cuda-driver"}, names)
+	require.Equal(t, []bool{false, true, false}, found)
+	require.Equal(t, "/sys/devices/soc0/soc_id 35 is tegra234, Jetson Orin", e.Sources[1].Detail)
+	require.Equal(t, "libcuda.so.1 not found", e.Sources[2].Detail)
+	require.Equal(t, pathFast, e.Path)
+	require.Equal(t, "/sys/devices/soc0/soc_id names tegra234 (Jetson Orin): SM from the table, "+
+		"driver CUDA version from cuDriverGetVersion without cuInit", e.PathWhy)
 	require.Equal(t, "8.7", e.ComputeCap)
 	require.Equal(t, "Jetson Orin, SM 8.7", e.GPU)
-	require.Equal(t, "device-tree", e.DetectedBy)
+	require.Equal(t, "soc_id", e.DetectedBy)
 	require.Equal(t, "36.4.3", e.HostL4T)
 	require.Equal(t, "6.2", e.HostJetPack)
 	require.Equal(t, orinNanoModel, e.Model)
@@ -43,13 +47,15 @@ func TestExplainFailures(t *testing.T) {
 		name, host, image string
 		wantFailure       string
 		wantCandidates    []bool
+		wantSources       int
 	}{
 		{name: "no runtime", host: "no-runtime", image: "jetpack6",
-			wantFailure: "no NVIDIA GPU is visible in this container: it was probably started without --runtime nvidia"},
-		{name: "wrong L4T still judges the binaries", host: "thor-jp7", image: "jetpack7.2",
-			wantFailure: "this image is for JetPack 7.2 (L4T R39) but the host runs L4T R38.2.0 (JetPack 7.0)", wantCandidates: []bool{false, true}},
+			wantFailure: "no NVIDIA GPU is visible in this container: it was probably started without --runtime nvidia", wantSources: 5},
+		{name: "host rule refuses and still judges the binaries", host: "thor-jp7", image: "jetpack7.2",
+			wantFailure: "this image is for JetPack 7.2 (L4T R39.2.0, CUDA 13.2) and needs a driver for CUDA 13.2 or a later 13.x, " +
+				"but the host has a driver for CUDA 13.0 on L4T R38.2.0 (JetPack 7.0)", wantCandidates: []bool{false, true}, wantSources: 3},
 		{name: "no image description", host: "thor-jp7",
-			wantFailure: "/etc/jetbake/image.json is missing"},
+			wantFailure: "/etc/jetbake/image.json is missing", wantSources: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,16 +68,17 @@ func TestExplainFailures(t *testing.T) {
 				runs = append(runs, c.Runs)
 			}
 			require.Equal(t, append([]bool{}, tt.wantCandidates...), runs)
-			require.Len(t, e.Sources, 5, "explain tries every source")
+			require.Len(t, e.Sources, tt.wantSources, "explain tries every source of the path taken")
 			require.NotEmpty(t, e.HostFiles)
 		})
 	}
 }
 
-func TestExplainThorDeviceTreeFallback(t *testing.T) {
+func TestExplainThorFastPath(t *testing.T) {
 	root := newSysroot(t, "thor-jp7", "jetpack7.2")
 	e := explainRun(t, root, "JETBAKE_SKIP_L4T_CHECK=1")
-	require.Equal(t, "/sys/firmware/devicetree/base/compatible: nvidia,tegra264 is Jetson Thor", e.Sources[3].Detail)
+	require.Equal(t, pathFast, e.Path)
+	require.Equal(t, "/sys/devices/soc0/soc_id 38 is tegra264, Jetson Thor", e.Sources[1].Detail)
 	require.Equal(t, "11.0", e.ComputeCap)
 	require.Equal(t, "Jetson Thor, SM 11.0", e.GPU)
 	require.Equal(t, "NVIDIA Jetson AGX Thor Developer Kit", e.Model)

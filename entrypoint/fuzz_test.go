@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	computecap "github.com/jetbake/jetbake/compute_cap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -100,7 +101,7 @@ func FuzzParseImage(f *testing.F) {
 			if !c.Valid() {
 				t.Fatalf("invalid target %+v", c)
 			}
-			candidates(img, c)
+			candidates(computecap.DefaultTable(), img, c)
 			bestSibling(img, siblingQuery{gpu: &c})
 		}
 	})

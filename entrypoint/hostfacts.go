@@ -10,48 +10,53 @@ func gpuDeviceNodes() [6]string {
 	return [...]string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu", "/dev/nvgpu", "/dev/nvmap"}
 }
 
-// readHostFacts reads the host's L4T release, board name and GPU device
-// nodes; these are not sources of the compute capability but feed the L4T
-// check and the messages.
+// readHostFacts turns the host files package host read into the facts
+// --explain lists (L4T release, board name) and reads the GPU device nodes;
+// these are not sources of the compute capability but feed the host rule
+// and the messages.
 func readHostFacts(root sysroot, h *hostInfo) {
-	h.Facts = append(h.Facts, readTegraRelease(root, h), readModel(root, h), readNodes(root, h))
+	h.Facts = append(h.Facts, readTegraRelease(h), readModel(h), readNodes(root, h))
 }
 
-// readTegraRelease reads /etc/nv_tegra_release.
-func readTegraRelease(root sysroot, h *hostInfo) source {
+// readTegraRelease reports /etc/nv_tegra_release.
+func readTegraRelease(h *hostInfo) source {
 	src := source{Name: tegraReleasePath}
-	data, err := root.readFile(tegraReleasePath)
-	if err != nil {
+	f := h.facts
+	if !f.TegraRelease {
 		src.Detail = "absent"
 		return src
 	}
 	h.TegraRelease = true
-	v, err := parseTegraRelease(data)
-	if err != nil {
-		src.Detail = err.Error()
+	if f.L4TErr != nil {
+		src.Detail = f.L4TErr.Error()
 		return src
 	}
-	h.L4T, h.HasL4T = v, true
-	src.Found, src.Value = true, v.String()
-	src.Detail = "L4T R" + v.String()
-	if jp := v.jetPack(); jp != "" {
+	h.L4T, h.HasL4T = f.L4T, true
+	src.Found, src.Value = true, f.L4T.String()
+	src.Detail = "L4T R" + f.L4T.String()
+	if jp := h.table.JetPackName(f.L4T); jp != "" {
 		src.Detail += ", JetPack " + jp
 	}
 	return src
 }
 
-// readModel reads the device tree's board name.
-func readModel(root sysroot, h *hostInfo) source {
+// readModel reports the board name: the device tree's model, else
+// /sys/devices/soc0/machine, which the kernel fills from that model and
+// which stays visible when the device tree is masked.
+func readModel(h *hostInfo) source {
+	f := h.facts
 	files := deviceTreeFiles(modelName)
 	src := source{Name: files[0]}
-	for _, p := range files {
-		if data, err := root.readFile(p); err == nil {
-			h.Model = parseModel(data)
-			src.Name, src.Found, src.Value, src.Detail = p, h.Model != "", h.Model, "board name"
-			return src
-		}
+	switch {
+	case f.ModelPath != "":
+		h.Model = f.Model
+		src.Name, src.Found, src.Value, src.Detail = f.ModelPath, f.Model != "", f.Model, "board name"
+	case f.Machine != "":
+		h.Model = f.Machine
+		src.Name, src.Found, src.Value, src.Detail = socMachinePath, true, f.Machine, "board name (the device tree's model)"
+	default:
+		src.Detail, src.LookedAt = "absent", []string{files[0], files[1], socMachinePath}
 	}
-	src.Detail, src.LookedAt = "absent", files[:]
 	return src
 }
 

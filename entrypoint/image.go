@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/compute_cap/host"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -18,10 +19,19 @@ type image struct {
 	cuda computecap.CUDAVersion
 	// l4tMajor is the image's L4T major; 0 when it is not a Jetson image.
 	l4tMajor int
+	// needs is what the host rule needs of the image, without its
+	// forward-compatibility folders (see hostNeeds).
+	needs computecap.ImageNeeds
 }
 
-// loadImage reads /etc/jetbake/image.json under the root.
+// loadImage reads /etc/jetbake/image.json under the root, with the
+// shipped table of Jetson facts.
 func loadImage(root sysroot) (*image, error) {
+	return loadImageWith(root, computecap.DefaultTable())
+}
+
+// loadImageWith reads /etc/jetbake/image.json under the root with table t.
+func loadImageWith(root sysroot, t *computecap.Table) (*image, error) {
 	data, err := root.readFile(imagespec.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is missing: this image was not built by jetbake, or the file was removed", imagespec.Path)
@@ -33,15 +43,21 @@ func loadImage(root sysroot) (*image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not usable: %w", imagespec.Path, err)
 	}
-	img, err := parseImage(spec)
+	img, err := parseImageWith(spec, t)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not usable: %w", imagespec.Path, err)
 	}
 	return img, nil
 }
 
-// parseImage checks and parses the versions of a validated description.
+// parseImage checks and parses the versions of a validated description
+// with the shipped table.
 func parseImage(spec *imagespec.Image) (*image, error) {
+	return parseImageWith(spec, computecap.DefaultTable())
+}
+
+// parseImageWith checks and parses the versions of a validated description.
+func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*image, error) {
 	img := &image{Image: spec}
 	for i, t := range spec.Targets {
 		c, err := computecap.Parse(t.SM)
@@ -57,36 +73,35 @@ func parseImage(spec *imagespec.Image) (*image, error) {
 		}
 		img.cuda = v
 	}
-	major, err := imageL4TMajor(spec.L4T, spec.JetPack)
+	needs, err := host.Needs(t, host.Image{L4T: spec.L4T, JetPack: spec.JetPack, CUDA: spec.CUDA}, nil)
 	if err != nil {
-		return nil, err
+		var unknown *host.UnknownJetPackError
+		if errors.As(err, &unknown) {
+			return nil, fmt.Errorf("jetpack %s is not a JetPack release this entrypoint knows, and l4t is empty", quoteShort(spec.JetPack))
+		}
+		return nil, fmt.Errorf("l4t: %w", err)
 	}
-	img.l4tMajor = major
+	img.needs, img.l4tMajor = needs, needs.L4T.Major
 	return img, nil
 }
 
-// imageL4TMajor is the L4T major of a release from its l4t field, or from
-// its jetpack field when l4t is empty; 0 when both are empty.
-func imageL4TMajor(l4t, jetpack string) (int, error) {
-	if l4t != "" {
-		v, err := parseL4TVersion(l4t)
-		if err != nil {
-			return 0, fmt.Errorf("l4t: %w", err)
-		}
-		return v.Major, nil
-	}
-	if jetpack == "" {
-		return 0, nil
-	}
-	major, ok := computecap.L4TMajorForJetPack(jetpack)
-	if !ok {
-		return 0, fmt.Errorf("jetpack %s is not a JetPack release this entrypoint knows, and l4t is empty", quoteShort(jetpack))
-	}
-	return major, nil
+// hostNeeds is the image's needs with the forward-compatibility folders
+// present in the image.
+func hostNeeds(cfg *config, img *image) computecap.ImageNeeds {
+	n := img.needs
+	n.CompatDirs = host.PresentCompat(cfg.table, host.Root(cfg.root))
+	return n
 }
 
-// wantDriver reports whether the driver's CUDA version matters: the image
-// has a CUDA version and forward-compatibility libraries.
+// wantDriver reports whether the driver's CUDA version matters after an
+// override: the image has a CUDA version, and is for a JetPack whose host
+// rule compares the driver's CUDA, or has forward-compatibility libraries.
 func wantDriver(cfg *config, img *image) bool {
-	return img != nil && !img.cuda.IsZero() && cfg.root.isDir(compatDir)
+	if img == nil || img.cuda.IsZero() {
+		return false
+	}
+	if _, rule, ok := cfg.table.FlavourOfL4T(img.l4tMajor); ok && rule == computecap.RuleDriverCUDA {
+		return true
+	}
+	return cfg.root.isDir(compatDir)
 }

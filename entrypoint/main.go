@@ -26,7 +26,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, exec
 	if cfg.probe {
 		return probeMain(ctx, &cfg, stdout, stderr, probeSetup{now: time.Now(), arch: runtime.GOARCH})
 	}
-	img, imgErr := loadImage(cfg.root)
+	img, imgErr := loadImageWith(cfg.root, cfg.table)
 	if imgErr != nil && !cfg.explain {
 		return fail(stderr, imgErr.Error())
 	}

@@ -13,6 +13,7 @@ const (
 	orinNanoModel = "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"
 	skipAdvice    = ", or set JETBAKE_SKIP_L4T_CHECK=1 to try this one anyway.\n"
 	tagPrefix     = "ghcr.io/jetbake/text-embeddings-router:1.8.2-"
+	upgrade72     = ", or upgrade the host to JetPack 7.2 (L4T 39.2.0) or later"
 )
 
 func TestRunChoosesBinary(t *testing.T) {
@@ -39,7 +40,7 @@ func TestRunChoosesBinary(t *testing.T) {
 		{name: "only a first --explain is the entrypoint's", host: "orin-nano-jp6", image: "jetpack6",
 			args: []string{"--port", "80", "--explain"}, want: "/usr/local/bin/router-87",
 			wantArgs: []string{"--port", "80", "--explain"}},
-		{name: "no nvidia-smi on JetPack 5, device tree answers", host: "agx-orin-jp5", image: "jetpack6",
+		{name: "no nvidia-smi on JetPack 5, soc_id answers", host: "agx-orin-jp5", image: "jetpack6",
 			env: []string{"JETBAKE_SKIP_L4T_CHECK=1"}, want: "/usr/local/bin/router-87"},
 	}
 	for _, tt := range tests {
@@ -63,21 +64,27 @@ func TestRunFailures(t *testing.T) {
 		want              string
 	}{
 		{name: "JetPack 7.2 image on a JetPack 6 host", host: "orin-nano-jp6", image: "jetpack7.2",
-			want: "this image is for JetPack 7.2 (L4T R39) but the host runs L4T R36.4.3 (JetPack 6.2): use " +
-				tagPrefix + "jetpack6.2 instead" + skipAdvice},
+			want: "this image is for JetPack 7.2 (L4T R39.2.0, CUDA 13.2) and needs a driver for CUDA 13.2 or a later 13.x, " +
+				"but the host has a driver for CUDA 12.6 on L4T R36.4.3 (JetPack 6.2): use " + tagPrefix + "jetpack6.2 instead" +
+				upgrade72 + skipAdvice},
 		{name: "JetPack 6 image on a JetPack 5 host, no family", host: "agx-orin-jp5", image: "jetpack6",
-			want: "this image is for JetPack 6.2 (L4T R36) but the host runs L4T R35.4.1 (JetPack 5.1): use a JetPack 5.1 image instead" + skipAdvice},
+			want: "this image is for JetPack 6.2 (L4T R36.4.3, CUDA 12.6) and needs L4T R36.4 or a later R36 release, " +
+				"but the host has L4T R35.4.1 (JetPack 5.1.2): use a JetPack 5.1.2 image instead, " +
+				"or upgrade the host to JetPack 6.1 (L4T 36.4.0) or later" + skipAdvice},
 		{name: "JetPack 7.2 image on a JetPack 5 host", host: "agx-orin-jp5", image: "jetpack7.2",
-			want: "this image is for JetPack 7.2 (L4T R39) but the host runs L4T R35.4.1 (JetPack 5.1): use " +
-				tagPrefix + "jetpack5.1 instead" + skipAdvice},
+			want: "this image is for JetPack 7.2 (L4T R39.2.0, CUDA 13.2) and needs a driver for CUDA 13.2 or a later 13.x, " +
+				"but the host has a driver for CUDA 11.4 on L4T R35.4.1 (JetPack 5.1.2): use " + tagPrefix + "jetpack5.1 instead" +
+				upgrade72 + skipAdvice},
 		{name: "JetPack 6 image on Thor", host: "thor-jp7", image: "jetpack6",
-			want: "this image is for JetPack 6.2 (L4T R36) but the host runs L4T R38.2.0 (JetPack 7.0): use a JetPack 7.0 image instead" + skipAdvice},
+			want: "this image is for JetPack 6.2 (L4T R36.4.3, CUDA 12.6) and needs L4T R36.4 or a later R36 release, " +
+				"but the host has L4T R38.2.0 (JetPack 7.0): use a JetPack 7.0 image instead" + skipAdvice},
 		{name: "JetPack 7.2 image on a JetPack 7.0 Thor", host: "thor-jp7", image: "jetpack7.2",
-			want: "this image is for JetPack 7.2 (L4T R39) but the host runs L4T R38.2.0 (JetPack 7.0): use " +
-				tagPrefix + "jetpack7.0 instead" + skipAdvice},
+			want: "this image is for JetPack 7.2 (L4T R39.2.0, CUDA 13.2) and needs a driver for CUDA 13.2 or a later 13.x, " +
+				"but the host has a driver for CUDA 13.0 on L4T R38.2.0 (JetPack 7.0): use " + tagPrefix + "jetpack7.0 instead" +
+				upgrade72 + skipAdvice},
 		{name: "desktop image on an Orin", host: "orin-nano-jp6", image: "desktop",
 			want: "this image has no text-embeddings-router binary for the GPU found, Jetson Orin, SM 8.7 (" + orinNanoModel +
-				", from device-tree); it holds sm_80 (/usr/local/bin/router-80).\n"},
+				", from soc_id); it holds sm_80 (/usr/local/bin/router-80).\n"},
 		{name: "Jetson image on a desktop GPU", host: "desktop-rtx3090", image: "jetpack6",
 			want: "this image has no text-embeddings-router binary for the GPU found, GPU with SM 8.6 (from nvidia-smi); it holds sm_87 (/usr/local/bin/router-87).\n"},
 		{name: "Jetson image with family on a desktop GPU", host: "desktop-rtx3090", image: "jetpack7.2",
@@ -93,9 +100,9 @@ func TestRunFailures(t *testing.T) {
 				"nvidia-smi (not found), device-tree (absent), soc_id (absent), /etc/nv_tegra_release (absent), GPU device nodes (none). " +
 				"Run with --explain for details, or set JETBAKE_COMPUTE_CAP (such as 8.7) to choose a binary by hand.\n"},
 		{name: "Jetson without the runtime", host: "jetson-no-runtime", image: "jetpack6",
-			want: "this is a Jetson Orin, SM 8.7 (" + orinNanoModel + ", from device-tree), but the container has no access to its GPU: " +
+			want: "this is a Jetson Orin, SM 8.7 (" + orinNanoModel + ", from soc_id), but the container has no access to its GPU: " +
 				"it was probably started without --runtime nvidia (or --device nvidia.com/gpu=all with CDI). Looked at: " +
-				"JETBAKE_COMPUTE_CAP (not set), cuda-driver (libcuda.so.1 not found), nvidia-smi (not found), device-tree (8.7), " +
+				"JETBAKE_COMPUTE_CAP (not set), soc_id (8.7), cuda-driver (libcuda.so.1 not found), " +
 				"/etc/nv_tegra_release (absent), GPU device nodes (none). Run with --explain for details.\n"},
 		{name: "override that is not a capability", host: "orin-nano-jp6", image: "jetpack6", env: []string{"JETBAKE_COMPUTE_CAP=orin"},
 			want: `JETBAKE_COMPUTE_CAP: compute capability "orin" is not valid: want forms like 8.7, 87, sm_87 or compute_87; ` +

@@ -32,15 +32,18 @@ func lookedAt(h *hostInfo) string {
 		parts = append(parts, s.Name+" ("+shortResult(s)+")")
 	}
 	for _, s := range h.Facts {
-		if s.Name != modelPathName() {
+		if !isBoardName(s.Name) {
 			parts = append(parts, s.Name+" ("+shortResult(s)+")")
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
-// modelPathName is the name the board-name fact has in messages.
-func modelPathName() string { return deviceTreeFiles(modelName)[0] }
+// isBoardName reports whether a fact is the board name, which messages leave out.
+func isBoardName(name string) bool {
+	files := deviceTreeFiles(modelName)
+	return name == files[0] || name == files[1] || name == socMachinePath
+}
 
 // shortResult is a source's value, or its detail when it found nothing.
 func shortResult(s source) string {
@@ -57,7 +60,7 @@ func gpuName(h *hostInfo) string {
 	if h.Model != "" {
 		from = h.Model + ", " + from
 	}
-	return computecap.Describe(h.GPU) + " (" + from + ")"
+	return h.table.Describe(h.GPU) + " (" + from + ")"
 }
 
 // noBinaryMessage says that the image holds no binary for the GPU, lists
@@ -69,10 +72,7 @@ func noBinaryMessage(img *image, h *hostInfo) string {
 	}
 	msg := "this image has no " + img.Router + " binary for the GPU found, " + gpuName(h) +
 		"; it holds " + strings.Join(held, ", ") + "."
-	q := siblingQuery{gpu: &h.GPU}
-	if h.HasL4T {
-		q.host = &h.L4T
-	}
+	q := siblingQuery{gpu: &h.GPU, host: h}
 	if s, ok := bestSibling(img, q); ok {
 		return msg + " Use " + siblingName(s) + ", which has one."
 	}
@@ -82,30 +82,42 @@ func noBinaryMessage(img *image, h *hostInfo) string {
 	return msg
 }
 
-// l4tMismatchMessage says that the host runs another L4T major than the
-// image was built for, and which image to use.
-func l4tMismatchMessage(img *image, h *hostInfo) string {
-	msg := "this image is for " + imageRelease(img) + " but the host runs L4T R" + h.L4T.String()
-	if jp := h.L4T.jetPack(); jp != "" {
-		msg += " (JetPack " + jp + ")"
-	}
-	q := siblingQuery{host: &h.L4T}
+// hostRuleMessage says that the host does not meet the image's host rule:
+// the host's version, what the image needs, and the family image that fits
+// or the JetPack to upgrade to.
+func hostRuleMessage(img *image, h *hostInfo, v computecap.HostVerdict) string {
+	msg := "this image is for " + imageRelease(img) + " and needs " + v.Need + ", but the host has " + v.Host
+	q := siblingQuery{host: h}
 	if h.found() {
 		q.gpu = &h.GPU
 	}
+	var fixes []string
 	if s, ok := bestSibling(img, q); ok {
-		msg += ": use " + siblingName(s) + " instead"
-	} else if jp := h.L4T.jetPack(); jp != "" {
-		msg += ": use a JetPack " + jp + " image instead"
-	} else {
-		msg += ": use an image built for L4T R" + strconv.Itoa(h.L4T.Major) + " instead"
+		fixes = append(fixes, "use "+siblingName(s)+" instead")
+	} else if h.HasL4T {
+		if jp := h.table.JetPackName(h.L4T); jp != "" {
+			fixes = append(fixes, "use a JetPack "+jp+" image instead")
+		} else {
+			fixes = append(fixes, "use an image built for L4T R"+strconv.Itoa(h.L4T.Major)+" instead")
+		}
 	}
-	return msg + ", or set " + envSkipL4T + "=1 to try this one anyway."
+	if v.Upgrade != "" {
+		fixes = append(fixes, "upgrade the host to "+v.Upgrade+" or later")
+	}
+	fixes = append(fixes, "set "+envSkipL4T+"=1 to try this one anyway")
+	return msg + ": " + strings.Join(fixes, ", or ") + "."
 }
 
-// imageRelease names the image's release: "JetPack 6.2 (L4T R36)".
+// imageRelease names the image's release: "JetPack 6.2 (L4T R36.4.3,
+// CUDA 12.6)".
 func imageRelease(img *image) string {
 	l4t := "L4T R" + strconv.Itoa(img.l4tMajor)
+	if img.L4T != "" {
+		l4t = "L4T R" + img.L4T
+	}
+	if !img.cuda.IsZero() {
+		l4t += ", CUDA " + img.cuda.String()
+	}
 	if img.JetPack == "" {
 		return l4t
 	}
@@ -119,5 +131,5 @@ func badOverrideMessage(err error) string {
 
 // execFailedMessage says that the chosen binary could not be started.
 func execFailedMessage(d *decision, h *hostInfo, err error) string {
-	return fmt.Sprintf("cannot start %s, the binary chosen for %s: %v", d.Choice, computecap.Describe(h.GPU), err)
+	return fmt.Sprintf("cannot start %s, the binary chosen for %s: %v", d.Choice, h.table.Describe(h.GPU), err)
 }

@@ -60,22 +60,25 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 	pc := *cfg
 	pc.env = cfg.env.without(envOverride)
 	pc.explain, pc.skipL4T = true, false
-	img, imgErr := loadImage(pc.root)
+	img, imgErr := loadImageWith(pc.root, pc.table)
 	h := detect(ctx, &pc, true)
-	dev := readDevice(pc.root)
+	dev := deviceOf(h.facts)
 	var d decision
 	if img != nil {
 		d = decide(&pc, img, h)
+		if d.Verdict.Rule == "" {
+			d.Verdict = checkHost(&pc, img, h)
+		}
 	}
 	ev := &evidencespec.Evidence{
 		SchemaVersion: evidencespec.SchemaVersion,
 		GeneratedAt:   ps.now.UTC().Format(time.RFC3339),
-		Host:          hostProfile(h, &dev, ps.arch),
+		Host:          hostProfile(&pc, h, &dev, ps.arch),
 	}
 	digest := imageProfile(ev, img, pc.env)
 	checks := []evidencespec.Check{
 		imageCheck(imgErr), digest, archCheck(ps.arch), socCheck(&dev), deviceClassCheck(&dev),
-		l4tCheck(h), l4tMatchCheck(img, h), driverCheck(h), gpuMatchCheck(h, &dev), binaryCheck(img, h, &d),
+		l4tCheck(h), l4tMatchCheck(img, h, &d), driverCheck(h), gpuMatchCheck(h, &dev), binaryCheck(img, h, &d),
 	}
 	ev.Result.Binary = chosenBinary(img, &d)
 	smoke, run := smokeCheck(ctx, &pc, img, &d, stderr)
@@ -85,10 +88,10 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 }
 
 // hostProfile builds the host's profile from parsed values.
-func hostProfile(h *hostInfo, dev *device, arch string) evidencespec.Host {
+func hostProfile(cfg *config, h *hostInfo, dev *device, arch string) evidencespec.Host {
 	p := evidencespec.Host{Architecture: arch, DeviceClass: dev.class}
 	if h.HasL4T {
-		p.L4T, p.JetPack = h.L4T.String(), h.L4T.jetPack()
+		p.L4T, p.JetPack = h.L4T.String(), cfg.table.JetPackName(h.L4T)
 	}
 	if dev.hasSoC {
 		p.SoC = dev.soc.Name

@@ -61,7 +61,9 @@ func deviceClassCheck(dev *device) evidencespec.Check {
 	case !dev.hasSoC:
 		c.Status, c.Detail = evidencespec.Skipped, "no Jetson SoC"
 	case !dev.known:
-		c.Status, c.Detail = evidencespec.Failed, "the module is not one the entrypoint knows: add it to moduleClasses"
+		c.Status, c.Detail = evidencespec.Failed, "the module is not one the entrypoint knows: add it to the SoC's row in compute_cap"
+	case dev.fromSoC:
+		c.Status, c.Detail = evidencespec.Passed, dev.class+" (the module's part number and board name are not visible)"
 	default:
 		c.Status, c.Detail = evidencespec.Passed, dev.class
 	}
@@ -74,7 +76,7 @@ func l4tCheck(h *hostInfo) evidencespec.Check {
 	switch {
 	case h.HasL4T:
 		c.Status, c.Detail = evidencespec.Passed, "L4T R"+h.L4T.String()
-		if jp := h.L4T.jetPack(); jp != "" {
+		if jp := h.table.JetPackName(h.L4T); jp != "" {
 			c.Detail += ", JetPack " + jp
 		}
 	case h.TegraRelease:
@@ -85,18 +87,23 @@ func l4tCheck(h *hostInfo) evidencespec.Check {
 	return c
 }
 
-// l4tMatchCheck says whether the host runs the image's L4T major.
-func l4tMatchCheck(img *image, h *hostInfo) evidencespec.Check {
+// l4tMatchCheck says whether the host meets the image's host rule: its
+// L4T release (JetPack 6 and earlier) or its driver's CUDA version (JetPack
+// 7 and later). The check keeps its name for evidence readers.
+func l4tMatchCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
 	c := evidencespec.Check{Name: "l4t-matches-image"}
+	v := d.Verdict
 	switch {
 	case img == nil || img.l4tMajor == 0:
 		c.Status, c.Detail = evidencespec.Skipped, "the image names no L4T release"
-	case !h.HasL4T:
-		c.Status, c.Detail = evidencespec.Skipped, "the host's L4T release is unknown"
-	case h.L4T.Major != img.l4tMajor:
-		c.Status, c.Detail = evidencespec.Failed, "the host runs L4T R"+h.L4T.String()+" but the image is for R"+strconv.Itoa(img.l4tMajor)
+	case v.Rule == "" || v.Unknown:
+		c.Status, c.Detail = evidencespec.Skipped, "the host's L4T release and driver are unknown"
+	case !v.OK:
+		c.Status, c.Detail = evidencespec.Failed, v.Reason()
+	case v.CompatDir != "":
+		c.Status, c.Detail = evidencespec.Passed, "the host has "+v.Host+"; the image's forward-compatibility libraries cover "+v.Need
 	default:
-		c.Status, c.Detail = evidencespec.Passed, "the host's R"+h.L4T.String()+" is the image's R"+strconv.Itoa(img.l4tMajor)
+		c.Status, c.Detail = evidencespec.Passed, "the host has "+v.Host+"; the image needs "+v.Need
 	}
 	return c
 }
@@ -105,6 +112,9 @@ func l4tMatchCheck(img *image, h *hostInfo) evidencespec.Check {
 func driverCheck(h *hostInfo) evidencespec.Check {
 	c := evidencespec.Check{Name: "cuda-driver", Status: evidencespec.Failed}
 	switch h.DriverState {
+	case driverVersionOnly:
+		c.Status = evidencespec.Passed
+		c.Detail = "the driver reports CUDA " + h.Driver.String()
 	case driverAnswered:
 		c.Status = evidencespec.Passed
 		c.Detail = "the driver reports SM " + h.GPU.String() + " and CUDA " + h.Driver.String()
@@ -147,8 +157,8 @@ func binaryCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
 		c.Detail = "no GPU found: start the container with --runtime nvidia"
 	case !h.gpuAccess():
 		c.Detail = "the container has no access to the GPU: start it with --runtime nvidia"
-	case h.HasL4T && img.l4tMajor != 0 && h.L4T.Major != img.l4tMajor:
-		c.Detail = "the image is for L4T R" + strconv.Itoa(img.l4tMajor) + ", not the host's R" + strconv.Itoa(h.L4T.Major)
+	case d.Verdict.Rule != "" && !d.Verdict.OK:
+		c.Detail = d.Verdict.Reason()
 	default:
 		c.Detail = "no binary of the image runs on SM " + h.GPU.String()
 	}

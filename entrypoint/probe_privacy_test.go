@@ -112,7 +112,7 @@ func TestDeviceClass(t *testing.T) {
 			"NVIDIA Jetson AGX Orin Developer Kit SN123", "", "Jetson AGX Orin", true},
 		{"part of another SoC does not count", "nvidia,p3701-0005\x00nvidia,tegra194\x00", "", "", "Jetson Xavier (other module)", false},
 		{"unknown Orin module", "nvidia,p9999-0000\x00nvidia,tegra234\x00", "Custom carrier 42", "", "Jetson Orin (other module)", false},
-		{"soc_id alone", "", "", "38", "Jetson Thor (other module)", false},
+		{"soc_id alone: the SoC's class", "", "", "38", "Jetson Thor", true},
 		{"Grace is not a Jetson", "", "", "36", "", false},
 		{"desktop", "", "", "", "", false},
 	}

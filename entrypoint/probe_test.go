@@ -123,7 +123,7 @@ func TestProbeNotAPass(t *testing.T) {
 		{name: "JetPack 6 image on a JetPack 5 host, override ignored", host: "agx-orin-jp5", image: "jetpack6",
 			args: []string{"--smoke"}, env: []string{digest, "JETBAKE_SKIP_L4T_CHECK=1"},
 			want:       map[string]evidencespec.Status{"l4t-matches-image": evidencespec.Failed, "binary-chosen": evidencespec.Failed, "smoke": evidencespec.Skipped},
-			wantDetail: "the host runs L4T R35.4.1 but the image is for R36"},
+			wantDetail: "the host has L4T R35.4.1 (JetPack 5.1.2) but the image needs L4T R36.4 or a later R36 release"},
 		{name: "no driver: device tree alone is not enough", host: "orin-nano-jp6", image: "jetpack6", noDriver: true,
 			args: []string{"--smoke"}, env: []string{digest},
 			want: map[string]evidencespec.Status{"cuda-driver": evidencespec.Failed, "gpu-matches-soc": evidencespec.Skipped, "binary-chosen": evidencespec.Passed}},

@@ -9,9 +9,9 @@ import (
 type siblingQuery struct {
 	// gpu, when set, must be run by one of the release's targets.
 	gpu *computecap.Capability
-	// host, when set, is the host's L4T: the release must share its major,
-	// and the newest release not newer than the host is preferred.
-	host *l4tVersion
+	// host, when set, is the host: the release must meet its host rule, and
+	// the newest release not newer than the host's L4T is preferred.
+	host *hostInfo
 }
 
 // bestSibling finds the release of the image's family that fits q, other
@@ -20,40 +20,69 @@ func bestSibling(img *image, q siblingQuery) (imagespec.Sibling, bool) {
 	var best imagespec.Sibling
 	var bestL4T l4tVersion
 	found := false
+	var hostL4T *l4tVersion
+	if q.host != nil && q.host.HasL4T {
+		hostL4T = &q.host.L4T
+	}
 	for _, s := range img.Family {
-		v, ok := siblingL4T(s)
+		v, ok := siblingL4T(tableOf(q), s)
 		if s.Release == img.Release || !ok || !siblingFits(s, v, q) {
 			continue
 		}
-		if !found || betterSibling(v, bestL4T, q.host) {
+		if !found || betterSibling(v, bestL4T, hostL4T) {
 			best, bestL4T, found = s, v, true
 		}
 	}
 	return best, found
 }
 
+// tableOf is the table of the query's host, else the shipped one.
+func tableOf(q siblingQuery) *computecap.Table {
+	if q.host != nil && q.host.table != nil {
+		return q.host.table
+	}
+	return computecap.DefaultTable()
+}
+
 // siblingL4T is a sibling's L4T version, from its l4t or jetpack field.
-func siblingL4T(s imagespec.Sibling) (l4tVersion, bool) {
+func siblingL4T(t *computecap.Table, s imagespec.Sibling) (l4tVersion, bool) {
 	if v, err := parseL4TVersion(s.L4T); err == nil {
 		return v, true
 	}
-	if major, ok := computecap.L4TMajorForJetPack(s.JetPack); ok {
+	if major, ok := t.L4TMajorForJetPack(s.JetPack); ok {
 		return l4tVersion{Major: major}, true
 	}
 	return l4tVersion{}, false
 }
 
-// siblingFits reports whether a sibling with L4T v meets q.
+// siblingFits reports whether a sibling with L4T v meets q: the host rule,
+// with the sibling's CUDA and forward-compatibility folders from the table
+// (a sibling's description names neither), and a target that runs on the GPU.
 func siblingFits(s imagespec.Sibling, v l4tVersion, q siblingQuery) bool {
-	if q.host != nil && v.Major != q.host.Major {
-		return false
+	t := tableOf(q)
+	if q.host != nil && q.host.HasL4T {
+		needs := computecap.ImageNeeds{L4T: v}
+		if cuda, ok := t.DriverCUDAForL4T(v); ok {
+			needs.CUDA = cuda
+			if f, _, ok := t.FlavourOfL4T(v.Major); ok {
+				needs.CompatDirs = t.ShippedCompat(f, cuda)
+			}
+		}
+		st := q.host.facts.State()
+		if q.gpu != nil {
+			st.SoC, st.HasSoC = t.SoCByCapability(*q.gpu)
+		}
+		st.Driver, st.HasDriver = q.host.Driver, q.host.HasDriver
+		if vd := t.CheckHost(needs, st); !vd.OK {
+			return false
+		}
 	}
 	if q.gpu == nil {
 		return true
 	}
-	for _, t := range s.Targets {
-		if c, err := computecap.Parse(t); err == nil {
-			if runs, _ := computecap.RunsOn(c, *q.gpu); runs {
+	for _, target := range s.Targets {
+		if c, err := computecap.Parse(target); err == nil {
+			if runs, _ := t.RunsOn(c, *q.gpu); runs {
 				return true
 			}
 		}
@@ -64,18 +93,18 @@ func siblingFits(s imagespec.Sibling, v l4tVersion, q siblingQuery) bool {
 // betterSibling reports whether L4T v beats the best so far: with a host
 // known, the newest not newer than the host, else the oldest newer one;
 // without, the newest.
-func betterSibling(v, best l4tVersion, host *l4tVersion) bool {
-	if host == nil {
-		return best.less(v)
+func betterSibling(v, best l4tVersion, hostL4T *l4tVersion) bool {
+	if hostL4T == nil {
+		return best.Less(v)
 	}
-	vFits, bestFits := !host.less(v), !host.less(best)
+	vFits, bestFits := !hostL4T.Less(v), !hostL4T.Less(best)
 	switch {
 	case vFits != bestFits:
 		return vFits
 	case vFits:
-		return best.less(v)
+		return best.Less(v)
 	default:
-		return v.less(best)
+		return v.Less(best)
 	}
 }
 

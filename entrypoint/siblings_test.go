@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/compute_cap/host"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -19,10 +20,10 @@ func TestBestSibling(t *testing.T) {
 	img, err := parseImage(spec)
 	require.NoError(t, err)
 	orin, thor := computecap.MustParse("8.7"), computecap.MustParse("10.1")
-	l4t := func(s string) *l4tVersion {
+	l4t := func(s string) *hostInfo {
 		v, err := parseL4TVersion(s)
 		require.NoError(t, err)
-		return &v
+		return &hostInfo{table: computecap.DefaultTable(), facts: &host.Facts{L4T: v, HasL4T: true}, L4T: v, HasL4T: true}
 	}
 	tests := []struct {
 		name string
@@ -31,7 +32,7 @@ func TestBestSibling(t *testing.T) {
 	}{
 		{"R36.4.7 host: newest JetPack 6 not newer than the host", siblingQuery{gpu: &orin, host: l4t("36.4.7")}, "jetpack6.2"},
 		{"R36.3.0 host", siblingQuery{gpu: &orin, host: l4t("36.3.0")}, "jetpack6.0"},
-		{"R36.2.0 host: only newer ones, the oldest of them", siblingQuery{gpu: &orin, host: l4t("36.2.0")}, "jetpack6.0"},
+		{"R36.2.0 host: every JetPack 6 image needs a newer L4T", siblingQuery{gpu: &orin, host: l4t("36.2.0")}, ""},
 		{"Thor on R38", siblingQuery{gpu: &thor, host: l4t("38.2.0")}, "jetpack7.0"},
 		{"Thor on R36: none", siblingQuery{gpu: &thor, host: l4t("36.4.3")}, ""},
 		{"Orin, host unknown: newest other release", siblingQuery{gpu: &orin}, "jetpack6.2"},

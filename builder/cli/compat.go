@@ -48,8 +48,9 @@ func newCompatCommand() *cobra.Command {
 		Short: "Tell which compiled SM targets run on a GPU, and which one the entrypoint picks",
 		Long: "compat answers, for a GPU of compute capability RUNTIME, which of the COMPILED targets run on it\n" +
 			"(with the reason) and which binary the image's entrypoint would pick. Without COMPILED it answers\n" +
-			"for every release of the matrix. Tegra GPUs (Xavier 7.2, Orin 8.7, Thor 10.1/11.0) run only code\n" +
-			"built for their own SM. Exit status: 0 if a target runs, 1 if none does, 2 on bad input.",
+			"for every release of the matrix. Tegra GPUs (the SoC rows of compute_cap's table: Xavier 7.2,\n" +
+			"Orin 8.7, Thor 10.1/11.0) run only code built for their own SM. Exit status: 0 if a target runs,\n" +
+			"1 if none does, 2 on bad input.",
 		Example: "  jetbake compat 8.7 8.0 8.7\n  jetbake compat 10.1 11.0    # Thor with the old driver\n" +
 			"  jetbake compat 8.7 --format json",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -92,7 +93,8 @@ func compat(cmd *cobra.Command, runtime string, compiled []string) (*compatRepor
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("RUNTIME: %w", err)}
 	}
-	report := &compatReport{GPU: gpu.String(), Description: computecap.Describe(gpu)}
+	tab := computecap.DefaultTable()
+	report := &compatReport{GPU: gpu.String(), Description: tab.Describe(gpu)}
 	if len(compiled) == 0 {
 		m, err := LoadMatrix(cmd)
 		if err != nil {
@@ -102,7 +104,7 @@ func compat(cmd *cobra.Command, runtime string, compiled []string) (*compatRepor
 		if err != nil {
 			return nil, &ExitError{Code: ExitFailure, Err: err}
 		}
-		report.Releases = compatReleases(gpu, p)
+		report.Releases = compatReleases(tab, gpu, p)
 		return report, nil
 	}
 	targets := make([]computecap.Capability, len(compiled))
@@ -113,13 +115,13 @@ func compat(cmd *cobra.Command, runtime string, compiled []string) (*compatRepor
 		}
 		targets[i] = c
 	}
-	report.Compiled = judge(gpu, targets)
-	report.Pick, report.Binary, report.Error = pick(gpu, targets)
+	report.Compiled = judge(tab, gpu, targets)
+	report.Pick, report.Binary, report.Error = pick(tab, gpu, targets)
 	return report, nil
 }
 
-// compatReleases judges every release of a plan.
-func compatReleases(gpu computecap.Capability, p *plan.Plan) []compatRelease {
+// compatReleases judges every release of a plan with the table tab.
+func compatReleases(tab *computecap.Table, gpu computecap.Capability, p *plan.Plan) []compatRelease {
 	out := make([]compatRelease, 0, len(p.Releases))
 	for _, r := range p.Releases {
 		targets := make([]computecap.Capability, 0, len(r.Targets))
@@ -128,18 +130,18 @@ func compatReleases(gpu computecap.Capability, p *plan.Plan) []compatRelease {
 				targets = append(targets, c)
 			}
 		}
-		cr := compatRelease{Name: r.Name, JetPack: r.JetPack, Tags: r.Tags, Targets: judge(gpu, targets)}
-		cr.Pick, cr.Binary, cr.Error = pick(gpu, targets)
+		cr := compatRelease{Name: r.Name, JetPack: r.JetPack, Tags: r.Tags, Targets: judge(tab, gpu, targets)}
+		cr.Pick, cr.Binary, cr.Error = pick(tab, gpu, targets)
 		out = append(out, cr)
 	}
 	return out
 }
 
-// judge says for each target whether it runs on gpu.
-func judge(gpu computecap.Capability, targets []computecap.Capability) []compatTarget {
+// judge says for each target whether it runs on gpu, by the table tab.
+func judge(tab *computecap.Table, gpu computecap.Capability, targets []computecap.Capability) []compatTarget {
 	out := make([]compatTarget, len(targets))
 	for i, t := range targets {
-		ok, reason := computecap.RunsOn(t, gpu)
+		ok, reason := tab.RunsOn(t, gpu)
 		out[i] = compatTarget{SM: t.String(), Runs: ok, Reason: reason}
 	}
 	return out
@@ -147,8 +149,8 @@ func judge(gpu computecap.Capability, targets []computecap.Capability) []compatT
 
 // pick returns the target the entrypoint would run and its binary name, or
 // the reason there is none.
-func pick(gpu computecap.Capability, targets []computecap.Capability) (sm, binary, reason string) {
-	c, err := computecap.Pick(gpu, targets)
+func pick(tab *computecap.Table, gpu computecap.Capability, targets []computecap.Capability) (sm, binary, reason string) {
+	c, err := tab.Pick(gpu, targets)
 	if err != nil {
 		var nb *computecap.NoBinaryError
 		if errors.As(err, &nb) {
@@ -193,7 +195,7 @@ func writeCompatText(w io.Writer, r *compatReport) error {
 		}
 	}
 	if r.Releases != nil {
-		b.WriteString("The image must also match the host's JetPack (L4T major): see `jetbake plan`.\n")
+		b.WriteString("The image must also meet its JetPack's host rule (L4T release on JetPack 6, driver CUDA on JetPack 7): see the README.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

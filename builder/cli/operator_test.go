@@ -86,7 +86,7 @@ func TestPickCommand(t *testing.T) {
 	require.Equal(t, ExitFailure, r.code)
 	require.Empty(t, r.stdout)
 	require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one sentence: %s", r.stderr)
-	require.Contains(t, r.stderr, "the host would need L4T R36.4 or a later R36 (JetPack 6.2)")
+	require.Contains(t, r.stderr, "the host would need L4T R36.4 or a later R36 release, such as JetPack 6.1 (L4T 36.4.0)")
 
 	r = run(t, "pick", "-q", "--format", "json", "--sysroot", fakeJetson(t, "36.3.0", true), repo)
 	require.Equal(t, ExitFailure, r.code)

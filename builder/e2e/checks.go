@@ -78,10 +78,11 @@ func (o Outcome) Summary() string {
 // RefusalOnOrin is TEI's sentence when a router built for Orin lacks the (87, 87) arm.
 const RefusalOnOrin = "Runtime compute cap 87 is not compatible with compile time compute cap 87"
 
-// DefaultChecks are the runs the issue asks for: the right binary per GPU,
-// accepted by its own compute-cap gate, the L4T sentence, the `--runtime
-// nvidia` sentence, arguments passed through and the image's default
-// arguments and port when none are given.
+// DefaultChecks are the runs the issues ask for: the right binary per GPU,
+// accepted by its own compute-cap gate, the host rule on every release line
+// (R35, R36.3, R36.4.x, R38.2, R38.4, R39.2), the `--runtime nvidia`
+// sentence, arguments passed through and the image's default arguments and
+// port when none are given.
 func DefaultChecks() []Check {
 	return []Check{
 		{Release: "jetpack6.2", Host: "orin-jp6", Args: []string{"--port", "8080"}, WantArch: "sm_87"},
@@ -92,6 +93,14 @@ func DefaultChecks() []Check {
 			WantOutput: []string{"runtime 110 accepted by compile time 110"}},
 		{Release: "jetpack6.2", Host: "thor-jp7.0", WantFailure: "JetPack 7"},
 		{Release: "jetpack6.2", Host: "none", WantFailure: "--runtime nvidia"},
+		{Release: "jetpack6.2", Host: "orin-jp6.2.1", WantArch: "sm_87"},
+		{Release: "jetpack6.2", Host: "orin-jp6.0",
+			WantFailure: "needs L4T R36.4 or a later R36 release, but the host has L4T R36.3.0 (JetPack 6.0)"},
+		{Release: "jetpack6.2", Host: "orin-jp5.1.2", WantFailure: "but the host has L4T R35.4.1 (JetPack 5.1.2)"},
+		{Release: "jetpack7.2", Host: "thor-jp7.0",
+			WantFailure: "needs a driver for CUDA 13.2 or a later 13.x, but the host has a driver for CUDA 13.0 on L4T R38.2.0 (JetPack 7.0)"},
+		{Release: "jetpack7.2", Host: "thor-jp7.1",
+			WantFailure: "but the host has a driver for CUDA 13.0 on L4T R38.4.0 (JetPack 7.1)"},
 	}
 }
 
@@ -100,7 +109,9 @@ func DemoChecks() []Check {
 	return append(DefaultChecks(),
 		Check{Release: "jetpack6.1", Host: "orin-jp6", WantArch: "sm_87"},
 		Check{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "host runs L4T R39"},
+		Check{Release: "jetpack7.0", Host: "thor-jp7.1", WantArch: "sm_110"},
+		Check{Release: "jetpack7.0", Host: "thor-jp7.2", WantArch: "sm_110"},
+		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "no text-embeddings-router binary"},
 		Check{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
 		Check{Release: NoComputeCapRelease, Host: "orin-jp6", WantFailure: RefusalOnOrin},
 	)

@@ -108,7 +108,7 @@ func TestDefaultChecks(t *testing.T) {
 			wantArchs = append(wantArchs, c.Host+"="+c.WantArch)
 		}
 	}
-	require.Equal(t, []string{"orin-jp6=sm_87", "orin-jp6=sm_87", "orin-jp7.2=sm_87", "thor-jp7.2=sm_110"}, wantArchs)
+	require.Equal(t, []string{"orin-jp6=sm_87", "orin-jp6=sm_87", "orin-jp7.2=sm_87", "thor-jp7.2=sm_110", "orin-jp6.2.1=sm_87"}, wantArchs)
 }
 
 func TestRunChecksMissingParts(t *testing.T) {

@@ -8,55 +8,71 @@ import (
 
 	"github.com/jetbake/jetbake/builder/runimage"
 	"github.com/jetbake/jetbake/builder/standin"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
-// FakeHost is a Jetson as the NVIDIA container runtime shows it to a
-// container: its L4T release file, device tree and soc0 facts.
+// FakeHost is a Jetson as a default `docker run --runtime nvidia` shows it
+// to a container: the device tree masked (Docker masks /sys/firmware),
+// /sys/devices/soc0 (family, soc_id, machine) visible, and the runtime's
+// /etc/nv_tegra_release. GPU and DriverCUDA are what the host's driver
+// answers; Env passes them to a stand-in libcuda.so.1 (the knobs of
+// entrypoint/cudaprobe/testdata/fakecuda.c).
 type FakeHost struct {
 	// Name labels the host in reports.
 	Name string
 	// L4T is the host's Jetson Linux version, e.g. "36.4.3"; empty for none.
 	L4T string
-	// Compatible is the device tree's compatible list, SoC last.
-	Compatible []string
-	// Model is the device tree's model string.
-	Model string
 	// SocID is /sys/devices/soc0/soc_id.
 	SocID int
-	// GPU is the compute capability and CUDA driver version ("8.7", 12060)
-	// the host's CUDA driver reports; in the fake world the stand-in router
-	// reads them from FAKE_CUDA_* variables (see GPU.Env).
-	GPU GPU
+	// Machine is /sys/devices/soc0/machine, the device tree's model.
+	Machine string
+	// GPU is the compute capability the driver reports.
+	GPU computecap.Capability
+	// DriverCUDA is the CUDA version cuDriverGetVersion reports.
+	DriverCUDA computecap.CUDAVersion
 }
 
-// GPU is what a host's CUDA driver answers: cuDeviceGetAttribute's compute
-// capability and cuDriverGetVersion.
-type GPU struct {
-	Major, Minor, Driver int
+// Env is the stand-in driver's answers as environment variables.
+func (h FakeHost) Env() []string {
+	return []string{
+		"FAKE_CUDA_MAJOR=" + strconv.Itoa(h.GPU.Major),
+		"FAKE_CUDA_MINOR=" + strconv.Itoa(h.GPU.Minor),
+		"FAKE_CUDA_DRIVER_VERSION=" + strconv.Itoa(h.DriverCUDA.Major*1000+h.DriverCUDA.Minor*10),
+	}
 }
 
-// Env is the GPU as the variables of entrypoint/cudaprobe/testdata/fakecuda.c,
-// the stand-in driver's knobs.
-func (g GPU) Env() []string {
-	return []string{"FAKE_CUDA_MAJOR=" + strconv.Itoa(g.Major), "FAKE_CUDA_MINOR=" + strconv.Itoa(g.Minor),
-		"FAKE_CUDA_DRIVER_VERSION=" + strconv.Itoa(g.Driver)}
-}
+// Board names as /sys/devices/soc0/machine shows them.
+const (
+	orinNanoSuper = "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"
+	agxOrin       = "NVIDIA Jetson AGX Orin Developer Kit"
+	agxThor       = "NVIDIA Jetson AGX Thor Developer Kit"
+)
 
-// Hosts are the fake hosts the checks run on. "none" is a container started
-// without the NVIDIA runtime on this (GPU-less) machine.
+// hosts are the fake hosts the checks run on, one per release line:
+// R35, R36.3, R36.4.x, R38.2, R38.4 and R39.2. "none" (added by
+// WriteHosts) is a container started without the NVIDIA runtime on this
+// (GPU-less) machine.
 var hosts = []FakeHost{
-	{Name: "orin-jp6", L4T: "36.4.3", Model: "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", SocID: 35,
-		Compatible: []string{"nvidia,p3768-0000+p3767-0005-super", "nvidia,p3767-0005", "nvidia,tegra234"}, GPU: GPU{8, 7, 12060}},
-	{Name: "orin-jp7.2", L4T: "39.2.0", Model: "NVIDIA Jetson AGX Orin Developer Kit", SocID: 35,
-		Compatible: []string{"nvidia,p3737-0000+p3701-0005", "nvidia,p3701-0005", "nvidia,tegra234"}, GPU: GPU{8, 7, 13020}},
-	{Name: "thor-jp7.0", L4T: "38.2.0", Model: "NVIDIA Jetson AGX Thor Developer Kit", SocID: 38,
-		Compatible: []string{"nvidia,p4071-0000+p3834-0008", "nvidia,p3834-0008", "nvidia,tegra264"}, GPU: GPU{11, 0, 13000}},
-	{Name: "thor-jp7.2", L4T: "39.2.0", Model: "NVIDIA Jetson AGX Thor Developer Kit", SocID: 38,
-		Compatible: []string{"nvidia,p4071-0000+p3834-0008", "nvidia,p3834-0008", "nvidia,tegra264"}, GPU: GPU{11, 0, 13020}},
+	{Name: "orin-jp5.1.2", L4T: "35.4.1", SocID: 35, Machine: agxOrin, GPU: sm(8, 7), DriverCUDA: cuda(11, 4)},
+	{Name: "orin-jp6.0", L4T: "36.3.0", SocID: 35, Machine: agxOrin, GPU: sm(8, 7), DriverCUDA: cuda(12, 2)},
+	{Name: "orin-jp6", L4T: "36.4.3", SocID: 35, Machine: orinNanoSuper, GPU: sm(8, 7), DriverCUDA: cuda(12, 6)},
+	{Name: "orin-jp6.2.1", L4T: "36.4.7", SocID: 35, Machine: agxOrin, GPU: sm(8, 7), DriverCUDA: cuda(12, 6)},
+	{Name: "orin-jp7.2", L4T: "39.2.0", SocID: 35, Machine: agxOrin, GPU: sm(8, 7), DriverCUDA: cuda(13, 2)},
+	{Name: "thor-jp7.0", L4T: "38.2.0", SocID: 38, Machine: agxThor, GPU: sm(11, 0), DriverCUDA: cuda(13, 0)},
+	{Name: "thor-jp7.1", L4T: "38.4.0", SocID: 38, Machine: agxThor, GPU: sm(11, 0), DriverCUDA: cuda(13, 0)},
+	{Name: "thor-jp7.2", L4T: "39.2.0", SocID: 38, Machine: agxThor, GPU: sm(11, 0), DriverCUDA: cuda(13, 2)},
+}
+
+func sm(major, minor int) computecap.Capability {
+	return computecap.Capability{Major: major, Minor: minor}
+}
+
+func cuda(major, minor int) computecap.CUDAVersion {
+	return computecap.CUDAVersion{Major: major, Minor: minor}
 }
 
 // WriteHosts lays out every fake host under dir and returns them by name,
-// with "none" added (no NVIDIA runtime: no driver answers either).
+// with "none" added.
 func WriteHosts(dir string) (map[string]runimage.Host, error) {
 	out := map[string]runimage.Host{"none": {Name: "none"}}
 	for _, h := range hosts {
@@ -64,21 +80,18 @@ func WriteHosts(dir string) (map[string]runimage.Host, error) {
 		if err := h.write(root); err != nil {
 			return nil, fmt.Errorf("fake host %s: %w", h.Name, err)
 		}
-		out[h.Name] = runimage.Host{Name: h.Name, Root: root, Env: h.GPU.Env()}
+		out[h.Name] = runimage.Host{Name: h.Name, Root: root, Env: h.Env()}
 	}
 	return out, nil
 }
 
+// write lays out the host's files under root: soc0 and the L4T release
+// file, and no device tree.
 func (h FakeHost) write(root string) error {
-	var compatible []byte
-	for _, c := range h.Compatible {
-		compatible = append(append(compatible, c...), 0)
-	}
 	files := map[string][]byte{
-		"sys/devices/soc0/family":                 []byte("Tegra\n"),
-		"sys/devices/soc0/soc_id":                 []byte(strconv.Itoa(h.SocID) + "\n"),
-		"sys/firmware/devicetree/base/compatible": compatible,
-		"sys/firmware/devicetree/base/model":      append([]byte(h.Model), 0),
+		"sys/devices/soc0/family":  []byte("Tegra\n"),
+		"sys/devices/soc0/soc_id":  []byte(strconv.Itoa(h.SocID) + "\n"),
+		"sys/devices/soc0/machine": []byte(h.Machine + "\n"),
 	}
 	if h.L4T != "" {
 		files["etc/nv_tegra_release"] = []byte(standin.TegraRelease(h.L4T))

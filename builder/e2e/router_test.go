@@ -83,14 +83,14 @@ func TestRouterContract(t *testing.T) {
 		// No Xavier among the fake hosts: an Orin's files, a Xavier's driver
 		// answers and the capability chosen by hand.
 		host := hostsByName["orin-jp6"]
-		host.Env = GPU{7, 2, 11040}.Env()
+		host.Env = FakeHost{GPU: sm(7, 2), DriverCUDA: cuda(11, 4)}.Env()
 		img := images[rel.Name]
 		res, err := runner.Run(ctx, img.Rootfs, img.Config, host, nil, "JETBAKE_COMPUTE_CAP=7.2", "JETBAKE_SKIP_L4T_CHECK=1")
 		require.NoError(t, err)
 		require.Equal(t, 0, res.ExitCode, res.Stderr)
 		require.Contains(t, res.Stdout, "router built for sm_72 (SM 72), compute cap: runtime 72 accepted by compile time 72")
 		require.Contains(t, res.Stdout, "features: candle-cuda-volta")
-		host.Env = GPU{8, 7, 11040}.Env()
+		host.Env = FakeHost{GPU: sm(8, 7), DriverCUDA: cuda(11, 4)}.Env()
 		res, err = runner.Run(ctx, img.Rootfs, img.Config, host, nil, "JETBAKE_SKIP_L4T_CHECK=1")
 		require.NoError(t, err)
 		require.Contains(t, res.Stdout, "router built for sm_87 (SM 87), compute cap: runtime 87 accepted by compile time 87")

@@ -129,7 +129,7 @@ func TestSupport(t *testing.T) {
 	var text bytes.Buffer
 	require.NoError(t, table.WriteText(&text))
 	require.Equal(t, ""+
-		"jetpack5.1  legacy          JetPack 5.1 (L4T 35.4.1): Jetson AGX Xavier, Jetson Xavier NX, Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano\n"+
+		"jetpack5.1  legacy          JetPack 5.1.2 (L4T 35.4.1): Jetson AGX Xavier, Jetson Xavier NX, Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano\n"+
 		"    no evidence\n"+
 		"jetpack6.1  candidate       JetPack 6.1 (L4T 36.4.0): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano\n"+
 		"    no evidence\n"+

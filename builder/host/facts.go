@@ -2,21 +2,18 @@
 // pick) see it: the facts read from its files, and the rule that says whether
 // an image runs on it.
 //
-// PLACEHOLDER: ReadSysroot and Compatible stand in for the shared host
-// detection and compatibility rule that the entrypoint uses. When that shared
-// package lands, SysrootReader.Read and Compatible become thin calls into it;
-// the Reader interface, Facts, Image and Verdict are the seam that doctor and
-// pick depend on, and they do not change.
+// SysrootReader and Compatible are thin calls into compute_cap/host and
+// compute_cap's table: the detection and host rule the entrypoint applies,
+// so that pick never offers an image the entrypoint would refuse.
 package host
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
+	chost "github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // L4T is a Jetson Linux release such as 36.4.3.
@@ -88,140 +85,36 @@ type Reader interface {
 	Read(ctx context.Context, sysroot string) (Facts, error)
 }
 
-// SysrootReader is the placeholder Reader: it reads the files the NVIDIA
-// runtime shows a Jetson's containers, under a root folder. It asks no
-// driver; the driver's CUDA version comes from the L4T release table.
-// Replace with the shared host detection.
+// SysrootReader reads the files the NVIDIA runtime shows a Jetson's
+// containers under a root folder, with compute_cap/host: the same code and
+// table the entrypoint uses. It asks no driver; the driver's CUDA version
+// comes from the table by the host's L4T release.
 type SysrootReader struct{}
-
-// Host files read, relative to the root.
-const (
-	tegraReleasePath = "etc/nv_tegra_release"
-	socIDPath        = "sys/devices/soc0/soc_id"
-	socFamilyPath    = "sys/devices/soc0/family"
-)
-
-// deviceTreeDirs hold the device tree: /proc/device-tree links to the
-// firmware folder, which is read when the link is missing.
-func deviceTreeDirs() [2]string {
-	return [2]string{"proc/device-tree", "sys/firmware/devicetree/base"}
-}
-
-// libcudaDirs are where JetPack 5, 6 and 7 and desktop drivers put libcuda.so.1.
-func libcudaDirs() [5]string {
-	return [5]string{
-		"usr/lib/aarch64-linux-gnu/nvidia", // JetPack 6
-		"usr/lib/aarch64-linux-gnu/tegra",  // JetPack 5
-		"usr/lib/aarch64-linux-gnu",        // JetPack 7
-		"usr/lib/x86_64-linux-gnu",
-		"usr/lib64",
-	}
-}
 
 // Read implements Reader.
 func (SysrootReader) Read(_ context.Context, sysroot string) (Facts, error) {
-	root := rootFS(sysroot)
-	var f Facts
-	if data, ok := root.read(tegraReleasePath); ok {
-		f.L4T, _ = parseTegraRelease(data)
-		f.L4TVersion = f.L4T.String()
+	t := computecap.DefaultTable()
+	hf := chost.Read(chost.Root(sysroot), t, chost.Options{})
+	f := Facts{Model: hf.BoardName()}
+	if hf.HasSoC {
+		f.SoC, f.Family, f.GPU = hf.SoC.Name, hf.SoC.Family, hf.SoC.Capability
 	}
-	for _, dir := range deviceTreeDirs() {
-		if data, ok := root.read(dir + "/model"); ok && f.Model == "" {
-			f.Model = strings.Trim(string(data), "\x00 \n")
-		}
-		if data, ok := root.read(dir + "/compatible"); ok && f.SoC == "" {
-			if soc, ok := computecap.SoCFromDeviceTree(data); ok {
-				f.setSoC(soc)
-			}
-		}
+	if hf.Libcuda != "" {
+		f.Libcuda = hf.Libcuda
 	}
-	if family, _ := root.read(socFamilyPath); f.SoC == "" && strings.TrimSpace(string(family)) == "Tegra" {
-		if data, ok := root.read(socIDPath); ok {
-			if id, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-				if soc, ok := computecap.SoCByID(id); ok {
-					f.setSoC(soc)
-				}
-			}
-		}
+	if !hf.HasL4T {
+		return f, nil
 	}
-	for _, dir := range libcudaDirs() {
-		if p := dir + "/libcuda.so.1"; root.exists(p) {
-			f.Libcuda = "/" + p
-			break
-		}
-	}
-	if row, ok := releaseRow(f.L4T); ok {
-		f.JetPack = row.JetPack
-		f.DriverCUDA = row.CUDA
-		f.DriverCUDAFrom = "L4T " + row.L4T + " table row"
-	} else if f.L4T.Major != 0 {
-		f.JetPack, _ = computecap.JetPackForL4T(f.L4T.Major)
+	f.L4T = L4T{Major: hf.L4T.Major, Minor: hf.L4T.Minor, Patch: hf.L4T.Patch}
+	f.L4TVersion = f.L4T.String()
+	f.JetPack = t.JetPackName(hf.L4T)
+	if cuda, ok := t.DriverCUDAForL4T(hf.L4T); ok {
+		f.DriverCUDA, f.DriverCUDAFrom = cuda, "L4T "+hf.L4T.String()+" in the table of Jetson facts"
 	}
 	return f, nil
 }
 
-func (f *Facts) setSoC(soc computecap.SoC) {
-	f.SoC, f.Family, f.GPU = soc.Name, soc.Family, soc.Capability
-}
-
-// releaseRow is the newest JetPack release of the host's L4T major that is
-// not newer than it: 36.4.7 reads as JetPack 6.2.1 (L4T 36.4.4).
-func releaseRow(v L4T) (computecap.JetPackRelease, bool) {
-	var best computecap.JetPackRelease
-	found := false
-	for _, r := range computecap.JetPackReleases() {
-		rv, ok := ParseL4T(r.L4T)
-		if !ok || rv.Major != v.Major || v.less(rv) {
-			continue
-		}
-		best, found = r, true
-	}
-	return best, found
-}
-
-// less reports whether v is an older release than o.
-func (v L4T) less(o L4T) bool {
-	if v.Major != o.Major {
-		return v.Major < o.Major
-	}
-	if v.Minor != o.Minor {
-		return v.Minor < o.Minor
-	}
-	return v.Patch < o.Patch
-}
-
-// parseTegraRelease reads the first line of /etc/nv_tegra_release,
-// "# R36 (release), REVISION: 4.3, GCID: ...", into 36.4.3.
-func parseTegraRelease(data []byte) (L4T, bool) {
-	line, _, _ := strings.Cut(string(data), "\n")
-	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "# R")
-	if !ok {
-		return L4T{}, false
-	}
-	major, fields, _ := strings.Cut(rest, " ")
-	for field := range strings.SplitSeq(fields, ",") {
-		if rev, ok := strings.CutPrefix(strings.TrimSpace(field), "REVISION:"); ok {
-			return ParseL4T(major + "." + strings.TrimSpace(rev))
-		}
-	}
-	return L4T{}, false
-}
-
-// rootFS reads files under a root folder, at most 64 KiB each.
-type rootFS string
-
-func (r rootFS) path(p string) string { return filepath.Join(string(r), filepath.FromSlash(p)) }
-
-func (r rootFS) read(p string) ([]byte, bool) {
-	data, err := os.ReadFile(r.path(p))
-	if err != nil || len(data) > 64<<10 {
-		return nil, false
-	}
-	return data, true
-}
-
-func (r rootFS) exists(p string) bool {
-	_, err := os.Stat(r.path(p))
-	return err == nil
+// version converts v to compute_cap's type.
+func (v L4T) version() computecap.L4TVersion {
+	return computecap.L4TVersion{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
 }

@@ -77,16 +77,27 @@ func (e *ValidationError) Error() string {
 // JetPack facts for the length of one check.
 type checker struct {
 	errs []FieldError
-	// jetpacks is computecap.JetPackReleases, read once.
+	// jetpacks is the table's JetPack releases, read once.
 	jetpacks []computecap.JetPackRelease
+	// table is the table of Jetson facts the rules read.
+	table *computecap.Table
 }
 
-// jetPackReleases returns computecap.JetPackReleases, read once per check.
+// jetPackReleases returns the table's JetPack releases, read once per check.
 func (l *checker) jetPackReleases() []computecap.JetPackRelease {
 	if l.jetpacks == nil {
-		l.jetpacks = computecap.JetPackReleases()
+		l.jetpacks = l.facts().Releases()
 	}
 	return l.jetpacks
+}
+
+// facts is the table of Jetson facts of this check: the one WithTable gave,
+// else the shipped one.
+func (l *checker) facts() *computecap.Table {
+	if l.table == nil {
+		l.table = computecap.DefaultTable()
+	}
+	return l.table
 }
 
 // add records a problem. value is the offending value as JSON text.

@@ -9,7 +9,7 @@ import (
 )
 
 // The JetPack facts (L4T, CUDA, which SMs its modules have) live in one
-// place, computecap.JetPackReleases; this file only looks them up.
+// place, the table of package computecap; this file only looks them up.
 
 // JetPackTargets returns the SMs of the Jetson modules a JetPack version
 // runs on: JetPack 5 has Xavier (7.2) and Orin (8.7), JetPack 6 Orin, JetPack
@@ -18,11 +18,12 @@ import (
 // series that the table lacks (such as "5.0.2") gets the SMs of that series.
 // Unknown versions return false.
 func JetPackTargets(jetpack string) ([]computecap.Capability, bool) {
-	return jetPackTargets(computecap.JetPackReleases(), jetpack)
+	t := computecap.DefaultTable()
+	return jetPackTargets(t, t.Releases(), jetpack)
 }
 
-// jetPackTargets is JetPackTargets on the given table rows.
-func jetPackTargets(rows []computecap.JetPackRelease, jetpack string) ([]computecap.Capability, bool) {
+// jetPackTargets is JetPackTargets on the given table and its rows.
+func jetPackTargets(t *computecap.Table, rows []computecap.JetPackRelease, jetpack string) ([]computecap.Capability, bool) {
 	for _, r := range rows {
 		if r.JetPack == jetpack {
 			return r.Capabilities, true
@@ -33,13 +34,13 @@ func jetPackTargets(rows []computecap.JetPackRelease, jetpack string) ([]compute
 			return r.Capabilities, true
 		}
 	}
-	major, ok := computecap.L4TMajorForJetPack(jetpack)
+	major, ok := t.L4TMajorForJetPack(jetpack)
 	if !ok {
 		return nil, false
 	}
 	var caps []computecap.Capability
 	for _, r := range rows {
-		if m, _ := computecap.L4TMajorForJetPack(r.JetPack); m == major {
+		if m, _ := t.L4TMajorForJetPack(r.JetPack); m == major {
 			for _, c := range r.Capabilities {
 				if !slices.Contains(caps, c) {
 					caps = append(caps, c)
@@ -84,11 +85,11 @@ func hasSM(caps []computecap.Capability, c computecap.Capability) bool {
 
 // describeModules names the modules of a list of SMs: "Jetson Orin (SM 8.7)
 // and Jetson Thor (SM 11.0)".
-func describeModules(caps []computecap.Capability) string {
+func describeModules(t *computecap.Table, caps []computecap.Capability) string {
 	parts := make([]string, len(caps))
 	for i, c := range caps {
 		name := "SM " + c.String()
-		if soc, ok := computecap.SoCByCapability(c); ok {
+		if soc, ok := t.SoCByCapability(c); ok {
 			name = "Jetson " + soc.Family + " (SM " + c.String() + ")"
 		}
 		parts[i] = name
@@ -109,11 +110,11 @@ func checkJetPack(r *Release, path string, errs *checker) {
 		return
 	}
 	rows := errs.jetPackReleases()
-	wantMajor, known := computecap.L4TMajorForJetPack(r.JetPack)
-	caps, hasCaps := jetPackTargets(rows, r.JetPack)
+	wantMajor, known := errs.facts().L4TMajorForJetPack(r.JetPack)
+	caps, hasCaps := jetPackTargets(errs.facts(), rows, r.JetPack)
 	if !known || !hasCaps {
 		errs.addString(joinPath(path, "jetpack"), r.JetPack, "unknown JetPack version",
-			"use one of "+knownJetPacks(rows)+", or add the release to compute_cap/jetpack.go after checking NVIDIA's release notes")
+			"use one of "+knownJetPacks(rows)+", or add the release to jetPackRows in compute_cap/facts.go after checking NVIDIA's release notes")
 		return
 	}
 	checkL4T(r, path, wantMajor, errs)
@@ -127,7 +128,7 @@ func checkJetPack(r *Release, path string, errs *checker) {
 			fix += ", or build " + t + " in a release for JetPack " + strings.Join(others, ", ")
 		}
 		errs.addString(indexPath(joinPath(path, "targets"), j), t,
-			"no JetPack "+r.JetPack+" module has SM "+t+": JetPack "+r.JetPack+" runs on "+describeModules(caps)+" only", fix)
+			"no JetPack "+r.JetPack+" module has SM "+t+": JetPack "+r.JetPack+" runs on "+describeModules(errs.facts(), caps)+" only", fix)
 	}
 }
 
@@ -144,7 +145,7 @@ func checkL4T(r *Release, path string, wantMajor int, errs *checker) {
 		if row.JetPack == r.JetPack {
 			example = row.L4T
 		}
-		if row.L4T == r.L4T && byL4T == nil {
+		if (row.L4T == r.L4T || slices.Contains(row.AlsoL4T, r.L4T)) && byL4T == nil {
 			byL4T = &rows[i]
 		}
 	}

@@ -160,11 +160,26 @@ func (m *Matrix) ReleaseNames() []string {
 	return names
 }
 
+// Option changes how a matrix is checked.
+type Option func(*options)
+
+// options are the settings of Parse and Load.
+type options struct {
+	table *computecap.Table
+}
+
+// WithTable checks the matrix against table t of Jetson facts instead of
+// the shipped one (computecap.DefaultTable), for example one with a future
+// Jetson added.
+func WithTable(t *computecap.Table) Option {
+	return func(o *options) { o.table = t }
+}
+
 // Load reads and checks the matrix file at path. Local paths in it are
 // resolved against the file's folder, and a local context folder and the
 // Dockerfile must exist. Problems in the file come back as a
 // *ValidationError that names the file.
-func Load(path string) (*Matrix, error) {
+func Load(path string, opts ...Option) (*Matrix, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read matrix: %w", err)
@@ -173,7 +188,7 @@ func Load(path string) (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read matrix: %w", err)
 	}
-	m, err := parse(data, filepath.Dir(abs), true)
+	m, err := parse(data, filepath.Dir(abs), true, opts)
 	if verr, ok := err.(*ValidationError); ok {
 		verr.File = path
 	}
@@ -183,13 +198,17 @@ func Load(path string) (*Matrix, error) {
 // Parse checks a matrix held in memory. It does not touch the file system:
 // local paths stay relative to the working directory and are not checked
 // for existence.
-func Parse(data []byte) (*Matrix, error) {
-	return parse(data, "", false)
+func Parse(data []byte, opts ...Option) (*Matrix, error) {
+	return parse(data, "", false, opts)
 }
 
 // parse decodes and checks data. dir is the matrix file's folder; with
 // checkFiles the local context and Dockerfile must exist.
-func parse(data []byte, dir string, checkFiles bool) (*Matrix, error) {
+func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	pos, syntax := scanDocument(data)
 	if syntax != nil {
 		return nil, &ValidationError{Errors: []FieldError{*syntax}}
@@ -213,7 +232,7 @@ func parse(data []byte, dir string, checkFiles bool) (*Matrix, error) {
 		shapeErrs = append(shapeErrs, FieldError{Path: "$", Message: err.Error(), Fix: "correct the value it names"})
 	}
 	m.Dir = dir
-	var errs checker
+	errs := checker{table: o.table}
 	checkRules(&m, &errs)
 	if checkFiles {
 		checkFilesExist(&m, &errs)

@@ -46,7 +46,7 @@ func TestParseShippedMatrix(t *testing.T) {
 	m, err := Parse(shipped(t))
 	require.NoError(t, err)
 	require.Equal(t, []string{"jetpack5.1", "jetpack6.1", "jetpack6.2", "jetpack7.0", "jetpack7.2"}, m.ReleaseNames())
-	require.Equal(t, "5 releases, 7 SM targets, 12 tags", m.Summary())
+	require.Equal(t, "5 releases, 7 SM targets, 11 tags", m.Summary())
 	for _, r := range m.Releases {
 		require.NotEqual(t, "supported", r.Tier, "%s: no release is supported before hardware evidence exists", r.Name)
 	}
@@ -55,7 +55,7 @@ func TestParseShippedMatrix(t *testing.T) {
 	require.Equal(t, []computecap.Capability{computecap.MustParse("8.7"), computecap.MustParse("11.0")}, r.Targets)
 	tags, err := m.Tags(2)
 	require.NoError(t, err)
-	require.Equal(t, []string{"1.8.0-jetpack6.2", "jetpack6.2", "jetpack6"}, tags)
+	require.Equal(t, []string{"1.8.0-jetpack6.2", "jetpack6.2"}, tags)
 }
 
 // ruleCase is one broken matrix and the error it must give.
@@ -88,14 +88,14 @@ func ruleCases() []ruleCase {
 			path: "releases[2].name", message: "repeats the name of releases[1]", value: `"jetpack6.1"`},
 		{name: "duplicate tags across releases", edit: func(d map[string]any) { section(d, "image")["tags"] = []any{"{version}"} },
 			path: "image.tags[0]", message: `expands to "1.8.0" for releases[1] (jetpack6.1), a tag releases[0] (jetpack5.1) already has`},
-		{name: "release tag repeats another release's", edit: func(d map[string]any) { release(d, 1)["tags"] = []any{"jetpack6"} },
-			path: "releases[2].tags[0]", message: `expands to "jetpack6" for releases[2] (jetpack6.2), a tag releases[1] (jetpack6.1) already has`},
+		{name: "release tag repeats another release's", edit: func(d map[string]any) { release(d, 2)["tags"] = []any{"jetpack6.1"} },
+			path: "releases[2].tags[0]", message: `expands to "jetpack6.1" for releases[2] (jetpack6.2), a tag releases[1] (jetpack6.1) already has`},
 		{name: "unknown placeholder", edit: func(d map[string]any) { section(d, "image")["tags"] = []any{"{version}-{arch}"} },
 			path: "image.tags[0]", message: "unknown placeholder {arch}"},
 		{name: "unclosed placeholder", edit: func(d map[string]any) { release(d, 2)["tags"] = []any{"jp{jetpack"} },
 			path: "releases[2].tags[0]", message: "without a closing '}'"},
 		{name: "invalid tag after expansion", edit: func(d map[string]any) { section(d, "router")["version"] = "1.8.0+cu126" },
-			path: "image.tags[0]", message: `expands to "1.8.0+cu126-jetpack5.1" for releases[0] (jetpack5.1), which is not a valid OCI tag`},
+			path: "image.tags[0]", message: `expands to "1.8.0+cu126-jetpack5.1.2" for releases[0] (jetpack5.1), which is not a valid OCI tag`},
 		{name: "CUDA cannot build the SM", edit: func(d map[string]any) { release(d, 3)["cuda"] = "12.6" },
 			path: "releases[3].targets[0]", message: "sm_110 needs CUDA >= 13.0", value: `"11.0"`},
 		{name: "SM dropped by CUDA 13", edit: func(d map[string]any) { release(d, 4)["targets"] = []any{"7.2", "8.7", "11.0"} },

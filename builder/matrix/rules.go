@@ -72,6 +72,7 @@ func checkRules(m *Matrix, errs *checker) {
 		checkBuildArgs(keyPath("router.target_build_args", sm), m.Router.TargetBuildArgs[sm], errs)
 	}
 	checkTags(m, errs)
+	checkFloatingTags(m, errs)
 }
 
 // checkBuildArgs refuses build args that jetbake sets itself.
@@ -162,20 +163,20 @@ func checkTargets(r *Release, path string, errs *checker) {
 		if !cudaOK {
 			continue
 		}
-		if err := computecap.CanCompile(c, cuda); err != nil {
-			errs.addString(p, t, err.Error(), compileFix(errs.jetPackReleases(), c))
+		if err := errs.facts().CanCompile(c, cuda); err != nil {
+			errs.addString(p, t, err.Error(), compileFix(errs.facts(), errs.jetPackReleases(), c))
 		}
 	}
 }
 
 // compileFix suggests a CUDA version or target that works.
-func compileFix(rows []computecap.JetPackRelease, c computecap.Capability) string {
-	if c.Canonical() == (computecap.Capability{Major: 11}) {
+func compileFix(t *computecap.Table, rows []computecap.JetPackRelease, c computecap.Capability) string {
+	if t.Canonical(c) == (computecap.Capability{Major: 11}) {
 		return "build \"11.0\" in a release with CUDA 13.0 or later (JetPack 7)"
 	}
 	var fits []string
 	for _, row := range rows {
-		if hasSM(row.Capabilities, c) && computecap.CanCompile(c, row.CUDA) == nil {
+		if hasSM(row.Capabilities, c) && t.CanCompile(c, row.CUDA) == nil {
 			fits = append(fits, "JetPack "+row.JetPack+" (CUDA "+row.CUDA.String()+")")
 		}
 	}

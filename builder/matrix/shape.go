@@ -10,6 +10,8 @@ import (
 	"github.com/agext/levenshtein"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // shapeHint replaces the schema library's generic sentence for one keyword
@@ -48,7 +50,7 @@ func shapeHints() map[[2]string]shapeHint {
 		{"/$defs/release/properties/target_build_args", "propertyNames"}: smKey,
 		{"/$defs/release/properties/targets/items", "pattern"}: {
 			mismatch: "is not a compute capability in MAJOR.MINOR form",
-			fix:      `write it like "8.7" (Orin), "7.2" (Xavier) or "11.0" (Thor)`},
+			fix:      targetsFix(computecap.DefaultTable())},
 	}
 }
 
@@ -252,4 +254,26 @@ func unknownFieldFix(key string, known []string) string {
 		return `did you mean "` + best + `"?`
 	}
 	return "remove it; known fields here: " + strings.Join(known, ", ")
+}
+
+// targetsFix shows the SMs of the Jetsons the table's JetPack releases
+// support: `write it like "7.2" (Xavier), "8.7" (Orin) or "11.0" (Thor)`.
+func targetsFix(t *computecap.Table) string {
+	var parts []string
+	for _, soc := range t.SoCs {
+		for _, r := range t.JetPacks {
+			if !r.Preview && soc.Supports(r.JetPack) {
+				parts = append(parts, quote(soc.Capability.String())+" ("+soc.Family+")")
+				break
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return `write it like "8.7"`
+	}
+	last := parts[len(parts)-1]
+	if len(parts) == 1 {
+		return "write it like " + last
+	}
+	return "write it like " + strings.Join(parts[:len(parts)-1], ", ") + " or " + last
 }

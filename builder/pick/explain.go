@@ -69,8 +69,8 @@ func noFitSentence(repository string, f host.Facts, cands []Candidate) string {
 		}
 		return cmp.Or(compareL4T(a.Meta.image.L4T, b.Meta.image.L4T), compareCUDA(a.Meta.image.CUDA, b.Meta.image.CUDA))
 	})
-	return fmt.Sprintf("no image of %s runs on %s: the host would need %s, for %s (%s)",
-		repository, who, closest.Verdict.Needs, closest.Reference, closest.Verdict.Reason)
+	return fmt.Sprintf("no image of %s runs on %s: the host would need %s, for %s",
+		repository, who, closest.Verdict.Needs, closest.Reference)
 }
 
 // gpuUnion names the Jetsons any image is for: "Orin (SM 8.7) or Thor (SM 11.0)".

@@ -125,7 +125,7 @@ func hostLines() []hostLine {
 	return []hostLine{
 		{name: "R35.4.1 Xavier (JetPack 5.1.2)", l4t: "35.4.1", socID: 25, want: "jetpack5.1"},
 		{name: "R35.4.1 Orin (JetPack 5.1.2)", l4t: "35.4.1", socID: 35, want: "jetpack5.1"},
-		{name: "R36.3.0 Orin (JetPack 6.0)", l4t: "36.3.0", socID: 35, wantNeeds: "would need L4T R36.4 or a later R36 (JetPack 6.1)"},
+		{name: "R36.3.0 Orin (JetPack 6.0)", l4t: "36.3.0", socID: 35, wantNeeds: "would need L4T R36.4 or a later R36 release, such as JetPack 6.1 (L4T 36.4.0)"},
 		{name: "R36.4.0 Orin (JetPack 6.1)", l4t: "36.4.0", socID: 35, want: "jetpack6.1"},
 		{name: "R36.4.3 Orin (JetPack 6.2)", l4t: "36.4.3", socID: 35, want: "jetpack6.2"},
 		{name: "R36.4.7 Orin (JetPack 6.2.1)", l4t: "36.4.7", socID: 35, want: "jetpack6.2"},
@@ -194,7 +194,11 @@ func TestPickHostLines(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, res.Best)
 			require.Equal(t, h.want, res.Best.Meta.Release, "%+v", res.Candidates)
-			require.Equal(t, repo+":1.8.0-"+h.want+"@"+digests[h.want], res.Best.Reference)
+			tag := "1.8.0-" + h.want
+			if h.want == "jetpack5.1" {
+				tag = "1.8.0-jetpack5.1.2" // the release's JetPack is 5.1.2 (L4T 35.4.1)
+			}
+			require.Equal(t, repo+":"+tag+"@"+digests[h.want], res.Best.Reference)
 			require.True(t, res.Candidates[0].Chosen)
 		})
 	}
@@ -254,7 +258,7 @@ func TestPickReadsLabelsAndRefusesOtherImages(t *testing.T) {
 	res, err := Pick(t.Context(), repo, hostLines()[4].options(t)...)
 	require.NoError(t, err)
 	require.Equal(t, repo+":1.8.0-jetpack6.2@"+d, res.Best.Reference)
-	require.ElementsMatch(t, []string{"1.8.0-jetpack6.2", "jetpack6.2", "jetpack6"}, res.Best.Tags)
+	require.ElementsMatch(t, []string{"1.8.0-jetpack6.2", "jetpack6.2"}, res.Best.Tags)
 	reasons := map[string]string{}
 	for _, c := range res.Candidates {
 		reasons[c.Tag] = c.Verdict.Reason

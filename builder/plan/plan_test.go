@@ -50,11 +50,11 @@ func TestPlanShippedMatrix(t *testing.T) {
 		tags[r.Name] = r.Tags
 	}
 	require.Equal(t, map[string][]string{
-		"jetpack5.1": {repo + ":1.8.0-jetpack5.1", repo + ":jetpack5.1"},
+		"jetpack5.1": {repo + ":1.8.0-jetpack5.1.2", repo + ":jetpack5.1.2", repo + ":jetpack5.1"},
 		"jetpack6.1": {repo + ":1.8.0-jetpack6.1", repo + ":jetpack6.1"},
-		"jetpack6.2": {repo + ":1.8.0-jetpack6.2", repo + ":jetpack6.2", repo + ":jetpack6"},
+		"jetpack6.2": {repo + ":1.8.0-jetpack6.2", repo + ":jetpack6.2"},
 		"jetpack7.0": {repo + ":1.8.0-jetpack7.0", repo + ":jetpack7.0"},
-		"jetpack7.2": {repo + ":1.8.0-jetpack7.2", repo + ":jetpack7.2", repo + ":jetpack7"},
+		"jetpack7.2": {repo + ":1.8.0-jetpack7.2", repo + ":jetpack7.2"},
 	}, tags)
 }
 
@@ -146,8 +146,8 @@ func TestPlanWithRepository(t *testing.T) {
 	p, err := New(m, WithRepository("127.0.0.1:5000/jetbake/tei"), WithReleases("jetpack6.2"))
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:5000/jetbake/tei", p.Repository)
-	require.Equal(t, []string{"127.0.0.1:5000/jetbake/tei:1.8.0-jetpack6.2", "127.0.0.1:5000/jetbake/tei:jetpack6.2",
-		"127.0.0.1:5000/jetbake/tei:jetpack6"}, p.Releases[0].Tags)
+	require.Equal(t, []string{"127.0.0.1:5000/jetbake/tei:1.8.0-jetpack6.2", "127.0.0.1:5000/jetbake/tei:jetpack6.2"},
+		p.Releases[0].Tags)
 
 	for _, bad := range []string{"Ghcr.io/Jetbake/TEI", "ghcr.io/jetbake/tei:latest", "ghcr.io/x/y/"} {
 		_, err := New(m, WithRepository(bad))

@@ -21,8 +21,9 @@ type Host struct {
 	// Name labels the host in reports, e.g. "Orin Nano (R36)".
 	Name string
 	// Root is a folder laid out like the host's / with the files the NVIDIA
-	// runtime exposes: etc/nv_tegra_release and sys/ (devices/soc0,
-	// firmware/devicetree/base). Empty means a container started without the
+	// runtime exposes: etc/nv_tegra_release and sys/ (devices/soc0; the
+	// device tree under firmware/ when the host shows it, which Docker masks
+	// by default). Empty means a container started without the
 	// NVIDIA runtime: the machine's own /sys, no L4T file.
 	Root string
 	// Env is appended to every container's environment on this host: what

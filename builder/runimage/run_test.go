@@ -92,6 +92,7 @@ func TestRuntimeSpecProcess(t *testing.T) {
 	cfg := testConfig()
 	tests := []struct {
 		name     string
+		host     Host
 		args     []string
 		env      []string
 		wantArgs []string
@@ -102,10 +103,13 @@ func TestRuntimeSpecProcess(t *testing.T) {
 		{name: "args and env", args: []string{"--port", "8080"}, env: []string{"JETBAKE_DEBUG=1"},
 			wantArgs: []string{"/usr/local/bin/jetbake-entrypoint", "--port", "8080"},
 			wantEnv:  []string{"PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA=cuda>=12.6", "JETBAKE_DEBUG=1"}},
+		{name: "the host's env after the image's", host: Host{Env: []string{"FAKE_CUDA_MAJOR=8"}}, env: []string{"JETBAKE_DEBUG=1"},
+			wantArgs: []string{"/usr/local/bin/jetbake-entrypoint"},
+			wantEnv:  []string{"PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA=cuda>=12.6", "FAKE_CUDA_MAJOR=8", "JETBAKE_DEBUG=1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := runtimeSpec("/work/rootfs", cfg, Host{}, tt.args, tt.env)
+			spec := runtimeSpec("/work/rootfs", cfg, tt.host, tt.args, tt.env)
 			require.Equal(t, tt.wantArgs, spec.Process.Args, "the image's own command is nil")
 			require.Equal(t, tt.wantEnv, spec.Process.Env)
 			require.Equal(t, "/", spec.Process.Cwd)

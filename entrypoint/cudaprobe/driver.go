@@ -71,8 +71,28 @@ func probe(path string) (result, error) {
 	return result{Major: int(major), Minor: int(minor), DriverVersion: int(version)}, nil
 }
 
+// driverVersion loads the driver library at path and calls
+// cuDriverGetVersion alone: no cuInit, no device query.
+func driverVersion(path string) (versionResult, error) {
+	api, err := loadFuncs(path, true)
+	if err != nil {
+		return versionResult{}, err
+	}
+	var version int32
+	if err := api.check("cuDriverGetVersion", api.cuDriverGetVersion(&version)); err != nil {
+		return versionResult{}, err
+	}
+	return versionResult{DriverVersion: int(version)}, nil
+}
+
 // load opens the library and resolves every function the probe needs.
 func load(path string) (*driverAPI, error) {
+	return loadFuncs(path, false)
+}
+
+// loadFuncs opens the library and resolves cuDriverGetVersion, and unless
+// versionOnly the device calls too.
+func loadFuncs(path string, versionOnly bool) (*driverAPI, error) {
 	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return nil, fmt.Errorf("dlopen %s failed: %w", path, err)
@@ -82,10 +102,13 @@ func load(path string) (*driverAPI, error) {
 		name string
 		fptr any
 	}{
+		{"cuDriverGetVersion", &api.cuDriverGetVersion},
 		{"cuInit", &api.cuInit},
 		{"cuDeviceGet", &api.cuDeviceGet},
 		{"cuDeviceGetAttribute", &api.cuDeviceGetAttribute},
-		{"cuDriverGetVersion", &api.cuDriverGetVersion},
+	}
+	if versionOnly {
+		required = required[:1]
 	}
 	for _, fn := range required {
 		sym, err := purego.Dlsym(lib, fn.name)

@@ -3,7 +3,11 @@
 //
 //	{"major":8,"minor":7,"driver_version":12060}
 //
-// Its only argument is the path of the driver library (libcuda.so.1) to load.
+// Its argument is the path of the driver library (libcuda.so.1) to load.
+// With --driver-version before it, the probe calls cuDriverGetVersion alone,
+// which needs no cuInit and so costs no GPU initialisation, and prints
+// {"driver_version":12060}: the entrypoint's fast start on a Jetson, whose
+// SM comes from the table of Jetson facts.
 // On failure it prints one line naming the step that failed, such as
 // "cuInit failed: CUDA_ERROR_NO_DEVICE (100)", and exits 1 (2 for a usage
 // error).
@@ -30,6 +34,12 @@ type result struct {
 	DriverVersion int `json:"driver_version"`
 }
 
+// versionResult is the line the probe prints with --driver-version.
+type versionResult struct {
+	// DriverVersion is cuDriverGetVersion's answer.
+	DriverVersion int `json:"driver_version"`
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -37,11 +47,21 @@ func main() {
 // run probes the library named by args and reports to stdout or stderr; it
 // returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	versionOnly := len(args) == 2 && args[0] == "--driver-version"
+	if versionOnly {
+		args = args[1:]
+	}
 	if len(args) != 1 || args[0] == "" {
-		fmt.Fprintln(stderr, "usage: jetbake-cudaprobe /path/to/libcuda.so.1")
+		fmt.Fprintln(stderr, "usage: jetbake-cudaprobe [--driver-version] /path/to/libcuda.so.1")
 		return 2
 	}
-	res, err := probe(args[0])
+	var res any
+	var err error
+	if versionOnly {
+		res, err = driverVersion(args[0])
+	} else {
+		res, err = probe(args[0])
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

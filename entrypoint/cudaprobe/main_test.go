@@ -56,7 +56,12 @@ func TestProbe(t *testing.T) {
 			wantCode: 1, wantStderr: libWithout + " has no cuDriverGetVersion: it is not a CUDA driver\n"},
 		{name: "missing library", args: []string{"/nonexistent/libcuda.so.1"},
 			wantCode: 1, wantStderr: "dlopen /nonexistent/libcuda.so.1 failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory\n"},
-		{name: "no argument", wantCode: 2, wantStderr: "usage: jetbake-cudaprobe /path/to/libcuda.so.1\n"},
+		{name: "no argument", wantCode: 2, wantStderr: "usage: jetbake-cudaprobe [--driver-version] /path/to/libcuda.so.1\n"},
+		{name: "driver version only, no cuInit", args: []string{"--driver-version", lib},
+			env:        []string{"FAKE_CUDA_INIT_RESULT=100", "FAKE_CUDA_DRIVER_VERSION=13000"},
+			wantStdout: `{"driver_version":13000}` + "\n"},
+		{name: "driver version of a library without it", args: []string{"--driver-version", libWithout},
+			wantCode: 1, wantStderr: libWithout + " has no cuDriverGetVersion: it is not a CUDA driver\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

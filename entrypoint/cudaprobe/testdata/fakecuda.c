@@ -1,14 +1,17 @@
 /*
- * A stand-in for libcuda.so.1 exporting the five driver API calls that
+ * A stand-in for libcuda.so.1 exporting the driver API calls that
  * jetbake-cudaprobe makes. Its answers come from environment variables:
  *   FAKE_CUDA_INIT_RESULT      CUresult of cuInit (default 0)
  *   FAKE_CUDA_MAJOR            compute capability major (default 8)
  *   FAKE_CUDA_MINOR            compute capability minor (default 7)
  *   FAKE_CUDA_DRIVER_VERSION   cuDriverGetVersion (default 12060)
+ *   FAKE_CUDA_INIT_SLEEP_MS    milliseconds cuInit sleeps first, like a real
+ *                              GPU initialisation (default 0)
  * Build: gcc -shared -fPIC -o libcuda.so.1 fakecuda.c
  * With -DOMIT_DRIVER_VERSION it lacks cuDriverGetVersion.
  */
 #include <stdlib.h>
+#include <time.h>
 
 static int env_int(const char *name, int def) {
 	const char *v = getenv(name);
@@ -17,6 +20,11 @@ static int env_int(const char *name, int def) {
 
 int cuInit(unsigned int flags) {
 	(void)flags;
+	int ms = env_int("FAKE_CUDA_INIT_SLEEP_MS", 0);
+	if (ms > 0) {
+		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+		nanosleep(&ts, 0);
+	}
 	return env_int("FAKE_CUDA_INIT_RESULT", 0);
 }
 

@@ -1,0 +1,147 @@
+package computecap
+
+// This file is the one place that holds the Jetson facts: one row per SoC,
+// one per JetPack release and one per SM that nvcc builds. Adding a Jetson,
+// a JetPack release or an SM target means adding rows here and nowhere else.
+//
+// Public sources, re-checked before a row is relied on for a release:
+//   - NVIDIA Jetson Linux (L4T) and JetPack release notes and archive:
+//     https://developer.nvidia.com/embedded/jetpack-archive,
+//     https://developer.nvidia.com/embedded/jetson-linux-archive
+//     (JetPack 5.1.2 is L4T 35.4.1; 6.2.1 is 36.4.4, 36.4.7 is also reported
+//     as 6.2.1; 7.0 is 38.2.0, 7.1 is 38.4.0, 7.2 is 39.2.0 and 7.2.1 is
+//     39.2.1; the JetPack 5.0 and 5.0.1 developer previews are L4T R34, and
+//     JetPack 5.0.2 is R35.1.0).
+//   - jetson_stats' table of L4T to JetPack:
+//     https://github.com/rbonghi/jetson_stats/blob/master/jtop/core/jetson_variables.py
+//   - jetson-containers' l4t_version and l4t_version_compatible (R36 images
+//     split at 36.4; R38 and R39 hosts are compatible for SBSA images):
+//     https://github.com/dusty-nv/jetson-containers/blob/master/jetson_containers/l4t_version.py
+//   - The CUDA programming guide (compute capabilities of Jetson GPUs; cubin
+//     compatibility across minor versions is desktop-only):
+//     https://docs.nvidia.com/cuda/cuda-c-programming-guide/#compute-capabilities
+//   - The CUDA compatibility guide and NVIDIA's CUDA 13.2 images, which ship
+//     Orin's forward-compatibility libraries in /usr/local/cuda/compat_orin:
+//     https://docs.nvidia.com/deploy/cuda-compatibility/,
+//     https://gitlab.com/nvidia/container-images/cuda
+//   - nvidia-container-toolkit (CSV mode on Tegra; toolkit 1.19 selects
+//     compat_orin on Orin): https://github.com/NVIDIA/nvidia-container-toolkit
+//   - The Linux kernel: /sys/devices/soc0/soc_id is the Tegra chip id
+//     (drivers/soc/tegra/fuse/fuse-tegra.c: 0x19 T194, 0x23 T234, 0x26
+//     T264; 0x24 is T241 Grace, not a Jetson).
+//   - LLVM's table of CUDA GPUs (clang/lib/Basic/Cuda.cpp) and
+//     text-embeddings-inference's compute-cap table
+//     (backends/candle/src/compute_cap.rs) as peer references.
+
+// newDefaultTable builds the shipped rows.
+func newDefaultTable() *Table {
+	return &Table{SoCs: socRows(), JetPacks: jetPackRows(), Toolchain: toolchainRows()}
+}
+
+// socRows are the Jetson SoCs, oldest first. Module part numbers are
+// NVIDIA's: p3701 AGX Orin, p3767-0000/0001 Orin NX, p3767-0003/0004/0005
+// Orin Nano (a "-super" board entry from JetPack 6.2), p3834-0008 AGX Thor
+// (T5000), p2888 AGX Xavier, p3668 Xavier NX, p3448 Nano, p2180 TX1, p3310
+// and p3489 TX2, p3636 TX2 NX.
+func socRows() []SoC {
+	cc := func(major, minor int) Capability { return Capability{Major: major, Minor: minor} }
+	return []SoC{
+		{Name: "tegra210", SocID: 33, Family: "Nano/TX1", Capability: cc(5, 3), JetPacks: []string{"4"},
+			Modules: []Module{
+				{Class: "Jetson TX1", Parts: []string{"p2180"}, Words: []string{"TX1"}},
+				{Class: "Jetson Nano", Parts: []string{"p3448"}, Words: []string{"Jetson Nano"}},
+			}},
+		{Name: "tegra186", SocID: 24, Family: "TX2", Capability: cc(6, 2), JetPacks: []string{"4"},
+			Modules: []Module{
+				{Class: "Jetson TX2 NX", Parts: []string{"p3636"}, Words: []string{"TX2 NX"}},
+				{Class: "Jetson TX2", Parts: []string{"p3310", "p3489"}, Words: []string{"TX2"}},
+			}},
+		{Name: "tegra194", SocID: 25, Family: "Xavier", Capability: cc(7, 2), JetPacks: []string{"4", "5"},
+			Modules: []Module{
+				{Class: "Jetson AGX Xavier", Parts: []string{"p2888"}, Words: []string{"AGX Xavier"}},
+				{Class: "Jetson Xavier NX", Parts: []string{"p3668"}, Words: []string{"Xavier NX"}},
+			}},
+		{Name: "tegra234", SocID: 35, Family: "Orin", Capability: cc(8, 7), JetPacks: []string{"5", "6", "7.2"},
+			Modules: []Module{
+				{Class: "Jetson AGX Orin", Parts: []string{"p3701"}, Words: []string{"AGX Orin"}},
+				{Class: "Jetson Orin Nano Super", Parts: []string{"p3767-0003-super", "p3767-0004-super", "p3767-0005-super"},
+					Words: []string{"Orin Nano", "Super"}},
+				{Class: "Jetson Orin NX", Parts: []string{"p3767-0000", "p3767-0001"}, Words: []string{"Orin NX"}},
+				{Class: "Jetson Orin Nano", Parts: []string{"p3767-0003", "p3767-0004", "p3767-0005"}, Words: []string{"Orin Nano"}},
+			},
+			ForwardCompat: []ForwardCompat{{Dir: "/usr/local/cuda/compat_orin", Since: CUDAVersion{Major: 13, Minor: 2}, Flavour: FlavourSBSA}}},
+		{Name: "tegra264", SocID: 38, Family: "Thor", Capability: cc(11, 0), Aliases: []Capability{cc(10, 1)},
+			JetPacks: []string{"7"},
+			Modules: []Module{
+				{Class: "Jetson AGX Thor", Parts: []string{"p3834-0008"}, Words: []string{"AGX Thor"}},
+			}},
+	}
+}
+
+// jetPackRows are the JetPack releases, oldest first.
+func jetPackRows() []JetPackRelease {
+	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
+	tegra := func(jp, l4t string, cuda CUDAVersion, ubuntu string) JetPackRelease {
+		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: ubuntu, Flavour: FlavourTegra, Rule: RuleL4T}
+	}
+	sbsa := func(jp, l4t string, cuda CUDAVersion) JetPackRelease {
+		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: "24.04", Flavour: FlavourSBSA, Rule: RuleDriverCUDA}
+	}
+	preview := func(r JetPackRelease) JetPackRelease { r.Preview = true; return r }
+	also := func(r JetPackRelease, l4t ...string) JetPackRelease { r.AlsoL4T = l4t; return r }
+	return []JetPackRelease{
+		preview(tegra("5.0", "34.1.0", v(11, 4), "20.04")),
+		preview(tegra("5.0.1", "34.1.1", v(11, 4), "20.04")),
+		tegra("5.0.2", "35.1.0", v(11, 4), "20.04"),
+		tegra("5.1", "35.2.1", v(11, 4), "20.04"),
+		tegra("5.1.2", "35.4.1", v(11, 4), "20.04"),
+		tegra("6.0", "36.3.0", v(12, 2), "22.04"),
+		tegra("6.1", "36.4.0", v(12, 6), "22.04"),
+		tegra("6.2", "36.4.3", v(12, 6), "22.04"),
+		also(tegra("6.2.1", "36.4.4", v(12, 6), "22.04"), "36.4.7"),
+		sbsa("7.0", "38.2.0", v(13, 0)),
+		sbsa("7.1", "38.4.0", v(13, 0)),
+		sbsa("7.2", "39.2.0", v(13, 2)),
+		sbsa("7.2.1", "39.2.1", v(13, 2)),
+	}
+}
+
+// toolchainRows lists, one row per SM, the CUDA releases whose nvcc builds
+// a working binary for it. Thor (10.1 and 11.0) and sm_110a are handled in
+// thorToolchain. Sources: the CUDA toolkit release notes
+// (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/) and LLVM's
+// CUDA table (clang/lib/Basic/Cuda.cpp).
+func toolchainRows() []ToolchainRow {
+	const (
+		maxwellPascalVolta = "offline compilation for Maxwell, Pascal and Volta was removed in CUDA 13.0"
+	)
+	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
+	c := func(major, minor int, arch bool) Capability {
+		return Capability{Major: major, Minor: minor, ArchSpecific: arch}
+	}
+	return []ToolchainRow{
+		{SM: c(5, 0, false), Since: v(6, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(5, 2, false), Since: v(6, 5), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(5, 3, false), Since: v(7, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(6, 0, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(6, 1, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(6, 2, false), Since: v(8, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(7, 0, false), Since: v(9, 0), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(7, 2, false), Since: v(9, 1), Until: v(13, 0), Gone: maxwellPascalVolta},
+		{SM: c(7, 5, false), Since: v(10, 0)},
+		{SM: c(8, 0, false), Since: v(11, 0)},
+		{SM: c(8, 6, false), Since: v(11, 1)},
+		{SM: c(8, 7, false), Since: v(11, 4)},
+		{SM: c(8, 9, false), Since: v(11, 8)},
+		{SM: c(9, 0, false), Since: v(11, 8)},
+		{SM: c(9, 0, true), Since: v(12, 0)},
+		{SM: c(10, 0, false), Since: v(12, 8)},
+		{SM: c(10, 0, true), Since: v(12, 8)},
+		{SM: c(10, 3, false), Since: v(12, 9)},
+		{SM: c(10, 3, true), Since: v(12, 9)},
+		{SM: c(12, 0, false), Since: v(12, 8)},
+		{SM: c(12, 0, true), Since: v(12, 8)},
+		{SM: c(12, 1, false), Since: v(12, 9)},
+		{SM: c(12, 1, true), Since: v(12, 9)},
+	}
+}

@@ -1,0 +1,120 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// tree writes files (path -> content) under a new root.
+func tree(t *testing.T, files map[string]string) Root {
+	t.Helper()
+	root := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(root, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+	return Root(root)
+}
+
+const orinRelease = "# R36 (release), REVISION: 4.7, GCID: 42132812, BOARD: generic, EABI: aarch64, DATE: Tue Sep  9 22:38:43 UTC 2025\n"
+
+// A default `docker run --runtime nvidia` on an AGX Orin: the device tree
+// masked, soc0 and the runtime's files visible.
+func TestReadContainerView(t *testing.T) {
+	root := tree(t, map[string]string{
+		SocIDPath: "35\n", SocFamilyPath: "Tegra\n", SocMachinePath: "NVIDIA Jetson AGX Orin Developer Kit\n",
+		TegraReleasePath: orinRelease, "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1": "driver",
+		CompatDir + "/libcuda.so.1": "the image's own", "/usr/local/cuda/compat_orin/libcuda.so.1": "Orin's",
+	})
+	tab := computecap.DefaultTable()
+	f := Read(root, tab, Options{})
+	require.True(t, f.HasSoC)
+	require.Equal(t, FromSocID, f.SoCFrom)
+	require.Equal(t, "tegra234", f.SoC.Name)
+	require.False(t, f.HasDTSoC)
+	require.Empty(t, f.CompatiblePath, "the device tree is masked")
+	require.Equal(t, "NVIDIA Jetson AGX Orin Developer Kit", f.BoardName())
+	require.Equal(t, computecap.L4TVersion{Major: 36, Minor: 4, Patch: 7}, f.L4T)
+	require.Equal(t, "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1", f.Libcuda)
+	class, known, fromSoC := f.DeviceClass()
+	require.Equal(t, "Jetson AGX Orin", class)
+	require.True(t, known)
+	require.False(t, fromSoC)
+	require.Equal(t, []string{"/usr/local/cuda/compat_orin"}, PresentCompat(tab, root))
+
+	needs, err := Needs(tab, Image{L4T: "36.4.3", CUDA: "12.6"}, nil)
+	require.NoError(t, err)
+	v := Check(tab, needs, f, computecap.CUDAVersion{Major: 12, Minor: 6}, true)
+	require.True(t, v.OK, v.Reason())
+	needs, err = Needs(tab, Image{L4T: "39.2.0", CUDA: "13.2"}, nil)
+	require.NoError(t, err)
+	v = Check(tab, needs, f, computecap.CUDAVersion{}, false)
+	require.False(t, v.OK)
+	require.True(t, v.DriverFromTable)
+	require.Equal(t, "JetPack 7.2 (L4T 39.2.0)", v.Upgrade)
+}
+
+func TestReadDeviceClassFallbacks(t *testing.T) {
+	tab := computecap.DefaultTable()
+	f := Read(tree(t, map[string]string{SocIDPath: "38\n"}), tab, Options{})
+	class, known, fromSoC := f.DeviceClass()
+	require.Equal(t, "Jetson Thor", class, "nothing but soc_id: the SoC's class")
+	require.True(t, known)
+	require.True(t, fromSoC)
+
+	f = Read(tree(t, map[string]string{SocIDPath: "35\n", SocMachinePath: "Custom carrier 42\n"}), tab, Options{})
+	class, known, _ = f.DeviceClass()
+	require.Equal(t, "Jetson Orin (other module)", class)
+	require.False(t, known)
+
+	f = Read(tree(t, map[string]string{SocIDPath: "36\n", SocFamilyPath: "Tegra\n"}), tab, Options{})
+	require.False(t, f.HasSoC, "T241 Grace is not a Jetson")
+	f = Read(tree(t, map[string]string{SocIDPath: "35\n", SocFamilyPath: "Snapdragon\n"}), tab, Options{})
+	require.False(t, f.HasSoC)
+
+	f = Read(tree(t, map[string]string{SocIDPath: "38\n",
+		"/proc/device-tree/compatible": "nvidia,p3737-0000+p3701-0005\x00nvidia,tegra234\x00"}), tab, Options{})
+	require.True(t, f.Conflict)
+	require.Equal(t, FromSocID, f.SoCFrom)
+
+	f = Read(tree(t, map[string]string{"/opt/lib/libcuda.so.1": "x", TegraReleasePath: "garbage\n"}), tab,
+		Options{LibraryPath: "relative:/opt/lib"})
+	require.Equal(t, "/opt/lib/libcuda.so.1", f.Libcuda)
+	require.True(t, f.TegraRelease)
+	require.False(t, f.HasL4T)
+	require.EqualError(t, f.L4TErr, `first line "garbage" does not start with "# R<major>"`)
+}
+
+func TestNeedsErrors(t *testing.T) {
+	tab := computecap.DefaultTable()
+	n, err := Needs(tab, Image{JetPack: "6.2", CUDA: "12.6"}, []string{"/x"})
+	require.NoError(t, err)
+	require.Equal(t, 36, n.L4T.Major)
+	require.Equal(t, []string{"/x"}, n.CompatDirs)
+	_, err = Needs(tab, Image{JetPack: "9.9"}, nil)
+	require.EqualError(t, err, `jetpack "9.9" is not a JetPack release this table knows, and l4t is empty`)
+	_, err = Needs(tab, Image{L4T: "36.x"}, nil)
+	require.Error(t, err)
+	_, err = Needs(tab, Image{L4T: "36.4.3", CUDA: "twelve"}, nil)
+	require.Error(t, err)
+}
+
+func FuzzParseTegraRelease(f *testing.F) {
+	f.Add([]byte(orinRelease))
+	f.Add([]byte("# R38 (release), REVISION: 2.0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ParseTegraRelease(data)
+		if err != nil {
+			return
+		}
+		back, err := computecap.ParseL4TVersion(v.String())
+		require.NoError(t, err)
+		require.Equal(t, v, back)
+	})
+}

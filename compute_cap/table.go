@@ -1,0 +1,500 @@
+package computecap
+
+import (
+	"slices"
+	"strings"
+)
+
+// Flavour is the kind of CUDA a JetPack release ships: the integrated
+// Tegra CUDA of JetPack 4 to 6, or the server-style SBSA CUDA of JetPack 7.
+type Flavour string
+
+// The CUDA flavours of JetPack releases.
+const (
+	// FlavourTegra is JetPack 6 and earlier: CUDA tied to the L4T release.
+	FlavourTegra Flavour = "tegra"
+	// FlavourSBSA is JetPack 7 and later: arm64 server CUDA, tied to the
+	// driver's CUDA version.
+	FlavourSBSA Flavour = "sbsa"
+)
+
+// HostRule names the rule that decides whether an image runs on a host
+// (see Table.CheckHost).
+type HostRule string
+
+// The host rules.
+const (
+	// RuleL4T (Tegra flavour): the host's L4T major must be the image's, and
+	// its major.minor at least the first L4T that ships the image's CUDA.
+	RuleL4T HostRule = "l4t"
+	// RuleDriverCUDA (SBSA flavour): the driver's CUDA major must be the
+	// image's, and its minor at least the image's, unless the image ships
+	// forward-compatibility libraries for the GPU.
+	RuleDriverCUDA HostRule = "driver-cuda"
+)
+
+// Module is one Jetson module (or family of modules) of a SoC, as the probe
+// names its device class.
+type Module struct {
+	// Class is the device class, as the matrix's hardware lists name it,
+	// such as "Jetson AGX Orin".
+	Class string
+	// Parts are module part numbers as the device tree's compatible entries
+	// write them ("p3767-0005"); a part matches when it equals one or
+	// continues it with '-' ("p3701" matches "p3701-0005").
+	Parts []string
+	// Words must all appear in the board name (device-tree model, or
+	// /sys/devices/soc0/machine) when no part number is visible.
+	Words []string
+}
+
+// ForwardCompat is a folder of CUDA forward-compatibility libraries that
+// images ship for one SoC's GPU.
+type ForwardCompat struct {
+	// Dir is the folder in the image, such as "/usr/local/cuda/compat_orin".
+	Dir string
+	// Since is the first image CUDA that ships it.
+	Since CUDAVersion
+	// Flavour is the image flavour that ships it.
+	Flavour Flavour
+}
+
+// SoC is a Tegra system-on-chip of a Jetson module: one row of the table.
+type SoC struct {
+	// Name is the device-tree name such as "tegra234" (compatible
+	// "nvidia,tegra234").
+	Name string
+	// SocID is the decimal value of /sys/devices/soc0/soc_id, such as 35.
+	SocID int
+	// Family is the Jetson family such as "Orin".
+	Family string
+	// Capability is the compute capability of the integrated GPU, in its
+	// canonical form (Thor is 11.0).
+	Capability Capability
+	// Aliases are other capabilities the same GPU reports (Thor: 10.1 with
+	// the nvgpu driver and CUDA 12.x).
+	Aliases []Capability
+	// Modules are the modules built on it, the more specific ones first.
+	Modules []Module
+	// JetPacks are the JetPack lines that support it: "6" is every 6.x,
+	// "7.2" is 7.2 and its patch releases.
+	JetPacks []string
+	// ForwardCompat lists the forward-compatibility libraries images ship
+	// for its GPU.
+	ForwardCompat []ForwardCompat
+}
+
+// JetPackRelease is one JetPack release: one row of the table.
+type JetPackRelease struct {
+	// JetPack is the JetPack version, such as "6.2".
+	JetPack string
+	// L4T is the Jetson Linux version, such as "36.4.3".
+	L4T string
+	// AlsoL4T are other L4T versions reported as the same JetPack release
+	// (36.4.7 is also called JetPack 6.2.1).
+	AlsoL4T []string
+	// CUDA is the CUDA release shipped with it.
+	CUDA CUDAVersion
+	// Ubuntu is the Ubuntu release of its root filesystem, such as "22.04".
+	Ubuntu string
+	// Flavour is the kind of CUDA it ships.
+	Flavour Flavour
+	// Rule is the host rule its images follow.
+	Rule HostRule
+	// Preview marks a developer preview (JetPack 5.0 and 5.0.1 on R34):
+	// known, but never the answer for a JetPack line such as "5".
+	Preview bool
+	// Capabilities are the SMs of the SoCs whose JetPack lines cover it;
+	// Table.Releases fills them from the SoC rows.
+	Capabilities []Capability
+}
+
+// Table is the one table of Jetson facts: SoCs, JetPack releases and which
+// CUDA builds which SM. Every rule of jetbake reads it; DefaultTable returns
+// the shipped rows, and tests add rows to a copy.
+type Table struct {
+	// SoCs are the Jetson SoCs, oldest first.
+	SoCs []SoC
+	// JetPacks are the JetPack releases, oldest first.
+	JetPacks []JetPackRelease
+	// Toolchain says which CUDA releases build each SM (Thor is handled
+	// apart, see CanCompile).
+	Toolchain []ToolchainRow
+}
+
+// defaultTable holds the shipped rows. It is built once and never changed:
+// DefaultTable hands out copies.
+var defaultTable = newDefaultTable()
+
+// DefaultTable returns a copy of the shipped table, which the caller may
+// change (for example to add a future Jetson in a test).
+func DefaultTable() *Table {
+	return defaultTable.Clone()
+}
+
+// Clone returns a deep copy of t.
+func (t *Table) Clone() *Table {
+	c := &Table{
+		SoCs:      slices.Clone(t.SoCs),
+		JetPacks:  slices.Clone(t.JetPacks),
+		Toolchain: slices.Clone(t.Toolchain),
+	}
+	for i := range c.SoCs {
+		s := &c.SoCs[i]
+		s.Aliases, s.JetPacks = slices.Clone(s.Aliases), slices.Clone(s.JetPacks)
+		s.ForwardCompat = slices.Clone(s.ForwardCompat)
+		s.Modules = slices.Clone(s.Modules)
+		for j := range s.Modules {
+			m := &s.Modules[j]
+			m.Parts, m.Words = slices.Clone(m.Parts), slices.Clone(m.Words)
+		}
+	}
+	for i := range c.JetPacks {
+		r := &c.JetPacks[i]
+		r.AlsoL4T, r.Capabilities = slices.Clone(r.AlsoL4T), slices.Clone(r.Capabilities)
+	}
+	return c
+}
+
+// socIndexByCapability finds the SoC whose GPU is c (its capability or an
+// alias, ignoring the arch-specific flag); -1 when none.
+func (t *Table) socIndexByCapability(c Capability) int {
+	for i := range t.SoCs {
+		s := &t.SoCs[i]
+		if sameSM(s.Capability, c) {
+			return i
+		}
+		for _, a := range s.Aliases {
+			if sameSM(a, c) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// sameSM compares major and minor only.
+func sameSM(a, b Capability) bool { return a.Major == b.Major && a.Minor == b.Minor }
+
+// SoCByCapability finds the SoC whose integrated GPU has capability c,
+// under its canonical capability or an alias (Thor's 10.1).
+func (t *Table) SoCByCapability(c Capability) (SoC, bool) {
+	if i := t.socIndexByCapability(c); i >= 0 {
+		return t.SoCs[i], true
+	}
+	return SoC{}, false
+}
+
+// IsTegra reports whether c is the GPU of a Jetson SoC of the table.
+func (t *Table) IsTegra(c Capability) bool { return t.socIndexByCapability(c) >= 0 }
+
+// Canonical returns the capability that names the same GPU for binary
+// selection: an alias of a SoC (Thor's 10.1) becomes the SoC's capability,
+// keeping the arch-specific flag; anything else is returned unchanged.
+func (t *Table) Canonical(c Capability) Capability {
+	if i := t.socIndexByCapability(c); i >= 0 {
+		s := t.SoCs[i].Capability
+		return Capability{Major: s.Major, Minor: s.Minor, ArchSpecific: c.ArchSpecific}
+	}
+	return c
+}
+
+// SoCByID finds the SoC with the decimal /sys/devices/soc0/soc_id value id.
+// Ids of SoCs that are not Jetsons, such as 36 for T241 Grace, return false.
+func (t *Table) SoCByID(id int) (SoC, bool) {
+	for _, s := range t.SoCs {
+		if s.SocID == id {
+			return s, true
+		}
+	}
+	return SoC{}, false
+}
+
+// SoCByCompatible finds the SoC named by one device-tree compatible entry
+// such as "nvidia,tegra234"; a bare "tegra234" is accepted too. Spaces and
+// NUL bytes around the entry are ignored.
+func (t *Table) SoCByCompatible(entry string) (SoC, bool) {
+	entry = strings.Trim(entry, " \t\r\n\x00")
+	entry = strings.TrimPrefix(entry, "nvidia,")
+	for _, s := range t.SoCs {
+		if s.Name == entry {
+			return s, true
+		}
+	}
+	return SoC{}, false
+}
+
+// SoCFromDeviceTree finds the SoC in the content of
+// /proc/device-tree/compatible (NUL-separated, SoC last).
+func (t *Table) SoCFromDeviceTree(compatible []byte) (SoC, bool) {
+	for entry := range strings.SplitSeq(string(compatible), "\x00") {
+		if s, ok := t.SoCByCompatible(entry); ok {
+			return s, true
+		}
+	}
+	return SoC{}, false
+}
+
+// Describe names the GPU of capability c for messages: "Jetson Orin, SM
+// 8.7" for a SoC of the table, "GPU with SM 8.6" otherwise.
+func (t *Table) Describe(c Capability) string {
+	if s, ok := t.SoCByCapability(c); ok {
+		return "Jetson " + s.Family + ", SM " + c.String()
+	}
+	return "GPU with SM " + c.String()
+}
+
+// describeParen is Describe with the SM in parentheses: "Jetson Orin (SM 8.7)".
+func (t *Table) describeParen(c Capability) string {
+	if s, ok := t.SoCByCapability(c); ok {
+		return "Jetson " + s.Family + " (SM " + c.String() + ")"
+	}
+	return "GPU with SM " + c.String()
+}
+
+// Releases returns the JetPack rows, oldest first, each with the
+// capabilities of the SoCs whose JetPack lines cover it. Each call returns
+// fresh slices.
+func (t *Table) Releases() []JetPackRelease {
+	out := slices.Clone(t.JetPacks)
+	for i := range out {
+		r := &out[i]
+		r.AlsoL4T = slices.Clone(r.AlsoL4T)
+		r.Capabilities = nil
+		for _, s := range t.SoCs {
+			if s.Supports(r.JetPack) {
+				r.Capabilities = append(r.Capabilities, s.Capability)
+			}
+		}
+	}
+	return out
+}
+
+// Supports reports whether one of the SoC's JetPack lines covers the
+// JetPack version jetpack.
+func (s SoC) Supports(jetpack string) bool {
+	for _, line := range s.JetPacks {
+		if LineCovers(line, jetpack) {
+			return true
+		}
+	}
+	return false
+}
+
+// LineCovers reports whether the JetPack (or L4T) line covers version v,
+// comparing whole dot-separated parts: "6" covers "6.2.1", "7.2" covers
+// "7.2.1" but not "7.20", and every version covers itself.
+func LineCovers(line, v string) bool {
+	line, v = strings.TrimSpace(line), strings.TrimSpace(v)
+	return line != "" && (v == line || strings.HasPrefix(v, line+"."))
+}
+
+// ReleaseForL4T finds the JetPack release whose L4T version is exactly v
+// (its L4T or one of AlsoL4T).
+func (t *Table) ReleaseForL4T(v L4TVersion) (JetPackRelease, bool) {
+	for _, r := range t.Releases() {
+		if l, err := ParseL4TVersion(r.L4T); err == nil && l == v {
+			return r, true
+		}
+		for _, a := range r.AlsoL4T {
+			if l, err := ParseL4TVersion(a); err == nil && l == v {
+				return r, true
+			}
+		}
+	}
+	return JetPackRelease{}, false
+}
+
+// releasesOfMajor returns the rows whose L4T major is major, oldest first.
+func (t *Table) releasesOfMajor(major int) []JetPackRelease {
+	var out []JetPackRelease
+	for _, r := range t.Releases() {
+		if l, err := ParseL4TVersion(r.L4T); err == nil && l.Major == major {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// JetPackForL4TMajor names the JetPack releases of an L4T major for
+// messages: "6" when it spans more than two minors (36), else the
+// major.minor versions joined by "/" ("7.0/7.1" for 38, "7.2" for 39).
+// Developer previews count only when the major has nothing else (34 is
+// "5.0"). Unknown majors return false.
+func (t *Table) JetPackForL4TMajor(major int) (string, bool) {
+	rows := t.releasesOfMajor(major)
+	var lines []string
+	for _, preview := range []bool{false, true} {
+		for _, r := range rows {
+			mm := majorMinor(r.JetPack)
+			if r.Preview == preview && !slices.Contains(lines, mm) {
+				lines = append(lines, mm)
+			}
+		}
+		if len(lines) > 0 {
+			break
+		}
+	}
+	switch {
+	case len(lines) == 0:
+		return "", false
+	case len(lines) > 2:
+		head, _, _ := strings.Cut(lines[0], ".")
+		return head, true
+	default:
+		return strings.Join(lines, "/"), true
+	}
+}
+
+// majorMinor cuts a version to its first two parts.
+func majorMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// JetPackName names the JetPack of an L4T release for messages: the exact
+// release ("7.0" for 38.2.0), else the series of its major ("6"), else "".
+func (t *Table) JetPackName(v L4TVersion) string {
+	if r, ok := t.ReleaseForL4T(v); ok {
+		return r.JetPack
+	}
+	s, _ := t.JetPackForL4TMajor(v.Major)
+	return s
+}
+
+// L4TMajorForJetPack maps a JetPack version to its L4T major: an exact row
+// first ("5.0" is R34, a developer preview), then the longest row that is a
+// line of it ("5.1.3" is in "5.1", R35), then the rows it is a line of,
+// which must agree ("6" is R36; "7" is R38 or R39 and returns false;
+// developer previews do not count). Malformed text returns false.
+func (t *Table) L4TMajorForJetPack(jetpack string) (int, bool) {
+	jetpack = strings.TrimSpace(jetpack)
+	if !validJetPack(jetpack) {
+		return 0, false
+	}
+	rows := t.Releases()
+	best := -1
+	for i, r := range rows {
+		if LineCovers(r.JetPack, jetpack) && (best < 0 || len(r.JetPack) > len(rows[best].JetPack)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		l, err := ParseL4TVersion(rows[best].L4T)
+		return l.Major, err == nil
+	}
+	major := 0
+	for _, r := range rows {
+		if r.Preview || !LineCovers(jetpack, r.JetPack) {
+			continue
+		}
+		l, err := ParseL4TVersion(r.L4T)
+		if err != nil || (major != 0 && l.Major != major) {
+			return 0, false
+		}
+		major = l.Major
+	}
+	return major, major != 0
+}
+
+// validJetPack accepts one to three dot-separated parts of 1 to 3 digits.
+func validJetPack(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) > 3 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) == 0 || len(p) > 3 || !allDigits(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// FlavourOfL4T is the CUDA flavour of the releases of an L4T major; false
+// when the table has none.
+func (t *Table) FlavourOfL4T(major int) (Flavour, HostRule, bool) {
+	rows := t.releasesOfMajor(major)
+	if len(rows) == 0 {
+		return "", "", false
+	}
+	return rows[0].Flavour, rows[0].Rule, true
+}
+
+// DriverCUDAForL4T is the CUDA version of the driver a host of L4T v has,
+// from the table: its exact release, else the newest release of its major
+// not newer than v, else the oldest of its major.
+func (t *Table) DriverCUDAForL4T(v L4TVersion) (CUDAVersion, bool) {
+	if r, ok := t.ReleaseForL4T(v); ok {
+		return r.CUDA, true
+	}
+	rows := t.releasesOfMajor(v.Major)
+	if len(rows) == 0 {
+		return CUDAVersion{}, false
+	}
+	best := rows[0]
+	for _, r := range rows {
+		if l, err := ParseL4TVersion(r.L4T); err == nil && !v.Less(l) {
+			best = r
+		}
+	}
+	return best.CUDA, true
+}
+
+// ShippedCompat lists the forward-compatibility folders an image of the
+// given flavour and CUDA ships, from the SoC rows.
+func (t *Table) ShippedCompat(f Flavour, cuda CUDAVersion) []string {
+	var dirs []string
+	for _, s := range t.SoCs {
+		for _, fc := range s.ForwardCompat {
+			if fc.Flavour == f && !cuda.Less(fc.Since) && !slices.Contains(dirs, fc.Dir) {
+				dirs = append(dirs, fc.Dir)
+			}
+		}
+	}
+	return dirs
+}
+
+// ModuleClass finds the device class of a module of soc: first by the part
+// numbers of the device tree's compatible entries, then by the words of a
+// board name (the device-tree model or /sys/devices/soc0/machine). known is
+// false when neither matched.
+func (s SoC) ModuleClass(compatible []string, boardName string) (class string, known bool) {
+	for _, m := range s.Modules {
+		for _, e := range compatible {
+			for part := range strings.SplitSeq(strings.TrimPrefix(e, "nvidia,"), "+") {
+				if partMatches(part, m.Parts) {
+					return m.Class, true
+				}
+			}
+		}
+	}
+	if boardName == "" {
+		return "", false
+	}
+	lower := strings.ToLower(boardName)
+	for _, m := range s.Modules {
+		all := len(m.Words) > 0
+		for _, w := range m.Words {
+			all = all && strings.Contains(lower, strings.ToLower(w))
+		}
+		if all {
+			return m.Class, true
+		}
+	}
+	return "", false
+}
+
+// partMatches reports whether a compatible part equals one of parts or
+// continues it with '-'.
+func partMatches(part string, parts []string) bool {
+	for _, p := range parts {
+		if part == p || strings.HasPrefix(part, p+"-") {
+			return true
+		}
+	}
+	return false
+}
