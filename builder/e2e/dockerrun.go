@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -19,9 +20,9 @@ import (
 // devices/soc0, and etc/nv_tegra_release over /etc/nv_tegra_release), so that
 // the entrypoint reads them as on a Jetson (JETBAKE_SYSROOT would move the
 // image's own files too); a host without Root gets nothing, as without
-// `--runtime nvidia`; each entry of env as -e (a stand-in driver's answers go
-// here); the image; then args exactly as an operator types them after the
-// image name.
+// `--runtime nvidia`; the host's Env (the stand-in driver's answers) and each
+// entry of env as -e; the image; then args exactly as an operator types them
+// after the image name.
 func DockerRunArgs(image string, host runimage.Host, env, args []string) []string {
 	out := []string{"run", "--rm", "--platform", "linux/arm64"}
 	if host.Root != "" {
@@ -30,7 +31,7 @@ func DockerRunArgs(image string, host runimage.Host, env, args []string) []strin
 			out = append(out, "-v", release+":/etc/nv_tegra_release:ro")
 		}
 	}
-	for _, e := range env {
+	for _, e := range append(slices.Clone(host.Env), env...) {
 		out = append(out, "-e", e)
 	}
 	out = append(out, image)
