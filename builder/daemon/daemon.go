@@ -132,23 +132,26 @@ func startLocal(ctx context.Context, o options) (*Connection, error) {
 	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create buildkitd state folder: %w", err)
 	}
-	// Taken before the daemon is reached, so that a run finishing now does
-	// not stop the daemon this one is about to use.
-	local, err := useLocal(o.stateDir, o.keepDaemon, o.logf)
+	// Taken before the daemon is reached, so that two runs never both start
+	// one, and a run finishing now does not stop the daemon this one is
+	// about to use.
+	local, err := useLocal(ctx, o.stateDir, o.keepDaemon, o.logf)
 	if err != nil {
 		return nil, err
 	}
 	addr := "unix://" + filepath.Join(o.stateDir, "buildkitd.sock")
 	if c, err := dial(ctx, addr, TLS{}); err == nil {
+		local.ready()
 		o.logf("reusing buildkitd at %s", addr)
 		return &Connection{Client: c, Addr: addr, local: local}, nil
 	}
 	c, err := local.start(ctx, o, addr)
 	if err != nil {
-		local.release()
+		local.release(ctx)
 		return nil, err
 	}
-	return &Connection{Client: c, Addr: addr, Started: true, local: local}, nil
+	local.ready()
+	return &Connection{Client: c, Addr: addr, Started: local.proc != nil, local: local}, nil
 }
 
 func findBuildkitd(explicit string) (string, error) {
@@ -181,7 +184,7 @@ func tail(path string) string {
 func (c *Connection) Close() error {
 	err := c.Client.Close()
 	if c.local != nil {
-		c.local.release()
+		c.local.release(context.Background())
 	}
 	return err
 }
