@@ -112,6 +112,15 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
+	// Everything the flags and the matrix can get wrong is found before a
+	// daemon is started or dialed.
+	if err := checkReleases(p, f.releases); err != nil {
+		return err
+	}
+	specs, err := f.nodeSpecs()
+	if err != nil {
+		return err
+	}
 	opts, err := f.builderOptions(matrixPath, mirrors, stderr)
 	if err != nil {
 		return err
@@ -122,7 +131,7 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	}
 	opts = append(opts, imagebuild.WithLocks(locks), imagebuild.WithRetries(f.retries))
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...) }
-	nodes, closeNodes, err := f.connectNodes(ctx, logf)
+	nodes, closeNodes, err := f.connectNodes(ctx, specs, logf)
 	if err != nil {
 		return err
 	}
@@ -138,6 +147,25 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		}
 	}
 	return buildErr
+}
+
+// checkReleases fails with a usage error naming the valid releases when a
+// --release is not in the plan.
+func checkReleases(p *plan.Plan, names []string) error {
+	var unknown []string
+	for _, n := range names {
+		if _, ok := p.Release(n); !ok {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	valid := make([]string, len(p.Releases))
+	for i, r := range p.Releases {
+		valid[i] = r.Name
+	}
+	return usageErrorf("--release: %w", &plan.UnknownReleaseError{Names: unknown, Valid: valid})
 }
 
 // loadPlan loads the matrix of --matrix, plans every release and parses the
@@ -214,66 +242,64 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	}, nil
 }
 
-// connectNodes connects to the nodes of --node and --builders, dropping
-// (with a warning) those that do not answer or cannot build linux/arm64, or
-// to the one daemon of --addr, BUILDKIT_HOST or a local buildkitd.
-func (f *buildFlags) connectNodes(ctx context.Context, logf func(string, ...any)) ([]imagebuild.Node, func(), error) {
+// nodeSpecs reads the nodes of --builders and --node and checks them, and
+// the address of --addr or BUILDKIT_HOST, before anything is dialed.
+func (f *buildFlags) nodeSpecs() ([]daemon.NodeSpec, error) {
 	var specs []daemon.NodeSpec
 	if f.buildersFile != "" {
 		fileSpecs, err := daemon.ReadBuildersFile(f.buildersFile)
 		if err != nil {
-			return nil, nil, usageErrorf("%w", err)
+			return nil, usageErrorf("%w", err)
 		}
 		specs = append(specs, fileSpecs...)
 	}
 	for _, v := range f.nodes {
 		spec, err := daemon.ParseNodeFlag(v)
 		if err != nil {
-			return nil, nil, usageErrorf("%w", err)
+			return nil, usageErrorf("%w", err)
 		}
 		specs = append(specs, spec)
 	}
-	var conns []*daemon.Connection
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
+	if err := daemon.CheckNodes(specs); err != nil {
+		return nil, usageErrorf("%w", err)
+	}
+	addr, name := f.addr, "--addr"
+	if addr == "" {
+		addr, name = os.Getenv("BUILDKIT_HOST"), "BUILDKIT_HOST"
+	}
+	if addr != "" {
+		if err := daemon.CheckAddr(addr); err != nil {
+			return nil, usageErrorf("%s: %w", name, err)
 		}
 	}
+	return specs, nil
+}
+
+// connectNodes connects to the nodes of specs (see daemon.ConnectNodes), or
+// to the one daemon of --addr, BUILDKIT_HOST or a local buildkitd.
+func (f *buildFlags) connectNodes(ctx context.Context, specs []daemon.NodeSpec, logf func(string, ...any)) ([]imagebuild.Node, func(), error) {
+	var conns []daemon.Node
 	if len(specs) == 0 {
 		conn, err := daemon.Connect(ctx, f.daemonOptions(logf)...)
 		if err != nil {
 			return nil, nil, err
 		}
-		conns = append(conns, conn)
 		if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
-			closeAll()
+			conn.Close()
 			return nil, nil, err
 		}
-		return []imagebuild.Node{{Name: "default", Client: conn.Client}}, closeAll, nil
-	}
-	var nodes []imagebuild.Node
-	for _, spec := range specs {
-		tls := f.tls
-		if spec.TLS != nil {
-			tls = daemon.TLS{CACert: spec.TLS.CACert, Cert: spec.TLS.Cert, Key: spec.TLS.Key, ServerName: spec.TLS.ServerName}
+		conns = []daemon.Node{{Name: "default", Conn: conn}}
+	} else {
+		var err error
+		if conns, err = daemon.ConnectNodes(ctx, specs, plan.Platform, f.tls, logf); err != nil {
+			return nil, nil, err
 		}
-		conn, err := daemon.Connect(ctx, daemon.WithAddr(spec.Addr), daemon.WithTLS(tls))
-		if err != nil {
-			logf("node %s left out: %v", spec.Name, err)
-			continue
-		}
-		conns = append(conns, conn)
-		if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
-			logf("node %s left out: %v", spec.Name, err)
-			continue
-		}
-		nodes = append(nodes, imagebuild.Node{Name: spec.Name, Client: conn.Client})
 	}
-	if len(nodes) == 0 {
-		closeAll()
-		return nil, nil, fmt.Errorf("none of the %d BuildKit nodes can build %s (see the lines above)", len(specs), plan.Platform)
+	nodes := make([]imagebuild.Node, len(conns))
+	for i, c := range conns {
+		nodes[i] = imagebuild.Node{Name: c.Name, Client: c.Conn.Client}
 	}
-	return nodes, closeAll, nil
+	return nodes, func() { daemon.CloseNodes(conns) }, nil
 }
 
 func (f *buildFlags) daemonOptions(logf func(string, ...any)) []daemon.Option {

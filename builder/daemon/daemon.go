@@ -53,8 +53,9 @@ type options struct {
 // Option configures Connect.
 type Option func(*options)
 
-// WithAddr connects to the daemon at addr (unix://, tcp://, docker-container://...)
-// instead of starting a local one.
+// WithAddr connects to the daemon at addr (unix://, tcp://,
+// docker-container://, podman-container://, kube-pod://, ssh://) instead of
+// starting a local one.
 func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
 
 // WithTLS sets the client certificates for a tcp:// daemon.
@@ -82,6 +83,9 @@ func Connect(ctx context.Context, opts ...Option) (*Connection, error) {
 		opt(&o)
 	}
 	if o.addr != "" {
+		if err := CheckAddr(o.addr); err != nil {
+			return nil, err
+		}
 		c, err := dial(ctx, o.addr, o.tls)
 		if err != nil {
 			return nil, err
@@ -101,13 +105,16 @@ func dial(ctx context.Context, addr string, t TLS) (*client.Client, error) {
 	}
 	c, err := client.New(ctx, addr, copts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to buildkitd at %s: %w", addr, err)
+		return nil, unreachable(addr, err)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := c.Info(pingCtx); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("buildkitd at %s does not answer: %w (is it running? set --addr or BUILDKIT_HOST)", addr, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, unreachable(addr, err)
 	}
 	return c, nil
 }

@@ -44,6 +44,9 @@ func ParseNodeFlag(v string) (NodeSpec, error) {
 	if !ok || name == "" || !strings.Contains(addr, "://") {
 		return NodeSpec{}, fmt.Errorf("--node %q: want NAME=ADDR, e.g. --node orin-1=tcp://10.0.0.5:1234", v)
 	}
+	if err := CheckAddr(addr); err != nil {
+		return NodeSpec{}, fmt.Errorf("--node %s: %w", name, err)
+	}
 	return NodeSpec{Name: name, Addr: addr}, nil
 }
 
@@ -66,6 +69,8 @@ func ReadBuildersFile(path string) ([]NodeSpec, error) {
 			return nil, fmt.Errorf("--builders %s: nodes[%d].name is empty: give every node a name", path, i)
 		case !strings.Contains(n.Addr, "://"):
 			return nil, fmt.Errorf("--builders %s: nodes[%d].addr %q: want an address such as tcp://host:1234", path, i, n.Addr)
+		case CheckAddr(n.Addr) != nil:
+			return nil, fmt.Errorf("--builders %s: nodes[%d]: %w", path, i, CheckAddr(n.Addr))
 		case seen[n.Name]:
 			return nil, fmt.Errorf("--builders %s: nodes[%d].name %q is used twice: node names must be unique", path, i, n.Name)
 		}
