@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
+
+	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
 // NodeSpec names one BuildKit daemon of a cluster and how to reach it.
@@ -52,7 +53,7 @@ func ParseNodeFlag(v string) (NodeSpec, error) {
 
 // ReadBuildersFile reads and checks a builders file.
 func ReadBuildersFile(path string) ([]NodeSpec, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "builders file")
 	if err != nil {
 		return nil, fmt.Errorf("--builders: %w", err)
 	}

@@ -12,10 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/jetbake/jetbake/builder/inputfile"
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
@@ -146,9 +146,10 @@ func (m *Matrix) ReleaseNames() []string {
 // Dockerfile must exist. Problems in the file come back as a
 // *ValidationError that names the file.
 func Load(path string) (*Matrix, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "matrix file",
+		inputfile.WithMissingHint("run 'jetbake init' to write one, or name yours with -f/--file"))
 	if err != nil {
-		return nil, fmt.Errorf("read matrix: %w", err)
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
