@@ -19,10 +19,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
+	"github.com/jetbake/jetbake/builder/version"
 )
 
 // buildFlags are the flags of `jetbake build`.
@@ -84,10 +86,10 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.nodes, "node", nil, "spread releases over BuildKit nodes: NAME=ADDR (repeatable); a release sticks to one node while it is healthy")
 	fl.StringVar(&f.buildersFile, "builders", "", "JSON file of nodes with TLS settings: {\"nodes\": [{\"name\", \"addr\", \"tls\": {\"ca_cert\", \"cert\", \"key\"}}]}")
 	fl.IntVar(&f.retries, "retries", 2, "retry a release whose node failed (unreachable, daemon gone) on another node, up to N times")
-	fl.StringVar(&f.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: linux-arm64/ next to jetbake)")
+	fl.StringVar(&f.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: this jetbake's own: embedded, next to it, or built from its module source)")
 	fl.StringVar(&f.lockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
 	fl.BoolVar(&f.checkLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
-	fl.StringVar(&f.revision, "revision", "", "source revision for annotations (default: git HEAD of the matrix's folder)")
+	fl.StringVar(&f.revision, "revision", "", "your source revision for org.opencontainers.image.revision (default: git HEAD of the matrix's folder); jetbake's own version goes in io.jetbake.version")
 	fl.StringVar(&f.epoch, "source-date-epoch", "", "timestamp of every file and config (default: SOURCE_DATE_EPOCH, else the commit time)")
 	return cmd
 }
@@ -129,8 +131,14 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
-	opts = append(opts, imagebuild.WithLocks(locks), imagebuild.WithRetries(f.retries))
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...) }
+	epDir, err := entrypointDir(ctx, f.entrypointDir, logf)
+	if err != nil {
+		return err
+	}
+	tool := version.Get()
+	opts = append(opts, imagebuild.WithLocks(locks), imagebuild.WithRetries(f.retries),
+		imagebuild.WithEntrypointDir(epDir), imagebuild.WithTool(tool.Version, tool.Commit))
 	nodes, closeNodes, err := f.connectNodes(ctx, specs, logf)
 	if err != nil {
 		return err
@@ -226,7 +234,6 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	return []imagebuild.Option{
 		imagebuild.WithReleases(f.releases...),
 		imagebuild.WithMirrors(mirrors),
-		imagebuild.WithEntrypointDir(entrypointDir(f.entrypointDir)),
 		imagebuild.WithBaseDir(matrixDir),
 		imagebuild.WithSource(revision, epoch),
 		imagebuild.WithPush(f.push),
@@ -345,16 +352,14 @@ func loadLocks(ctx context.Context, f *buildFlags, matrixPath string, p *plan.Pl
 	return lf.Bases, nil
 }
 
-// entrypointDir is the flag's value, else linux-arm64/ next to the jetbake binary.
-func entrypointDir(flag string) string {
+// entrypointDir is the flag's value, else the folder of this jetbake's own
+// entrypoint binaries (see package entrypoints).
+func entrypointDir(ctx context.Context, flag string, logf func(string, ...any)) (string, error) {
 	if flag != "" {
-		return flag
+		return flag, nil
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(exe), "linux-arm64")
+	dir, _, err := entrypoints.Dir(ctx, entrypoints.WithLogf(logf))
+	return dir, err
 }
 
 // sourceInfo finds the revision and SOURCE_DATE_EPOCH: flags first, then the

@@ -78,7 +78,7 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 
 // An unreachable daemon is one sentence without gRPC text, exit status 1.
 func TestBuildUnreachableDaemon(t *testing.T) {
-	r := run(t, "build", "-f", matrixCopy(t, nil), "--addr", "unix:///nonexistent/buildkitd.sock")
+	r := run(t, "build", "-f", matrixCopy(t, nil), "--addr", "unix:///nonexistent/buildkitd.sock", "--entrypoint-dir", t.TempDir())
 	require.Equal(t, ExitFailure, r.code)
 	require.Equal(t, "BuildKit at unix:///nonexistent/buildkitd.sock does not answer (dial unix /nonexistent/buildkitd.sock: connect: no such file or directory): "+
 		"start buildkitd there, or point --addr or BUILDKIT_HOST at a running daemon\n", r.stderr)

@@ -17,6 +17,7 @@ import (
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/version"
 )
 
 // Exit statuses of jetbake.
@@ -106,12 +107,12 @@ func WithCommands(constructors ...func() *cobra.Command) Option {
 // builtinCommands are the constructors of the commands this package
 // defines; a new command of the package is added here.
 func builtinCommands() []func() *cobra.Command {
-	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand, newBuildCommand, newLockCommand, newEvidenceCommand, newSupportCommand}
+	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand, newBuildCommand, newLockCommand, newEvidenceCommand, newSupportCommand, newInitCommand, newVersionCommand}
 }
 
 // NewRootCommand builds the jetbake command with its subcommands.
 func NewRootCommand(opts ...Option) *cobra.Command {
-	cfg := rootConfig{version: "dev"}
+	cfg := rootConfig{version: version.Get().String()}
 	for _, o := range opts {
 		o(&cfg)
 	}

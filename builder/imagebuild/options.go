@@ -55,6 +55,8 @@ type options struct {
 	entrypointDir   string
 	baseDir         string
 	revision        string
+	toolVersion     string
+	toolCommit      string
 	epoch           int64
 	push            bool
 	outputs         []Output
@@ -94,6 +96,14 @@ func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir 
 // (SOURCE_DATE_EPOCH) every layer and config carries, for reproducible digests.
 func WithSource(revision string, epoch int64) Option {
 	return func(o *options) { o.revision, o.epoch = revision, epoch }
+}
+
+// WithTool records the jetbake that builds: its version goes into every
+// image as the io.jetbake.version label and annotation, and entrypoint
+// binaries built from another commit than toolCommit are refused. Both
+// default to "" (no label, no check).
+func WithTool(toolVersion, toolCommit string) Option {
+	return func(o *options) { o.toolVersion, o.toolCommit = toolVersion, toolCommit }
 }
 
 // WithPush pushes each image by digest while building, and tags them all

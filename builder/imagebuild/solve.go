@@ -39,6 +39,7 @@ type releaseJob struct {
 	gitContext  string // the router's git context, or "" for a local folder
 	dockerfile  string // the Dockerfile's name inside localDockerfile
 	revision    string
+	toolVersion string
 	epoch       int64
 	// contextDir and dockerfileDir are the local folders of the router's
 	// context (empty for a git context) and Dockerfile.
@@ -97,6 +98,9 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 		return nil, err
 	}
 	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.RuntimeBase, baseDigest)
+	if j.toolVersion != "" {
+		meta[KeyToolVersion] = j.toolVersion
+	}
 	config, err := imageConfig(baseConfig, j.release, meta, epochTime(j.epoch))
 	if err != nil {
 		return nil, err
