@@ -52,6 +52,9 @@ type buildFlags struct {
 	nodes           []string
 	buildersFile    string
 	retries         int
+	noCache         bool
+	pull            bool
+	provenance      string
 }
 
 func newBuildCommand() *cobra.Command {
@@ -90,6 +93,9 @@ func newBuildCommand() *cobra.Command {
 	fl.StringVar(&f.lockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
 	fl.BoolVar(&f.checkLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
 	fl.StringVar(&f.revision, "revision", "", "your source revision for org.opencontainers.image.revision (default: git HEAD of the matrix's folder); jetbake's own version goes in io.jetbake.version")
+	fl.BoolVar(&f.noCache, "no-cache", false, "build every step anew, without BuildKit's cache")
+	fl.BoolVar(&f.pull, "pull", false, "resolve every base image from its registry anew")
+	fl.StringVar(&f.provenance, "provenance", "mode=min", "provenance attestation attached to each image: mode=min, mode=max, or false")
 	fl.StringVar(&f.epoch, "source-date-epoch", "", "timestamp of every file and config (default: SOURCE_DATE_EPOCH, else the commit time)")
 	return cmd
 }
@@ -157,6 +163,30 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	return buildErr
 }
 
+// parseProvenance turns a --provenance value into the attestation's
+// attributes as buildx takes them: false (none), true or min or max
+// (mode=...), or attributes such as mode=max,version=v1.
+func parseProvenance(v string) (string, error) {
+	switch strings.TrimSpace(v) {
+	case "false", "0", "":
+		return "", nil
+	case "true", "1", "min":
+		return "mode=min", nil
+	case "max":
+		return "mode=max", nil
+	}
+	for _, field := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(field, "=")
+		if !ok || k == "" {
+			return "", usageErrorf("--provenance %q: want mode=min, mode=max or false", v)
+		}
+		if k == "mode" && val != "min" && val != "max" {
+			return "", usageErrorf("--provenance %q: mode is min or max", v)
+		}
+	}
+	return v, nil
+}
+
 // checkReleases fails with a usage error naming the valid releases when a
 // --release is not in the plan.
 func checkReleases(p *plan.Plan, names []string) error {
@@ -219,6 +249,10 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	default:
 		return nil, usageErrorf("--progress %q: use auto, tty, plain, rawjson or quiet", f.progress)
 	}
+	provenance, err := parseProvenance(f.provenance)
+	if err != nil {
+		return nil, err
+	}
 	if f.parallel < 1 {
 		return nil, usageErrorf("--parallel %d: must be at least 1", f.parallel)
 	}
@@ -241,6 +275,7 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 		imagebuild.WithCache(cacheFrom, cacheTo),
 		imagebuild.WithParallel(f.parallel),
 		imagebuild.WithContinueOnError(f.continueOnError),
+		imagebuild.WithControls(imagebuild.Controls{NoCache: f.noCache, Pull: f.pull, Provenance: provenance}),
 		imagebuild.WithProgress(f.progress, progressOut),
 		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
 		imagebuild.WithSession(authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{

@@ -142,6 +142,7 @@ func NewRootCommand(opts ...Option) *cobra.Command {
 	for _, newCmd := range append(builtinCommands(), cfg.commands...) {
 		root.AddCommand(newCmd())
 	}
+	addCompletions(root)
 	return root
 }
 

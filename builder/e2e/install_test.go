@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/module"
@@ -102,7 +103,7 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	userRevision = git("rev-parse", "HEAD")
 
 	_, stderr, err = run("build", "--addr", f.env.Daemon.Addr, "--mirror", mirror, "--push", "--check-lock",
-		"--release", "jetpack6.2", "--metadata-file", "build.json", "--progress", "plain")
+		"--release", "jetpack6.2", "--metadata-file", "build.json", "--progress", "plain", "--provenance", "mode=max")
 	require.NoError(t, err, stderr)
 	require.Contains(t, stderr, "building the linux/arm64 entrypoint binaries of jetbake "+modVersion)
 
@@ -113,12 +114,64 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	require.Len(t, report.Releases, 1)
 	ref, err := name.ParseReference(report.Releases[0].Tags[0])
 	require.NoError(t, err)
-	img, err := remote.Image(ref)
+	img, err := remote.Image(ref, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: "arm64"}))
 	require.NoError(t, err)
 	cfg, err := img.ConfigFile()
 	require.NoError(t, err)
 	require.Equal(t, userRevision, cfg.Config.Labels["org.opencontainers.image.revision"], "the user's revision")
 	require.Equal(t, modVersion, cfg.Config.Labels[imagebuild.KeyToolVersion], "jetbake's version, apart")
+	checkProvenance(t, ref, "max")
+}
+
+// checkProvenance reads the provenance attestation of the image at ref back
+// from the registry, where BuildKit attaches it: an attestation manifest in
+// the index that refers to the arm64 image and holds an in-toto SLSA
+// provenance statement of the given mode.
+func checkProvenance(t *testing.T, ref name.Reference, mode string) {
+	t.Helper()
+	idx, err := remote.Index(ref)
+	require.NoError(t, err)
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	var image, attestation *v1.Descriptor
+	for i, d := range im.Manifests {
+		switch {
+		case d.Annotations["vnd.docker.reference.type"] == "attestation-manifest":
+			attestation = &im.Manifests[i]
+		case d.Platform != nil && d.Platform.Architecture == "arm64":
+			image = &im.Manifests[i]
+		}
+	}
+	require.NotNil(t, image, "the arm64 image")
+	require.NotNil(t, attestation, "an attestation manifest beside it")
+	require.Equal(t, image.Digest.String(), attestation.Annotations["vnd.docker.reference.digest"])
+	att, err := idx.Image(attestation.Digest)
+	require.NoError(t, err)
+	layers, err := att.Layers()
+	require.NoError(t, err)
+	m, err := att.Manifest()
+	require.NoError(t, err)
+	found := false
+	for i, l := range m.Layers {
+		if !strings.HasPrefix(l.Annotations["in-toto.io/predicate-type"], "https://slsa.dev/provenance/") {
+			continue
+		}
+		rc, err := layers[i].Uncompressed()
+		require.NoError(t, err)
+		var stmt struct {
+			PredicateType string         `json:"predicateType"`
+			Predicate     map[string]any `json:"predicate"`
+		}
+		require.NoError(t, json.NewDecoder(rc).Decode(&stmt))
+		rc.Close()
+		require.Contains(t, fmt.Sprint(stmt.Predicate["buildDefinition"]), "builderPlatform")
+		if mode == "max" {
+			// mode=max records the whole LLB definition; mode=min does not.
+			require.Contains(t, fmt.Sprint(stmt.Predicate["buildDefinition"]), "llbDefinition", "provenance of mode max")
+		}
+		found = true
+	}
+	require.True(t, found, "a SLSA provenance statement")
 }
 
 // installEnv makes a module proxy on disk holding this checkout (its

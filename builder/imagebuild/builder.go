@@ -157,7 +157,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	var jobs []*releaseJob
 	for _, rel := range selected {
 		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, dockerfile: dfName,
-			revision: b.opts.revision, toolVersion: b.opts.toolVersion, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
+			revision: b.opts.revision, toolVersion: b.opts.toolVersion, controls: b.opts.controls, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
 		if j.buildBase, err = b.opts.mirrors.Rewrite(rel.BuildBase, b.opts.locks[rel.BuildBase]); err != nil {
 			return nil, fmt.Errorf("release %s: build_base: %w", rel.Name, err)
 		}
