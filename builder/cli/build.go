@@ -52,6 +52,7 @@ type buildFlags struct {
 	nodes           []string
 	buildersFile    string
 	retries         int
+	tags            []string
 	noCache         bool
 	pull            bool
 	provenance      string
@@ -93,6 +94,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringVar(&f.lockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
 	fl.BoolVar(&f.checkLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
 	fl.StringVar(&f.revision, "revision", "", "your source revision for org.opencontainers.image.revision (default: git HEAD of the matrix's folder); jetbake's own version goes in io.jetbake.version")
+	fl.StringArrayVar(&f.tags, "tag", nil, "add a tag to each release, with the matrix's placeholders and {sha}, e.g. '{version}-jetpack{jetpack}-{sha}' (repeatable)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "build every step anew, without BuildKit's cache")
 	fl.BoolVar(&f.pull, "pull", false, "resolve every base image from its registry anew")
 	fl.StringVar(&f.provenance, "provenance", "mode=min", "provenance attestation attached to each image: mode=min, mode=max, or false")
@@ -128,6 +130,16 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	specs, err := f.nodeSpecs()
 	if err != nil {
 		return err
+	}
+	if len(f.tags) > 0 {
+		matrixDir, _ := filepath.Abs(filepath.Dir(matrixPath))
+		revision, _, err := sourceInfo(matrixDir, f.revision, f.epoch)
+		if err != nil {
+			return err
+		}
+		if err := addTags(p, f.tags, f.releases, revision); err != nil {
+			return err
+		}
 	}
 	opts, err := f.builderOptions(matrixPath, mirrors, stderr)
 	if err != nil {

@@ -103,7 +103,8 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	userRevision = git("rev-parse", "HEAD")
 
 	_, stderr, err = run("build", "--addr", f.env.Daemon.Addr, "--mirror", mirror, "--push", "--check-lock",
-		"--release", "jetpack6.2", "--metadata-file", "build.json", "--progress", "plain", "--provenance", "mode=max")
+		"--release", "jetpack6.2", "--metadata-file", "build.json", "--progress", "plain", "--provenance", "mode=max",
+		"--tag", "{version}-jetpack{jetpack}-{sha}")
 	require.NoError(t, err, stderr)
 	require.Contains(t, stderr, "building the linux/arm64 entrypoint binaries of jetbake "+modVersion)
 
@@ -112,6 +113,12 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	var report imagebuild.Report
 	require.NoError(t, json.Unmarshal(data, &report))
 	require.Len(t, report.Releases, 1)
+	require.Contains(t, report.Releases[0].Tags, f.env.Registry+"/acme/router:0.1.0-jetpack6.2-"+userRevision[:12], "--tag with {sha}")
+	var doc map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &doc))
+	var bake map[string]any
+	require.NoError(t, json.Unmarshal(doc["jetpack6.2"], &bake), "bake's per-target keys")
+	require.Equal(t, report.Releases[0].Digest, bake["containerimage.digest"])
 	ref, err := name.ParseReference(report.Releases[0].Tags[0])
 	require.NoError(t, err)
 	img, err := remote.Image(ref, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: "arm64"}))
