@@ -1,24 +1,36 @@
 # jetbake: `make demo` shows the whole path offline; `make test` is what CI runs.
 GO        ?= go
 BIN       := bin
-LDFLAGS   := -s -w -buildid= -X main.version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VPKG      := github.com/jetbake/jetbake/builder/version
+LDFLAGS   := -s -w -buildid= -X $(VPKG).linkVersion=$(VERSION) -X $(VPKG).linkCommit=$(shell git rev-parse HEAD 2>/dev/null)
 # The entrypoint records its commit (vcs.revision): `jetbake build` refuses to
 # put an entrypoint of another commit into an image.
 EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='
 EP_TRIM   := -trimpath
 GOFLAGS_R := -trimpath -buildvcs=false
 
-.PHONY: all build deps demo test test-unit bench fuzz clean
+.PHONY: all build release deps demo test test-unit bench fuzz clean
 
 all: build
 
 ## build: bin/jetbake, and the entrypoint and CUDA probe for linux/arm64 and linux/amd64
 build:
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_R) -ldflags '$(LDFLAGS)' -o $(BIN)/jetbake ./builder
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_R) -ldflags '$(LDFLAGS)' -o $(BIN)/jetbake ./builder/cmd/jetbake
 	for arch in arm64 amd64; do \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(EP_TRIM) $(EP_FLAGS) -o $(BIN)/linux-$$arch/jetbake-entrypoint ./entrypoint || exit 1; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -ldflags '-s -w -buildid=' -o $(BIN)/linux-$$arch/jetbake-cudaprobe ./entrypoint/cudaprobe || exit 1; \
 	done
+
+## release: dist/jetbake-linux-{amd64,arm64}, single binaries with the linux/arm64 entrypoints embedded
+EMBED_DIR := builder/entrypoints/embedded/linux-arm64
+release: build
+	rm -rf $(EMBED_DIR) && mkdir -p $(EMBED_DIR) dist
+	cp $(BIN)/linux-arm64/jetbake-entrypoint $(BIN)/linux-arm64/jetbake-cudaprobe $(EMBED_DIR)/
+	for arch in amd64 arm64; do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -tags jetbake_embed -ldflags '$(LDFLAGS)' -o dist/jetbake-linux-$$arch ./builder/cmd/jetbake || exit 1; \
+	done
+	rm -rf $(EMBED_DIR)
 
 ## deps: runc, QEMU binfmt for aarch64, arm64 busybox, Debian docker.io (dockerd for the Docker-engine tests), buildkitd and buildctl from the BuildKit pinned in go.mod
 # BuildKit refuses `go install pkg@version` (exclude directives); building it
@@ -68,4 +80,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BIN)/jetbake $(BIN)/linux-*
+	rm -rf $(BIN)/jetbake $(BIN)/linux-* dist

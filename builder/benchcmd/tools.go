@@ -69,7 +69,8 @@ func newJetbake(_ context.Context, cfg config, addr, dir string) (*contender, er
 	}
 	args := []string{"build", "--addr", addr, "--matrix", matrixPath, "--mirror", "nvcr.io=" + reg.Registry,
 		"--push", "--progress", "quiet", "--entrypoint-dir", cfg.entrypointDir,
-		"--revision", cfg.revision, "--source-date-epoch", fmt.Sprint(benchEpoch)}
+		"--revision", cfg.revision, "--source-date-epoch", fmt.Sprint(benchEpoch),
+		"--provenance", "false"} // as the bake file disables it: the same work on both sides
 	args = append(args, cfg.jetbakeArgs...)
 	env := append(os.Environ(), "BUILDKIT_HOST=")
 	return &contender{name: toolJetbake, reg: reg, plan: p, file: matrixPath, build: func(ctx context.Context) error {

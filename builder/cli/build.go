@@ -20,10 +20,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
+	"github.com/jetbake/jetbake/builder/version"
 )
 
 // buildFlags are the flags of `jetbake build`.
@@ -51,6 +53,10 @@ type buildFlags struct {
 	nodes           []string
 	buildersFile    string
 	retries         int
+	tags            []string
+	noCache         bool
+	pull            bool
+	provenance      string
 }
 
 func newBuildCommand() *cobra.Command {
@@ -85,10 +91,14 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.nodes, "node", nil, "spread releases over BuildKit nodes: NAME=ADDR (repeatable); a release sticks to one node while it is healthy")
 	fl.StringVar(&f.buildersFile, "builders", "", "JSON file of nodes with TLS settings: {\"nodes\": [{\"name\", \"addr\", \"tls\": {\"ca_cert\", \"cert\", \"key\"}}]}")
 	fl.IntVar(&f.retries, "retries", 2, "retry a release whose node failed (unreachable, daemon gone) on another node, up to N times")
-	fl.StringVar(&f.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: linux-arm64/ next to jetbake)")
+	fl.StringVar(&f.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: this jetbake's own: embedded, next to it, or built from its module source)")
 	fl.StringVar(&f.lockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
 	fl.BoolVar(&f.checkLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
-	fl.StringVar(&f.revision, "revision", "", "source revision for annotations (default: git HEAD of the matrix's folder)")
+	fl.StringVar(&f.revision, "revision", "", "your source revision for org.opencontainers.image.revision (default: git HEAD of the matrix's folder); jetbake's own version goes in io.jetbake.version")
+	fl.StringArrayVar(&f.tags, "tag", nil, "add a tag to each release, with the matrix's placeholders and {sha}, e.g. '{version}-jetpack{jetpack}-{sha}' (repeatable)")
+	fl.BoolVar(&f.noCache, "no-cache", false, "build every step anew, without BuildKit's cache")
+	fl.BoolVar(&f.pull, "pull", false, "resolve every base image from its registry anew")
+	fl.StringVar(&f.provenance, "provenance", "mode=min", "provenance attestation attached to each image: mode=min, mode=max, or false")
 	fl.StringVar(&f.epoch, "source-date-epoch", "", "timestamp of every file and config (default: SOURCE_DATE_EPOCH, else the commit time)")
 	return cmd
 }
@@ -113,6 +123,25 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
+	// Everything the flags and the matrix can get wrong is found before a
+	// daemon is started or dialed.
+	if err := checkReleases(p, f.releases); err != nil {
+		return err
+	}
+	specs, err := f.nodeSpecs()
+	if err != nil {
+		return err
+	}
+	if len(f.tags) > 0 {
+		matrixDir, _ := filepath.Abs(filepath.Dir(matrixPath))
+		revision, _, err := sourceInfo(matrixDir, f.revision, f.epoch)
+		if err != nil {
+			return err
+		}
+		if err := addTags(p, f.tags, f.releases, revision); err != nil {
+			return err
+		}
+	}
 	opts, err := f.builderOptions(matrixPath, mirrors, stderr)
 	if err != nil {
 		return err
@@ -121,9 +150,15 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
-	opts = append(opts, imagebuild.WithLocks(locks), imagebuild.WithRetries(f.retries))
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...) }
-	nodes, closeNodes, err := f.connectNodes(ctx, logf)
+	epDir, err := entrypointDir(ctx, f.entrypointDir, logf)
+	if err != nil {
+		return err
+	}
+	tool := version.Get()
+	opts = append(opts, imagebuild.WithLocks(locks), imagebuild.WithRetries(f.retries),
+		imagebuild.WithEntrypointDir(epDir), imagebuild.WithTool(tool.Version, tool.Commit))
+	nodes, closeNodes, err := f.connectNodes(ctx, specs, logf)
 	if err != nil {
 		return err
 	}
@@ -150,6 +185,49 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		}
 	}
 	return buildErr
+}
+
+// parseProvenance turns a --provenance value into the attestation's
+// attributes as buildx takes them: false (none), true or min or max
+// (mode=...), or attributes such as mode=max,version=v1.
+func parseProvenance(v string) (string, error) {
+	switch strings.TrimSpace(v) {
+	case "false", "0", "":
+		return "", nil
+	case "true", "1", "min":
+		return "mode=min", nil
+	case "max":
+		return "mode=max", nil
+	}
+	for _, field := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(field, "=")
+		if !ok || k == "" {
+			return "", usageErrorf("--provenance %q: want mode=min, mode=max or false", v)
+		}
+		if k == "mode" && val != "min" && val != "max" {
+			return "", usageErrorf("--provenance %q: mode is min or max", v)
+		}
+	}
+	return v, nil
+}
+
+// checkReleases fails with a usage error naming the valid releases when a
+// --release is not in the plan.
+func checkReleases(p *plan.Plan, names []string) error {
+	var unknown []string
+	for _, n := range names {
+		if _, ok := p.Release(n); !ok {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	valid := make([]string, len(p.Releases))
+	for i, r := range p.Releases {
+		valid[i] = r.Name
+	}
+	return usageErrorf("--release: %w", &plan.UnknownReleaseError{Names: unknown, Valid: valid})
 }
 
 // loadPlan loads the matrix of --matrix, plans every release and parses the
@@ -195,6 +273,10 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	default:
 		return nil, usageErrorf("--progress %q: use auto, tty, plain, rawjson or quiet", f.progress)
 	}
+	provenance, err := parseProvenance(f.provenance)
+	if err != nil {
+		return nil, err
+	}
 	if f.parallel < 1 {
 		return nil, usageErrorf("--parallel %d: must be at least 1", f.parallel)
 	}
@@ -209,7 +291,6 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	return []imagebuild.Option{
 		imagebuild.WithReleases(f.releases...),
 		imagebuild.WithMirrors(mirrors),
-		imagebuild.WithEntrypointDir(entrypointDir(f.entrypointDir)),
 		imagebuild.WithBaseDir(matrixDir),
 		imagebuild.WithSource(revision, epoch),
 		imagebuild.WithPush(f.push),
@@ -217,6 +298,7 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 		imagebuild.WithCache(cacheFrom, cacheTo),
 		imagebuild.WithParallel(f.parallel),
 		imagebuild.WithContinueOnError(f.continueOnError),
+		imagebuild.WithControls(imagebuild.Controls{NoCache: f.noCache, Pull: f.pull, Provenance: provenance}),
 		imagebuild.WithProgress(f.progress, progressOut),
 		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
 		imagebuild.WithSession(dockerAuth()),
@@ -230,66 +312,64 @@ func dockerAuth() session.Attachable {
 	})
 }
 
-// connectNodes connects to the nodes of --node and --builders, dropping
-// (with a warning) those that do not answer or cannot build linux/arm64, or
-// to the one daemon of --addr, BUILDKIT_HOST or a local buildkitd.
-func (f *buildFlags) connectNodes(ctx context.Context, logf func(string, ...any)) ([]imagebuild.Node, func(), error) {
+// nodeSpecs reads the nodes of --builders and --node and checks them, and
+// the address of --addr or BUILDKIT_HOST, before anything is dialed.
+func (f *buildFlags) nodeSpecs() ([]daemon.NodeSpec, error) {
 	var specs []daemon.NodeSpec
 	if f.buildersFile != "" {
 		fileSpecs, err := daemon.ReadBuildersFile(f.buildersFile)
 		if err != nil {
-			return nil, nil, usageErrorf("%w", err)
+			return nil, usageErrorf("%w", err)
 		}
 		specs = append(specs, fileSpecs...)
 	}
 	for _, v := range f.nodes {
 		spec, err := daemon.ParseNodeFlag(v)
 		if err != nil {
-			return nil, nil, usageErrorf("%w", err)
+			return nil, usageErrorf("%w", err)
 		}
 		specs = append(specs, spec)
 	}
-	var conns []*daemon.Connection
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
+	if err := daemon.CheckNodes(specs); err != nil {
+		return nil, usageErrorf("%w", err)
+	}
+	addr, name := f.addr, "--addr"
+	if addr == "" {
+		addr, name = os.Getenv("BUILDKIT_HOST"), "BUILDKIT_HOST"
+	}
+	if addr != "" {
+		if err := daemon.CheckAddr(addr); err != nil {
+			return nil, usageErrorf("%s: %w", name, err)
 		}
 	}
+	return specs, nil
+}
+
+// connectNodes connects to the nodes of specs (see daemon.ConnectNodes), or
+// to the one daemon of --addr, BUILDKIT_HOST or a local buildkitd.
+func (f *buildFlags) connectNodes(ctx context.Context, specs []daemon.NodeSpec, logf func(string, ...any)) ([]imagebuild.Node, func(), error) {
+	var conns []daemon.Node
 	if len(specs) == 0 {
 		conn, err := daemon.Connect(ctx, f.daemonOptions(logf)...)
 		if err != nil {
 			return nil, nil, err
 		}
-		conns = append(conns, conn)
 		if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
-			closeAll()
+			conn.Close()
 			return nil, nil, err
 		}
-		return []imagebuild.Node{{Name: "default", Client: conn.Client}}, closeAll, nil
-	}
-	var nodes []imagebuild.Node
-	for _, spec := range specs {
-		tls := f.tls
-		if spec.TLS != nil {
-			tls = daemon.TLS{CACert: spec.TLS.CACert, Cert: spec.TLS.Cert, Key: spec.TLS.Key, ServerName: spec.TLS.ServerName}
+		conns = []daemon.Node{{Name: "default", Conn: conn}}
+	} else {
+		var err error
+		if conns, err = daemon.ConnectNodes(ctx, specs, plan.Platform, f.tls, logf); err != nil {
+			return nil, nil, err
 		}
-		conn, err := daemon.Connect(ctx, daemon.WithAddr(spec.Addr), daemon.WithTLS(tls))
-		if err != nil {
-			logf("node %s left out: %v", spec.Name, err)
-			continue
-		}
-		conns = append(conns, conn)
-		if err := daemon.CheckPlatform(ctx, conn.Client, plan.Platform); err != nil {
-			logf("node %s left out: %v", spec.Name, err)
-			continue
-		}
-		nodes = append(nodes, imagebuild.Node{Name: spec.Name, Client: conn.Client})
 	}
-	if len(nodes) == 0 {
-		closeAll()
-		return nil, nil, fmt.Errorf("none of the %d BuildKit nodes can build %s (see the lines above)", len(specs), plan.Platform)
+	nodes := make([]imagebuild.Node, len(conns))
+	for i, c := range conns {
+		nodes[i] = imagebuild.Node{Name: c.Name, Client: c.Conn.Client}
 	}
-	return nodes, closeAll, nil
+	return nodes, func() { daemon.CloseNodes(conns) }, nil
 }
 
 func (f *buildFlags) daemonOptions(logf func(string, ...any)) []daemon.Option {
@@ -335,16 +415,14 @@ func loadLocks(ctx context.Context, f *buildFlags, matrixPath string, p *plan.Pl
 	return lf.Bases, nil
 }
 
-// entrypointDir is the flag's value, else linux-arm64/ next to the jetbake binary.
-func entrypointDir(flag string) string {
+// entrypointDir is the flag's value, else the folder of this jetbake's own
+// entrypoint binaries (see package entrypoints).
+func entrypointDir(ctx context.Context, flag string, logf func(string, ...any)) (string, error) {
 	if flag != "" {
-		return flag
+		return flag, nil
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(exe), "linux-arm64")
+	dir, _, err := entrypoints.Dir(ctx, entrypoints.WithLogf(logf))
+	return dir, err
 }
 
 // sourceInfo finds the revision and SOURCE_DATE_EPOCH: flags first, then the

@@ -46,8 +46,12 @@ func newCheckCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		specs, err := f.nodeSpecs()
+		if err != nil {
+			return err
+		}
 		logf := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: "+format+"\n", args...) }
-		nodes, closeNodes, err := f.connectNodes(cmd.Context(), logf)
+		nodes, closeNodes, err := f.connectNodes(cmd.Context(), specs, logf)
 		if err != nil {
 			return err
 		}

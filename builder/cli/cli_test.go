@@ -107,9 +107,11 @@ func TestValidateJSON(t *testing.T) {
 }
 
 func TestValidateMissingFile(t *testing.T) {
-	r := run(t, "validate", "--matrix", filepath.Join(t.TempDir(), "none.json"))
-	require.Equal(t, 1, r.code)
-	require.Contains(t, r.stderr, "read matrix: open ")
+	missing := filepath.Join(t.TempDir(), "none.json")
+	r := run(t, "validate", "--matrix", missing)
+	require.Equal(t, ExitUsage, r.code)
+	require.Equal(t, "matrix file "+missing+" does not exist: run 'jetbake init' to write one, or name yours with -f/--file\n", r.stderr)
+	require.Empty(t, r.stdout)
 }
 
 func TestPlanText(t *testing.T) {
@@ -249,7 +251,7 @@ func TestHelpHasExamples(t *testing.T) {
 		r := run(t, cmd, "--help")
 		require.Equal(t, 0, r.code, cmd)
 		require.Contains(t, r.stdout, "Examples:", cmd)
-		require.Contains(t, r.stdout, "--matrix string", cmd)
+		require.Contains(t, r.stdout, "-f, --file string", cmd)
 	}
 }
 

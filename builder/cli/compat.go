@@ -98,7 +98,7 @@ func compat(cmd *cobra.Command, runtime string, compiled []string) (*compatRepor
 	if len(compiled) == 0 {
 		m, err := LoadMatrix(cmd)
 		if err != nil {
-			return nil, &ExitError{Code: ExitUsage, Err: err}
+			return nil, &ExitError{Code: ExitCode(err), Err: err}
 		}
 		p, err := plan.New(m)
 		if err != nil {

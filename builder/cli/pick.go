@@ -71,6 +71,9 @@ func newPickCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if noFit != nil && fm == formatJSON {
+				return &ExitError{Code: ExitFailure} // the sentence is in the JSON document
+			}
 			if noFit != nil {
 				return &ExitError{Code: ExitFailure, Err: noFit}
 			}

@@ -36,7 +36,7 @@ func newPlanCommand() *cobra.Command {
 		}
 		m, err := LoadMatrix(cmd)
 		if err != nil {
-			return &ExitError{Code: ExitFailure, Err: err}
+			return &ExitError{Code: ExitCode(err), Err: err}
 		}
 		opts := []plan.Option{plan.WithReleases(releases...)}
 		if repository != "" {

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/version"
 )
 
 // Exit statuses of jetbake.
@@ -29,8 +33,12 @@ const (
 	ExitUsage = 2
 )
 
-// MatrixFlag is the name of the persistent flag that names the matrix file.
-const MatrixFlag = "matrix"
+// MatrixFlag is the name of the persistent flag that names the matrix file
+// (-f, as docker buildx bake -f names its file); --matrix is its older name.
+const MatrixFlag = "file"
+
+// matrixFlagOld is MatrixFlag's older name, still accepted.
+const matrixFlagOld = "matrix"
 
 // ExitError carries the exit status a command wants. Err is printed once by
 // Run; a nil Err means the command has already reported the problem.
@@ -58,7 +66,8 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // ExitCode returns the exit status for an error returned by a command:
-// ExitOK for nil, the Code of an *ExitError, ExitFailure otherwise.
+// ExitOK for nil, the Code of an *ExitError, ExitUsage for bad input (an
+// input file jetbake cannot take, an unknown release), ExitFailure otherwise.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -66,6 +75,11 @@ func ExitCode(err error) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
+	}
+	var fe *inputfile.Error
+	var re *plan.UnknownReleaseError
+	if errors.As(err, &fe) || errors.As(err, &re) {
+		return ExitUsage
 	}
 	return ExitFailure
 }
@@ -94,12 +108,12 @@ func WithCommands(constructors ...func() *cobra.Command) Option {
 // builtinCommands are the constructors of the commands this package
 // defines; a new command of the package is added here.
 func builtinCommands() []func() *cobra.Command {
-	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand, newBuildCommand, newCheckCommand, newLockCommand, newEvidenceCommand, newSupportCommand, newDoctorCommand, newPickCommand}
+	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand, newBuildCommand, newCheckCommand, newLockCommand, newEvidenceCommand, newSupportCommand, newDoctorCommand, newPickCommand, newInitCommand, newVersionCommand}
 }
 
 // NewRootCommand builds the jetbake command with its subcommands.
 func NewRootCommand(opts ...Option) *cobra.Command {
-	cfg := rootConfig{version: "dev"}
+	cfg := rootConfig{version: version.Get().String()}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -120,13 +134,16 @@ func NewRootCommand(opts ...Option) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.PersistentFlags().String(MatrixFlag, matrix.DefaultFile, "the matrix file")
+	root.PersistentFlags().StringP(MatrixFlag, "f", matrix.DefaultFile, "the matrix file")
+	root.PersistentFlags().String(matrixFlagOld, matrix.DefaultFile, "the matrix file (older name of --file)")
+	_ = root.PersistentFlags().MarkHidden(matrixFlagOld)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf("%w; run '%s --help'", err, cmd.CommandPath())
 	})
 	for _, newCmd := range append(builtinCommands(), cfg.commands...) {
 		root.AddCommand(newCmd())
 	}
+	addCompletions(root)
 	return root
 }
 
@@ -137,31 +154,60 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
+	code := ExitCode(err)
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Err != nil {
 		msg := err.Error()
+		if cmd != nil && wantsJSON(cmd) {
+			writeJSONError(stdout, msg, code)
+		}
 		if !strings.HasSuffix(msg, "\n") {
 			msg += "\n"
 		}
 		fmt.Fprint(stderr, msg)
 	}
-	return ExitCode(err)
+	return code
 }
 
-// MatrixPath returns the matrix file named by --matrix.
+// wantsJSON reports whether cmd was asked for --format json.
+func wantsJSON(cmd *cobra.Command) bool {
+	fl := cmd.Flags().Lookup("format")
+	return fl != nil && fl.Value.String() == string(formatJSON)
+}
+
+// jsonError is what a command asked for --format json prints on stdout when
+// it fails.
+type jsonError struct {
+	// Error is the one-sentence message also printed on stderr.
+	Error string `json:"error"`
+	// ExitCode is the exit status: 1 a failure of the work, 2 bad usage or input.
+	ExitCode int `json:"exit_code"`
+}
+
+func writeJSONError(w io.Writer, msg string, code int) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(jsonError{Error: strings.TrimSpace(msg), ExitCode: code})
+}
+
+// MatrixPath returns the matrix file named by -f/--file (or --matrix).
 func MatrixPath(cmd *cobra.Command) string {
-	p, err := cmd.Flags().GetString(MatrixFlag)
+	name := MatrixFlag
+	if fl := cmd.Flags().Lookup(matrixFlagOld); fl != nil && fl.Changed {
+		name = matrixFlagOld
+	}
+	p, err := cmd.Flags().GetString(name)
 	if err != nil || p == "" {
 		return matrix.DefaultFile
 	}
 	return p
 }
 
-// LoadMatrix loads the matrix file named by --matrix.
+// LoadMatrix loads the matrix file named by -f/--file.
 func LoadMatrix(cmd *cobra.Command) (*matrix.Matrix, error) {
 	return matrix.Load(MatrixPath(cmd))
 }

@@ -51,7 +51,7 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 	m, err := matrix.Load(path)
 	var verr *matrix.ValidationError
 	if err != nil && !errors.As(err, &verr) {
-		return &ExitError{Code: ExitFailure, Err: err}
+		return &ExitError{Code: ExitCode(err), Err: err}
 	}
 	if err == nil {
 		extra, serr := strict(cmd.Context(), m)
@@ -83,7 +83,7 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 		return errors.Join(werr, &ExitError{Code: ExitFailure})
 	}
 	if err != nil {
-		return &ExitError{Code: ExitFailure, Err: err}
+		return &ExitError{Code: ExitCode(err), Err: err}
 	}
 	_, werr := fmt.Fprintf(cmd.OutOrStdout(), "%s: %s: ok\n", path, m.Summary())
 	return werr

@@ -53,8 +53,9 @@ type options struct {
 // Option configures Connect.
 type Option func(*options)
 
-// WithAddr connects to the daemon at addr (unix://, tcp://, docker-container://...)
-// instead of starting a local one.
+// WithAddr connects to the daemon at addr (unix://, tcp://,
+// docker-container://, podman-container://, kube-pod://, ssh://) instead of
+// starting a local one.
 func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
 
 // WithTLS sets the client certificates for a tcp:// daemon.
@@ -82,6 +83,9 @@ func Connect(ctx context.Context, opts ...Option) (*Connection, error) {
 		opt(&o)
 	}
 	if o.addr != "" {
+		if err := CheckAddr(o.addr); err != nil {
+			return nil, err
+		}
 		c, err := dial(ctx, o.addr, o.tls)
 		if err != nil {
 			return nil, err
@@ -101,13 +105,16 @@ func dial(ctx context.Context, addr string, t TLS) (*client.Client, error) {
 	}
 	c, err := client.New(ctx, addr, copts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to buildkitd at %s: %w", addr, err)
+		return nil, unreachable(addr, err)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := c.Info(pingCtx); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("buildkitd at %s does not answer: %w (is it running? set --addr or BUILDKIT_HOST)", addr, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, unreachable(addr, err)
 	}
 	return c, nil
 }
@@ -132,23 +139,26 @@ func startLocal(ctx context.Context, o options) (*Connection, error) {
 	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create buildkitd state folder: %w", err)
 	}
-	// Taken before the daemon is reached, so that a run finishing now does
-	// not stop the daemon this one is about to use.
-	local, err := useLocal(o.stateDir, o.keepDaemon, o.logf)
+	// Taken before the daemon is reached, so that two runs never both start
+	// one, and a run finishing now does not stop the daemon this one is
+	// about to use.
+	local, err := useLocal(ctx, o.stateDir, o.keepDaemon, o.logf)
 	if err != nil {
 		return nil, err
 	}
 	addr := "unix://" + filepath.Join(o.stateDir, "buildkitd.sock")
 	if c, err := dial(ctx, addr, TLS{}); err == nil {
+		local.ready()
 		o.logf("reusing buildkitd at %s", addr)
 		return &Connection{Client: c, Addr: addr, local: local}, nil
 	}
 	c, err := local.start(ctx, o, addr)
 	if err != nil {
-		local.release()
+		local.release(ctx)
 		return nil, err
 	}
-	return &Connection{Client: c, Addr: addr, Started: true, local: local}, nil
+	local.ready()
+	return &Connection{Client: c, Addr: addr, Started: local.proc != nil, local: local}, nil
 }
 
 func findBuildkitd(explicit string) (string, error) {
@@ -181,7 +191,7 @@ func tail(path string) string {
 func (c *Connection) Close() error {
 	err := c.Client.Close()
 	if c.local != nil {
-		c.local.release()
+		c.local.release(context.Background())
 	}
 	return err
 }

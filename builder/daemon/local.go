@@ -16,33 +16,89 @@ import (
 )
 
 // localDaemon is this process's use of a buildkitd in a state folder that
-// several jetbake runs may share. Each holds a shared lock on the folder
-// while it uses the daemon; the last one out stops a daemon that jetbake
-// started (a pid file marks it), unless it was started with --keep-daemon.
+// several jetbake runs may share. Two lock files guard it:
+//
+//   - start.lock is held exclusively while a run finds, starts or stops the
+//     daemon, so that two runs never both start one, and a run never stops
+//     the daemon another is about to reuse;
+//   - use.lock is held shared for as long as a run uses the daemon; the run
+//     that, on leaving, gets it exclusively is the last one out and stops a
+//     daemon that jetbake started (a pid file marks it), unless it was
+//     started with --keep-daemon.
+//
+// The kernel drops both locks of a run that dies, even by SIGKILL, so a
+// killed run never keeps the daemon alive for ever nor blocks the others.
 type localDaemon struct {
-	lock    *os.File
-	pidPath string
-	keep    bool
-	logf    func(string, ...any)
+	startLock *os.File
+	useLock   *os.File
+	pidPath   string
+	keep      bool
+	logf      func(string, ...any)
 
 	proc   *os.Process // set when this process started the daemon
 	exited chan error  // receives the started daemon's exit
 }
 
-func useLocal(stateDir string, keep bool, logf func(string, ...any)) (*localDaemon, error) {
-	f, err := os.OpenFile(filepath.Join(stateDir, "jetbake.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+// lockFile opens path and takes a flock of kind how on it, waiting for it
+// unless ctx ends first.
+func lockFile(ctx context.Context, path string, how int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock buildkitd state folder: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock buildkitd state folder: %w", err)
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	return &localDaemon{lock: f, pidPath: filepath.Join(stateDir, "buildkitd.pid"), keep: keep, logf: logf}, nil
 }
 
-// start runs buildkitd on addr and waits until it answers.
+// useLocal takes the start lock exclusively and the use lock shared. The
+// caller reaches or starts the daemon, then calls ready to let other runs in.
+func useLocal(ctx context.Context, stateDir string, keep bool, logf func(string, ...any)) (*localDaemon, error) {
+	start, err := lockFile(ctx, filepath.Join(stateDir, "start.lock"), syscall.LOCK_EX)
+	if err != nil {
+		return nil, err
+	}
+	use, err := lockFile(ctx, filepath.Join(stateDir, "use.lock"), syscall.LOCK_SH)
+	if err != nil {
+		start.Close()
+		return nil, err
+	}
+	return &localDaemon{startLock: start, useLock: use, pidPath: filepath.Join(stateDir, "buildkitd.pid"), keep: keep, logf: logf}, nil
+}
+
+// ready releases the start lock: the daemon answers and other runs may reuse it.
+func (l *localDaemon) ready() {
+	if l.startLock != nil {
+		l.startLock.Close()
+		l.startLock = nil
+	}
+}
+
+// start runs buildkitd on addr and waits until it answers. A daemon that a
+// run killed while starting it left behind (its pid file names a live
+// buildkitd) is waited for instead of started twice on the same root.
 func (l *localDaemon) start(ctx context.Context, o options, addr string) (*client.Client, error) {
+	if pid := l.recordedPid(); pid > 0 {
+		o.logf("waiting for buildkitd (pid %d) that another jetbake started", pid)
+		if c, err := waitAnswer(ctx, addr, o.startTimeout, nil); err == nil {
+			return c, nil
+		}
+		l.stop(pid)
+		_ = os.Remove(l.pidPath)
+	}
 	bin, err := findBuildkitd(o.buildkitd)
 	if err != nil {
 		return nil, err
@@ -70,43 +126,85 @@ func (l *localDaemon) start(ctx context.Context, o options, addr string) (*clien
 		}
 	}
 	o.logf("started buildkitd (pid %d) at %s, log %s", cmd.Process.Pid, addr, logPath)
-	deadline := time.Now().Add(o.startTimeout)
+	c, err := waitAnswer(ctx, addr, o.startTimeout, l.exited)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = os.Remove(l.pidPath)
+		var exit *exitedError
+		if errors.As(err, &exit) {
+			l.proc = nil
+			return nil, fmt.Errorf("buildkitd exited at start (%v); its log %s ends with: %s", exit.err, logPath, tail(logPath))
+		}
+		return nil, fmt.Errorf("%w; see %s", err, logPath)
+	}
+	return c, nil
+}
+
+// exitedError is a daemon's exit while waitAnswer waited for it.
+type exitedError struct{ err error }
+
+func (e *exitedError) Error() string { return fmt.Sprintf("buildkitd exited: %v", e.err) }
+
+// waitAnswer dials addr until it answers, the daemon exits (exited), ctx
+// ends or timeout passes.
+func waitAnswer(ctx context.Context, addr string, timeout time.Duration, exited <-chan error) (*client.Client, error) {
+	deadline := time.Now().Add(timeout)
 	for {
 		c, err := dial(ctx, addr, TLS{})
 		if err == nil {
 			return c, nil
 		}
 		select {
-		case werr := <-l.exited:
-			l.proc = nil
-			_ = os.Remove(l.pidPath)
-			return nil, fmt.Errorf("buildkitd exited at start (%v); its log %s ends with: %s", werr, logPath, tail(logPath))
+		case werr := <-exited:
+			return nil, &exitedError{err: werr}
 		case <-ctx.Done():
-			_ = cmd.Process.Kill()
 			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			return nil, fmt.Errorf("buildkitd did not answer at %s within %s; see %s", addr, o.startTimeout, logPath)
+			return nil, fmt.Errorf("buildkitd did not answer at %s within %s", addr, timeout)
 		}
 	}
 }
 
-// release ends this process's use. If no other jetbake holds the folder and
-// the daemon is jetbake's to stop, it stops it.
-func (l *localDaemon) release() {
-	defer l.lock.Close()
-	if err := syscall.Flock(int(l.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+// recordedPid is the pid in the pid file when it names a running
+// buildkitd, else 0.
+func (l *localDaemon) recordedPid() int {
+	data, err := os.ReadFile(l.pidPath)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !strings.Contains(filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0]), "buildkitd") {
+		return 0
+	}
+	return pid
+}
+
+// release ends this process's use. Under the start lock, so that no run
+// reuses the daemon meanwhile, it tries to take the use lock exclusively:
+// it gets it only when no other run uses the daemon, and then stops the
+// daemon if it is jetbake's to stop.
+func (l *localDaemon) release(ctx context.Context) {
+	defer l.useLock.Close()
+	if l.startLock == nil {
+		start, err := lockFile(context.WithoutCancel(ctx), filepath.Join(filepath.Dir(l.pidPath), "start.lock"), syscall.LOCK_EX)
+		if err != nil {
+			l.logf("leaving buildkitd running: %v", err)
+			return
+		}
+		l.startLock = start
+	}
+	defer l.ready()
+	if err := syscall.Flock(int(l.useLock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		l.logf("buildkitd is still used by another jetbake; the last one stops it")
 		return
 	}
-	data, err := os.ReadFile(l.pidPath)
-	if err != nil {
-		return // kept (--keep-daemon) or not started by jetbake: leave it
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err == nil {
+	if pid := l.recordedPid(); pid > 0 {
 		l.stop(pid)
 	}
 	_ = os.Remove(l.pidPath)
@@ -129,9 +227,21 @@ func (l *localDaemon) stop(pid int) {
 		return
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if !Running(pid) {
 			return
 		}
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// Running reports whether process pid exists and has not exited (a zombie,
+// exited but not yet reaped by its parent, counts as exited).
+func Running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	return ok && !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }

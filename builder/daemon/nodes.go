@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
+
+	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
 // NodeSpec names one BuildKit daemon of a cluster and how to reach it.
@@ -44,12 +45,15 @@ func ParseNodeFlag(v string) (NodeSpec, error) {
 	if !ok || name == "" || !strings.Contains(addr, "://") {
 		return NodeSpec{}, fmt.Errorf("--node %q: want NAME=ADDR, e.g. --node orin-1=tcp://10.0.0.5:1234", v)
 	}
+	if err := CheckAddr(addr); err != nil {
+		return NodeSpec{}, fmt.Errorf("--node %s: %w", name, err)
+	}
 	return NodeSpec{Name: name, Addr: addr}, nil
 }
 
 // ReadBuildersFile reads and checks a builders file.
 func ReadBuildersFile(path string) ([]NodeSpec, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "builders file")
 	if err != nil {
 		return nil, fmt.Errorf("--builders: %w", err)
 	}
@@ -66,6 +70,8 @@ func ReadBuildersFile(path string) ([]NodeSpec, error) {
 			return nil, fmt.Errorf("--builders %s: nodes[%d].name is empty: give every node a name", path, i)
 		case !strings.Contains(n.Addr, "://"):
 			return nil, fmt.Errorf("--builders %s: nodes[%d].addr %q: want an address such as tcp://host:1234", path, i, n.Addr)
+		case CheckAddr(n.Addr) != nil:
+			return nil, fmt.Errorf("--builders %s: nodes[%d]: %w", path, i, CheckAddr(n.Addr))
 		case seen[n.Name]:
 			return nil, fmt.Errorf("--builders %s: nodes[%d].name %q is used twice: node names must be unique", path, i, n.Name)
 		}

@@ -16,6 +16,8 @@ func TestParseNodeFlag(t *testing.T) {
 		_, err := ParseNodeFlag(bad)
 		require.ErrorContains(t, err, "want NAME=ADDR", bad)
 	}
+	_, err = ParseNodeFlag("orin-1=docker://x")
+	require.ErrorContains(t, err, `--node orin-1: BuildKit address "docker://x": scheme "docker" is not known`)
 }
 
 func TestReadBuildersFile(t *testing.T) {
@@ -26,6 +28,7 @@ func TestReadBuildersFile(t *testing.T) {
 		{name: "unknown field", body: `{"nodes": [{"name": "a", "address": "tcp://a:1"}]}`, wantErr: "unknown field"},
 		{name: "no name", body: `{"nodes": [{"addr": "tcp://a:1"}]}`, wantErr: "nodes[0].name is empty"},
 		{name: "bad addr", body: `{"nodes": [{"name": "a", "addr": "a:1"}]}`, wantErr: `nodes[0].addr "a:1"`},
+		{name: "unknown scheme", body: `{"nodes": [{"name": "a", "addr": "http://a:1"}]}`, wantErr: `nodes[0]: BuildKit address "http://a:1": scheme "http" is not known`},
 		{name: "duplicate", body: `{"nodes": [{"name": "a", "addr": "tcp://a:1"}, {"name": "a", "addr": "tcp://b:1"}]}`, wantErr: "used twice"},
 		{name: "empty", body: `{"nodes": []}`, wantErr: "no nodes"},
 	}

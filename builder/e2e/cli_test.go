@@ -70,6 +70,6 @@ func TestCLIBuildWithLock(t *testing.T) {
 	require.Contains(t, errOut, "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime moved from")
 
 	code, _, errOut = jetbake("build", "--addr", f.env.Daemon.Addr, "--release", "nope", "--entrypoint-dir", f.entrypointDir)
-	require.Equal(t, 1, code)
-	require.Contains(t, errOut, `--release "nope": no such release`)
+	require.Equal(t, 2, code, "an unknown release is bad input, found before the daemon is used")
+	require.Contains(t, errOut, `--release: unknown release "nope": the matrix has`)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 )
@@ -71,9 +71,9 @@ type MetadataResolver struct {
 
 // ReadMetadata reads the build report at path.
 func ReadMetadata(path string) (*MetadataResolver, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "build metadata file", inputfile.WithMissingHint("write it with 'jetbake build --metadata-file'"))
 	if err != nil {
-		return nil, fmt.Errorf("read build metadata: %w", err)
+		return nil, err
 	}
 	var r imagebuild.Report
 	if err := json.Unmarshal(data, &r); err != nil {

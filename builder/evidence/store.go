@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
@@ -141,9 +142,9 @@ func readEntry(path string) (*Evidence, error) {
 
 // ReadFile reads and parses an evidence file.
 func ReadFile(path string) (*Evidence, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "evidence file")
 	if err != nil {
-		return nil, fmt.Errorf("read evidence: %w", err)
+		return nil, err
 	}
 	ev, err := Parse(data)
 	if err != nil {

@@ -140,7 +140,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	if b.opts.push && p.Repository == "" {
 		return nil, errors.New("--push needs image.repository in the matrix")
 	}
-	if err := checkEntrypointDir(b.opts.entrypointDir, b.opts.revision); err != nil {
+	if err := checkEntrypointDir(b.opts.entrypointDir, b.opts.toolCommit); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -175,7 +175,7 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	var jobs []*releaseJob
 	for _, rel := range selected {
 		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, dockerfile: dfName,
-			revision: b.opts.revision, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
+			revision: b.opts.revision, toolVersion: b.opts.toolVersion, controls: b.opts.controls, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
 		if j.buildBase, err = b.opts.mirrors.Rewrite(rel.BuildBase, b.opts.locks[rel.BuildBase]); err != nil {
 			return nil, fmt.Errorf("release %s: build_base: %w", rel.Name, err)
 		}
@@ -227,7 +227,10 @@ func routerSource(r plan.Router, baseDir string) (ctxDir, gitContext, dfDir, dfN
 	return ctxDir, gitContext, filepath.Dir(df), filepath.Base(df)
 }
 
-func checkEntrypointDir(dir, revision string) error {
+// checkEntrypointDir checks that dir holds the entrypoint binaries and, when
+// both commits are known, that they were built from toolCommit: the jetbake
+// that builds, not the matrix's repository.
+func checkEntrypointDir(dir, toolCommit string) error {
 	if dir == "" {
 		return errors.New("no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe ('make build' puts them in bin/linux-arm64)")
 	}
@@ -237,10 +240,17 @@ func checkEntrypointDir(dir, revision string) error {
 		}
 	}
 	path := filepath.Join(dir, filepath.Base(EntrypointPath))
-	if built := entrypointRevision(path); built != "" && revision != "" && built != revision {
-		return fmt.Errorf("%s was built from commit %.12s but this build is of %.12s: run 'make build' so that the image gets the entrypoint of the same commit", path, built, revision)
+	if built := entrypointRevision(path); built != "" && toolCommit != "" && !sameCommit(built, toolCommit) {
+		return fmt.Errorf("%s was built from jetbake commit %.12s but this jetbake is commit %.12s: run 'make build' so that the image gets the entrypoint of the jetbake that builds it, or leave out --entrypoint-dir", path, built, toolCommit)
 	}
 	return nil
+}
+
+// sameCommit compares a full commit with another or with a 12-digit prefix
+// (the commit of a pseudo-version).
+func sameCommit(a, b string) bool {
+	n := min(len(a), len(b))
+	return n >= 12 && a[:n] == b[:n]
 }
 
 // entrypointRevision reads the commit the entrypoint binary at path was

@@ -183,7 +183,7 @@ func TestPrepareErrors(t *testing.T) {
 	}
 }
 
-// An entrypoint built from another commit than the one being built is refused.
+// An entrypoint built from another commit than the jetbake that builds is refused.
 func TestCheckEntrypointRevision(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"jetbake-entrypoint", "jetbake-cudaprobe"} {
@@ -198,5 +198,6 @@ func TestCheckEntrypointRevision(t *testing.T) {
 	require.NoError(t, checkEntrypointDir(dir, commit))
 	require.NoError(t, checkEntrypointDir(dir, ""), "no revision to compare with")
 	err = checkEntrypointDir(dir, "2222222222222222")
-	require.ErrorContains(t, err, "was built from commit "+commit[:12]+" but this build is of 222222222222: run 'make build'")
+	require.ErrorContains(t, err, "was built from jetbake commit "+commit[:12]+" but this jetbake is commit 222222222222: run 'make build'")
+	require.NoError(t, checkEntrypointDir(dir, commit[:12]), "a pseudo-version's 12-digit commit")
 }

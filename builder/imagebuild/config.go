@@ -30,6 +30,11 @@ const (
 	keyBaseDigest = ocispecs.AnnotationBaseImageDigest
 )
 
+// KeyToolVersion is the label and annotation that holds the version of the
+// jetbake that built the image, apart from the revision of the user's
+// repository (org.opencontainers.image.revision).
+const KeyToolVersion = "io.jetbake.version"
+
 // buildMetadata returns the release's annotations (and labels) with the
 // values only known at build time: revision, creation time and base digest.
 func buildMetadata(rel plan.Release, revision string, epoch time.Time, runtimeBase, baseDigest string) map[string]string {

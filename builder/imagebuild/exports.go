@@ -38,6 +38,11 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 			"platform":                    platforms.Format(arm64Platform()),
 		},
 	}
+	if b.opts.controls.Provenance != "" {
+		// As buildx sends it: BuildKit's controller attaches the attestation
+		// to each image it exports.
+		opt.FrontendAttrs["attest:provenance"] = b.opts.controls.Provenance
+	}
 	if b.opts.push {
 		attrs := j.exportAttrs()
 		attrs["name"] = j.plan.Repository

@@ -55,6 +55,9 @@ type options struct {
 	entrypointDir   string
 	baseDir         string
 	revision        string
+	toolVersion     string
+	toolCommit      string
+	controls        Controls
 	epoch           int64
 	push            bool
 	outputs         []Output
@@ -95,6 +98,30 @@ func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir 
 func WithSource(revision string, epoch int64) Option {
 	return func(o *options) { o.revision, o.epoch = revision, epoch }
 }
+
+// WithTool records the jetbake that builds: its version goes into every
+// image as the io.jetbake.version label and annotation, and entrypoint
+// binaries built from another commit than toolCommit are refused. Both
+// default to "" (no label, no check).
+func WithTool(toolVersion, toolCommit string) Option {
+	return func(o *options) { o.toolVersion, o.toolCommit = toolVersion, toolCommit }
+}
+
+// Controls are the build's cache, pull and attestation switches, as buildx
+// names them.
+type Controls struct {
+	// NoCache builds every step anew (--no-cache).
+	NoCache bool
+	// Pull resolves every base image from its registry anew (--pull).
+	Pull bool
+	// Provenance is the provenance attestation's attributes, e.g.
+	// "mode=min" or "mode=max"; "" attaches none (--provenance=false).
+	Provenance string
+}
+
+// WithControls sets the build's cache, pull and attestation switches
+// (default: cache used, bases resolved once, no provenance).
+func WithControls(c Controls) Option { return func(o *options) { o.controls = c } }
 
 // WithPush pushes each image by digest while building, and tags them all
 // once every selected release succeeded.

@@ -6,31 +6,31 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/containerd/console"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/progress/progressui"
+	digest "github.com/opencontainers/go-digest"
 )
 
 // progress merges the status of every release's session into one BuildKit
 // display, each vertex named with its release, the way buildx shows a bake.
 type progress struct {
-	merged  chan *client.SolveStatus
-	done    chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	out     io.Writer
-	enabled bool
+	merged chan *client.SolveStatus
+	done   chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	out    io.Writer
+	mode   progressui.DisplayMode
 }
 
 func newProgress(ctx context.Context, mode string, out io.Writer) (*progress, error) {
 	if out == nil || mode == "" {
 		mode = string(progressui.QuietMode)
 	}
-	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out}
-	// jetbake's own lines would break a rawjson stream and garble a tty
-	// display; the summary after the build says the same.
-	p.enabled = mode == string(progressui.PlainMode)
-	display, err := progressui.NewDisplay(out, progressui.DisplayMode(mode))
+	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: displayMode(mode, out)}
+	display, err := progressui.NewDisplay(out, p.mode)
 	if err != nil {
 		return nil, fmt.Errorf("--progress %s: %w", mode, err)
 	}
@@ -62,14 +62,39 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 	return ch
 }
 
-// logf prints a line of jetbake's own between the display's, in the same stream.
-func (p *progress) logf(format string, args ...any) {
-	if !p.enabled {
-		return
+// displayMode resolves auto as BuildKit's display does: tty on a console,
+// plain otherwise (a CI log).
+func displayMode(mode string, out io.Writer) progressui.DisplayMode {
+	if mode != string(progressui.AutoMode) && mode != "" {
+		return progressui.DisplayMode(mode)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.out, format+"\n", args...)
+	if f, ok := out.(console.File); ok {
+		if _, err := console.ConsoleFromFile(f); err == nil {
+			return progressui.TtyMode
+		}
+	}
+	return progressui.PlainMode
+}
+
+// logf shows a line of jetbake's own (a retry, a failure) in every mode
+// but quiet: printed between the plain display's lines, and as a finished
+// step of its own in the tty display and the rawjson stream, which text
+// printed beside them would garble or break.
+func (p *progress) logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	switch p.mode {
+	case progressui.QuietMode, "": // "": no display at all
+	case progressui.PlainMode:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		fmt.Fprintln(p.out, line)
+	default:
+		now := time.Now()
+		p.merged <- &client.SolveStatus{Vertexes: []*client.Vertex{{
+			Digest: digest.FromString(fmt.Sprintf("jetbake-log %d %s", now.UnixNano(), line)),
+			Name:   line, Started: &now, Completed: &now,
+		}}}
+	}
 }
 
 // close waits for every session's channel and stops the display.

@@ -132,7 +132,7 @@ func (r *Report) Err() error {
 // WriteFile writes the report as indented JSON to path, atomically: a reader
 // never sees half a file.
 func (r *Report) WriteFile(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := r.MarshalWithBakeKeys()
 	if err != nil {
 		return err
 	}
@@ -140,6 +140,45 @@ func (r *Report) WriteFile(path string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// MarshalWithBakeKeys returns the report as JSON with, beside jetbake's own
+// keys, one object per built release under its name holding the keys of
+// `docker buildx bake --metadata-file` (containerimage.digest, image.name,
+// containerimage.descriptor), so that pipelines written for bake read it.
+func (r *Report) MarshalWithBakeKeys() ([]byte, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	for _, rel := range r.Releases {
+		if rel.Digest == "" || doc[rel.Name] != nil {
+			continue
+		}
+		names := rel.Tags
+		if len(names) == 0 && rel.Repository != "" {
+			names = []string{rel.Repository + "@" + rel.Digest}
+		}
+		target := map[string]any{
+			"containerimage.digest": rel.Digest,
+			"containerimage.descriptor": map[string]any{
+				"mediaType": "application/vnd.oci.image.index.v1+json",
+				"digest":    rel.Digest,
+			},
+		}
+		if len(names) > 0 {
+			target["image.name"] = strings.Join(names, ",")
+		}
+		if rel.Node != "" {
+			target["jetbake.node"] = rel.Node
+		}
+		doc[rel.Name] = target
+	}
+	return json.MarshalIndent(doc, "", "  ")
 }
 
 func epochTime(epoch int64) time.Time { return time.Unix(epoch, 0).UTC() }

@@ -42,6 +42,8 @@ type releaseJob struct {
 	gitContext  string // the router's git context, or "" for a local folder
 	dockerfile  string // the Dockerfile's name inside localDockerfile
 	revision    string
+	toolVersion string
+	controls    Controls
 	epoch       int64
 	// contextDir and dockerfileDir are the local folders of the router's
 	// context (empty for a git context) and Dockerfile.
@@ -103,6 +105,9 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 		return nil, err
 	}
 	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.RuntimeBase, baseDigest)
+	if j.toolVersion != "" {
+		meta[KeyToolVersion] = j.toolVersion
+	}
 	config, err := imageConfig(baseConfig, j.plan.Router, j.release, meta, epochTime(j.epoch))
 	if err != nil {
 		return nil, err
@@ -119,7 +124,7 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 	platform := arm64Platform()
 	_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
 		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
-		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: llb.ResolveModeDefault.String()},
+		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: j.resolveMode().String()},
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
@@ -208,7 +213,21 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 		opts["context"] = j.gitContext
 		opts["dockerfilekey"] = localDockerfile
 	}
+	if j.controls.NoCache {
+		opts["no-cache"] = "" // every stage, as buildx --no-cache sends it
+	}
+	if j.controls.Pull {
+		opts["image-resolve-mode"] = llb.ResolveModeForcePull.String()
+	}
 	return opts
+}
+
+// resolveMode is how base images are resolved: from the registry anew with --pull.
+func (j *releaseJob) resolveMode() llb.ResolveMode {
+	if j.controls.Pull {
+		return llb.ResolveModeForcePull
+	}
+	return llb.ResolveModeDefault
 }
 
 // runtimeState lays out the runtime image: base, routers, entrypoint, image.json.
@@ -238,9 +257,12 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 	stage = stage.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
 		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
 		llb.WithCustomName("add jetbake-entrypoint and jetbake-cudaprobe"))
-	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomNamef("runtime base %s", base))
-	return st.File(llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch}),
-		llb.WithCustomName("add the routers, the entrypoint and image.json"))
+	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomNamef("runtime base %s", base), j.resolveMode())
+	opts := []llb.ConstraintsOpt{llb.WithCustomName("add the routers, the entrypoint and image.json")}
+	if j.controls.NoCache {
+		opts = append(opts, llb.IgnoreCache)
+	}
+	return st.File(llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch}), opts...)
 }
 
 // pin adds digest to ref unless ref already names one.

@@ -95,3 +95,20 @@ func TestPin(t *testing.T) {
 		})
 	}
 }
+
+// --no-cache and --pull reach the Dockerfile frontend as buildx sends them.
+func TestRouterOptsControls(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[0]
+	j := &releaseJob{plan: p, release: rel, dockerfile: "Dockerfile"}
+	opts := j.routerOpts(rel.Targets[0], "base")
+	require.NotContains(t, opts, "no-cache")
+	require.NotContains(t, opts, "image-resolve-mode")
+	require.Equal(t, "default", j.resolveMode().String())
+	j.controls = Controls{NoCache: true, Pull: true}
+	opts = j.routerOpts(rel.Targets[0], "base")
+	require.Equal(t, "", opts["no-cache"])
+	require.Contains(t, opts, "no-cache")
+	require.Equal(t, "pull", opts["image-resolve-mode"])
+	require.Equal(t, "pull", j.resolveMode().String())
+}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/renameio/v2"
 
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -83,7 +83,7 @@ func digestOf(ref string, resolve Resolver, opts []remote.Option) (string, error
 
 // Read reads a lock file.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "lock file", inputfile.WithMissingHint("run 'jetbake lock' to write it"))
 	if err != nil {
 		return nil, err
 	}

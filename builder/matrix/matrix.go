@@ -13,12 +13,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/jetbake/jetbake/builder/inputfile"
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
@@ -180,9 +180,10 @@ func WithTable(t *computecap.Table) Option {
 // Dockerfile must exist. Problems in the file come back as a
 // *ValidationError that names the file.
 func Load(path string, opts ...Option) (*Matrix, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "matrix file",
+		inputfile.WithMissingHint("run 'jetbake init' to write one, or name yours with -f/--file"))
 	if err != nil {
-		return nil, fmt.Errorf("read matrix: %w", err)
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -1,5 +1,9 @@
 // Command jetbake builds text-embeddings-router images for NVIDIA Jetson
-// from matrix.json. See `jetbake --help`.
+// from matrix.json. Install it with
+//
+//	go install github.com/jetbake/jetbake/builder/cmd/jetbake@latest
+//
+// See `jetbake --help`.
 package main
 
 import (
@@ -11,12 +15,9 @@ import (
 	"github.com/jetbake/jetbake/builder/cli"
 )
 
-// version is set at link time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cli.WithVersion(version))
+	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A matrix jetbake cannot take is one sentence on stderr and exit status 2
+// in every command; with --format json, stdout holds the same as JSON.
+func TestBadMatrixFileEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+		return p
+	}
+	files := []struct{ path, want string }{
+		{filepath.Join(dir, "none.json"), "does not exist: run 'jetbake init'"},
+		{dir, "is a folder: name the file itself"},
+		{write("big.json", []byte("{"+strings.Repeat(" ", 1<<20)+"}")), "is over the limit of 1 MiB (1048576 bytes)"},
+		{write("bom.json", []byte("\xef\xbb\xbf{}")), "starts with a UTF-8 byte order mark"},
+		{write("latin1.json", []byte("{\"a\": \"caf\xe9\"}")), "is not valid UTF-8 at byte offset 10"},
+	}
+	commands := [][]string{{"validate"}, {"plan"}, {"compat", "8.7"}, {"lock"}, {"build"}}
+	for _, f := range files {
+		for _, args := range commands {
+			t.Run(filepath.Base(f.path)+"/"+args[0], func(t *testing.T) {
+				r := run(t, append(args, "-f", f.path)...)
+				require.Equal(t, ExitUsage, r.code, r.stderr)
+				require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+				require.Contains(t, r.stderr, "matrix file "+f.path+" "+f.want)
+			})
+		}
+		for _, args := range [][]string{{"validate"}, {"plan"}, {"lock"}} {
+			r := run(t, append(args, "-f", f.path, "--format", "json")...)
+			require.Equal(t, ExitUsage, r.code)
+			var got jsonError
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), "stdout is JSON: %q", r.stdout)
+			require.Contains(t, got.Error, f.want)
+			require.Equal(t, ExitUsage, got.ExitCode)
+		}
+	}
+}
+
+// Flags and the matrix are checked before a daemon is started or dialed:
+// the address given would fail the test if it were dialed.
+func TestBuildChecksBeforeDialing(t *testing.T) {
+	path := matrixCopy(t, nil)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--release", "jetpack9"}, `unknown release "jetpack9": the matrix has`},
+		{[]string{"--node", "a=tcp://127.0.0.1:1", "--node", "a=tcp://127.0.0.1:2"}, `BuildKit node name "a" is used twice`},
+		{[]string{"--node", "a=docker://x"}, `scheme "docker" is not known`},
+		{[]string{"--addr", "127.0.0.1:1234"}, "--addr: BuildKit address \"127.0.0.1:1234\" is not an address"},
+		{[]string{"--progress", "fancy"}, `--progress "fancy"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := run(t, append([]string{"build", "-f", path, "--buildkitd", "/nonexistent/buildkitd", "--state-dir", t.TempDir()}, tt.args...)...)
+			require.Equal(t, ExitUsage, r.code, r.stderr)
+			require.Contains(t, r.stderr, tt.want)
+			require.NotContains(t, r.stderr, "started buildkitd")
+			require.NotContains(t, r.stderr, "/nonexistent/buildkitd")
+		})
+	}
+	t.Setenv("BUILDKIT_HOST", "docker://x")
+	r := run(t, "build", "-f", path)
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, `BUILDKIT_HOST: BuildKit address "docker://x": scheme "docker" is not known`)
+}
+
+// An unreachable daemon is one sentence without gRPC text, exit status 1.
+func TestBuildUnreachableDaemon(t *testing.T) {
+	r := run(t, "build", "-f", matrixCopy(t, nil), "--addr", "unix:///nonexistent/buildkitd.sock", "--entrypoint-dir", t.TempDir())
+	require.Equal(t, ExitFailure, r.code)
+	require.Equal(t, "BuildKit at unix:///nonexistent/buildkitd.sock does not answer (dial unix /nonexistent/buildkitd.sock: connect: no such file or directory): "+
+		"start buildkitd there, or point --addr or BUILDKIT_HOST at a running daemon\n", r.stderr)
+}

@@ -1,0 +1,206 @@
+// Package entrypoints provides the linux/arm64 jetbake-entrypoint and
+// jetbake-cudaprobe binaries that every image gets, matching the jetbake
+// that builds the image. They come, first found:
+//
+//  1. embedded in a release binary (`make release`, build tag jetbake_embed);
+//  2. from linux-arm64/ next to the jetbake binary (`make build` in a checkout);
+//  3. built on demand from jetbake's module source, for a jetbake installed
+//     with `go install github.com/jetbake/jetbake/builder/cmd/jetbake@VERSION`:
+//     the source is in the module cache, and the binaries are built once per
+//     version into the user cache folder.
+package entrypoints
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/mod/module"
+
+	"github.com/jetbake/jetbake/builder/version"
+)
+
+// The binaries, as named in the folder Dir returns.
+const (
+	// Entrypoint is the image's entrypoint.
+	Entrypoint = "jetbake-entrypoint"
+	// CUDAProbe is the helper the entrypoint runs to ask libcuda.
+	CUDAProbe = "jetbake-cudaprobe"
+)
+
+// packages maps each binary to its package in jetbake's module.
+func packages() map[string]string {
+	return map[string]string{Entrypoint: "./entrypoint", CUDAProbe: "./entrypoint/cudaprobe"}
+}
+
+// Option configures Dir.
+type Option func(*options)
+
+type options struct {
+	info     version.Info
+	exeDir   string
+	cacheDir string
+	embedded fs.FS
+	logf     func(string, ...any)
+}
+
+// WithVersion sets the jetbake whose entrypoints are wanted (default: the running one).
+func WithVersion(info version.Info) Option { return func(o *options) { o.info = info } }
+
+// WithExeDir sets the folder of the jetbake binary (default: os.Executable's).
+func WithExeDir(dir string) Option { return func(o *options) { o.exeDir = dir } }
+
+// WithCacheDir sets the folder binaries are extracted or built into
+// (default: jetbake/entrypoints in the user cache folder).
+func WithCacheDir(dir string) Option { return func(o *options) { o.cacheDir = dir } }
+
+// WithLogf receives a line when the binaries are built, which takes a while.
+func WithLogf(logf func(string, ...any)) Option { return func(o *options) { o.logf = logf } }
+
+// Dir returns a folder holding the linux/arm64 Entrypoint and CUDAProbe of
+// this jetbake, and says where they came from.
+func Dir(ctx context.Context, opts ...Option) (dir, source string, err error) {
+	o := options{info: version.Get(), embedded: embedded(), logf: func(string, ...any) {}}
+	if exe, err := os.Executable(); err == nil {
+		o.exeDir = filepath.Dir(exe)
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.cacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", "", fmt.Errorf("find a folder for the entrypoint binaries: %w (set --entrypoint-dir)", err)
+		}
+		o.cacheDir = filepath.Join(base, "jetbake", "entrypoints")
+	}
+	if o.embedded != nil {
+		dir, err := extract(o.embedded, o.cacheDir)
+		return dir, "embedded in jetbake", err
+	}
+	if o.exeDir != "" && complete(filepath.Join(o.exeDir, "linux-arm64")) {
+		return filepath.Join(o.exeDir, "linux-arm64"), "next to jetbake", nil
+	}
+	if o.info.FromModule {
+		dir, err := buildFromModule(ctx, o)
+		return dir, "built from jetbake " + o.info.Version + "'s module source", err
+	}
+	return "", "", fmt.Errorf("jetbake %s has no linux/arm64 entrypoint binaries: none are embedded, none are in %s, and no module source to build them from; "+
+		"install with 'go install %s/builder/cmd/jetbake@VERSION', use a release binary, run 'make build' in a checkout, or give --entrypoint-dir",
+		o.info.Version, filepath.Join(o.exeDir, "linux-arm64"), version.ModulePath)
+}
+
+// complete reports whether dir holds both binaries.
+func complete(dir string) bool {
+	for name := range packages() {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// extract writes the embedded binaries once into a folder named by their
+// content hash, through a temporary folder and a rename.
+func extract(fsys fs.FS, cacheDir string) (string, error) {
+	h := sha256.New()
+	files := map[string][]byte{}
+	for name := range packages() {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return "", fmt.Errorf("embedded entrypoints lack %s: rebuild jetbake with 'make release'", name)
+		}
+		files[name] = data
+		h.Write(data)
+	}
+	dir := filepath.Join(cacheDir, "embedded-"+hex.EncodeToString(h.Sum(nil))[:16], "linux-arm64")
+	if complete(dir) {
+		return dir, nil
+	}
+	return dir, publish(dir, func(tmp string) error {
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o755); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// buildFromModule builds the binaries from the module cache's copy of
+// jetbake at o.info.Version, once per version.
+func buildFromModule(ctx context.Context, o options) (string, error) {
+	escaped, err := module.EscapeVersion(o.info.Version)
+	if err != nil {
+		return "", fmt.Errorf("jetbake version %q: %w", o.info.Version, err)
+	}
+	dir := filepath.Join(o.cacheDir, escaped, "linux-arm64")
+	if complete(dir) {
+		return dir, nil
+	}
+	src, err := moduleSource(ctx, o.info.Version)
+	if err != nil {
+		return "", err
+	}
+	o.logf("building the linux/arm64 entrypoint binaries of jetbake %s from %s (once per version)", o.info.Version, src)
+	return dir, publish(dir, func(tmp string) error {
+		for name, pkg := range packages() {
+			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=",
+				"-o", filepath.Join(tmp, name), pkg)
+			cmd.Dir = src
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64", "GOWORK=off", "GOFLAGS=-mod=readonly")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("build %s from %s: %w: %s", pkg, src, err, strings.TrimSpace(string(out)))
+			}
+		}
+		return nil
+	})
+}
+
+// moduleSource is the module cache's folder of jetbake at v.
+func moduleSource(ctx context.Context, v string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return "", fmt.Errorf("jetbake %s builds its entrypoint binaries with Go, but 'go env GOMODCACHE' failed (%v): put the Go toolchain on PATH, or give --entrypoint-dir", v, err)
+	}
+	path, err := module.EscapePath(version.ModulePath)
+	if err != nil {
+		return "", err
+	}
+	ev, err := module.EscapeVersion(v)
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(strings.TrimSpace(string(out)), path+"@"+ev)
+	if _, err := os.Stat(filepath.Join(src, "entrypoint")); err != nil {
+		return "", fmt.Errorf("the source of jetbake %s is not in the module cache at %s: run 'go install %s/builder/cmd/jetbake@%s' again, or give --entrypoint-dir", v, src, version.ModulePath, v)
+	}
+	return src, nil
+}
+
+// publish fills a temporary folder beside dir with fill and renames it to
+// dir; a concurrent run that published first wins.
+func publish(dir string, fill func(tmp string) error) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".tmp-")
+	if err != nil {
+		return fmt.Errorf("create a folder beside %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil && !complete(dir) {
+		return fmt.Errorf("place the entrypoint binaries in %s: %w", dir, errors.Unwrap(err))
+	}
+	return nil
+}

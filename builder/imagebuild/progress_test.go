@@ -1,0 +1,36 @@
+package imagebuild
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Retry and failure lines show in every progress mode but quiet: auto
+// on a non-terminal (a CI log) is plain.
+func TestProgressLogLinesInEveryModeButQuiet(t *testing.T) {
+	for _, mode := range []string{"auto", "plain", "rawjson", "quiet"} {
+		t.Run(mode, func(t *testing.T) {
+			var out bytes.Buffer
+			p, err := newProgress(t.Context(), mode, &out)
+			require.NoError(t, err)
+			p.logf("[%s] node %s failed (%s); retrying on another node", "jetpack6.2", "orin-1", "connection refused")
+			p.close()
+			line := "[jetpack6.2] node orin-1 failed (connection refused); retrying on another node"
+			if mode == "quiet" {
+				require.Empty(t, out.String())
+				return
+			}
+			require.Contains(t, out.String(), line)
+			if mode == "rawjson" {
+				for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+					require.True(t, strings.HasPrefix(l, "{"), "rawjson stays JSON: %q", l)
+				}
+			}
+		})
+	}
+	_, err := newProgress(t.Context(), "tty", &bytes.Buffer{})
+	require.Error(t, err, "tty needs a terminal")
+}

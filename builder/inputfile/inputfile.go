@@ -1,0 +1,124 @@
+// Package inputfile reads the files people hand to jetbake (the matrix, lock
+// files, evidence) with the same limits for all: a size limit, no byte order
+// mark, valid UTF-8. Each problem is one sentence naming the file, the cause
+// and the fix.
+package inputfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"unicode/utf8"
+)
+
+// DefaultLimit is the largest input file read: 1 MiB, far above any matrix,
+// lock or evidence file a person writes, far below one that would make
+// `plan` write hundreds of megabytes.
+const DefaultLimit = 1 << 20
+
+// bom is the UTF-8 byte order mark.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Error is an input file jetbake cannot take. It is bad input: the CLI
+// exits with status 2.
+type Error struct {
+	// What names the kind of file: "matrix file", "lock file", ...
+	What string
+	// Path is the file.
+	Path string
+	// Problem is the cause and the fix.
+	Problem string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error is one sentence: the file, the cause and the fix.
+func (e *Error) Error() string { return fmt.Sprintf("%s %s %s", e.What, e.Path, e.Problem) }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Option configures Read.
+type Option func(*options)
+
+type options struct {
+	limit   int64
+	missing string
+}
+
+// WithLimit refuses files over n bytes (default DefaultLimit).
+func WithLimit(n int64) Option { return func(o *options) { o.limit = n } }
+
+// WithMissingHint is the fix offered when the file does not exist
+// (default: "check the path").
+func WithMissingHint(hint string) Option { return func(o *options) { o.missing = hint } }
+
+// Read reads the file at path, what naming its kind in errors ("matrix
+// file"), and checks it with Check.
+func Read(path, what string, opts ...Option) ([]byte, error) {
+	o := options{limit: DefaultLimit, missing: "check the path"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	fail := func(err error, format string, args ...any) error {
+		return &Error{What: what, Path: path, Problem: fmt.Sprintf(format, args...), Err: err}
+	}
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail(err, "does not exist: %s", o.missing)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fail(err, "cannot be read (permission denied): give the user running jetbake read access to it")
+	case err != nil:
+		return nil, fail(err, "cannot be opened (%v): check the path", errors.Unwrap(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, o.limit+1))
+	switch {
+	case errors.Is(err, syscall.EISDIR):
+		return nil, fail(err, "is a folder: name the file itself")
+	case err != nil:
+		return nil, fail(err, "cannot be read (%v): check the file", errors.Unwrap(err))
+	case int64(len(data)) > o.limit:
+		return nil, fail(nil, "is over the limit of %s (%d bytes): check that it is the right file; no %s is that large", sizeName(o.limit), o.limit, what)
+	}
+	if problem := Check(data); problem != "" {
+		return nil, fail(nil, "%s", problem)
+	}
+	return data, nil
+}
+
+// Check returns what is wrong with data as text jetbake reads (a byte
+// order mark, invalid UTF-8, with the byte offset and the fix), or "".
+func Check(data []byte) string {
+	if bytes.HasPrefix(data, bom) {
+		return "starts with a UTF-8 byte order mark (bytes EF BB BF): save it as UTF-8 without a BOM"
+	}
+	if utf8.Valid(data) {
+		return ""
+	}
+	for off := 0; off < len(data); {
+		r, size := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && size <= 1 {
+			return fmt.Sprintf("is not valid UTF-8 at byte offset %d (byte 0x%02X): save it as UTF-8", off, data[off])
+		}
+		off += size
+	}
+	return ""
+}
+
+// sizeName writes n bytes as MiB or KiB when it is a whole number of them.
+func sizeName(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}
