@@ -146,7 +146,9 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
-	locks, err := loadLocks(ctx, f, matrixPath, p, mirrors)
+	locks, err := lock.Pins(ctx, p, lock.PinsOptions{File: f.lockFile, MatrixPath: matrixPath, Check: f.checkLock,
+		Resolve: func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }},
+		remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return err
 	}
@@ -384,35 +386,6 @@ func (f *buildFlags) daemonOptions(logf func(string, ...any)) []daemon.Option {
 		opts = append(opts, daemon.WithBuildkitd(f.buildkitd))
 	}
 	return opts
-}
-
-// loadLocks reads the lock file when there is one and, with --check-lock,
-// fails when a base tag has moved.
-func loadLocks(ctx context.Context, f *buildFlags, matrixPath string, p *plan.Plan, mirrors refs.Mirrors) (map[string]string, error) {
-	path := f.lockFile
-	if path == "" {
-		path = filepath.Join(filepath.Dir(matrixPath), lock.DefaultFile)
-		if _, err := os.Stat(path); err != nil {
-			if f.checkLock {
-				return nil, fmt.Errorf("--check-lock: no lock file at %s; run 'jetbake lock' first", path)
-			}
-			return nil, nil
-		}
-	}
-	lf, err := lock.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	if missing := lf.Missing(p); len(missing) > 0 {
-		return nil, fmt.Errorf("%s does not pin %s: run 'jetbake lock'", path, strings.Join(missing, ", "))
-	}
-	if f.checkLock {
-		resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
-		if err := lf.Check(ctx, p, resolve, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-			return nil, err
-		}
-	}
-	return lf.Bases, nil
 }
 
 // entrypointDir is the flag's value, else the folder of this jetbake's own

@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -147,4 +149,46 @@ func (f *File) Check(ctx context.Context, p *plan.Plan, resolve Resolver, opts .
 		return fmt.Errorf("the lock file is stale: %s; run 'jetbake lock' to pin the new digests after checking them", strings.Join(moved, "; "))
 	}
 	return nil
+}
+
+// PinsOptions say where the lock file is and how strictly it is used.
+type PinsOptions struct {
+	// File is the lock file; "" means DefaultFile beside the matrix, which
+	// may be missing unless Check is set.
+	File string
+	// MatrixPath is the matrix file's path.
+	MatrixPath string
+	// Check compares every pin with what the registry serves now.
+	Check bool
+	// Resolve rewrites a base reference before it is fetched (mirrors).
+	Resolve Resolver
+}
+
+// Pins returns the base digests a build of p uses, by base reference: none
+// when there is no lock file (and no check is asked for), else every base
+// of p from the lock file, which must pin them all.
+func Pins(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Option) (map[string]string, error) {
+	path := o.File
+	if path == "" {
+		path = filepath.Join(filepath.Dir(o.MatrixPath), DefaultFile)
+		if _, err := os.Stat(path); err != nil {
+			if o.Check {
+				return nil, fmt.Errorf("--check-lock: no lock file at %s; run 'jetbake lock' first", path)
+			}
+			return nil, nil
+		}
+	}
+	lf, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if missing := lf.Missing(p); len(missing) > 0 {
+		return nil, fmt.Errorf("%s does not pin %s: run 'jetbake lock'", path, strings.Join(missing, ", "))
+	}
+	if o.Check {
+		if err := lf.Check(ctx, p, o.Resolve, opts...); err != nil {
+			return nil, err
+		}
+	}
+	return lf.Bases, nil
 }
