@@ -74,12 +74,9 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	stdout, stderr, err = run("init", "--repository", f.env.Registry+"/acme/router", "--source", "https://example.com/acme/router")
 	require.NoError(t, err, stderr)
 	require.Contains(t, stdout, "wrote matrix.json")
-	// The user's router: the stand-in, whose binary is at /out/router.
-	for _, name := range []string{"Dockerfile", "router.sh.in"} {
-		data, err := os.ReadFile(filepath.Join(f.env.RepoRoot, StandinRouter, name))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(repo, name), data, 0o644))
-	}
+	// The user's router: the stand-in (its Dockerfile, its source with TEI's
+	// compute-cap table), whose binary is at /out/router.
+	require.NoError(t, os.CopyFS(repo, os.DirFS(filepath.Join(f.env.RepoRoot, StandinRouter))))
 	editJSON(t, filepath.Join(repo, "matrix.json"), func(m map[string]any) {
 		m["router"].(map[string]any)["output"] = "/out/router"
 	})
