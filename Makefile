@@ -23,14 +23,20 @@ build:
 ## deps: runc, QEMU binfmt for aarch64, arm64 busybox, buildkitd and buildctl from the BuildKit pinned in go.mod
 # BuildKit refuses `go install pkg@version` (exclude directives); building it
 # inside this module uses exactly the version go.mod pins. The binaries are
-# rebuilt only when that version changes.
+# rebuilt only when that version changes or buildkitd does not report it.
+# BuildKit's release builds stamp version.Version and version.Revision (the
+# git commit) at link time; the module proxy serves no commit, so Revision is
+# the module's go.sum hash, which names the same source tree.
+BK_MOD     := github.com/moby/buildkit
+BK_LDFLAGS  = -X $(BK_MOD)/version.Version=$$v -X $(BK_MOD)/version.Revision=$$sum -X $(BK_MOD)/version.Package=$(BK_MOD)
 deps:
 	bash builder/tools/deps.sh
-	@v=$$($(GO) list -m -f '{{.Version}}' github.com/moby/buildkit); \
-	if [ "$$(cat $(BIN)/.buildkit-version 2>/dev/null)" != "$$v" ] || [ ! -x $(BIN)/buildkitd ] || [ ! -x $(BIN)/buildctl ]; then \
+	@v=$$($(GO) list -m -f '{{.Version}}' $(BK_MOD)); sum=$$($(GO) list -m -f '{{.Sum}}' $(BK_MOD)); \
+	if [ "$$(cat $(BIN)/.buildkit-version 2>/dev/null)" != "$$v" ] || [ ! -x $(BIN)/buildkitd ] || [ ! -x $(BIN)/buildctl ] || \
+	   ! $(BIN)/buildkitd --version 2>/dev/null | grep -qF " $$v "; then \
 	  echo "deps: building buildkitd and buildctl $$v (a few minutes the first time)"; \
-	  $(GO) build -o $(BIN)/buildkitd github.com/moby/buildkit/cmd/buildkitd && \
-	  $(GO) build -o $(BIN)/buildctl github.com/moby/buildkit/cmd/buildctl && \
+	  $(GO) build -ldflags "$(BK_LDFLAGS)" -o $(BIN)/buildkitd $(BK_MOD)/cmd/buildkitd && \
+	  $(GO) build -ldflags "$(BK_LDFLAGS)" -o $(BIN)/buildctl $(BK_MOD)/cmd/buildctl && \
 	  echo "$$v" > $(BIN)/.buildkit-version; \
 	else echo "deps: buildkitd $$v is built"; fi
 
