@@ -50,6 +50,7 @@ type buildFlags struct {
 	nodes           []string
 	buildersFile    string
 	retries         int
+	timings         bool
 }
 
 func newBuildCommand() *cobra.Command {
@@ -88,6 +89,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringVar(&f.lockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
 	fl.BoolVar(&f.checkLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
 	fl.StringVar(&f.revision, "revision", "", "source revision for annotations (default: git HEAD of the matrix's folder)")
+	fl.BoolVar(&f.timings, "timings", false, "print where the build's time went, phase by phase, from BuildKit's step timestamps (--metadata-file always has them)")
 	fl.StringVar(&f.epoch, "source-date-epoch", "", "timestamp of every file and config (default: SOURCE_DATE_EPOCH, else the commit time)")
 	return cmd
 }
@@ -132,6 +134,9 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		return buildErr
 	}
 	printSummary(cmd, report)
+	if f.timings && report.Timings != nil {
+		_ = report.Timings.WriteTable(stderr)
+	}
 	if f.metadataFile != "" {
 		if err := report.WriteFile(f.metadataFile); err != nil {
 			return errors.Join(buildErr, err)

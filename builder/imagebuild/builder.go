@@ -61,16 +61,20 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	}
 	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
 	report.Releases = make([]ReleaseReport, len(jobs))
+	timings := newTimingRecorder()
+	resolved := newResolveCache()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
+		j.timings, j.resolved = timings, resolved
 	}
-	progress, err := newProgress(ctx, b.opts.progressMode, b.opts.progressOut)
+	progress, err := newProgress(ctx, b.opts.progressMode, b.opts.progressOut, timings)
 	if err != nil {
 		return nil, err
 	}
 	newScheduler(b, progress).run(ctx, jobs, report)
 	progress.close()
-	b.finish(ctx, jobs, report)
+	b.finish(ctx, jobs, report, timings)
+	report.Timings = timings.result()
 	return report, report.Err()
 }
 
@@ -109,7 +113,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 // finish moves local outputs into place, then tags every pushed release
 // when all succeeded. Outputs are kept per release with continue-on-error,
 // else only when every release succeeded; tags need every release.
-func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report) {
+func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report, timings *timingRecorder) {
 	keep := !report.Failed() || b.opts.continueOnError
 	for i := range report.Releases {
 		placeOutputs(&report.Releases[i], keep)
@@ -125,7 +129,10 @@ func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report
 	if !b.opts.push {
 		return
 	}
-	if err := tagAll(ctx, report, jobs, b.opts.remoteOpts); err != nil {
+	start := time.Now()
+	err := tagAll(ctx, report, jobs, b.opts.remoteOpts)
+	timings.record(PhaseTag, start)
+	if err != nil {
 		report.TagError = err.Error()
 		for i := range report.Releases {
 			report.Releases[i].Outcome = Untagged

@@ -20,13 +20,14 @@ type progress struct {
 	mu      sync.Mutex
 	out     io.Writer
 	enabled bool
+	timings *timingRecorder // sees every status before the names get their release
 }
 
-func newProgress(ctx context.Context, mode string, out io.Writer) (*progress, error) {
+func newProgress(ctx context.Context, mode string, out io.Writer, timings *timingRecorder) (*progress, error) {
 	if out == nil || mode == "" {
 		mode = string(progressui.QuietMode)
 	}
-	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out}
+	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, timings: timings}
 	// jetbake's own lines would break a rawjson stream and garble a tty
 	// display; the summary after the build says the same.
 	p.enabled = mode == string(progressui.PlainMode)
@@ -50,6 +51,9 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 	go func() {
 		defer p.wg.Done()
 		for st := range ch {
+			if p.timings != nil {
+				p.timings.observe(release, st)
+			}
 			prefix := "[" + release + "] "
 			for _, v := range st.Vertexes {
 				if !strings.HasPrefix(v.Name, prefix) {

@@ -36,6 +36,8 @@ type Report struct {
 	// TagError says why tagging failed after every release was built, and
 	// what was rolled back.
 	TagError string `json:"tag_error,omitempty"`
+	// Timings says where the build's time went, phase by phase.
+	Timings *Timings `json:"timings,omitempty"`
 }
 
 // ReleaseReport is one release's result.

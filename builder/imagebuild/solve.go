@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/client/llb"
@@ -47,6 +48,11 @@ type releaseJob struct {
 	// multiOutput is set when several releases share one --output destination.
 	multiOutput bool
 
+	// timings records jetbake's own calls; resolved is the build's one
+	// resolve per base reference, shared by every release.
+	timings  *timingRecorder
+	resolved *resolveCache
+
 	mu          sync.Mutex
 	buildDigest string
 	baseDigest  string
@@ -67,16 +73,24 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // per release lets the targets run in parallel while the release stays one
 // unit that succeeds or fails (and is tagged) as a whole.
 func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
-	buildDigest, _, err := j.resolveBase(ctx, c, "build", j.buildBase)
-	if err != nil {
-		return nil, err
-	}
-	routers, err := j.solveRouters(ctx, c, pin(j.buildBase, buildDigest))
-	if err != nil {
-		return nil, err
-	}
-	baseDigest, baseConfig, err := j.resolveBase(ctx, c, "runtime", j.runtimeBase)
-	if err != nil {
+	// The runtime base is resolved while the routers' Dockerfiles are solved.
+	var baseDigest string
+	var baseConfig []byte
+	eg, egCtx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) {
+		baseDigest, baseConfig, err = j.resolveBase(egCtx, c, "runtime", j.runtimeBase)
+		return err
+	})
+	var buildDigest string
+	var routers []llb.State
+	eg.Go(func() (err error) {
+		if buildDigest, _, err = j.resolveBase(egCtx, c, "build", j.buildBase); err != nil {
+			return err
+		}
+		routers, err = j.solveRouters(egCtx, c, pin(j.buildBase, buildDigest))
+		return err
+	})
+	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
 	desc, err := ImageDescription(j.plan, j.release, j.revision)
@@ -109,16 +123,21 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 
 // resolveBase returns the digest and arm64 config of a base image, as the
 // daemon sees it through its registry hosts and the session's credentials.
+// A build resolves each reference once, in the first session that needs
+// it: every release built from the same tag gets the same digest.
 func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, ref string) (string, []byte, error) {
-	platform := arm64Platform()
-	_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
-		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
-		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: llb.ResolveModeDefault.String()},
+	return j.resolved.get(ctx, ref, func() (string, []byte, error) {
+		defer j.timings.record(PhaseResolve, time.Now())
+		platform := arm64Platform()
+		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
+			LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
+			ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: llb.ResolveModeDefault.String()},
+		})
+		if err != nil {
+			return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
+		}
+		return dgst.String(), config, nil
 	})
-	if err != nil {
-		return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
-	}
-	return dgst.String(), config, nil
 }
 
 // solveRouters compiles the router stage for every SM target in parallel.
@@ -127,7 +146,9 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	eg, ctx := errgroup.WithContext(ctx)
 	for i, t := range j.release.Targets {
 		eg.Go(func() error {
+			start := time.Now()
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase)})
+			j.timings.record(PhaseFrontend, start)
 			if err != nil {
 				return fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
 			}
@@ -203,7 +224,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 	stage = stage.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
 		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
 		llb.WithCustomName("add jetbake-entrypoint and jetbake-cudaprobe"))
-	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomNamef("runtime base %s", base))
+	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+base))
 	return st.File(llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch}),
 		llb.WithCustomName("add the routers, the entrypoint and image.json"))
 }
