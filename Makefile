@@ -8,7 +8,7 @@ EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='
 EP_TRIM   := -trimpath
 GOFLAGS_R := -trimpath -buildvcs=false
 
-.PHONY: all build deps demo test test-unit bench fuzz clean
+.PHONY: all build deps demo test test-unit bench bench-scale fuzz clean
 
 all: build
 
@@ -53,9 +53,17 @@ test-unit:
 	$(GO) test -short -count=1 ./...
 
 ## bench: benchmarks of the rules, planning and the entrypoint, and jetbake against buildx bake
+## (default output and rewrite-timestamp=true) on the shipped matrix and synthetic ones of 5 and 20
+## releases; V=1 shows the tools' output and jetbake's phase timings, BENCH_ARGS more flags
+BENCH_ARGS ?=
+BENCH_V    := $(if $(V),-v)
 bench: deps build $(BIN)/buildx
 	$(GO) test -run '^$$' -bench . -benchmem ./compute_cap/ ./builder/plan/ ./entrypoint/
-	$(GO) run ./builder/benchcmd
+	$(GO) run ./builder/benchcmd $(BENCH_V) $(BENCH_ARGS)
+
+## bench-scale: the bench with a synthetic matrix of 50 releases as well
+bench-scale: deps build $(BIN)/buildx
+	$(GO) run ./builder/benchcmd -sizes shipped,5,20,50 $(BENCH_V) $(BENCH_ARGS)
 
 # buildx for `make bench`, from its own module so its dependencies stay out of
 # go.mod; rebuilt only when that module's go.mod or go.sum changes.

@@ -247,7 +247,7 @@ func TestTimingsTable(t *testing.T) {
 		c.warm = append(c.warm, []time.Duration{2 * s})
 	}
 	var out strings.Builder
-	sum := printTable(&out, size{name: "shipped"}, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c})
+	sum := printTable(&out, size{name: "shipped"}, tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c})
 	require.Equal(t, 1.0, sum.coldRatio, "median of 0.5x, 1x, 1.5x")
 	require.Equal(t, 0.25, sum.warmRto)
 	require.Equal(t, int64(40<<20), sum.maxRSS)

@@ -49,6 +49,7 @@ type config struct {
 	cold          int
 	warm          int
 	sizes         []size
+	tools         []string
 	jetbakeArgs   []string
 	verbose       bool
 	timings       bool
@@ -63,6 +64,7 @@ func main() {
 	flag.IntVar(&cfg.cold, "cold", 3, "cold rounds; each prunes the cache before each tool's cold build and rotates which tool goes first")
 	flag.IntVar(&cfg.warm, "warm", 3, "warm builds per tool and round; the table shows the median")
 	sizes := flag.String("sizes", "shipped,5,20", "matrices to build: \"shipped\" (matrix.json) and synthetic release counts, comma-separated")
+	toolList := flag.String("tools", strings.Join(tools, ","), "tools to compare, comma-separated: jetbake, bake (default output), bake-rts (rewrite-timestamp=true)")
 	extra := flag.String("jetbake-args", "", "extra arguments for 'jetbake build', space-separated, e.g. \"--parallel 5\"")
 	flag.BoolVar(&cfg.verbose, "v", false, "show the tools' output and jetbake's phase timings")
 	flag.BoolVar(&cfg.timings, "timings", false, "show jetbake's phase timings of every build")
@@ -71,6 +73,10 @@ func main() {
 	cfg.jetbakeArgs = strings.Fields(*extra)
 	cfg.timings = cfg.timings || cfg.verbose
 	var err error
+	if cfg.tools, err = parseTools(*toolList); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	if cfg.sizes, err = parseSizes(*sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
@@ -112,9 +118,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := daemon.CheckPlatform(ctx, env.Daemon.Client, plan.Platform); err != nil {
 		return err
 	}
-	bx := &buildx{bin: cfg.buildx, dir: filepath.Join(work, "buildx"), addr: env.Daemon.Addr, verbose: cfg.verbose}
-	if err := bx.create(ctx); err != nil {
-		return err
+	var bx *buildx
+	if len(cfg.tools) > 1 {
+		bx = &buildx{bin: cfg.buildx, dir: filepath.Join(work, "buildx"), addr: env.Daemon.Addr, verbose: cfg.verbose}
+		if err := bx.create(ctx); err != nil {
+			return err
+		}
 	}
 	if err := printHeader(ctx, out, env.Daemon.Client, bx); err != nil {
 		return err
@@ -122,7 +131,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	var summaries []sizeSummary
 	for _, sz := range cfg.sizes {
 		results := map[string]*timings{}
-		for _, t := range tools {
+		for _, t := range cfg.tools {
 			results[t] = &timings{}
 		}
 		fmt.Fprintf(out, "\n==> %s\n", sz)
@@ -132,7 +141,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 				return fmt.Errorf("%s: %w", sz, err)
 			}
 		}
-		summaries = append(summaries, printTable(out, sz, results))
+		summaries = append(summaries, printTable(out, sz, cfg.tools, results))
 	}
 	printGoals(out, summaries)
 	return nil
@@ -160,13 +169,16 @@ func (cfg *config) resolve() error {
 	if cfg.cold < 1 || cfg.warm < 1 {
 		return fmt.Errorf("-cold %d, -warm %d: both must be at least 1", cfg.cold, cfg.warm)
 	}
-	var errs []error
-	for path, fix := range map[string]string{
+	need := map[string]string{
 		cfg.jetbake: "run 'make build'",
-		cfg.buildx:  "run 'make bin/buildx' (it builds buildx from builder/bench/buildx)",
 		filepath.Join(cfg.entrypointDir, "jetbake-entrypoint"): "run 'make build'",
 		filepath.Join(cfg.entrypointDir, "jetbake-cudaprobe"):  "run 'make build'",
-	} {
+	}
+	if len(cfg.tools) > 1 {
+		need[cfg.buildx] = "run 'make bin/buildx' (it builds buildx from builder/bench/buildx)"
+	}
+	var errs []error
+	for path, fix := range need {
 		if _, err := os.Stat(path); err != nil {
 			errs = append(errs, fmt.Errorf("%s is missing: %s", path, fix))
 		}
@@ -180,9 +192,11 @@ func printHeader(ctx context.Context, out io.Writer, c *client.Client, bx *build
 	if err != nil {
 		return fmt.Errorf("buildkitd info: %w", err)
 	}
-	bxVersion, err := bx.version(ctx)
-	if err != nil {
-		return err
+	bxVersion := "no buildx"
+	if bx != nil {
+		if bxVersion, err = bx.version(ctx); err != nil {
+			return err
+		}
 	}
 	version := info.BuildkitVersion.Version
 	if bi, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(version, "v0.0.0") {
@@ -214,19 +228,15 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 	}
 	order = append(order, jb)
 	results[toolJetbake].releases = len(jb.plan.Releases)
-	for _, rts := range []bool{false, true} {
-		name := toolBake
-		if rts {
-			name = toolBakeRTS
-		}
-		bk, err := newBake(cfg, bx, filepath.Join(dir, name), sz, rts)
+	for _, name := range cfg.tools[1:] {
+		bk, err := newBake(cfg, bx, filepath.Join(dir, name), sz, name == toolBakeRTS)
 		if err != nil {
 			return err
 		}
 		order = append(order, bk)
 	}
 	if round == 0 {
-		fmt.Fprintf(out, "    %d releases, %d router builds; bake files %s, %s\n", len(jb.plan.Releases), routerBuilds(jb.plan), order[1].file, order[2].file)
+		fmt.Fprintf(out, "    %d releases, %d router builds\n", len(jb.plan.Releases), routerBuilds(jb.plan))
 	}
 	for i := range order {
 		c := order[(i+round)%len(order)]

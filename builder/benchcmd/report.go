@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -114,19 +115,23 @@ type sizeSummary struct {
 // printTable prints one matrix's three columns: medians with min-max, time
 // per release, peak memory, reproducibility, and jetbake's ratios to both
 // bake modes, round by round.
-func printTable(out io.Writer, sz size, results map[string]*timings) sizeSummary {
+func printTable(out io.Writer, sz size, names []string, results map[string]*timings) sizeSummary {
 	jb := results[toolJetbake]
 	releases := max(jb.releases, 1)
 	fmt.Fprintf(out, "\n==> %s: medians (min-max) over %d cold and %d warm builds per tool\n", sz, len(jb.cold), len(jb.allWarm()))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(t *timings) string) {
 		fmt.Fprintf(tw, "%s\t", label)
-		for _, name := range tools {
+		for _, name := range names {
 			fmt.Fprintf(tw, "%s\t", f(results[name]))
 		}
 		fmt.Fprintln(tw)
 	}
-	fmt.Fprintf(tw, "\tjetbake\tbake (default)\tbake (rewrite-timestamp)\t\n")
+	fmt.Fprint(tw, "\t")
+	for _, name := range names {
+		fmt.Fprintf(tw, "%s\t", toolTitles[name])
+	}
+	fmt.Fprintln(tw)
 	row("cold s", func(t *timings) string { return fmt.Sprintf("%.2f (%s)", median(t.cold).Seconds(), spread(t.cold)) })
 	row("warm s", func(t *timings) string {
 		return fmt.Sprintf("%.2f (%s)", median(t.allWarm()).Seconds(), spread(t.allWarm()))
@@ -137,9 +142,9 @@ func printTable(out io.Writer, sz size, results map[string]*timings) sizeSummary
 	})
 	row("peak RSS of the CLI", func(t *timings) string { return mib(t.maxRSS) })
 	row("same digests every build", func(t *timings) string { return yesNo(!t.changed) })
-	sum := sizeSummary{size: sz, releases: releases, maxRSS: jb.maxRSS}
+	sum := sizeSummary{size: sz, releases: releases, maxRSS: jb.maxRSS, coldRatio: math.NaN(), warmRto: math.NaN()}
 	var lines []string
-	for _, name := range tools[1:] {
+	for _, name := range names[1:] {
 		coldR, warmR := pairedRatios(jb, results[name])
 		if name == toolBake {
 			sum.coldRatio, sum.warmRto = median(coldR), median(warmR)
@@ -164,6 +169,9 @@ func printGoals(out io.Writer, sums []sizeSummary) {
 	for _, s := range sums {
 		line := fmt.Sprintf("  %-36s cold <= %.1fx: %s (%.2fx); warm <= %.1fx: %s (%.2fx)", s.size.String()+":",
 			coldGoal, verdict(s.coldRatio <= coldGoal), s.coldRatio, warmGoal, verdict(s.warmRto <= warmGoal), s.warmRto)
+		if math.IsNaN(s.coldRatio) {
+			line = fmt.Sprintf("  %-36s bake's default mode was not built", s.size.String()+":")
+		}
 		if s.releases >= memoryGoalReleases {
 			line += fmt.Sprintf("; memory < %s: %s (%s)", mib(memoryGoal), verdict(s.maxRSS < memoryGoal), mib(s.maxRSS))
 		}

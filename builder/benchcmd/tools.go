@@ -31,6 +31,32 @@ const (
 // tools are the columns of the tables, in order.
 var tools = []string{toolJetbake, toolBake, toolBakeRTS}
 
+// toolTitles head the tables' columns.
+var toolTitles = map[string]string{toolJetbake: "jetbake", toolBake: "bake (default)", toolBakeRTS: "bake (rewrite-timestamp)"}
+
+// parseTools parses -tools: jetbake always comes first, the others follow in
+// the order of tools.
+func parseTools(v string) ([]string, error) {
+	given := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := toolTitles[f]; !ok {
+			return nil, fmt.Errorf("-tools %q: unknown tool %q; use %s", v, f, strings.Join(tools, ", "))
+		}
+		given[f] = true
+	}
+	if !given[toolJetbake] {
+		return nil, fmt.Errorf("-tools %q: jetbake is what the bench measures; add it", v)
+	}
+	var out []string
+	for _, t := range tools {
+		if given[t] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // builderName is the buildx builder the bench creates in its own BUILDX_CONFIG.
 const builderName = "jetbake-bench"
 

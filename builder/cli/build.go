@@ -76,7 +76,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.outputs, "output", nil, "also write locally: type=oci,dest=DIR or type=docker,dest=FILE (repeatable)")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write per-release digests, tags, bases, targets, durations and outcomes as JSON")
 	fl.StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
-	fl.IntVar(&f.parallel, "parallel", 2, "releases built at once on each node")
+	fl.IntVar(&f.parallel, "parallel", imagebuild.DefaultParallel, "releases built at once on each node")
 	fl.StringVar(&f.progress, "progress", "auto", "progress output: auto, tty, plain, rawjson or quiet")
 	fl.BoolVar(&f.continueOnError, "continue-on-error", false, "build every release even after one failed (nothing is tagged unless all succeed)")
 	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildctl: type=registry,ref=REF or type=local,src=DIR (one ref per release is derived)")

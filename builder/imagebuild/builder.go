@@ -22,6 +22,14 @@ import (
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
+// DefaultParallel is how many releases a node builds at once unless
+// WithParallel says otherwise. A release's session spends much of its time
+// waiting (on the registry, on gateway round trips, on its frontend calls),
+// so a node needs many releases in flight to stay busy; buildx bake starts
+// every target at once. Sixteen keeps even a 2-core daemon busy while
+// bounding the sessions one jetbake process holds.
+const DefaultParallel = 16
+
 // Builder builds a plan's images on one BuildKit daemon or a cluster of them.
 type Builder struct {
 	nodes []Node
@@ -38,7 +46,7 @@ func New(c *client.Client, opts ...Option) *Builder {
 // cache is), at most parallel releases at a time per node, and a release
 // whose node fails is retried on another node.
 func NewCluster(nodes []Node, opts ...Option) *Builder {
-	o := options{parallel: 2, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2}
+	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -22,6 +22,21 @@ type resolveEntry struct {
 
 func newResolveCache() *resolveCache { return &resolveCache{entries: map[string]*resolveEntry{}} }
 
+// put records what a resolve of key found, unless key is known already.
+func (rc *resolveCache) put(key, digest string, config []byte) {
+	if rc == nil {
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if _, ok := rc.entries[key]; ok {
+		return
+	}
+	e := &resolveEntry{done: make(chan struct{}), digest: digest, config: config}
+	close(e.done)
+	rc.entries[key] = e
+}
+
 // get returns ref's digest and config, calling resolve when no earlier or
 // concurrent call has them.
 func (rc *resolveCache) get(ctx context.Context, ref string, resolve func() (string, []byte, error)) (string, []byte, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/moby/buildkit/client/llb/sourceresolver"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	"github.com/moby/buildkit/solver/pb"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
@@ -126,22 +127,33 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 // A build resolves each reference once, in the first session that needs
 // it: every release built from the same tag gets the same digest.
 func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, ref string) (string, []byte, error) {
-	return j.resolved.get(ctx, ref, func() (string, []byte, error) {
+	platform := arm64Platform()
+	opt := sourceresolver.Opt{
+		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
+		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: llb.ResolveModeDefault.String()},
+	}
+	dgst, config, err := j.resolved.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
 		defer j.timings.record(PhaseResolve, time.Now())
-		platform := arm64Platform()
-		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
-			LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
-			ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: llb.ResolveModeDefault.String()},
-		})
+		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, opt)
 		if err != nil {
 			return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
 		}
 		return dgst.String(), config, nil
 	})
+	if err == nil {
+		// The Dockerfile converter looks the base up by the pinned reference.
+		j.resolved.put(resolveKey(pin(ref, dgst), opt), dgst, config)
+	}
+	return dgst, config, err
 }
 
-// solveRouters compiles the router stage for every SM target in parallel.
+// solveRouters returns the router stage for every SM target: converted in
+// jetbake when it can (see convertRouters), else through the Dockerfile
+// frontend, all targets in parallel.
 func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBase string) ([]llb.State, error) {
+	if states, ok, err := j.convertRouters(ctx, c, buildBase); ok || err != nil {
+		return states, err
+	}
 	states := make([]llb.State, len(j.release.Targets))
 	eg, ctx := errgroup.WithContext(ctx)
 	for i, t := range j.release.Targets {
@@ -174,6 +186,18 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 		"platform": platforms.Format(arm64Platform()),
 		"filename": j.dockerfile,
 	}
+	for k, v := range j.routerArgs(t, buildBase) {
+		opts["build-arg:"+k] = v
+	}
+	if j.gitContext != "" {
+		opts["context"] = j.gitContext
+		opts["dockerfilekey"] = localDockerfile
+	}
+	return opts
+}
+
+// routerArgs are the build args of the router stage for t.
+func (j *releaseJob) routerArgs(t plan.Target, buildBase string) map[string]string {
 	// The release's own build args first: jetbake's may not be overridden.
 	args := maps.Clone(j.release.BuildArgs)
 	if args == nil {
@@ -187,46 +211,45 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 		"ROUTER_VERSION":    j.plan.Router.Version,
 		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
 	})
-	for k, v := range args {
-		opts["build-arg:"+k] = v
-	}
-	if j.gitContext != "" {
-		opts["context"] = j.gitContext
-		opts["dockerfilekey"] = localDockerfile
-	}
-	return opts
+	return args
 }
 
-// runtimeState lays out the runtime image: base, routers, entrypoint, image.json.
 // runtimeState lays out the runtime image: the runtime base plus one layer
 // with every router binary, the entrypoint, the CUDA probe and image.json.
-// That layer is staged on scratch with the commit's time on every file and
-// folder, then copied into the base in one step, so it is reproducible as
-// built and the exporter need not rewrite timestamps (which BuildKit redoes,
-// uncached, on every export). Vertex names carry no release: they end up in
-// the image's history, and a vertex shared by two releases must give both the
-// same bytes; the progress display adds the release to what it shows.
+// That layer is staged on scratch in one file operation, then copied as a
+// whole with the commit's time on every file and folder (a copy sets a
+// folder's time after its files are in, so adding files does not leave the
+// build's time on it): it is reproducible as built and the exporter need not
+// rewrite timestamps (which BuildKit redoes, uncached, on every export). It
+// is merged onto the base rather than copied into it: the exporter reuses
+// the base's layers and the staged layer as they are, and the base is never
+// unpacked for the copy. Daemons without MergeOp get the copy into the base.
+// Vertex names carry no release: they end up in the image's history, and a
+// vertex shared by two releases must give both the same bytes; the progress
+// display adds the release to what it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
 	epoch := epochTime(j.epoch)
 	created := llb.WithCreatedTime(epoch)
-	stage := llb.Scratch().File(llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
-		Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
-		Mkfile(imagespec.Path, 0o644, desc, created),
-		llb.WithCustomNamef("write %s", imagespec.Path))
-	for i, t := range j.release.Targets {
-		stage = stage.File(llb.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch}),
-			llb.WithCustomNamef("add %s (%s)", t.Path, t.Arch))
-	}
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
 	// A fixed mode: the files' modes on the building machine follow its umask.
 	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &epoch}
-	stage = stage.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
-		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
-		llb.WithCustomName("add jetbake-entrypoint and jetbake-cudaprobe"))
+	fa := llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
+		Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
+		Mkfile(imagespec.Path, 0o644, desc, created)
+	for i, t := range j.release.Targets {
+		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch})
+	}
+	fa = fa.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
+		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe)
+	stage := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s), the entrypoint and %s", smList(j.release), imagespec.Path))
 	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+base))
-	return st.File(llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch}),
-		llb.WithCustomName("add the routers, the entrypoint and image.json"))
+	layer := llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
+	if caps := c.BuildOpts().LLBCaps; caps.Supports(pb.CapMergeOp) == nil {
+		return llb.Merge([]llb.State{st, llb.Scratch().File(layer, llb.WithCustomName("stamp the layer with the commit's time"))},
+			llb.WithCustomName("merge onto the runtime base"))
+	}
+	return st.File(layer, llb.WithCustomName("add the routers, the entrypoint and image.json"))
 }
 
 // pin adds digest to ref unless ref already names one.

@@ -83,8 +83,9 @@ type span struct {
 type timingRecorder struct {
 	mu    sync.Mutex
 	start time.Time
-	// steps are keyed by release, vertex digest and status ID, so that a
-	// step's later updates replace its earlier ones.
+	// steps are keyed by release, vertex digest and start time (or status
+	// ID), so that a step's later updates replace its earlier ones while a
+	// vertex that runs twice (the exporter: export, then push) counts twice.
 	steps map[string]span
 	own   []span // jetbake's own calls
 }
@@ -106,7 +107,7 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 		if v.Completed != nil {
 			s.end = *v.Completed
 		}
-		r.steps[release+"\x00"+v.Digest.String()] = s
+		r.steps[release+"\x00"+v.Digest.String()+"\x00"+v.Started.String()] = s
 	}
 	for _, vs := range st.Statuses {
 		if vs.Started == nil || !strings.HasPrefix(vs.ID, "pushing") {
@@ -135,7 +136,8 @@ func (r *timingRecorder) record(phase Phase, start time.Time) {
 const runtimeBasePrefix = "runtime base "
 
 // stepPattern matches a Dockerfile step's vertex name, "[router 2/3] RUN ...".
-var stepPattern = regexp.MustCompile(`^\[[^\]]+ [0-9]+/[0-9]+\] `)
+// The stage name is left out when the Dockerfile's target is its only stage.
+var stepPattern = regexp.MustCompile(`^\[([^\]]+ )?[0-9]+/[0-9]+\] `)
 
 // phaseRules map vertex names to phases, first match wins; anything else is
 // jetbake's own LLB (assembly).
