@@ -264,3 +264,13 @@ func TestTimingsTable(t *testing.T) {
 	require.Contains(t, out.String(), "cold <= 0.9x: NOT met (1.00x); warm <= 0.4x: met (0.25x)")
 	require.Contains(t, out.String(), "warm <= 0.4x: NOT met (0.50x); memory < 200 MiB: NOT met (300 MiB)")
 }
+
+func TestWatchPeakRSS(t *testing.T) {
+	// The bench's own process stands in for a tool: its peak is at least its current size.
+	var peak int64
+	stop := watchPeakRSS(os.Getpid(), &peak)
+	time.Sleep(20 * time.Millisecond)
+	stop()
+	require.Greater(t, peak, int64(1<<20))
+	require.Zero(t, vmHWM("/proc/0/no-such-status"))
+}

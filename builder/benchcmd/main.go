@@ -50,10 +50,12 @@ type config struct {
 	warm          int
 	sizes         []size
 	tools         []string
-	jetbakeArgs   []string
-	verbose       bool
-	timings       bool
-	keep          bool
+	// registries are each tool's registry address, the same in every round.
+	registries  map[string]*string
+	jetbakeArgs []string
+	verbose     bool
+	timings     bool
+	keep        bool
 }
 
 func main() {
@@ -71,6 +73,7 @@ func main() {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work folder (bake file, matrix, daemon log) and print its path")
 	flag.Parse()
 	cfg.jetbakeArgs = strings.Fields(*extra)
+	cfg.registries = map[string]*string{}
 	cfg.timings = cfg.timings || cfg.verbose
 	var err error
 	if cfg.tools, err = parseTools(*toolList); err != nil {
@@ -145,6 +148,14 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	printGoals(out, summaries)
 	return nil
+}
+
+// registryAddr is where tool's registry listens, "" until its first round.
+func (cfg config) registryAddr(tool string) *string {
+	if cfg.registries[tool] == nil {
+		cfg.registries[tool] = new(string)
+	}
+	return cfg.registries[tool]
 }
 
 // resolve fills the binaries' defaults and checks they exist.

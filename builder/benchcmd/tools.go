@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jetbake/jetbake/builder/e2e"
@@ -84,14 +83,20 @@ func (c *contender) close() { _ = c.reg.Close() }
 
 // newRegistry starts a registry under dir, pushes the stand-in bases of the
 // matrix of sz to it and returns the matrix (pointing at it) and its plan.
-func newRegistry(root, dir string, sz size) (*e2e.Env, string, *plan.Plan, error) {
+// Each tool's registry listens on the same address in every round, so that
+// the images' references, and so their digests, can be the same.
+func newRegistry(root, dir string, sz size, addr *string) (*e2e.Env, string, *plan.Plan, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", nil, err
 	}
-	reg, err := e2e.Start(root, dir)
+	if *addr == "" {
+		*addr = "127.0.0.1:0"
+	}
+	reg, err := e2e.StartAt(root, dir, *addr)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	*addr = reg.Registry
 	matrixPath := filepath.Join(dir, "matrix.json")
 	if err := writeMatrix(root, reg.Registry, matrixPath, sz); err != nil {
 		reg.Close()
@@ -110,7 +115,7 @@ func newRegistry(root, dir string, sz size) (*e2e.Env, string, *plan.Plan, error
 
 // newJetbake runs `jetbake build --push` on the daemon at addr.
 func newJetbake(cfg config, addr, dir string, sz size) (*contender, error) {
-	reg, matrixPath, p, err := newRegistry(cfg.root, dir, sz)
+	reg, matrixPath, p, err := newRegistry(cfg.root, dir, sz, cfg.registryAddr(toolJetbake))
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +145,11 @@ func newJetbake(cfg config, addr, dir string, sz size) (*contender, error) {
 // newBake writes the bake file for the matrix of sz and runs `buildx bake`
 // with it; rewriteTimestamp sets rewrite-timestamp=true on its output.
 func newBake(cfg config, bx *buildx, dir string, sz size, rewriteTimestamp bool) (*contender, error) {
-	reg, _, p, err := newRegistry(cfg.root, dir, sz)
+	name := toolBake
+	if rewriteTimestamp {
+		name = toolBakeRTS
+	}
+	reg, _, p, err := newRegistry(cfg.root, dir, sz, cfg.registryAddr(name))
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +160,6 @@ func newBake(cfg config, bx *buildx, dir string, sz size, rewriteTimestamp bool)
 	if err != nil {
 		reg.Close()
 		return nil, err
-	}
-	name := toolBake
-	if rewriteTimestamp {
-		name = toolBakeRTS
 	}
 	metadata := filepath.Join(dir, "metadata.json")
 	return &contender{name: name, reg: reg, plan: p, file: file, build: func(ctx context.Context) (result, error) {
@@ -237,8 +242,8 @@ func (b *buildx) bake(ctx context.Context, file, metadata string, readable ...st
 }
 
 // runTool runs bin with args in dir and returns its wall time and peak
-// resident memory (the kernel's accounting of the process, from wait4);
-// its output is shown with -v, and the end of it is in the error otherwise.
+// resident memory; its output is shown with -v, and the end of it is in the
+// error otherwise.
 func runTool(ctx context.Context, verbose bool, dir string, env []string, bin string, args ...string) (result, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = dir, env
@@ -249,17 +254,62 @@ func runTool(ctx context.Context, verbose bool, dir string, env []string, bin st
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	start := time.Now()
-	err := cmd.Run()
-	res := result{wall: time.Since(start)}
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			res.maxRSS = ru.Maxrss * 1024 // Linux reports kilobytes
-		}
+	err := cmd.Start()
+	var res result
+	if err == nil {
+		stop := watchPeakRSS(cmd.Process.Pid, &res.maxRSS)
+		err = cmd.Wait()
+		stop()
 	}
+	res.wall = time.Since(start)
 	if err != nil {
 		return res, fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, lastLines(buf.String(), 30))
 	}
 	return res, nil
+}
+
+// watchPeakRSS polls the process's VmHWM (its peak resident memory) in
+// /proc until stop is called and keeps the largest value in peak. The
+// kernel's rusage cannot be used: Go starts children with vfork, and Linux
+// carries the parent's peak into the child's ru_maxrss at exec, so every
+// child of a bench process larger than it would report the bench's size.
+func watchPeakRSS(pid int, peak *int64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := vmHWM(path); v > *peak {
+				*peak = v
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// vmHWM reads the VmHWM line of a /proc status file, in bytes, or 0.
+func vmHWM(path string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }
 
 func lastLines(s string, n int) string {
