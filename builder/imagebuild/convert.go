@@ -30,13 +30,11 @@ import (
 // per build rather than once more per target. The states go straight into
 // the runtime image's definition: one solve per release.
 //
-// It returns ok=false when the frontend must do it: a git context (the
-// Dockerfile is not on this machine) or a "# syntax=" line (which asks for
-// another frontend).
+// The build context is the local folder, or the git source, that the
+// frontend would use (dockerui's own git parsing; a git context has no
+// .dockerignore, as with the frontend). It returns ok=false when the
+// frontend must do it: a "# syntax=" line asks for another frontend.
 func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, buildBase string) (states []llb.State, ok bool, err error) {
-	if j.gitContext != "" || j.contextDir == "" {
-		return nil, false, nil
-	}
 	defer j.timings.record(PhaseFrontend, time.Now())
 	dt, err := os.ReadFile(filepath.Join(j.dockerfileDir, j.dockerfile))
 	if err != nil {
@@ -45,13 +43,11 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 	if _, _, _, syntax := parser.DetectSyntax(dt); syntax {
 		return nil, false, nil
 	}
-	excludes, err := j.dockerignore()
-	if err != nil {
-		return nil, false, err
-	}
 	bopts := c.BuildOpts()
-	mainContext := llb.Local(localContext, llb.SessionID(bopts.SessionID), llb.SharedKeyHint(localContext),
-		llb.ExcludePatterns(excludes), dockerui.WithInternalName("load build context"))
+	mainContext, err := j.mainContext(bopts.SessionID)
+	if err != nil {
+		return nil, true, err
+	}
 	buildPlatform := platforms.Normalize(platforms.DefaultSpec())
 	if w := bopts.Workers; len(w) > 0 && len(w[0].Platforms) > 0 {
 		buildPlatform = w[0].Platforms[0]
@@ -79,6 +75,33 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 		states[i] = res.State
 	}
 	return states, true, nil
+}
+
+// mainContext is the router's build context as the frontend would make it.
+func (j *releaseJob) mainContext(sessionID string) (llb.State, error) {
+	if j.gitContext != "" {
+		st, _, err := dockerui.DetectGitContext(j.gitContext, nil)
+		if err != nil {
+			return llb.State{}, fmt.Errorf("router context %s: %w", j.gitContext, err)
+		}
+		return *st, nil
+	}
+	excludes, err := j.dockerignore()
+	if err != nil {
+		return llb.State{}, err
+	}
+	return llb.Local(localContext, llb.SessionID(sessionID), llb.SharedKeyHint(localContext),
+		llb.ExcludePatterns(excludes), dockerui.WithInternalName("load build context")), nil
+}
+
+// sessionCacheImports are the session's cache imports (--cache-from), read
+// from its options as the Dockerfile frontend reads them.
+func sessionCacheImports(c gateway.Client) ([]gateway.CacheOptionsEntry, error) {
+	bc, err := dockerui.NewClient(c)
+	if err != nil {
+		return nil, fmt.Errorf("session options: %w", err)
+	}
+	return bc.CacheImports, nil
 }
 
 // dockerignore reads the exclude patterns the frontend would: the

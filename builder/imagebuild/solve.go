@@ -103,7 +103,13 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 	if err != nil {
 		return nil, fmt.Errorf("marshal runtime image: %w", err)
 	}
-	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB()})
+	imports, err := sessionCacheImports(c)
+	if err != nil {
+		return nil, err
+	}
+	// The routers converted in jetbake are solved here: the --cache-from
+	// imports the frontend used to apply go with this solve.
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), CacheImports: imports})
 	if err != nil {
 		return nil, fmt.Errorf("assemble runtime image: %w", err)
 	}
