@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/buildkit/client"
@@ -79,11 +80,36 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	report.Daemons = b.daemons(ctx)
 	newScheduler(b, progress).run(ctx, jobs, report)
 	progress.close()
 	b.finish(ctx, jobs, report, timings)
 	report.Timings = timings.result()
 	return report, report.Err()
+}
+
+// daemons asks every node for its BuildKit version; a node that does not
+// answer is listed without one (the build says why it failed there).
+func (b *Builder) daemons(ctx context.Context) []Daemon {
+	out := make([]Daemon, len(b.nodes))
+	var wg sync.WaitGroup
+	for i, n := range b.nodes {
+		out[i].Node = n.Name
+		if n.Client == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			if info, err := n.Client.Info(ctx); err == nil {
+				out[i].Version, out[i].Revision = info.BuildkitVersion.Version, info.BuildkitVersion.Revision
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // attempt runs one release's BuildKit session on node n.
