@@ -274,3 +274,19 @@ func TestWatchPeakRSS(t *testing.T) {
 	require.Greater(t, peak, int64(1<<20))
 	require.Zero(t, vmHWM("/proc/0/no-such-status"))
 }
+
+func TestRoundOrder(t *testing.T) {
+	require.Equal(t, []int{0, 1, 2}, roundOrder(3, 0))
+	require.Equal(t, []int{0, 2, 1}, roundOrder(3, 1))
+	require.Equal(t, []int{2, 0, 1}, roundOrder(3, 2))
+	// Over the rounds, every tool follows every other tool.
+	follows := map[[2]int]bool{}
+	for r := range 6 {
+		o := roundOrder(3, r)
+		for i := 1; i < len(o); i++ {
+			follows[[2]int{o[i-1], o[i]}] = true
+		}
+	}
+	require.Len(t, follows, 6)
+	require.Equal(t, []int{0}, roundOrder(1, 1))
+}

@@ -21,7 +21,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/moby/buildkit/client"
@@ -31,6 +33,9 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
 )
+
+// settle is the pause after a prune and a sync, before a cold build.
+const settle = time.Second
 
 // benchEpoch is the SOURCE_DATE_EPOCH of every build, the same for both tools.
 const benchEpoch = 1767225600 // 2026-01-01
@@ -223,8 +228,8 @@ func printHeader(ctx context.Context, out io.Writer, c *client.Client, bx *build
 }
 
 // runRound gives each tool a fresh registry with the stand-in bases, prunes
-// the cache, builds cold, then warm cfg.warm times. The order of the tools
-// rotates from round to round.
+// the cache, builds cold, then warm cfg.warm times. The tools' order
+// changes from round to round (see roundOrder).
 func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir string, sz size, round int,
 	results map[string]*timings, out io.Writer) error {
 	var order []*contender
@@ -249,8 +254,8 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 	if round == 0 {
 		fmt.Fprintf(out, "    %d releases, %d router builds\n", len(jb.plan.Releases), routerBuilds(jb.plan))
 	}
-	for i := range order {
-		c := order[(i+round)%len(order)]
+	for _, i := range roundOrder(len(order), round) {
+		c := order[i]
 		if err := buildTool(ctx, cfg, env, c, round, results[c.name], out); err != nil {
 			return err
 		}
@@ -302,10 +307,33 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 	return nil
 }
 
-// prune empties the daemon's build cache, as `buildctl prune --all`.
+// roundOrder is the order of n tools in a round: rotated by the round, and
+// reversed every other round, so that each tool goes first, last and after
+// each other tool in turn. A cold build pays for what the build before it
+// left to the disk (bake with rewrite-timestamp writes every layer again).
+func roundOrder(n, round int) []int {
+	out := make([]int, n)
+	for i := range n {
+		out[i] = (i + round) % n
+	}
+	if round%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// prune empties the daemon's build cache, as `buildctl prune --all`, and
+// lets the disk settle: what the previous build and the prune wrote is
+// flushed before the next build's clock starts.
 func prune(ctx context.Context, c *client.Client) error {
 	if err := c.Prune(ctx, nil, client.PruneAll); err != nil {
 		return fmt.Errorf("prune buildkitd's cache: %w", err)
+	}
+	syscall.Sync()
+	select {
+	case <-time.After(settle):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	du, err := c.DiskUsage(ctx)
 	if err != nil {
