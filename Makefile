@@ -10,7 +10,7 @@ EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='
 EP_TRIM   := -trimpath
 GOFLAGS_R := -trimpath -buildvcs=false
 
-.PHONY: all build release deps demo test test-unit bench fuzz clean
+.PHONY: all build release deps demo test test-unit bench bench-scale fuzz clean
 
 all: build
 
@@ -35,14 +35,20 @@ release: build
 ## deps: runc, QEMU binfmt for aarch64, arm64 busybox, Debian docker.io (dockerd for the Docker-engine tests), buildkitd and buildctl from the BuildKit pinned in go.mod
 # BuildKit refuses `go install pkg@version` (exclude directives); building it
 # inside this module uses exactly the version go.mod pins. The binaries are
-# rebuilt only when that version changes.
+# rebuilt only when that version changes or buildkitd does not report it.
+# BuildKit's release builds stamp version.Version and version.Revision (the
+# git commit) at link time; the module proxy serves no commit, so Revision is
+# the module's go.sum hash, which names the same source tree.
+BK_MOD     := github.com/moby/buildkit
+BK_LDFLAGS  = -X $(BK_MOD)/version.Version=$$v -X $(BK_MOD)/version.Revision=$$sum -X $(BK_MOD)/version.Package=$(BK_MOD)
 deps:
 	bash builder/tools/deps.sh
-	@v=$$($(GO) list -m -f '{{.Version}}' github.com/moby/buildkit); \
-	if [ "$$(cat $(BIN)/.buildkit-version 2>/dev/null)" != "$$v" ] || [ ! -x $(BIN)/buildkitd ] || [ ! -x $(BIN)/buildctl ]; then \
+	@v=$$($(GO) list -m -f '{{.Version}}' $(BK_MOD)); sum=$$($(GO) list -m -f '{{.Sum}}' $(BK_MOD)); \
+	if [ "$$(cat $(BIN)/.buildkit-version 2>/dev/null)" != "$$v" ] || [ ! -x $(BIN)/buildkitd ] || [ ! -x $(BIN)/buildctl ] || \
+	   ! $(BIN)/buildkitd --version 2>/dev/null | grep -qF " $$v "; then \
 	  echo "deps: building buildkitd and buildctl $$v (a few minutes the first time)"; \
-	  $(GO) build -o $(BIN)/buildkitd github.com/moby/buildkit/cmd/buildkitd && \
-	  $(GO) build -o $(BIN)/buildctl github.com/moby/buildkit/cmd/buildctl && \
+	  $(GO) build -ldflags "$(BK_LDFLAGS)" -o $(BIN)/buildkitd $(BK_MOD)/cmd/buildkitd && \
+	  $(GO) build -ldflags "$(BK_LDFLAGS)" -o $(BIN)/buildctl $(BK_MOD)/cmd/buildctl && \
 	  echo "$$v" > $(BIN)/.buildkit-version; \
 	else echo "deps: buildkitd $$v is built"; fi
 
@@ -59,9 +65,17 @@ test-unit:
 	$(GO) test -short -count=1 ./...
 
 ## bench: benchmarks of the rules, planning and the entrypoint, and jetbake against buildx bake
+## (default output and rewrite-timestamp=true) on the shipped matrix and synthetic ones of 5 and 20
+## releases; V=1 shows the tools' output and jetbake's phase timings, BENCH_ARGS more flags
+BENCH_ARGS ?=
+BENCH_V    := $(if $(V),-v)
 bench: deps build $(BIN)/buildx
 	$(GO) test -run '^$$' -bench . -benchmem ./compute_cap/ ./builder/plan/ ./entrypoint/
-	$(GO) run ./builder/benchcmd
+	$(GO) run ./builder/benchcmd $(BENCH_V) $(BENCH_ARGS)
+
+## bench-scale: the bench with a synthetic matrix of 50 releases as well
+bench-scale: deps build $(BIN)/buildx
+	$(GO) run ./builder/benchcmd -sizes shipped,5,20,50 $(BENCH_V) $(BENCH_ARGS)
 
 # buildx for `make bench`, from its own module so its dependencies stay out of
 # go.mod; rebuilt only when that module's go.mod or go.sum changes.

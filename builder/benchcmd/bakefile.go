@@ -50,6 +50,10 @@ type bakeInputs struct {
 	// Revision and Epoch are the source revision and SOURCE_DATE_EPOCH, as jetbake gets them.
 	Revision string
 	Epoch    int64
+	// RewriteTimestamp sets rewrite-timestamp=true on the output, which makes
+	// bake's images reproducible at the cost of an uncached rewrite of every
+	// layer on every export; without it, bake's default.
+	RewriteTimestamp bool
 }
 
 // bakeName turns a release name into a bake target name: bake allows only
@@ -140,6 +144,10 @@ func runtimeTarget(rel plan.Release, dir string, contexts map[string]string, run
 		labels = map[string]string{}
 	}
 	labels["org.opencontainers.image.revision"] = in.Revision
+	output := "type=image,push=true,registry.insecure=true,oci-mediatypes=true"
+	if in.RewriteTimestamp {
+		output += ",rewrite-timestamp=true"
+	}
 	var annotations []string
 	for _, k := range sortedKeys(rel.Annotations) {
 		annotations = append(annotations, "manifest:"+k+"="+rel.Annotations[k])
@@ -153,9 +161,8 @@ func runtimeTarget(rel plan.Release, dir string, contexts map[string]string, run
 		Labels:      labels,
 		Annotations: annotations,
 		Tags:        rel.Tags,
-		Output: []string{"type=image,push=true,registry.insecure=true,oci-mediatypes=true," +
-			"rewrite-timestamp=true"},
-		Attest: []string{"type=provenance,disabled=true", "type=sbom,disabled=true"},
+		Output:      []string{output},
+		Attest:      []string{"type=provenance,disabled=true", "type=sbom,disabled=true"},
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +71,7 @@ func TestBakeFileTargets(t *testing.T) {
 			require.Equal(t, "target:"+tt.target, runtime.Contexts["router-"+tt.computeCap])
 			require.Equal(t, "/ep", runtime.Contexts[entrypointContext])
 			require.Contains(t, runtime.Output[0], "push=true")
-			require.Contains(t, runtime.Output[0], "rewrite-timestamp=true")
+			require.NotContains(t, runtime.Output[0], "rewrite-timestamp", "bake's default output")
 			require.Contains(t, runtime.Attest, "type=provenance,disabled=true")
 			rel, _ := p.Release(tt.release)
 			require.Equal(t, rel.Tags, runtime.Tags)
@@ -184,4 +185,108 @@ func TestPairedRatios(t *testing.T) {
 	require.Equal(t, []float64{0.5, 0.5}, warm)
 	require.Equal(t, 0.75, median(cold))
 	require.Equal(t, 1500*time.Millisecond, median(jb.allWarm()), "warm builds of every round pooled")
+}
+
+func TestBakeFileRewriteTimestamp(t *testing.T) {
+	p := demoPlan(t)
+	in := testInputs()
+	in.RewriteTimestamp = true
+	bf, _, err := newBakeFile(p, in)
+	require.NoError(t, err)
+	for _, name := range bf.Group["default"].Targets {
+		require.Contains(t, bf.Target[name].Output[0], "rewrite-timestamp=true")
+	}
+}
+
+func TestParseSizes(t *testing.T) {
+	got, err := parseSizes("shipped, 5,50")
+	require.NoError(t, err)
+	require.Equal(t, []size{{name: "shipped"}, {name: "5", releases: 5}, {name: "50", releases: 50}}, got)
+	for _, bad := range []string{"", "0", "five", "shipped,-1", "501"} {
+		_, err := parseSizes(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestSyntheticMatrix(t *testing.T) {
+	root, err := e2e.FindRepoRoot()
+	require.NoError(t, err)
+	for _, n := range []int{1, 5, 20} {
+		path := filepath.Join(t.TempDir(), "matrix.json")
+		require.NoError(t, writeMatrix(root, testRegistry, path, size{name: fmt.Sprint(n), releases: n}))
+		p, err := e2e.LoadPlan(path)
+		require.NoError(t, err, "a synthetic matrix must be a valid matrix")
+		require.Len(t, p.Releases, n)
+		bases := map[string]bool{}
+		for _, rel := range p.Releases {
+			require.GreaterOrEqual(t, len(rel.Targets), 2, "2-3 SM targets per release")
+			require.LessOrEqual(t, len(rel.Targets), 3)
+			require.Len(t, rel.Tags, 1)
+			require.False(t, bases[rel.BuildBase], "each release has its own build base, so its own router builds")
+			bases[rel.BuildBase] = true
+		}
+		// The bake file describes the same work.
+		bf, _, err := newBakeFile(p, testInputs())
+		require.NoError(t, err)
+		require.Len(t, bf.Group["default"].Targets, n)
+	}
+}
+
+func TestTimingsTable(t *testing.T) {
+	s := time.Second
+	a := &timings{releases: 5}
+	b := &timings{}
+	c := &timings{}
+	for i := range 3 {
+		a.addCold(result{wall: time.Duration(i+1) * s, maxRSS: 40 << 20, digests: map[string]string{"r": "sha256:a"},
+			timings: &imagebuild.Timings{TotalSeconds: float64(i + 1), Phases: []imagebuild.PhaseTiming{{Name: imagebuild.PhaseRouter, WallSeconds: 1, Steps: 2}}}})
+		a.warm = append(a.warm, []time.Duration{s / 4})
+		b.addCold(result{wall: 2 * s, digests: map[string]string{"r": fmt.Sprint("sha256:", i)}})
+		b.warm = append(b.warm, []time.Duration{s})
+		c.addCold(result{wall: 4 * s, digests: map[string]string{"r": "sha256:c"}})
+		c.warm = append(c.warm, []time.Duration{2 * s})
+	}
+	var out strings.Builder
+	sum := printTable(&out, size{name: "shipped"}, tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c})
+	require.Equal(t, 1.0, sum.coldRatio, "median of 0.5x, 1x, 1.5x")
+	require.Equal(t, 0.25, sum.warmRto)
+	require.Equal(t, int64(40<<20), sum.maxRSS)
+	text := out.String()
+	require.Contains(t, text, "bake (rewrite-timestamp)")
+	require.Contains(t, text, "2.00 (1.00-3.00)")
+	require.Contains(t, text, "40 MiB")
+	require.Contains(t, text, "router builds")
+	require.Regexp(t, `same digests every build\s+yes\s+no\s+yes`, text)
+	require.Contains(t, text, "jetbake/bake-rts round by round: cold 0.25x 0.50x 0.75x (median 0.50x)")
+
+	out.Reset()
+	printGoals(&out, []sizeSummary{sum, {size: size{name: "50", releases: 50}, releases: 50, coldRatio: 0.8, warmRto: 0.5, maxRSS: 300 << 20}})
+	require.Contains(t, out.String(), "cold <= 0.9x: NOT met (1.00x); warm <= 0.4x: met (0.25x)")
+	require.Contains(t, out.String(), "warm <= 0.4x: NOT met (0.50x); memory < 200 MiB: NOT met (300 MiB)")
+}
+
+func TestWatchPeakRSS(t *testing.T) {
+	// The bench's own process stands in for a tool: its peak is at least its current size.
+	var peak int64
+	stop := watchPeakRSS(os.Getpid(), &peak)
+	time.Sleep(20 * time.Millisecond)
+	stop()
+	require.Greater(t, peak, int64(1<<20))
+	require.Zero(t, vmHWM("/proc/0/no-such-status"))
+}
+
+func TestRoundOrder(t *testing.T) {
+	require.Equal(t, []int{0, 1, 2}, roundOrder(3, 0))
+	require.Equal(t, []int{0, 2, 1}, roundOrder(3, 1))
+	require.Equal(t, []int{2, 0, 1}, roundOrder(3, 2))
+	// Over the rounds, every tool follows every other tool.
+	follows := map[[2]int]bool{}
+	for r := range 6 {
+		o := roundOrder(3, r)
+		for i := 1; i < len(o); i++ {
+			follows[[2]int{o[i-1], o[i]}] = true
+		}
+	}
+	require.Len(t, follows, 6)
+	require.Equal(t, []int{0}, roundOrder(1, 1))
 }

@@ -1,10 +1,13 @@
 // Command benchcmd is the comparison half of `make bench`: on one buildkitd it
-// builds the demo matrix (the real releases, stand-in bases and router) with
-// `jetbake build` and with an equivalent `buildx bake` file, each cold (after
-// pruning the daemon's cache, into a registry holding only the bases) and
-// warm (the same build again), and prints the times and the ratios
-// jetbake/bake. Each tool gets its own registry so neither finds the other's
-// layers already pushed.
+// builds matrices (the shipped one and synthetic ones of many releases, all
+// with stand-in bases and router) with `jetbake build` and with an equivalent
+// `buildx bake` file, in bake's default output mode and with
+// rewrite-timestamp=true. Each tool builds cold (after pruning the daemon's
+// cache, into a registry holding only the bases) and warm (the same build
+// again), in interleaved rounds whose order rotates, and the bench prints
+// medians with min-max, time per release, jetbake's peak memory, the ratios
+// to both bake modes and the goals. Each tool gets its own registry so none
+// finds another's layers already pushed.
 package main
 
 import (
@@ -18,15 +21,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/moby/buildkit/client"
 
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/e2e"
+	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
 )
+
+// settle is the pause after a prune and a sync, before a cold build.
+const settle = time.Second
 
 // benchEpoch is the SOURCE_DATE_EPOCH of every build, the same for both tools.
 const benchEpoch = 1767225600 // 2026-01-01
@@ -44,9 +53,14 @@ type config struct {
 	revision      string
 	cold          int
 	warm          int
-	jetbakeArgs   []string
-	verbose       bool
-	keep          bool
+	sizes         []size
+	tools         []string
+	// registries are each tool's registry address, the same in every round.
+	registries  map[string]*string
+	jetbakeArgs []string
+	verbose     bool
+	timings     bool
+	keep        bool
 }
 
 func main() {
@@ -54,15 +68,29 @@ func main() {
 	flag.StringVar(&cfg.jetbake, "jetbake", "", "jetbake binary (default: bin/jetbake of the checkout)")
 	flag.StringVar(&cfg.buildx, "buildx", "", "buildx binary (default: bin/buildx of the checkout)")
 	flag.StringVar(&cfg.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: bin/linux-arm64)")
-	flag.IntVar(&cfg.cold, "cold", 3, "cold rounds; each prunes the cache before each tool's cold build and alternates which tool goes first")
+	flag.IntVar(&cfg.cold, "cold", 3, "cold rounds; each prunes the cache before each tool's cold build and rotates which tool goes first")
 	flag.IntVar(&cfg.warm, "warm", 3, "warm builds per tool and round; the table shows the median")
+	sizes := flag.String("sizes", "shipped,5,20", "matrices to build: \"shipped\" (matrix.json) and synthetic release counts, comma-separated")
+	toolList := flag.String("tools", strings.Join(tools, ","), "tools to compare, comma-separated: jetbake, bake (default output), bake-rts (rewrite-timestamp=true)")
 	extra := flag.String("jetbake-args", "", "extra arguments for 'jetbake build', space-separated, e.g. \"--parallel 5\"")
-	flag.BoolVar(&cfg.verbose, "v", false, "show the tools' output")
+	flag.BoolVar(&cfg.verbose, "v", false, "show the tools' output and jetbake's phase timings")
+	flag.BoolVar(&cfg.timings, "timings", false, "show jetbake's phase timings of every build")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work folder (bake file, matrix, daemon log) and print its path")
 	flag.Parse()
 	cfg.jetbakeArgs = strings.Fields(*extra)
+	cfg.registries = map[string]*string{}
+	cfg.timings = cfg.timings || cfg.verbose
+	var err error
+	if cfg.tools, err = parseTools(*toolList); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if cfg.sizes, err = parseSizes(*sizes); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := run(ctx, cfg, os.Stdout)
+	err = run(ctx, cfg, os.Stdout)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -98,21 +126,41 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := daemon.CheckPlatform(ctx, env.Daemon.Client, plan.Platform); err != nil {
 		return err
 	}
-	bx := &buildx{bin: cfg.buildx, dir: filepath.Join(work, "buildx"), addr: env.Daemon.Addr, verbose: cfg.verbose}
-	if err := bx.create(ctx); err != nil {
-		return err
+	var bx *buildx
+	if len(cfg.tools) > 1 {
+		bx = &buildx{bin: cfg.buildx, dir: filepath.Join(work, "buildx"), addr: env.Daemon.Addr, verbose: cfg.verbose}
+		if err := bx.create(ctx); err != nil {
+			return err
+		}
 	}
 	if err := printHeader(ctx, out, env.Daemon.Client, bx); err != nil {
 		return err
 	}
-	results := map[string]*timings{toolJetbake: {}, toolBake: {}}
-	for round := range cfg.cold {
-		if err := runRound(ctx, cfg, env, bx, filepath.Join(work, fmt.Sprintf("round%d", round)), round, results, out); err != nil {
-			return err
+	var summaries []sizeSummary
+	for _, sz := range cfg.sizes {
+		results := map[string]*timings{}
+		for _, t := range cfg.tools {
+			results[t] = &timings{}
 		}
+		fmt.Fprintf(out, "\n==> %s\n", sz)
+		for round := range cfg.cold {
+			dir := filepath.Join(work, sz.name, fmt.Sprintf("round%d", round))
+			if err := runRound(ctx, cfg, env, bx, dir, sz, round, results, out); err != nil {
+				return fmt.Errorf("%s: %w", sz, err)
+			}
+		}
+		summaries = append(summaries, printTable(out, sz, cfg.tools, results))
 	}
-	printTable(out, results)
+	printGoals(out, summaries)
 	return nil
+}
+
+// registryAddr is where tool's registry listens, "" until its first round.
+func (cfg config) registryAddr(tool string) *string {
+	if cfg.registries[tool] == nil {
+		cfg.registries[tool] = new(string)
+	}
+	return cfg.registries[tool]
 }
 
 // resolve fills the binaries' defaults and checks they exist.
@@ -137,13 +185,16 @@ func (cfg *config) resolve() error {
 	if cfg.cold < 1 || cfg.warm < 1 {
 		return fmt.Errorf("-cold %d, -warm %d: both must be at least 1", cfg.cold, cfg.warm)
 	}
-	var errs []error
-	for path, fix := range map[string]string{
+	need := map[string]string{
 		cfg.jetbake: "run 'make build'",
-		cfg.buildx:  "run 'make bin/buildx' (it builds buildx from builder/bench/buildx)",
 		filepath.Join(cfg.entrypointDir, "jetbake-entrypoint"): "run 'make build'",
 		filepath.Join(cfg.entrypointDir, "jetbake-cudaprobe"):  "run 'make build'",
-	} {
+	}
+	if len(cfg.tools) > 1 {
+		need[cfg.buildx] = "run 'make bin/buildx' (it builds buildx from builder/bench/buildx)"
+	}
+	var errs []error
+	for path, fix := range need {
 		if _, err := os.Stat(path); err != nil {
 			errs = append(errs, fmt.Errorf("%s is missing: %s", path, fix))
 		}
@@ -157,9 +208,11 @@ func printHeader(ctx context.Context, out io.Writer, c *client.Client, bx *build
 	if err != nil {
 		return fmt.Errorf("buildkitd info: %w", err)
 	}
-	bxVersion, err := bx.version(ctx)
-	if err != nil {
-		return err
+	bxVersion := "no buildx"
+	if bx != nil {
+		if bxVersion, err = bx.version(ctx); err != nil {
+			return err
+		}
 	}
 	version := info.BuildkitVersion.Version
 	if bi, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(version, "v0.0.0") {
@@ -175,62 +228,112 @@ func printHeader(ctx context.Context, out io.Writer, c *client.Client, bx *build
 }
 
 // runRound gives each tool a fresh registry with the stand-in bases, prunes
-// the cache, builds cold, then warm cfg.warm times. Odd rounds let bake go first.
-func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir string, round int,
+// the cache, builds cold, then warm cfg.warm times. The tools' order
+// changes from round to round (see roundOrder).
+func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir string, sz size, round int,
 	results map[string]*timings, out io.Writer) error {
-	jb, err := newJetbake(ctx, cfg, env.Daemon.Addr, filepath.Join(dir, toolJetbake))
+	var order []*contender
+	defer func() {
+		for _, c := range order {
+			c.close()
+		}
+	}()
+	jb, err := newJetbake(cfg, env.Daemon.Addr, filepath.Join(dir, toolJetbake), sz)
 	if err != nil {
 		return err
 	}
-	defer jb.close()
-	bk, err := newBake(ctx, cfg, bx, filepath.Join(dir, toolBake))
-	if err != nil {
-		return err
-	}
-	defer bk.close()
-	if round == 0 {
-		fmt.Fprintf(out, "==> %d releases, %d router builds; bake file %s\n", len(jb.plan.Releases), routerBuilds(jb.plan), bk.file)
-	}
-	order := []*contender{jb, bk}
-	if round%2 == 1 {
-		order = []*contender{bk, jb}
-	}
-	for _, c := range order {
-		if err := prune(ctx, env.Daemon.Client); err != nil {
+	order = append(order, jb)
+	results[toolJetbake].releases = len(jb.plan.Releases)
+	for _, name := range cfg.tools[1:] {
+		bk, err := newBake(cfg, bx, filepath.Join(dir, name), sz, name == toolBakeRTS)
+		if err != nil {
 			return err
 		}
-		d, err := c.timed(ctx)
-		if err != nil {
-			return fmt.Errorf("round %d, cold %s: %w", round+1, c.name, err)
-		}
-		results[c.name].cold = append(results[c.name].cold, d)
-		fmt.Fprintf(out, "    round %d %-8s cold %6.2fs  warm", round+1, c.name, d.Seconds())
-		var warm []time.Duration
-		for i := range cfg.warm {
-			d, err := c.timed(ctx)
-			if err != nil {
-				return fmt.Errorf("round %d, warm %s #%d: %w", round+1, c.name, i+1, err)
-			}
-			warm = append(warm, d)
-			fmt.Fprintf(out, " %.2fs", d.Seconds())
-		}
-		results[c.name].warm = append(results[c.name].warm, warm)
-		fmt.Fprintln(out)
+		order = append(order, bk)
 	}
 	if round == 0 {
-		summary, err := compareImages(ctx, jb, bk)
-		if err != nil {
-			return fmt.Errorf("the two tools' images differ: %w", err)
+		fmt.Fprintf(out, "    %d releases, %d router builds\n", len(jb.plan.Releases), routerBuilds(jb.plan))
+	}
+	for _, i := range roundOrder(len(order), round) {
+		c := order[i]
+		if err := buildTool(ctx, cfg, env, c, round, results[c.name], out); err != nil {
+			return err
 		}
-		fmt.Fprintf(out, "==> same work: %s\n", summary)
+	}
+	if round == 0 {
+		for _, bk := range order[1:] {
+			summary, err := compareImages(ctx, jb, bk)
+			if err != nil {
+				return fmt.Errorf("jetbake's and %s's images differ: %w", bk.name, err)
+			}
+			fmt.Fprintf(out, "    same work as %s: %s\n", bk.name, summary)
+		}
 	}
 	return nil
 }
 
-// prune empties the daemon's build cache, as `buildctl prune --all`.
+// buildTool prunes the daemon's cache, builds c cold, then warm cfg.warm times.
+func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, round int, t *timings, out io.Writer) error {
+	if err := prune(ctx, env.Daemon.Client); err != nil {
+		return err
+	}
+	res, err := c.build(ctx)
+	if err != nil {
+		return fmt.Errorf("round %d, cold %s: %w", round+1, c.name, err)
+	}
+	t.addCold(res)
+	fmt.Fprintf(out, "    round %d %-8s cold %6.2fs  warm", round+1, c.name, res.wall.Seconds())
+	var warm []time.Duration
+	var warmTimings *imagebuild.Timings
+	for i := range cfg.warm {
+		res, err := c.build(ctx)
+		if err != nil {
+			return fmt.Errorf("round %d, warm %s #%d: %w", round+1, c.name, i+1, err)
+		}
+		warm = append(warm, res.wall)
+		t.addRSS(res.maxRSS)
+		t.checkDigests(res.digests)
+		warmTimings = res.timings
+		fmt.Fprintf(out, " %.2fs", res.wall.Seconds())
+	}
+	t.warm = append(t.warm, warm)
+	fmt.Fprintf(out, "  (peak RSS %s)\n", mib(t.maxRSS))
+	if cfg.timings && res.timings != nil && warmTimings != nil {
+		fmt.Fprintf(out, "      jetbake's phases, cold build:\n")
+		_ = res.timings.WriteTable(indent(out, "      "))
+		fmt.Fprintf(out, "      jetbake's phases, last warm build:\n")
+		_ = warmTimings.WriteTable(indent(out, "      "))
+	}
+	return nil
+}
+
+// roundOrder is the order of n tools in a round: rotated by the round, and
+// reversed every other round, so that each tool goes first, last and after
+// each other tool in turn. A cold build pays for what the build before it
+// left to the disk (bake with rewrite-timestamp writes every layer again).
+func roundOrder(n, round int) []int {
+	out := make([]int, n)
+	for i := range n {
+		out[i] = (i + round) % n
+	}
+	if round%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// prune empties the daemon's build cache, as `buildctl prune --all`, and
+// lets the disk settle: what the previous build and the prune wrote is
+// flushed before the next build's clock starts.
 func prune(ctx context.Context, c *client.Client) error {
 	if err := c.Prune(ctx, nil, client.PruneAll); err != nil {
 		return fmt.Errorf("prune buildkitd's cache: %w", err)
+	}
+	syscall.Sync()
+	select {
+	case <-time.After(settle):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	du, err := c.DiskUsage(ctx)
 	if err != nil {
@@ -248,11 +351,4 @@ func routerBuilds(p *plan.Plan) int {
 		n += len(r.Targets)
 	}
 	return n
-}
-
-// timed runs one build of c and returns its wall time.
-func (c *contender) timed(ctx context.Context) (time.Duration, error) {
-	start := time.Now()
-	err := c.build(ctx)
-	return time.Since(start), err
 }

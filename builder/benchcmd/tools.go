@@ -3,50 +3,102 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jetbake/jetbake/builder/e2e"
+	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
-// Names of the two tools in the table.
+// Names of the three tools in the table: jetbake, bake with its default
+// output, and bake with rewrite-timestamp=true (reproducible, but every
+// export rewrites the layers, uncached).
 const (
 	toolJetbake = "jetbake"
 	toolBake    = "bake"
+	toolBakeRTS = "bake-rts"
 )
+
+// tools are the columns of the tables, in order.
+var tools = []string{toolJetbake, toolBake, toolBakeRTS}
+
+// toolTitles head the tables' columns.
+var toolTitles = map[string]string{toolJetbake: "jetbake", toolBake: "bake (default)", toolBakeRTS: "bake (rewrite-timestamp)"}
+
+// parseTools parses -tools: jetbake always comes first, the others follow in
+// the order of tools.
+func parseTools(v string) ([]string, error) {
+	given := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := toolTitles[f]; !ok {
+			return nil, fmt.Errorf("-tools %q: unknown tool %q; use %s", v, f, strings.Join(tools, ", "))
+		}
+		given[f] = true
+	}
+	if !given[toolJetbake] {
+		return nil, fmt.Errorf("-tools %q: jetbake is what the bench measures; add it", v)
+	}
+	var out []string
+	for _, t := range tools {
+		if given[t] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
 
 // builderName is the buildx builder the bench creates in its own BUILDX_CONFIG.
 const builderName = "jetbake-bench"
 
-// contender is one tool, ready to build the demo matrix into its own registry.
+// contender is one tool, ready to build a matrix into its own registry.
 type contender struct {
 	name  string
 	reg   *e2e.Env
 	plan  *plan.Plan
 	file  string // the matrix (jetbake) or the bake file (bake)
-	build func(ctx context.Context) error
+	build func(ctx context.Context) (result, error)
+}
+
+// result is what one build measured.
+type result struct {
+	wall time.Duration
+	// maxRSS is the tool process's peak resident memory in bytes.
+	maxRSS int64
+	// digests are the pushed image digests by release.
+	digests map[string]string
+	// timings are jetbake's phases (nil for bake).
+	timings *imagebuild.Timings
 }
 
 func (c *contender) close() { _ = c.reg.Close() }
 
 // newRegistry starts a registry under dir, pushes the stand-in bases of the
-// demo matrix to it and returns the matrix (pointing at it) and its plan.
-func newRegistry(root, dir string) (*e2e.Env, string, *plan.Plan, error) {
+// matrix of sz to it and returns the matrix (pointing at it) and its plan.
+// Each tool's registry listens on the same address in every round, so that
+// the images' references, and so their digests, can be the same.
+func newRegistry(root, dir string, sz size, addr *string) (*e2e.Env, string, *plan.Plan, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", nil, err
 	}
-	reg, err := e2e.Start(root, dir)
+	if *addr == "" {
+		*addr = "127.0.0.1:0"
+	}
+	reg, err := e2e.StartAt(root, dir, *addr)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	*addr = reg.Registry
 	matrixPath := filepath.Join(dir, "matrix.json")
-	if err := e2e.WriteDemoMatrix(root, reg.Registry, matrixPath); err != nil {
+	if err := writeMatrix(root, reg.Registry, matrixPath, sz); err != nil {
 		reg.Close()
 		return nil, "", nil, err
 	}
@@ -62,39 +114,82 @@ func newRegistry(root, dir string) (*e2e.Env, string, *plan.Plan, error) {
 }
 
 // newJetbake runs `jetbake build --push` on the daemon at addr.
-func newJetbake(_ context.Context, cfg config, addr, dir string) (*contender, error) {
-	reg, matrixPath, p, err := newRegistry(cfg.root, dir)
+func newJetbake(cfg config, addr, dir string, sz size) (*contender, error) {
+	reg, matrixPath, p, err := newRegistry(cfg.root, dir, sz, cfg.registryAddr(toolJetbake))
 	if err != nil {
 		return nil, err
 	}
+	metadata := filepath.Join(dir, "metadata.json")
 	args := []string{"build", "--addr", addr, "--matrix", matrixPath, "--mirror", "nvcr.io=" + reg.Registry,
-		"--push", "--progress", "quiet", "--entrypoint-dir", cfg.entrypointDir,
+		"--push", "--progress", "quiet", "--entrypoint-dir", cfg.entrypointDir, "--metadata-file", metadata,
 		"--revision", cfg.revision, "--source-date-epoch", fmt.Sprint(benchEpoch),
 		"--provenance", "false"} // as the bake file disables it: the same work on both sides
 	args = append(args, cfg.jetbakeArgs...)
 	env := append(os.Environ(), "BUILDKIT_HOST=")
-	return &contender{name: toolJetbake, reg: reg, plan: p, file: matrixPath, build: func(ctx context.Context) error {
-		return runTool(ctx, cfg.verbose, cfg.root, env, cfg.jetbake, args...)
+	return &contender{name: toolJetbake, reg: reg, plan: p, file: matrixPath, build: func(ctx context.Context) (result, error) {
+		res, err := runTool(ctx, cfg.verbose, cfg.root, env, cfg.jetbake, args...)
+		if err != nil {
+			return res, err
+		}
+		var report imagebuild.Report
+		if err := readJSON(metadata, &report); err != nil {
+			return res, err
+		}
+		res.digests, res.timings = map[string]string{}, report.Timings
+		for _, r := range report.Releases {
+			res.digests[r.Name] = r.Digest
+		}
+		return res, nil
 	}}, nil
 }
 
-// newBake writes the bake file for the demo matrix and runs `buildx bake` with it.
-func newBake(_ context.Context, cfg config, bx *buildx, dir string) (*contender, error) {
-	reg, _, p, err := newRegistry(cfg.root, dir)
+// newBake writes the bake file for the matrix of sz and runs `buildx bake`
+// with it; rewriteTimestamp sets rewrite-timestamp=true on its output.
+func newBake(cfg config, bx *buildx, dir string, sz size, rewriteTimestamp bool) (*contender, error) {
+	name := toolBake
+	if rewriteTimestamp {
+		name = toolBakeRTS
+	}
+	reg, _, p, err := newRegistry(cfg.root, dir, sz, cfg.registryAddr(name))
 	if err != nil {
 		return nil, err
 	}
 	file, err := writeBakeFile(dir, p, bakeInputs{
 		Mirrors: refs.Mirrors{"nvcr.io": reg.Registry}, EntrypointDir: cfg.entrypointDir,
-		Revision: cfg.revision, Epoch: benchEpoch,
+		Revision: cfg.revision, Epoch: benchEpoch, RewriteTimestamp: rewriteTimestamp,
 	})
 	if err != nil {
 		reg.Close()
 		return nil, err
 	}
-	return &contender{name: toolBake, reg: reg, plan: p, file: file, build: func(ctx context.Context) error {
-		return bx.bake(ctx, file, p.Router.Context, cfg.entrypointDir)
+	metadata := filepath.Join(dir, "metadata.json")
+	return &contender{name: name, reg: reg, plan: p, file: file, build: func(ctx context.Context) (result, error) {
+		res, err := bx.bake(ctx, file, metadata, p.Router.Context, cfg.entrypointDir)
+		if err != nil {
+			return res, err
+		}
+		var md map[string]map[string]any
+		if err := readJSON(metadata, &md); err != nil {
+			return res, err
+		}
+		res.digests = map[string]string{}
+		for _, rel := range p.Releases {
+			d, _ := md[bakeName(rel.Name)]["containerimage.digest"].(string)
+			res.digests[rel.Name] = d
+		}
+		return res, nil
 	}}, nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // buildx runs the buildx CLI with its own config folder, so that the bench
@@ -120,10 +215,11 @@ func (b *buildx) create(ctx context.Context) error {
 	if err := os.MkdirAll(b.dir, 0o755); err != nil {
 		return err
 	}
-	if err := runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "create", "--driver", "remote", "--name", builderName, "--use", b.addr); err != nil {
+	if _, err := runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "create", "--driver", "remote", "--name", builderName, "--use", b.addr); err != nil {
 		return err
 	}
-	return runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "inspect", "--bootstrap", builderName)
+	_, err := runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "inspect", "--bootstrap", builderName)
+	return err
 }
 
 // version is `buildx version`'s line.
@@ -136,18 +232,20 @@ func (b *buildx) version(ctx context.Context) (string, error) {
 }
 
 // bake builds file's default group, reading local contexts from the bake
-// file's folder and from readable, as `--allow fs.read` grants.
-func (b *buildx) bake(ctx context.Context, file string, readable ...string) error {
-	args := []string{"bake", "--builder", builderName, "--file", file, "--progress", "quiet"}
+// file's folder and from readable, as `--allow fs.read` grants, and writes
+// the targets' digests to metadata.
+func (b *buildx) bake(ctx context.Context, file, metadata string, readable ...string) (result, error) {
+	args := []string{"bake", "--builder", builderName, "--file", file, "--progress", "quiet", "--metadata-file", metadata}
 	for _, dir := range readable {
 		args = append(args, "--allow", "fs.read="+dir)
 	}
 	return runTool(ctx, b.verbose, filepath.Dir(file), b.env(), b.bin, args...)
 }
 
-// runTool runs bin with args in dir; its output is shown with -v, and the end
-// of it is in the error otherwise.
-func runTool(ctx context.Context, verbose bool, dir string, env []string, bin string, args ...string) error {
+// runTool runs bin with args in dir and returns its wall time and peak
+// resident memory; its output is shown with -v, and the end of it is in the
+// error otherwise.
+func runTool(ctx context.Context, verbose bool, dir string, env []string, bin string, args ...string) (result, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = dir, env
 	var buf bytes.Buffer
@@ -156,10 +254,63 @@ func runTool(ctx context.Context, verbose bool, dir string, env []string, bin st
 		w = io.MultiWriter(&buf, os.Stderr)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, lastLines(buf.String(), 30))
+	start := time.Now()
+	err := cmd.Start()
+	var res result
+	if err == nil {
+		stop := watchPeakRSS(cmd.Process.Pid, &res.maxRSS)
+		err = cmd.Wait()
+		stop()
 	}
-	return nil
+	res.wall = time.Since(start)
+	if err != nil {
+		return res, fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, lastLines(buf.String(), 30))
+	}
+	return res, nil
+}
+
+// watchPeakRSS polls the process's VmHWM (its peak resident memory) in
+// /proc until stop is called and keeps the largest value in peak. The
+// kernel's rusage cannot be used: Go starts children with vfork, and Linux
+// carries the parent's peak into the child's ru_maxrss at exec, so every
+// child of a bench process larger than it would report the bench's size.
+func watchPeakRSS(pid int, peak *int64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := vmHWM(path); v > *peak {
+				*peak = v
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// vmHWM reads the VmHWM line of a /proc status file, in bytes, or 0.
+func vmHWM(path string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }
 
 func lastLines(s string, n int) string {

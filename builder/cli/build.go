@@ -57,6 +57,7 @@ type buildFlags struct {
 	noCache         bool
 	pull            bool
 	provenance      string
+	timings         bool
 }
 
 func newBuildCommand() *cobra.Command {
@@ -82,7 +83,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.outputs, "output", nil, "also write locally: type=oci,dest=DIR or type=docker,dest=FILE (repeatable)")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write per-release digests, tags, bases, targets, durations and outcomes as JSON")
 	fl.StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
-	fl.IntVar(&f.parallel, "parallel", 2, "releases built at once on each node")
+	fl.IntVar(&f.parallel, "parallel", imagebuild.DefaultParallel, "releases built at once on each node")
 	fl.StringVar(&f.progress, "progress", "auto", "progress output: auto, tty, plain, rawjson or quiet")
 	fl.BoolVar(&f.continueOnError, "continue-on-error", false, "build every release even after one failed (nothing is tagged unless all succeed)")
 	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildctl: type=registry,ref=REF or type=local,src=DIR (one ref per release is derived)")
@@ -98,6 +99,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.tags, "tag", nil, "add a tag to each release, with the matrix's placeholders and {sha}, e.g. '{version}-jetpack{jetpack}-{sha}' (repeatable)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "build every step anew, without BuildKit's cache")
 	fl.BoolVar(&f.pull, "pull", false, "resolve every base image from its registry anew")
+	fl.BoolVar(&f.timings, "timings", false, "print where the build's time went, phase by phase, from BuildKit's step timestamps (--metadata-file always has them)")
 	fl.StringVar(&f.provenance, "provenance", "mode=min", "provenance attestation attached to each image: mode=min, mode=max, or false")
 	fl.StringVar(&f.epoch, "source-date-epoch", "", "timestamp of every file and config (default: SOURCE_DATE_EPOCH, else the commit time)")
 	return cmd
@@ -181,6 +183,9 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		return buildErr
 	}
 	printSummary(cmd, report)
+	if f.timings && report.Timings != nil {
+		_ = report.Timings.WriteTable(stderr)
+	}
 	if f.metadataFile != "" {
 		if err := report.WriteFile(f.metadataFile); err != nil {
 			return errors.Join(buildErr, err)

@@ -77,8 +77,12 @@ func GitSource(root string) (revision, epoch string) {
 }
 
 // Start starts the registry on 127.0.0.1 with state under workDir.
-func Start(repoRoot, workDir string) (*Env, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Start(repoRoot, workDir string) (*Env, error) { return StartAt(repoRoot, workDir, "127.0.0.1:0") }
+
+// StartAt starts the registry on addr, e.g. the address of an earlier
+// registry so that image references (and so digests) come out the same.
+func StartAt(repoRoot, workDir, addr string) (*Env, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for the registry: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/buildkit/client"
@@ -22,6 +23,14 @@ import (
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
+
+// DefaultParallel is how many releases a node builds at once unless
+// WithParallel says otherwise. A release's session spends much of its time
+// waiting (on the registry, on gateway round trips, on its frontend calls),
+// so a node needs many releases in flight to stay busy; buildx bake starts
+// every target at once. Sixteen keeps even a 2-core daemon busy while
+// bounding the sessions one jetbake process holds.
+const DefaultParallel = 16
 
 // Builder builds a plan's images on one BuildKit daemon or a cluster of them.
 type Builder struct {
@@ -39,7 +48,7 @@ func New(c *client.Client, opts ...Option) *Builder {
 // cache is), at most parallel releases at a time per node, and a release
 // whose node fails is retried on another node.
 func NewCluster(nodes []Node, opts ...Option) *Builder {
-	o := options{parallel: 2, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2}
+	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -62,17 +71,46 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	}
 	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
 	report.Releases = make([]ReleaseReport, len(jobs))
+	timings := newTimingRecorder()
+	resolved := newResolveCache()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
+		j.timings, j.resolved = timings, resolved
 	}
-	progress, err := newProgress(ctx, b.opts.progressMode, b.opts.progressOut)
+	progress, err := newProgress(ctx, b.opts.progressMode, b.opts.progressOut, timings)
 	if err != nil {
 		return nil, err
 	}
+	report.Daemons = b.daemons(ctx)
 	newScheduler(b, progress).run(ctx, jobs, report)
 	progress.close()
-	b.finish(ctx, jobs, report)
+	b.finish(ctx, jobs, report, timings)
+	report.Timings = timings.result()
 	return report, report.Err()
+}
+
+// daemons asks every node for its BuildKit version; a node that does not
+// answer is listed without one (the build says why it failed there).
+func (b *Builder) daemons(ctx context.Context) []Daemon {
+	out := make([]Daemon, len(b.nodes))
+	var wg sync.WaitGroup
+	for i, n := range b.nodes {
+		out[i].Node = n.Name
+		if n.Client == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			if info, err := n.Client.Info(ctx); err == nil {
+				out[i].Version, out[i].Revision = info.BuildkitVersion.Version, info.BuildkitVersion.Revision
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // attempt runs one release's BuildKit session on node n.
@@ -110,7 +148,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 // finish moves local outputs into place, then tags every pushed release
 // when all succeeded. Outputs are kept per release with continue-on-error,
 // else only when every release succeeded; tags need every release.
-func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report) {
+func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report, timings *timingRecorder) {
 	keep := !report.Failed() || b.opts.continueOnError
 	for i := range report.Releases {
 		placeOutputs(&report.Releases[i], keep)
@@ -126,7 +164,10 @@ func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report
 	if !b.opts.push {
 		return
 	}
-	if err := tagAll(ctx, report, jobs, b.opts.remoteOpts); err != nil {
+	start := time.Now()
+	err := tagAll(ctx, report, jobs, b.opts.remoteOpts)
+	timings.record(PhaseTag, start)
+	if err != nil {
 		report.TagError = err.Error()
 		for i := range report.Releases {
 			report.Releases[i].Outcome = Untagged

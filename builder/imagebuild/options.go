@@ -136,7 +136,7 @@ func WithCache(from, to []client.CacheOptionsEntry) Option {
 	return func(o *options) { o.cacheFrom, o.cacheTo = from, to }
 }
 
-// WithParallel builds at most n releases at once on each node (default 2).
+// WithParallel builds at most n releases at once on each node (default DefaultParallel).
 func WithParallel(n int) Option { return func(o *options) { o.parallel = n } }
 
 // WithRetries retries a release whose node failed (unreachable, daemon gone

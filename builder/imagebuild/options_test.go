@@ -62,7 +62,7 @@ func FuzzParseOutput(f *testing.F) {
 
 func TestNewDefaults(t *testing.T) {
 	b := New(nil)
-	require.Equal(t, 2, b.opts.parallel)
+	require.Equal(t, DefaultParallel, b.opts.parallel)
 	require.Equal(t, 2, b.opts.retries)
 	require.Len(t, b.nodes, 1)
 	require.Equal(t, "quiet", b.opts.progressMode)

@@ -17,19 +17,20 @@ import (
 // progress merges the status of every release's session into one BuildKit
 // display, each vertex named with its release, the way buildx shows a bake.
 type progress struct {
-	merged chan *client.SolveStatus
-	done   chan struct{}
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	out    io.Writer
-	mode   progressui.DisplayMode
+	merged  chan *client.SolveStatus
+	done    chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	out     io.Writer
+	mode    progressui.DisplayMode
+	timings *timingRecorder // sees every status before the names get their release
 }
 
-func newProgress(ctx context.Context, mode string, out io.Writer) (*progress, error) {
+func newProgress(ctx context.Context, mode string, out io.Writer, timings *timingRecorder) (*progress, error) {
 	if out == nil || mode == "" {
 		mode = string(progressui.QuietMode)
 	}
-	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: displayMode(mode, out)}
+	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: displayMode(mode, out), timings: timings}
 	display, err := progressui.NewDisplay(out, p.mode)
 	if err != nil {
 		return nil, fmt.Errorf("--progress %s: %w", mode, err)
@@ -50,6 +51,9 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 	go func() {
 		defer p.wg.Done()
 		for st := range ch {
+			if p.timings != nil {
+				p.timings.observe(release, st)
+			}
 			prefix := "[" + release + "] "
 			for _, v := range st.Vertexes {
 				if !strings.HasPrefix(v.Name, prefix) {

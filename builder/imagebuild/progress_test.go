@@ -14,7 +14,7 @@ func TestProgressLogLinesInEveryModeButQuiet(t *testing.T) {
 	for _, mode := range []string{"auto", "plain", "rawjson", "quiet"} {
 		t.Run(mode, func(t *testing.T) {
 			var out bytes.Buffer
-			p, err := newProgress(t.Context(), mode, &out)
+			p, err := newProgress(t.Context(), mode, &out, nil)
 			require.NoError(t, err)
 			p.logf("[%s] node %s failed (%s); retrying on another node", "jetpack6.2", "orin-1", "connection refused")
 			p.close()
@@ -31,6 +31,6 @@ func TestProgressLogLinesInEveryModeButQuiet(t *testing.T) {
 			}
 		})
 	}
-	_, err := newProgress(t.Context(), "tty", &bytes.Buffer{})
+	_, err := newProgress(t.Context(), "tty", &bytes.Buffer{}, nil)
 	require.Error(t, err, "tty needs a terminal")
 }

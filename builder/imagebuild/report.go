@@ -36,6 +36,20 @@ type Report struct {
 	// TagError says why tagging failed after every release was built, and
 	// what was rolled back.
 	TagError string `json:"tag_error,omitempty"`
+	// Timings says where the build's time went, phase by phase.
+	Timings *Timings `json:"timings,omitempty"`
+	// Daemons are the BuildKit nodes the build ran on, with their versions.
+	Daemons []Daemon `json:"daemons,omitempty"`
+}
+
+// Daemon is a BuildKit node and the version it reports.
+type Daemon struct {
+	// Node is the node's name.
+	Node string `json:"node"`
+	// Version is buildkitd's version, e.g. "v0.34.2".
+	Version string `json:"buildkit_version,omitempty"`
+	// Revision is buildkitd's source revision.
+	Revision string `json:"buildkit_revision,omitempty"`
 }
 
 // ReleaseReport is one release's result.

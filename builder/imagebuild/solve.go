@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/client/llb"
@@ -52,6 +53,11 @@ type releaseJob struct {
 	// multiOutput is set when several releases share one --output destination.
 	multiOutput bool
 
+	// timings records jetbake's own calls; resolved is the build's one
+	// resolve per base reference, shared by every release.
+	timings  *timingRecorder
+	resolved *resolveCache
+
 	mu          sync.Mutex
 	buildDigest string
 	baseDigest  string
@@ -72,16 +78,24 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // per release lets the targets run in parallel while the release stays one
 // unit that succeeds or fails (and is tagged) as a whole.
 func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
-	buildDigest, _, err := j.resolveBase(ctx, c, "build", j.buildBase)
-	if err != nil {
-		return nil, err
-	}
-	routers, err := j.solveRouters(ctx, c, pin(j.buildBase, buildDigest))
-	if err != nil {
-		return nil, err
-	}
-	baseDigest, baseConfig, err := j.resolveBase(ctx, c, "runtime", j.runtimeBase)
-	if err != nil {
+	// The runtime base is resolved while the routers' Dockerfiles are solved.
+	var baseDigest string
+	var baseConfig []byte
+	eg, egCtx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) {
+		baseDigest, baseConfig, err = j.resolveBase(egCtx, c, "runtime", j.runtimeBase)
+		return err
+	})
+	var buildDigest string
+	var routers []llb.State
+	eg.Go(func() (err error) {
+		if buildDigest, _, err = j.resolveBase(egCtx, c, "build", j.buildBase); err != nil {
+			return err
+		}
+		routers, err = j.solveRouters(egCtx, c, pin(j.buildBase, buildDigest))
+		return err
+	})
+	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
 	desc, err := ImageDescription(j.plan, j.release, j.revision)
@@ -96,7 +110,13 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 	if err != nil {
 		return nil, fmt.Errorf("marshal runtime image: %w", err)
 	}
-	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB()})
+	imports, err := sessionCacheImports(c)
+	if err != nil {
+		return nil, err
+	}
+	// The routers converted in jetbake are solved here: the --cache-from
+	// imports the frontend used to apply go with this solve.
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), CacheImports: imports})
 	if err != nil {
 		return nil, fmt.Errorf("assemble runtime image: %w", err)
 	}
@@ -120,20 +140,36 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 
 // resolveBase returns the digest and arm64 config of a base image, as the
 // daemon sees it through its registry hosts and the session's credentials.
+// A build resolves each reference once, in the first session that needs
+// it: every release built from the same tag gets the same digest.
 func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, ref string) (string, []byte, error) {
 	platform := arm64Platform()
-	_, dgst, config, err := c.ResolveImageConfig(ctx, ref, sourceresolver.Opt{
+	opt := sourceresolver.Opt{
 		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
 		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: j.resolveMode().String()},
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
 	}
-	return dgst.String(), config, nil
+	dgst, config, err := j.resolved.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
+		defer j.timings.record(PhaseResolve, time.Now())
+		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, opt)
+		if err != nil {
+			return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
+		}
+		return dgst.String(), config, nil
+	})
+	if err == nil {
+		// The Dockerfile converter looks the base up by the pinned reference.
+		j.resolved.put(resolveKey(pin(ref, dgst), opt), dgst, config)
+	}
+	return dgst, config, err
 }
 
-// solveRouters compiles the router stage for every SM target in parallel.
+// solveRouters returns the router stage for every SM target: converted in
+// jetbake when it can (see convertRouters), else through the Dockerfile
+// frontend, all targets in parallel.
 func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBase string) ([]llb.State, error) {
+	if states, ok, err := j.convertRouters(ctx, c, buildBase); ok || err != nil {
+		return states, err
+	}
 	inputs, err := jetbakeContext(ctx, j.epoch)
 	if err != nil {
 		return nil, err
@@ -142,8 +178,10 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	eg, ctx := errgroup.WithContext(ctx)
 	for i, t := range j.release.Targets {
 		eg.Go(func() error {
+			start := time.Now()
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase),
 				FrontendInputs: inputs})
+			j.timings.record(PhaseFrontend, start)
 			if err != nil {
 				return fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
 			}
@@ -167,18 +205,22 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 // time, handed to the Dockerfile frontend as a frontend input so that the
 // router stage can `COPY --from=jetbake`. See package dockerfiles for why.
 func jetbakeContext(ctx context.Context, epoch int64) (map[string]*pb.Definition, error) {
-	created := llb.WithCreatedTime(epochTime(epoch))
-	files := dockerfiles.Files()
-	names := slices.Sorted(maps.Keys(files))
-	st := llb.Scratch()
-	for _, name := range names {
-		st = st.File(llb.Mkfile(name, 0o755, files[name], created), llb.WithCustomNamef("jetbake context: %s", name))
-	}
-	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
+	def, err := jetbakeContextState(epoch).Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, fmt.Errorf("marshal the %s build context: %w", dockerfiles.ContextName, err)
 	}
 	return map[string]*pb.Definition{dockerfiles.ContextName: def.ToPB()}, nil
+}
+
+// jetbakeContextState is the content of the jetbake named context.
+func jetbakeContextState(epoch int64) llb.State {
+	created := llb.WithCreatedTime(epochTime(epoch))
+	files := dockerfiles.Files()
+	st := llb.Scratch()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		st = st.File(llb.Mkfile(name, 0o755, files[name], created), llb.WithCustomNamef("jetbake context: %s", name))
+	}
+	return st
 }
 
 // routerOpts are the Dockerfile frontend options that build the router stage for t.
@@ -189,24 +231,7 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 		"filename":                           j.dockerfile,
 		"context:" + dockerfiles.ContextName: "input:" + dockerfiles.ContextName,
 	}
-	// The target's build args first (see plan.Target.BuildArgs; a plan made
-	// by hand may set only the release's): jetbake's may not be overridden.
-	args := maps.Clone(t.BuildArgs)
-	if args == nil {
-		args = maps.Clone(j.release.BuildArgs)
-	}
-	if args == nil {
-		args = map[string]string{}
-	}
-	maps.Copy(args, map[string]string{
-		"CUDA_COMPUTE_CAP":  t.ComputeCap,
-		"CUDA_ARCH":         t.Arch,
-		"BUILD_BASE":        buildBase,
-		"RUNTIME_BASE":      j.runtimeBase,
-		"ROUTER_VERSION":    j.plan.Router.Version,
-		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
-	})
-	for k, v := range args {
+	for k, v := range j.routerArgs(t, buildBase) {
 		opts["build-arg:"+k] = v
 	}
 	if j.gitContext != "" {
@@ -222,6 +247,28 @@ func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]stri
 	return opts
 }
 
+// routerArgs are the build args of the router stage for t: the target's
+// own (see plan.Target.BuildArgs; a plan made by hand may set only the
+// release's), then jetbake's, which may not be overridden.
+func (j *releaseJob) routerArgs(t plan.Target, buildBase string) map[string]string {
+	args := maps.Clone(t.BuildArgs)
+	if args == nil {
+		args = maps.Clone(j.release.BuildArgs)
+	}
+	if args == nil {
+		args = map[string]string{}
+	}
+	maps.Copy(args, map[string]string{
+		"CUDA_COMPUTE_CAP":  t.ComputeCap,
+		"CUDA_ARCH":         t.Arch,
+		"BUILD_BASE":        buildBase,
+		"RUNTIME_BASE":      j.runtimeBase,
+		"ROUTER_VERSION":    j.plan.Router.Version,
+		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+	})
+	return args
+}
+
 // resolveMode is how base images are resolved: from the registry anew with --pull.
 func (j *releaseJob) resolveMode() llb.ResolveMode {
 	if j.controls.Pull {
@@ -230,39 +277,46 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 	return llb.ResolveModeDefault
 }
 
-// runtimeState lays out the runtime image: base, routers, entrypoint, image.json.
 // runtimeState lays out the runtime image: the runtime base plus one layer
 // with every router binary, the entrypoint, the CUDA probe and image.json.
-// That layer is staged on scratch with the commit's time on every file and
-// folder, then copied into the base in one step, so it is reproducible as
-// built and the exporter need not rewrite timestamps (which BuildKit redoes,
-// uncached, on every export). Vertex names carry no release: they end up in
-// the image's history, and a vertex shared by two releases must give both the
-// same bytes; the progress display adds the release to what it shows.
+// That layer is staged on scratch in one file operation, then copied as a
+// whole with the commit's time on every file and folder (a copy sets a
+// folder's time after its files are in, so adding files does not leave the
+// build's time on it): it is reproducible as built and the exporter need not
+// rewrite timestamps (which BuildKit redoes, uncached, on every export). It
+// is merged onto the base rather than copied into it: the exporter reuses
+// the base's layers and the staged layer as they are, and the base is never
+// unpacked for the copy. Daemons without MergeOp get the copy into the base.
+// Vertex names carry no release: they end up in the image's history, and a
+// vertex shared by two releases must give both the same bytes; the progress
+// display adds the release to what it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
 	epoch := epochTime(j.epoch)
 	created := llb.WithCreatedTime(epoch)
-	stage := llb.Scratch().File(llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
-		Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
-		Mkfile(imagespec.Path, 0o644, desc, created),
-		llb.WithCustomNamef("write %s", imagespec.Path))
-	for i, t := range j.release.Targets {
-		stage = stage.File(llb.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch}),
-			llb.WithCustomNamef("add %s (%s)", t.Path, t.Arch))
-	}
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
 	// A fixed mode: the files' modes on the building machine follow its umask.
 	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &epoch}
-	stage = stage.File(llb.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
-		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
-		llb.WithCustomName("add jetbake-entrypoint and jetbake-cudaprobe"))
-	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomNamef("runtime base %s", base), j.resolveMode())
-	opts := []llb.ConstraintsOpt{llb.WithCustomName("add the routers, the entrypoint and image.json")}
-	if j.controls.NoCache {
-		opts = append(opts, llb.IgnoreCache)
+	fa := llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
+		Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
+		Mkfile(imagespec.Path, 0o644, desc, created)
+	for i, t := range j.release.Targets {
+		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch})
 	}
-	return st.File(llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch}), opts...)
+	fa = fa.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
+		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe)
+	stage := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s), the entrypoint and %s", smList(j.release), imagespec.Path))
+	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+base), j.resolveMode())
+	layer := llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
+	var noCache []llb.ConstraintsOpt
+	if j.controls.NoCache {
+		noCache = append(noCache, llb.IgnoreCache)
+	}
+	if caps := c.BuildOpts().LLBCaps; caps.Supports(pb.CapMergeOp) == nil {
+		stamped := llb.Scratch().File(layer, append(noCache, llb.WithCustomName("stamp the layer with the commit's time"))...)
+		return llb.Merge([]llb.State{st, stamped}, llb.WithCustomName("merge onto the runtime base"))
+	}
+	return st.File(layer, append(noCache, llb.WithCustomName("add the routers, the entrypoint and image.json"))...)
 }
 
 // pin adds digest to ref unless ref already names one.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -20,6 +22,10 @@ type tagMove struct {
 	old     *remote.Descriptor // nil when the tag is new
 }
 
+// tagConcurrency is how many registry requests tagging keeps in flight: a
+// matrix of many releases is tagged in a few round trips' time, not one per tag.
+const tagConcurrency = 16
+
 // tagAll puts every release's tags on the digest it was pushed by, as one
 // unit as far as a registry allows: it first fetches every built descriptor
 // and every tag's current target, so that nothing moves unless all can; if a
@@ -31,15 +37,26 @@ func tagAll(ctx context.Context, report *Report, jobs []*releaseJob, ropts []rem
 	if err != nil {
 		return fmt.Errorf("%w; no tag was moved", err)
 	}
-	for i, m := range moves {
-		if err := remote.Tag(m.tag, m.desc, ropts...); err != nil {
-			left := rollback(moves[:i], ropts)
-			msg := fmt.Sprintf("put tag %s: %v; the %d tags moved before it were put back", m.tag, err, i)
-			if len(left) > 0 {
-				msg += "; could not restore " + strings.Join(left, ", ")
-			}
-			return errors.New(msg)
+	moved := make([]bool, len(moves))
+	errs := make([]error, len(moves))
+	forEach(len(moves), func(i int) {
+		if errs[i] = remote.Tag(moves[i].tag, moves[i].desc, ropts...); errs[i] == nil {
+			moved[i] = true
 		}
+	})
+	if i := slices.IndexFunc(errs, func(e error) bool { return e != nil }); i >= 0 {
+		var back []tagMove
+		for k, m := range moves {
+			if moved[k] {
+				back = append(back, m)
+			}
+		}
+		left := rollback(back, ropts)
+		msg := fmt.Sprintf("put tag %s: %v; the %d tags moved were put back", moves[i].tag, errs[i], len(back))
+		if len(left) > 0 {
+			msg += "; could not restore " + strings.Join(left, ", ")
+		}
+		return errors.New(msg)
 	}
 	for i := range report.Releases {
 		report.Releases[i].Tags = []string{}
@@ -50,7 +67,8 @@ func tagAll(ctx context.Context, report *Report, jobs []*releaseJob, ropts []rem
 	return nil
 }
 
-// planTagMoves fetches what every tag will point at, and what it points at now.
+// planTagMoves fetches what every tag will point at, and what it points at
+// now, many requests at a time. The moves are in plan and tag order.
 func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]tagMove, error) {
 	var moves []tagMove
 	for i, j := range jobs {
@@ -58,27 +76,57 @@ func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]
 		if rr.Digest == "" {
 			return nil, fmt.Errorf("release %s: the push returned no digest", j.release.Name)
 		}
-		ref, err := name.NewDigest(j.plan.Repository + "@" + rr.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("release %s: %w", j.release.Name, err)
-		}
-		desc, err := remote.Get(ref, ropts...)
-		if err != nil {
-			return nil, fmt.Errorf("release %s: fetch %s before tagging: %w", j.release.Name, ref, err)
-		}
 		for _, t := range j.release.Tags {
 			tag, err := name.NewTag(t)
 			if err != nil {
 				return nil, fmt.Errorf("release %s: tag %q: %w", j.release.Name, t, err)
 			}
-			old, err := remote.Get(tag, ropts...)
-			if err != nil && !isNotFound(err) {
-				return nil, fmt.Errorf("release %s: read tag %s before moving it: %w", j.release.Name, t, err)
-			}
-			moves = append(moves, tagMove{release: i, tag: tag, desc: desc, old: old})
+			moves = append(moves, tagMove{release: i, tag: tag})
 		}
 	}
+	descs := make([]*remote.Descriptor, len(jobs))
+	errs := make([]error, len(jobs)+len(moves))
+	forEach(len(jobs)+len(moves), func(k int) {
+		if k < len(jobs) {
+			j := jobs[k]
+			ref, err := name.NewDigest(j.plan.Repository + "@" + report.Releases[k].Digest)
+			if err == nil {
+				descs[k], err = remote.Get(ref, ropts...)
+			}
+			if err != nil {
+				errs[k] = fmt.Errorf("release %s: fetch %s@%s before tagging: %w", j.release.Name, j.plan.Repository, report.Releases[k].Digest, err)
+			}
+			return
+		}
+		m := &moves[k-len(jobs)]
+		old, err := remote.Get(m.tag, ropts...)
+		if err != nil && !isNotFound(err) {
+			errs[k] = fmt.Errorf("release %s: read tag %s before moving it: %w", jobs[m.release].release.Name, m.tag, err)
+		}
+		m.old = old
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for k := range moves {
+		moves[k].desc = descs[moves[k].release]
+	}
 	return moves, nil
+}
+
+// forEach calls f for 0..n-1, tagConcurrency calls at a time, and waits for all.
+func forEach(n int, f func(i int)) {
+	sem := make(chan struct{}, tagConcurrency)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // rollback restores moved tags, newest first, and lists those it could not.

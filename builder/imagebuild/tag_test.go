@@ -83,7 +83,7 @@ func TestTagAllRollsBack(t *testing.T) {
 
 	err := tagAll(t.Context(), report, jobs, nil)
 	require.ErrorContains(t, err, "put tag "+repo+":fail-me")
-	require.ErrorContains(t, err, "the 2 tags moved before it were put back")
+	require.ErrorContains(t, err, "the 2 tags moved were put back")
 	desc, err := remote.Head(mustRef(t, repo+":existing"))
 	require.NoError(t, err)
 	require.Equal(t, before, desc.Digest, "the existing tag points where it did")
@@ -105,7 +105,7 @@ func TestFinishNeverTagsAfterAFailedOutput(t *testing.T) {
 		{Name: "bad-output", Outcome: Succeeded, Outputs: []string{dir + "/missing" + tmpSuffix}},
 	}}
 	b := &Builder{opts: options{push: true}}
-	b.finish(t.Context(), nil, report)
+	b.finish(t.Context(), nil, report, nil)
 	require.Equal(t, Untagged, report.Releases[0].Outcome)
 	require.Equal(t, Failed, report.Releases[1].Outcome, "a failure is never turned into 'not tagged'")
 	require.Error(t, report.Err())

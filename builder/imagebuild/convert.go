@@ -1,0 +1,156 @@
+package imagebuild
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/containerd/platforms"
+	"github.com/moby/buildkit/client/llb"
+	"github.com/moby/buildkit/client/llb/sourceresolver"
+	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"github.com/moby/buildkit/frontend/dockerui"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	digest "github.com/opencontainers/go-digest"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/jetbake/jetbake/dockerfiles"
+)
+
+// convertRouters turns the router stage into LLB for every SM target inside
+// jetbake, with BuildKit's own Dockerfile converter (dockerfile2llb, the code
+// the dockerfile.v0 frontend runs): the Dockerfile is read once, there is no
+// frontend call per SM target, and the converter's base image lookups are
+// served by the build's resolve cache, so the build base is resolved once
+// per build rather than once more per target. The states go straight into
+// the runtime image's definition: one solve per release.
+//
+// The build context is the local folder, or the git source, that the
+// frontend would use (dockerui's own git parsing; a git context has no
+// .dockerignore, as with the frontend). It returns ok=false when the
+// frontend must do it: a "# syntax=" line asks for another frontend.
+func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, buildBase string) (states []llb.State, ok bool, err error) {
+	defer j.timings.record(PhaseFrontend, time.Now())
+	dt, err := os.ReadFile(filepath.Join(j.dockerfileDir, j.dockerfile))
+	if err != nil {
+		return nil, false, fmt.Errorf("read the router's Dockerfile: %w", err)
+	}
+	if _, _, _, syntax := parser.DetectSyntax(dt); syntax {
+		return nil, false, nil
+	}
+	bopts := c.BuildOpts()
+	bc, err := j.converterClient(ctx, c, buildBase)
+	if err != nil {
+		return nil, true, err
+	}
+	buildPlatform := platforms.Normalize(platforms.DefaultSpec())
+	if w := bopts.Workers; len(w) > 0 && len(w[0].Platforms) > 0 {
+		buildPlatform = w[0].Platforms[0]
+	}
+	target := arm64Platform()
+	caps := bopts.LLBCaps
+	resolver := &cachedMetaResolver{c: c, cache: j.resolved}
+	states = make([]llb.State, len(j.release.Targets))
+	for i, t := range j.release.Targets {
+		res, err := dockerfile2llb.Dockerfile2LLB(ctx, dt, dockerfile2llb.ConvertOpt{
+			Config: dockerui.Config{
+				BuildArgs:       j.routerArgs(t, buildBase),
+				Target:          j.plan.Router.Target,
+				TargetPlatforms: []ocispecs.Platform{target},
+				BuildPlatforms:  []ocispecs.Platform{buildPlatform},
+			},
+			Client:         bc,
+			TargetPlatform: &target,
+			MetaResolver:   resolver,
+			LLBCaps:        &caps,
+		})
+		if err != nil {
+			return nil, true, fmt.Errorf("compile %s for %s: %s: %w", j.plan.Router.Name, t.Arch, j.dockerfile, err)
+		}
+		states[i] = res.State
+	}
+	return states, true, nil
+}
+
+// converterClient gives the converter what the dockerfile.v0 frontend gets
+// from jetbake: the frontend options of the router stage (the main context,
+// local or git, and the jetbake named context) and the jetbake context as a
+// frontend input. dockerui then reads the main context, its .dockerignore
+// and `COPY --from=jetbake` exactly as the frontend does.
+func (j *releaseJob) converterClient(ctx context.Context, c gateway.Client, buildBase string) (*dockerui.Client, error) {
+	if len(j.release.Targets) == 0 {
+		return nil, fmt.Errorf("release %s has no SM targets", j.release.Name)
+	}
+	opts := j.routerOpts(j.release.Targets[0], buildBase)
+	bc, err := dockerui.NewClient(frontendView{Client: c, opts: opts,
+		inputs: map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.epoch)}})
+	if err != nil {
+		return nil, fmt.Errorf("router context: %w", err)
+	}
+	return bc, nil
+}
+
+// frontendView is the session's gateway client with the options and inputs
+// a frontend call for the router stage would carry.
+type frontendView struct {
+	gateway.Client
+	opts   map[string]string
+	inputs map[string]llb.State
+}
+
+// BuildOpts implements gateway.Client.
+func (v frontendView) BuildOpts() gateway.BuildOpts {
+	o := v.Client.BuildOpts()
+	o.Opts = v.opts
+	return o
+}
+
+// Inputs implements gateway.Client.
+func (v frontendView) Inputs(context.Context) (map[string]llb.State, error) {
+	return v.inputs, nil
+}
+
+// sessionCacheImports are the session's cache imports (--cache-from), read
+// from its options as the Dockerfile frontend reads them.
+func sessionCacheImports(c gateway.Client) ([]gateway.CacheOptionsEntry, error) {
+	bc, err := dockerui.NewClient(c)
+	if err != nil {
+		return nil, fmt.Errorf("session options: %w", err)
+	}
+	return bc.CacheImports, nil
+}
+
+// cachedMetaResolver answers the Dockerfile converter's image lookups from
+// the build's resolve cache, asking the daemon only for references no
+// release has resolved yet.
+type cachedMetaResolver struct {
+	c     gateway.Client
+	cache *resolveCache
+}
+
+// ResolveImageConfig implements llb.ImageMetaResolver.
+func (r *cachedMetaResolver) ResolveImageConfig(ctx context.Context, ref string, opt sourceresolver.Opt) (string, digest.Digest, []byte, error) {
+	dgst, config, err := r.cache.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
+		_, d, config, err := r.c.ResolveImageConfig(ctx, ref, opt)
+		return d.String(), config, err
+	})
+	if err != nil {
+		return "", "", nil, err
+	}
+	return ref, digest.Digest(dgst), config, nil
+}
+
+// resolveKey identifies a lookup: the reference, the platform and the mode.
+func resolveKey(ref string, opt sourceresolver.Opt) string {
+	key := ref
+	if io := opt.ImageOpt; io != nil {
+		if io.Platform != nil {
+			key += "\x00" + platforms.Format(*io.Platform)
+		}
+		key += "\x00" + io.ResolveMode
+	}
+	return key
+}
