@@ -75,5 +75,3 @@ func TestConvertRoutersFallsBackToTheFrontend(t *testing.T) {
 	_, _, err := missing.convertRouters(t.Context(), nil, "base")
 	require.ErrorContains(t, err, "read the router's Dockerfile")
 }
-
-
