@@ -33,7 +33,7 @@ var missingLib = regexp.MustCompile(`error while loading shared libraries: ([^:\
 // bundle it needs to download models fails the build, naming what is
 // missing, instead of failing on the Jetson. The binaries run directly, not
 // through the entrypoint, which needs a Jetson to choose one.
-func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb.State, baseConfig []byte) error {
+func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb.State, baseConfig []byte, imports []gateway.CacheOptionsEntry) error {
 	if len(j.plan.Router.Smoke) == 0 {
 		return nil
 	}
@@ -66,7 +66,7 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb
 		return fmt.Errorf("marshal the smoke run: %w", err)
 	}
 	// Evaluate: the routers' compile errors surface here, as themselves.
-	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true})
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: imports})
 	if err != nil {
 		return err
 	}

@@ -103,19 +103,19 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 		return nil, err
 	}
 	st := j.runtimeState(c, pin(j.runtimeBase, baseDigest), routers, desc)
-	if err := j.smokeCheck(ctx, c, st, baseConfig); err != nil {
+	// The routers converted in jetbake are first solved by the smoke run: the
+	// --cache-from imports the frontend used to apply go with every solve.
+	imports, err := sessionCacheImports(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.smokeCheck(ctx, c, st, baseConfig, imports); err != nil {
 		return nil, err
 	}
 	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, fmt.Errorf("marshal runtime image: %w", err)
 	}
-	imports, err := sessionCacheImports(c)
-	if err != nil {
-		return nil, err
-	}
-	// The routers converted in jetbake are solved here: the --cache-from
-	// imports the frontend used to apply go with this solve.
 	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), CacheImports: imports})
 	if err != nil {
 		return nil, fmt.Errorf("assemble runtime image: %w", err)
