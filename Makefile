@@ -42,7 +42,7 @@ release: build
 BK_MOD     := github.com/moby/buildkit
 BK_LDFLAGS  = -X $(BK_MOD)/version.Version=$$v -X $(BK_MOD)/version.Revision=$$sum -X $(BK_MOD)/version.Package=$(BK_MOD)
 deps:
-	bash builder/tools/deps.sh
+	bash builder/internal/tools/deps.sh
 	@v=$$($(GO) list -m -f '{{.Version}}' $(BK_MOD)); sum=$$($(GO) list -m -f '{{.Sum}}' $(BK_MOD)); \
 	if [ "$$(cat $(BIN)/.buildkit-version 2>/dev/null)" != "$$v" ] || [ ! -x $(BIN)/buildkitd ] || [ ! -x $(BIN)/buildctl ] || \
 	   ! $(BIN)/buildkitd --version 2>/dev/null | grep -qF " $$v "; then \
@@ -54,7 +54,7 @@ deps:
 
 ## demo: build the real matrix with stand-in bases and router, push to a local registry, run the images on fake Jetsons
 demo: deps build
-	$(GO) run ./builder/demo
+	$(GO) run ./builder/internal/demo
 
 ## test: unit tests and the end-to-end tests on a real buildkitd, registry and runc
 test: deps build
@@ -71,15 +71,15 @@ BENCH_ARGS ?=
 BENCH_V    := $(if $(V),-v)
 bench: deps build $(BIN)/buildx
 	$(GO) test -run '^$$' -bench . -benchmem ./compute_cap/ ./builder/plan/ ./entrypoint/
-	$(GO) run ./builder/benchcmd $(BENCH_V) $(BENCH_ARGS)
+	$(GO) run ./builder/internal/benchcmd $(BENCH_V) $(BENCH_ARGS)
 
 ## bench-scale: the bench with a synthetic matrix of 50 releases as well
 bench-scale: deps build $(BIN)/buildx
-	$(GO) run ./builder/benchcmd -sizes shipped,5,20,50 $(BENCH_V) $(BENCH_ARGS)
+	$(GO) run ./builder/internal/benchcmd -sizes shipped,5,20,50 $(BENCH_V) $(BENCH_ARGS)
 
 # buildx for `make bench`, from its own module so its dependencies stay out of
 # go.mod; rebuilt only when that module's go.mod or go.sum changes.
-BUILDX_MOD := builder/bench/buildx
+BUILDX_MOD := builder/internal/bench/buildx
 $(BIN)/buildx: $(BUILDX_MOD)/go.mod $(BUILDX_MOD)/go.sum
 	cd $(BUILDX_MOD) && $(GO) build -trimpath -ldflags "-X github.com/docker/buildx/version.Version=$$($(GO) list -m -f '{{.Version}}' github.com/docker/buildx)" -o $(CURDIR)/$@ github.com/docker/buildx/cmd/buildx
 

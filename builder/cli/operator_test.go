@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/standin"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 )
 
 // fakeJetson writes an Orin with L4T l4t under a new folder; with ready it

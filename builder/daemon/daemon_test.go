@@ -10,7 +10,7 @@ import (
 )
 
 // CheckPlatform and Connect need a running buildkitd: the end-to-end tests
-// in builder/e2e cover them.
+// in builder/internal/e2e cover them.
 
 func TestDefaultStateDir(t *testing.T) {
 	cache := t.TempDir()

@@ -12,8 +12,6 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
-
-	"github.com/jetbake/jetbake/builder/standin"
 )
 
 // smokeDir is where the build-time smoke run writes what each router printed.
@@ -47,7 +45,7 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb
 		fmt.Fprintf(&script, "%s \"$@\" >%s/%s.log 2>&1; echo $? >%s/%s.rc\n",
 			shellQuote(t.Path), smokeDir, name, smokeDir, name)
 	}
-	fmt.Fprintf(&script, "[ -s %s ] && echo yes >%s/%s\nexit 0\n", standin.CABundlePath, smokeDir, caMarker)
+	fmt.Fprintf(&script, "[ -s %s ] && echo yes >%s/%s\nexit 0\n", CABundlePath, smokeDir, caMarker)
 	opts := []llb.RunOption{
 		llb.Args(append([]string{"/bin/sh", "-c", script.String(), "jetbake-smoke"}, j.plan.Router.Smoke...)),
 		llb.WithCustomNamef("smoke: %s %s in the assembled image", j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
@@ -93,7 +91,7 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, image llb
 	}
 	if read(caMarker) == "" {
 		return fmt.Errorf("the runtime base %s has no CA bundle at %s: the router could not download models over HTTPS; install ca-certificates in the runtime base, or use a base that has it",
-			j.release.RuntimeBase, standin.CABundlePath)
+			j.release.RuntimeBase, CABundlePath)
 	}
 	return nil
 }
@@ -123,3 +121,8 @@ func (j *releaseJob) smokeResult(name, rc, log string) error {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// CABundlePath is where Debian and Ubuntu (and so NVIDIA's l4t and CUDA
+// images) keep the CA bundle the router needs to download models
+// (ca-certificates' /etc/ssl/certs/ca-certificates.crt).
+const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"

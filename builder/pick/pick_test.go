@@ -26,10 +26,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
-	"github.com/jetbake/jetbake/builder/standin"
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 

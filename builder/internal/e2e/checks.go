@@ -12,7 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/jetbake/jetbake/builder/runimage"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
 )
 
 // Check is one run of a built image on a fake host, and what it must print.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/imagebuild"
-	"github.com/jetbake/jetbake/builder/runimage"
-	"github.com/jetbake/jetbake/builder/standin"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 )
 
 // withRuntimeBase keeps one release: jetpack6.2 renamed to name, on runtimeBase.

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -44,8 +45,9 @@ type Base struct {
 	CABundle bool
 }
 
-// CABundlePath is where Debian and Ubuntu's ca-certificates put the bundle.
-const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"
+// CABundlePath is where Debian and Ubuntu's ca-certificates put the bundle,
+// which the build's smoke check looks for.
+const CABundlePath = imagebuild.CABundlePath
 
 // SSLSoname is the libssl soname of an Ubuntu release: 1.1 on 20.04, 3 later.
 func SSLSoname(ubuntu string) string {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jetbake/jetbake/builder/runimage"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
 )
 
 // maxUnixSocket is the longest path a unix socket may have on Linux (108

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jetbake/jetbake/builder/e2e"
+	"github.com/jetbake/jetbake/builder/internal/e2e"
 )
 
 // shippedSize names the matrix.json of the checkout (its releases as

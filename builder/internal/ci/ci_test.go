@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-const root = "../.."
+const root = "../../.."
 
 // lint runs actionlint on a workflow's content as if it were at path
 // inside the checkout, and returns its errors.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/lock"
-	"github.com/jetbake/jetbake/builder/standin"
 )
 
 // TestCLIBuildWithLock drives `jetbake lock` and `jetbake build` as a

@@ -22,8 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/plan"
-	"github.com/jetbake/jetbake/builder/standin"
 )
 
 // Env is a running registry and, once StartDaemon ran, a BuildKit daemon.

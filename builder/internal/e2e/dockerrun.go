@@ -11,7 +11,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/jetbake/jetbake/builder/runimage"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
 )
 
 // DockerRunArgs are the `docker run` arguments of one run: the arm64

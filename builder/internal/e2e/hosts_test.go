@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/runimage"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
 )
 
 func readHostFile(t *testing.T, host runimage.Host, name string) string {

@@ -29,8 +29,8 @@ import (
 	"github.com/moby/buildkit/client"
 
 	"github.com/jetbake/jetbake/builder/daemon"
-	"github.com/jetbake/jetbake/builder/e2e"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/jetbake/jetbake/builder/runimage"
-	"github.com/jetbake/jetbake/builder/standin"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/jetbake/jetbake/builder/e2e"
 	"github.com/jetbake/jetbake/builder/imagebuild"
-	"github.com/jetbake/jetbake/builder/runimage"
+	"github.com/jetbake/jetbake/builder/internal/e2e"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
 )
 
 func main() {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetbake/jetbake/builder/e2e"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )

@@ -16,10 +16,10 @@ import (
 
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
-	"github.com/jetbake/jetbake/builder/runimage"
 )
 
 // testEpoch is the SOURCE_DATE_EPOCH of every test build.

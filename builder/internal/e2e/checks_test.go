@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/runimage"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
 )
 
 func TestOutcomeOK(t *testing.T) {
