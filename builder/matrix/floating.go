@@ -95,14 +95,7 @@ func checkFloatingTags(m *Matrix, errs *checker) {
 			continue
 		}
 		lookup := func(name string) (string, bool) { return tagValue(m, r, name) }
-		for k := range len(m.Image.Tags) + len(r.Tags) {
-			ref, template := templateRef{release: -1, index: k}, ""
-			if k < len(m.Image.Tags) {
-				template = m.Image.Tags[k]
-			} else {
-				ref = templateRef{release: i, index: k - len(m.Image.Tags)}
-				template = r.Tags[ref.index]
-			}
+		for ref, template := range templatesOf(m, i) {
 			tag, err := expandTag(template, lookup)
 			line, ok := tagJetPack(tag)
 			if err != nil || !ok || line == r.JetPack {

@@ -3,6 +3,7 @@ package matrix
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"strings"
 	"sync"
@@ -180,14 +181,7 @@ func expandAll(m *Matrix, bad map[templateRef]bool, errs *checker) {
 			continue
 		}
 		lookup := func(name string) (string, bool) { return tagValue(m, r, name) }
-		for k := range len(m.Image.Tags) + len(r.Tags) {
-			ref, template := templateRef{release: -1, index: k}, ""
-			if k < len(m.Image.Tags) {
-				template = m.Image.Tags[k]
-			} else {
-				ref = templateRef{release: i, index: k - len(m.Image.Tags)}
-				template = r.Tags[ref.index]
-			}
+		for ref, template := range templatesOf(m, i) {
 			if bad[ref] {
 				continue
 			}
@@ -255,3 +249,20 @@ var repositoryRule = sync.OnceValue(func() *regexp.Regexp {
 	re, _ := regexp.Compile(pattern)
 	return re
 })
+
+// templatesOf yields the tag templates of release i, the image's first,
+// then the release's own, each with where it is written.
+func templatesOf(m *Matrix, i int) iter.Seq2[templateRef, string] {
+	return func(yield func(templateRef, string) bool) {
+		for k, template := range m.Image.Tags {
+			if !yield(templateRef{release: -1, index: k}, template) {
+				return
+			}
+		}
+		for k, template := range m.Releases[i].Tags {
+			if !yield(templateRef{release: i, index: k}, template) {
+				return
+			}
+		}
+	}
+}
