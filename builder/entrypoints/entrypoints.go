@@ -17,9 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/module"
@@ -112,7 +114,8 @@ func complete(dir string) bool {
 func extract(fsys fs.FS, cacheDir string) (string, error) {
 	h := sha256.New()
 	files := map[string][]byte{}
-	for name := range packages() {
+	// In a fixed order: the folder is named by the hash of the contents.
+	for _, name := range slices.Sorted(maps.Keys(packages())) {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return "", fmt.Errorf("embedded entrypoints lack %s: rebuild jetbake with 'make release'", name)

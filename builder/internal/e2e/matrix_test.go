@@ -114,7 +114,7 @@ func TestFindRepoRoot(t *testing.T) {
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(root, "go.mod"))
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(root, "builder", "e2e"), mustGetwd(t))
+	require.Equal(t, filepath.Join(root, "builder", "internal", "e2e"), mustGetwd(t))
 
 	t.Chdir(t.TempDir())
 	_, err = FindRepoRoot()
