@@ -19,10 +19,15 @@ import (
 func TestCluster(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
+	stateB := filepath.Join(f.work, "buildkitd-b")
 	second, err := daemon.Connect(ctx, daemon.WithBuildkitd(filepath.Join(f.env.BinDir(), "buildkitd")),
-		daemon.WithStateDir(filepath.Join(f.work, "buildkitd-b")))
+		daemon.WithStateDir(stateB))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = second.Close() })
+	t.Cleanup(func() {
+		_ = second.Close()
+		// The daemon is killed mid-build below: its step mounts stay behind.
+		require.NoError(t, UnmountUnder(stateB))
+	})
 	p := f.demoPlan(t, "matrix.json")
 	_, err = f.env.PushStandins(p)
 	require.NoError(t, err)
