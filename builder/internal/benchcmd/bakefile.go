@@ -12,6 +12,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
+	"github.com/jetbake/jetbake/dockerfiles"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -81,7 +82,9 @@ const entrypointContext = "jetbake-entrypoint"
 // must be written to, relative to the bake file's folder.
 func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string][]byte, error) {
 	bf := &bakeFile{Group: map[string]bakeGroup{}, Target: map[string]bakeTarget{}}
-	files := map[string]map[string][]byte{}
+	// The router stage's `COPY --from=jetbake`: the named context jetbake
+	// passes from its embedded files, here a folder beside the bake file.
+	files := map[string]map[string][]byte{jetbakeContextDir: dockerfiles.Files()}
 	var defaults []string
 	for _, rel := range p.Releases {
 		buildBase, err := in.Mirrors.Rewrite(rel.BuildBase, "")
@@ -121,7 +124,11 @@ func routerTarget(p *plan.Plan, rel plan.Release, t plan.Target, buildBase, runt
 		"ROUTER_VERSION":    p.Router.Version,
 		"SOURCE_DATE_EPOCH": fmt.Sprint(epoch),
 	}
-	maps.Copy(args, rel.BuildArgs)
+	if t.BuildArgs != nil {
+		maps.Copy(args, t.BuildArgs)
+	} else {
+		maps.Copy(args, rel.BuildArgs)
+	}
 	dockerfile := p.Router.Dockerfile
 	if r, err := filepath.Rel(p.Router.Context, dockerfile); err == nil && filepath.IsAbs(dockerfile) && !strings.HasPrefix(r, "..") {
 		dockerfile = r
@@ -130,10 +137,15 @@ func routerTarget(p *plan.Plan, rel plan.Release, t plan.Target, buildBase, runt
 		Context:    p.Router.Context,
 		Dockerfile: dockerfile,
 		Target:     p.Router.Target,
+		Contexts:   map[string]string{dockerfiles.ContextName: jetbakeContextDir},
 		Platforms:  []string{plan.Platform},
 		Args:       args,
 	}
 }
+
+// jetbakeContextDir is the folder, beside the bake file, of the jetbake
+// named context.
+const jetbakeContextDir = "jetbake-context"
 
 // runtimeTarget assembles and pushes the release's image. BuildKit refuses
 // index annotations on a one-platform export, so annotations go on the
