@@ -46,7 +46,8 @@ func TestBakeFileTargets(t *testing.T) {
 	}
 	require.Len(t, bf.Target, len(p.Releases)+routers, "one runtime target per release, one router target per SM")
 	require.Len(t, bf.Group["default"].Targets, len(p.Releases), "only runtime targets are built by default")
-	require.Len(t, files, len(p.Releases))
+	require.Len(t, files, len(p.Releases)+1, "a folder per release, and the jetbake named context")
+	require.Contains(t, files[jetbakeContextDir], "jetson-compute-cap.sh")
 
 	tests := []struct {
 		release, target, computeCap, arch, buildBase string
