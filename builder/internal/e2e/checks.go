@@ -155,7 +155,16 @@ type Unpacked struct {
 
 // RunChecks runs every check and returns the outcomes in order.
 func RunChecks(ctx context.Context, runner *runimage.Runner, images map[string]Unpacked, hostsByName map[string]runimage.Host, checks []Check) []Outcome {
-	var out []Outcome
+	return runEach(images, hostsByName, checks, func(img Unpacked, host runimage.Host, c Check) (runimage.Result, error) {
+		return runner.Run(ctx, img.Rootfs, img.Config, host, c.Args)
+	})
+}
+
+// runEach runs every check whose release and host exist with run, and
+// returns the outcomes in order; a missing one is an outcome's error.
+func runEach[I any](images map[string]I, hostsByName map[string]runimage.Host, checks []Check,
+	run func(img I, host runimage.Host, c Check) (runimage.Result, error)) []Outcome {
+	out := make([]Outcome, 0, len(checks))
 	for _, c := range checks {
 		img, ok := images[c.Release]
 		host, hostOK := hostsByName[c.Host]
@@ -166,7 +175,7 @@ func RunChecks(ctx context.Context, runner *runimage.Runner, images map[string]U
 		case !hostOK:
 			o.Err = fmt.Errorf("no fake host %s", c.Host)
 		default:
-			o.Result, o.Err = runner.Run(ctx, img.Rootfs, img.Config, host, c.Args)
+			o.Result, o.Err = run(img, host, c)
 		}
 		out = append(out, o)
 	}

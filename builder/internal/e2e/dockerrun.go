@@ -48,22 +48,9 @@ func fileExists(path string) bool {
 // a release to the image reference loaded in the engine; env is added to
 // every run (see DockerRunArgs).
 func RunDockerChecks(ctx context.Context, d *Dockerd, images map[string]string, hostsByName map[string]runimage.Host, checks []Check, env ...string) []Outcome {
-	var out []Outcome
-	for _, c := range checks {
-		image, ok := images[c.Release]
-		host, hostOK := hostsByName[c.Host]
-		o := Outcome{Check: c}
-		switch {
-		case !ok:
-			o.Err = fmt.Errorf("no image for release %s", c.Release)
-		case !hostOK:
-			o.Err = fmt.Errorf("no fake host %s", c.Host)
-		default:
-			o.Result, o.Err = d.Docker(ctx, DockerRunArgs(image, host, env, c.Args)...)
-		}
-		out = append(out, o)
-	}
-	return out
+	return runEach(images, hostsByName, checks, func(image string, host runimage.Host, c Check) (runimage.Result, error) {
+		return d.Docker(ctx, DockerRunArgs(image, host, env, c.Args)...)
+	})
 }
 
 // DockerLoad loads a docker-tarball into the engine and returns the image
