@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 // FuzzParseMeta feeds parseMeta the io.jetbake.* values a registry returns:
@@ -16,7 +17,7 @@ func FuzzParseMeta(f *testing.F) {
 	f.Add("7.2", "39.2.0", "13.2", "8.7,11.0", "supported")
 	f.Add("", "36", "x", ",,", "")
 	f.Fuzz(func(t *testing.T, jetpack, l4t, cuda, sms, tier string) {
-		m, err := parseMeta(map[string]string{keyJetPack: jetpack, keyL4T: l4t, keyCUDA: cuda, keySMTargets: sms, keyTier: tier})
+		m, err := parseMeta(map[string]string{matrix.KeyJetPack: jetpack, matrix.KeyL4T: l4t, matrix.KeyCUDA: cuda, matrix.KeySMTargets: sms, matrix.KeyTier: tier})
 		if err != nil {
 			return
 		}

@@ -9,18 +9,6 @@ import (
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
-// The keys pick reads: the io.jetbake.* annotations and labels that
-// `jetbake build` puts on the index, the manifest and the config.
-const (
-	keyJetPack   = matrix.KeyJetPack
-	keyL4T       = matrix.KeyL4T
-	keyCUDA      = matrix.KeyCUDA
-	keySMTargets = matrix.KeySMTargets
-	keyTier      = matrix.KeyTier
-	keyRelease   = matrix.KeyRelease
-	keyVersion   = matrix.KeyVersion
-)
-
 // Meta is what a jetbake image says of itself.
 type Meta struct {
 	// Release is the matrix release, such as "jetpack6.2".
@@ -42,30 +30,30 @@ type Meta struct {
 // parseMeta reads the io.jetbake.* keys, failing with the key and value that
 // cannot be read.
 func parseMeta(kv map[string]string) (Meta, error) {
-	m := Meta{Release: kv[keyRelease], Version: kv[keyVersion], JetPack: kv[keyJetPack], L4T: kv[keyL4T],
-		CUDA: kv[keyCUDA], Tier: kv[keyTier]}
+	m := Meta{Release: kv[matrix.KeyRelease], Version: kv[matrix.KeyVersion], JetPack: kv[matrix.KeyJetPack], L4T: kv[matrix.KeyL4T],
+		CUDA: kv[matrix.KeyCUDA], Tier: kv[matrix.KeyTier]}
 	l4t, ok := host.ParseL4T(m.L4T)
 	if !ok {
-		return m, fmt.Errorf("%s %q is not an L4T version such as 36.4.3", keyL4T, m.L4T)
+		return m, fmt.Errorf("%s %q is not an L4T version such as 36.4.3", matrix.KeyL4T, m.L4T)
 	}
 	cuda, err := computecap.ParseCUDAVersion(m.CUDA)
 	if err != nil {
-		return m, fmt.Errorf("%s %q: %w", keyCUDA, m.CUDA, err)
+		return m, fmt.Errorf("%s %q: %w", matrix.KeyCUDA, m.CUDA, err)
 	}
 	m.image = host.Image{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
-	for _, s := range strings.Split(kv[keySMTargets], ",") {
+	for _, s := range strings.Split(kv[matrix.KeySMTargets], ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
 		c, err := computecap.Parse(s)
 		if err != nil {
-			return m, fmt.Errorf("%s %q: %w", keySMTargets, kv[keySMTargets], err)
+			return m, fmt.Errorf("%s %q: %w", matrix.KeySMTargets, kv[matrix.KeySMTargets], err)
 		}
 		m.Targets = append(m.Targets, s)
 		m.image.Targets = append(m.image.Targets, c)
 	}
 	if len(m.Targets) == 0 {
-		return m, fmt.Errorf("%s is empty: the image holds no router binary", keySMTargets)
+		return m, fmt.Errorf("%s is empty: the image holds no router binary", matrix.KeySMTargets)
 	}
 	return m, nil
 }

@@ -214,7 +214,7 @@ func TestPickPrefersExactJetPackThenNewestThenTier(t *testing.T) {
 		for k, v := range r.Annotations {
 			kv[k] = v
 		}
-		kv[keyTier], kv[keyVersion] = tier, version
+		kv[matrix.KeyTier], kv[matrix.KeyVersion] = tier, version
 		m, err := parseMeta(kv)
 		require.NoError(t, err)
 		return image{digest: "sha256:" + tag, tags: []string{tag}, meta: m}

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
@@ -130,9 +131,9 @@ func readMeta(desc *remote.Descriptor, platform v1.Platform) (Meta, error) {
 		return Meta{}, err
 	}
 	sources = append(sources, cfg.Config.Labels)
-	i := slices.IndexFunc(sources, func(kv map[string]string) bool { return kv[keyJetPack] != "" })
+	i := slices.IndexFunc(sources, func(kv map[string]string) bool { return kv[matrix.KeyJetPack] != "" })
 	if i < 0 {
-		return Meta{}, fmt.Errorf("it is not a jetbake image: no %s annotation or label", keyJetPack)
+		return Meta{}, fmt.Errorf("it is not a jetbake image: no %s annotation or label", matrix.KeyJetPack)
 	}
 	if cfg.Architecture != platform.Architecture || cfg.OS != platform.OS {
 		return Meta{}, fmt.Errorf("it is a %s/%s image, not %s/%s", cfg.OS, cfg.Architecture, platform.OS, platform.Architecture)

@@ -60,13 +60,7 @@ type daemonUser struct {
 // daemon, the others reuse it. The starter is killed with SIGKILL; the two
 // others still build, and the last one out stops the daemon it did not start.
 func TestLocalDaemonConcurrentUsersOneKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: runs without -short (make test)")
-	}
-	root, err := FindRepoRoot()
-	require.NoError(t, err)
-	env := &Env{RepoRoot: root}
-	require.NoError(t, env.CheckPrerequisites())
+	prerequisites(t)
 	state := t.TempDir()
 	users := make([]*daemonUser, 3)
 	for i := range users {
@@ -87,6 +81,7 @@ func TestLocalDaemonConcurrentUsersOneKilled(t *testing.T) {
 		if strings.Contains(line, "started=true") {
 			require.Equal(t, -1, starter, "only one run starts the daemon")
 			starter = i
+			var err error
 			daemonPid, err = strconv.Atoi(strings.TrimPrefix(strings.Fields(line)[2], "pid="))
 			require.NoError(t, err)
 		}
@@ -113,7 +108,7 @@ func TestLocalDaemonConcurrentUsersOneKilled(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return !daemon.Running(daemonPid) }, 15*time.Second, 100*time.Millisecond,
 		"the last run out stops the daemon")
-	_, err = os.Stat(filepath.Join(state, "buildkitd.pid"))
+	_, err := os.Stat(filepath.Join(state, "buildkitd.pid"))
 	require.ErrorIs(t, err, os.ErrNotExist, "no pid file is left")
 }
 

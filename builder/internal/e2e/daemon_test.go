@@ -15,13 +15,7 @@ import (
 // Two jetbake runs share a local buildkitd: the first to finish leaves it
 // running for the other, the last one stops it; --keep-daemon keeps it.
 func TestLocalDaemonIsStoppedByTheLastUser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: runs without -short (make test)")
-	}
-	root, err := FindRepoRoot()
-	require.NoError(t, err)
-	env := &Env{RepoRoot: root}
-	require.NoError(t, env.CheckPrerequisites())
+	env := prerequisites(t)
 	ctx := t.Context()
 	state := t.TempDir()
 	connect := func(keep bool) *daemon.Connection {
@@ -45,7 +39,7 @@ func TestLocalDaemonIsStoppedByTheLastUser(t *testing.T) {
 	first := connect(false)
 	require.True(t, first.Started)
 	require.NoError(t, daemon.CheckPlatform(ctx, first.Client, "linux/arm64"), "QEMU lets the runc worker build arm64")
-	err = daemon.CheckPlatform(ctx, first.Client, "linux/s390x")
+	err := daemon.CheckPlatform(ctx, first.Client, "linux/s390x")
 	require.ErrorContains(t, err, "no buildkitd worker builds linux/s390x")
 	require.ErrorContains(t, err, "register QEMU user emulation", "the error says how to fix it")
 	second := connect(false)
@@ -64,4 +58,19 @@ func TestLocalDaemonIsStoppedByTheLastUser(t *testing.T) {
 	require.False(t, again.Started)
 	require.NoError(t, again.Close())
 	require.True(t, answers(), "a kept daemon is not jetbake's to stop")
+}
+
+// prerequisites is the environment of an end-to-end test that starts its
+// own daemons: the checkout, with runc, QEMU and buildkitd at hand. It
+// skips only under -short (make test-unit); make test never skips it.
+func prerequisites(t *testing.T) *Env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: runs without -short (make test)")
+	}
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	env := &Env{RepoRoot: root}
+	require.NoError(t, env.CheckPrerequisites())
+	return env
 }
