@@ -167,20 +167,16 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		return err
 	}
 	defer closeNodes()
-	// BuildKit's Dockerfile checks first: warnings are shown, errors stop the build.
-	findings, err := runCheck(ctx, nodes, p, opts...)
-	if err != nil {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("check the router's Dockerfile: %w", err)}
-	}
-	for _, finding := range findings {
-		fmt.Fprintln(stderr, "jetbake: check:", finding)
-	}
-	if imagebuild.HasErrors(findings) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the router's Dockerfile has errors; see 'jetbake check'")}
-	}
 	report, buildErr := imagebuild.NewCluster(nodes, opts...).Build(ctx, p)
 	if report == nil {
 		return buildErr
+	}
+	// BuildKit's Dockerfile checks ran while the routers were converted, as
+	// in a docker build: their warnings come with the report.
+	for _, rr := range report.Releases {
+		for _, finding := range rr.Findings {
+			fmt.Fprintln(stderr, "jetbake: check:", finding)
+		}
 	}
 	printSummary(cmd, report)
 	if f.timings && report.Timings != nil {

@@ -29,7 +29,7 @@ func newCheckCommand() *cobra.Command {
 		Short: "Run BuildKit's Dockerfile checks on the router's Dockerfile for every release and SM",
 		Long: "check asks BuildKit's Dockerfile frontend to check the router's Dockerfile (as 'docker build --check'\n" +
 			"does) with the build args of each release and SM target. It prints every warning with its file and\n" +
-			"line and exits 1 when the Dockerfile has errors. 'jetbake build' runs it first.",
+			"line and exits 1 when the Dockerfile has errors. 'jetbake build' runs the same checks while it builds and reports their warnings.",
 		Example: "  jetbake check\n  jetbake check --release jetpack6.2 --format json\n  jetbake check --mirror nvcr.io=127.0.0.1:5000",
 		Args:    noArgs,
 	}

@@ -81,12 +81,51 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	report.Daemons = b.daemons(ctx)
-	newScheduler(b, progress).run(ctx, jobs, report)
+	progress.warned = frontendWarnings(jobs)
+	sessions, err := b.startSessions(ctx, jobs)
+	if err != nil {
+		progress.close()
+		return nil, err
+	}
+	defer sessions.close()
+	// The daemons' versions are asked for beside the builds, not before.
+	daemons := make(chan []Daemon, 1)
+	go func() { daemons <- b.daemons(ctx) }()
+	newScheduler(b, progress, sessions).run(ctx, jobs, report)
+	report.Daemons = <-daemons
 	progress.close()
 	b.finish(ctx, jobs, report, timings)
 	report.Timings = timings.result()
 	return report, report.Err()
+}
+
+// startSessions starts, per node, the session every release's build there
+// shares (see sharedSession), unless the build writes local outputs or
+// local cache folders: BuildKit's client attaches those to a session of
+// each build's own. No node gets one then.
+func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedSessions, error) {
+	sessions := sharedSessions{}
+	if len(jobs) == 0 || len(b.opts.outputs) > 0 || hasLocalCache(b.opts.cacheFrom) || hasLocalCache(b.opts.cacheTo) {
+		return sessions, nil
+	}
+	// Every release has the same local folders: one router, one entrypoint.
+	j := jobs[0]
+	mounts, err := j.localMounts(b.opts.entrypointDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range b.nodes {
+		if n.Client == nil {
+			continue
+		}
+		ss, err := startSharedSession(ctx, n.Client, j.localsKey(b.opts.entrypointDir), mounts, b.opts.sessionAttach)
+		if err != nil {
+			sessions.close()
+			return nil, err
+		}
+		sessions[n.Name] = ss
+	}
+	return sessions, nil
 }
 
 // daemons asks every node for its BuildKit version; a node that does not
@@ -114,17 +153,24 @@ func (b *Builder) daemons(ctx context.Context) []Daemon {
 }
 
 // attempt runs one release's BuildKit session on node n.
-func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *progress) (ReleaseReport, error) {
+// On a node with a shared session, the build uses it.
+func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *progress, ss *sharedSession) (ReleaseReport, error) {
+	j.resetFindings()
 	rr := j.initialReport()
 	start := time.Now()
 	if b.opts.onAttempt != nil {
 		b.opts.onAttempt(n.Name, j.release.Name)
 	}
 	solveOpt, cleanup, err := b.solveOpt(j)
+	var smoke *deferredSmoke
+	if ss != nil && err == nil {
+		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.s, true
+		smoke = newDeferredSmoke(ctx, n, ss, j, progress)
+	}
 	if err == nil {
 		var resp *client.SolveResponse
-		resp, err = n.Client.Build(ctx, solveOpt, "jetbake", j.buildFunc, progress.channel(j.release.Name))
-		if err == nil {
+		resp, err = n.Client.Build(ctx, solveOpt, "jetbake", j.build(smoke.hand()), progress.channel(j.release.Name))
+		if err = smoke.wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
 		}
 	}

@@ -45,7 +45,8 @@ type Finding struct {
 	URL string `json:"url,omitempty"`
 }
 
-// String writes the finding as "FILE:LINE: warning: RULE: MESSAGE (release R, SM S)".
+// String writes the finding as "FILE:LINE: warning: RULE: MESSAGE (release R, SM S)",
+// without the SM when the finding is not of one SM target.
 func (f Finding) String() string {
 	where := f.File
 	if f.Line > 0 {
@@ -54,6 +55,9 @@ func (f Finding) String() string {
 	what := f.Message
 	if f.Rule != "" {
 		what = f.Rule + ": " + f.Message
+	}
+	if f.SM == "" {
+		return fmt.Sprintf("%s: %s: %s (release %s)", where, f.Severity, what, f.Release)
 	}
 	return fmt.Sprintf("%s: %s: %s (release %s, SM %s)", where, f.Severity, what, f.Release, f.SM)
 }
@@ -156,6 +160,29 @@ func (j *releaseJob) findings(t plan.Target, r *lint.LintResults) []Finding {
 		out = append(out, Finding{Release: j.release.Name, SM: t.SM, Severity: SeverityError, Message: r.Error.Message, File: file, Line: line})
 	}
 	return out
+}
+
+// frontendWarnings records the warnings of each release's session as its
+// findings. They come from the Dockerfile frontend's checks when it builds
+// the router stage itself (a "# syntax=" line); the converter inside
+// jetbake reports its own through lintWarn, per SM target.
+func frontendWarnings(jobs []*releaseJob) func(release string, w *client.VertexWarning) {
+	byName := map[string]*releaseJob{}
+	for _, j := range jobs {
+		byName[j.release.Name] = j
+	}
+	return func(release string, w *client.VertexWarning) {
+		j := byName[release]
+		if j == nil {
+			return
+		}
+		f := Finding{Release: release, Severity: SeverityWarning, Message: string(w.Short),
+			File: filepath.Join(j.dockerfileDir, j.dockerfile), URL: w.URL}
+		if len(w.Range) > 0 && w.Range[0] != nil {
+			f.Line = int(w.Range[0].Start.Line)
+		}
+		j.addFinding(f)
+	}
 }
 
 // HasErrors reports whether any finding is an error.

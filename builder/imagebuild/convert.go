@@ -11,12 +11,14 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	"github.com/moby/buildkit/client/llb/sourceresolver"
 	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
+	"github.com/moby/buildkit/frontend/dockerfile/linter"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerui"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	digest "github.com/opencontainers/go-digest"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
 )
 
@@ -66,13 +68,29 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 			TargetPlatform: &target,
 			MetaResolver:   resolver,
 			LLBCaps:        &caps,
+			Warn:           j.lintWarn(t),
 		})
 		if err != nil {
-			return nil, true, fmt.Errorf("compile %s for %s: %s: %w", j.plan.Router.Name, t.Arch, j.dockerfile, err)
+			return nil, true, fmt.Errorf("compile %s for %s: %s: %w", j.plan.Router.Name, t.Arch, filepath.Join(j.dockerfileDir, j.dockerfile), err)
 		}
 		states[i] = res.State
 	}
 	return states, true, nil
+}
+
+// lintWarn records the Dockerfile checks' warnings for t as findings: the
+// converter runs BuildKit's checks as the dockerfile.v0 frontend does while
+// it builds, so a build needs no separate check pass. An error of the
+// checks (a "check=error=true" directive) fails the conversion itself.
+func (j *releaseJob) lintWarn(t plan.Target) linter.LintWarnFunc {
+	return func(rule, _, url, msg string, location []parser.Range) {
+		f := Finding{Release: j.release.Name, SM: t.SM, Severity: SeverityWarning, Rule: rule, Message: msg,
+			File: filepath.Join(j.dockerfileDir, j.dockerfile), URL: url}
+		if len(location) > 0 {
+			f.Line = location[0].Start.Line
+		}
+		j.addFinding(f)
+	}
 }
 
 // converterClient gives the converter what the dockerfile.v0 frontend gets

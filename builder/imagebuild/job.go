@@ -1,6 +1,9 @@
 package imagebuild
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // initialReport is the release's report before it is built.
 func (j *releaseJob) initialReport() ReleaseReport {
@@ -21,7 +24,24 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 		{Role: "runtime", Ref: j.release.RuntimeBase, Resolved: j.runtimeBase, Digest: j.baseDigest},
 	}
 	rr.Annotations = maps.Clone(j.annotations)
+	rr.Findings = slices.Clone(j.lintFindings)
 	if rr.Digest != "" {
 		rr.Repository = j.plan.Repository
 	}
+}
+
+// addFinding records a finding of BuildKit's Dockerfile checks, once.
+func (j *releaseJob) addFinding(f Finding) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !slices.Contains(j.lintFindings, f) {
+		j.lintFindings = append(j.lintFindings, f)
+	}
+}
+
+// resetFindings forgets the findings of an earlier attempt.
+func (j *releaseJob) resetFindings() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.lintFindings = nil
 }

@@ -24,6 +24,9 @@ type progress struct {
 	out     io.Writer
 	mode    progressui.DisplayMode
 	timings *timingRecorder // sees every status before the names get their release
+	// warned is told of every warning a session reports: the Dockerfile
+	// frontend's check warnings when it builds the router stage itself.
+	warned func(release string, w *client.VertexWarning)
 }
 
 func newProgress(ctx context.Context, mode string, out io.Writer, timings *timingRecorder) (*progress, error) {
@@ -53,6 +56,11 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 		for st := range ch {
 			if p.timings != nil {
 				p.timings.observe(release, st)
+			}
+			if p.warned != nil {
+				for _, w := range st.Warnings {
+					p.warned(release, w)
+				}
 			}
 			prefix := "[" + release + "] "
 			for _, v := range st.Vertexes {

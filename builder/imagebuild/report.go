@@ -72,6 +72,9 @@ type ReleaseReport struct {
 	Targets []string `json:"sm_targets"`
 	// Annotations are the manifest and index annotations.
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// Findings are the warnings of BuildKit's Dockerfile checks on the
+	// router's Dockerfile, per SM target, found while it was built.
+	Findings []Finding `json:"findings,omitempty"`
 	// Outputs are the local files or folders written for it.
 	Outputs []string `json:"outputs,omitempty"`
 	// DurationSeconds is the build's wall time.

@@ -40,12 +40,12 @@ type scheduler struct {
 	stop     bool
 }
 
-func newScheduler(b *Builder, progress *progress) *scheduler {
+func newScheduler(b *Builder, progress *progress, sessions sharedSessions) *scheduler {
 	s := &scheduler{
 		nodes: b.nodes, retries: b.opts.retries, continueOnError: b.opts.continueOnError, progress: progress,
 		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{}, nodeDown: isNodeFailure,
 		attempt: func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error) {
-			return b.attempt(ctx, n, j, progress)
+			return b.attempt(ctx, n, j, progress, sessions[n.Name])
 		},
 	}
 	for _, n := range b.nodes {

@@ -62,12 +62,14 @@ type releaseJob struct {
 	buildDigest string
 	baseDigest  string
 	annotations map[string]string
+	// findings are the Dockerfile checks' findings of the latest attempt.
+	lintFindings []Finding
 }
 
 // arm64Platform is the platform of every Jetson image.
 func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", Architecture: "arm64"} }
 
-// buildFunc is the release's gateway build. It solves the router stage once
+// build is the release's gateway build. It solves the router stage once
 // per SM target through the Dockerfile frontend, all at once so that BuildKit
 // shares what the targets have in common (the build base, the steps before
 // CUDA_COMPUTE_CAP is used), then assembles the runtime image in LLB from the
@@ -77,7 +79,19 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // loop over a release's variable list of SM targets, and because one session
 // per release lets the targets run in parallel while the release stays one
 // unit that succeeds or fails (and is tagged) as a whole.
-func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
+//
+// The smoke run (see smokeDefinition) is solved before the image is
+// returned for export, unless deferSmoke is given: it then gets the run,
+// to solve beside the export in a build of its own, and the release fails
+// if it fails, before anything is tagged.
+func (j *releaseJob) build(deferSmoke func(*llb.Definition, []gateway.CacheOptionsEntry)) gateway.BuildFunc {
+	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
+		return j.buildImage(ctx, c, deferSmoke)
+	}
+}
+
+// buildImage is build's gateway build function.
+func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmoke func(*llb.Definition, []gateway.CacheOptionsEntry)) (*gateway.Result, error) {
 	// The runtime base is resolved while the routers' Dockerfiles are solved.
 	var baseDigest string
 	var baseConfig []byte
@@ -103,14 +117,22 @@ func (j *releaseJob) buildFunc(ctx context.Context, c gateway.Client) (*gateway.
 		return nil, err
 	}
 	st := j.runtimeState(c, pin(j.runtimeBase, baseDigest), routers, desc)
-	// The routers converted in jetbake are first solved by the smoke run: the
-	// --cache-from imports the frontend used to apply go with every solve.
+	// The --cache-from imports the frontend used to apply go with every
+	// solve of the routers converted in jetbake.
 	imports, err := sessionCacheImports(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := j.smokeCheck(ctx, c, st, baseConfig, imports); err != nil {
+	smoke, err := j.smokeDefinition(ctx, st, baseConfig)
+	if err != nil {
 		return nil, err
+	}
+	if smoke != nil && deferSmoke != nil {
+		deferSmoke(smoke, imports)
+	} else if smoke != nil {
+		if err := j.smokeCheck(ctx, c, smoke, imports); err != nil {
+			return nil, err
+		}
 	}
 	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {

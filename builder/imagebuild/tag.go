@@ -33,7 +33,19 @@ const tagConcurrency = 16
 // were new) and says which, if any, it could not restore.
 func tagAll(ctx context.Context, report *Report, jobs []*releaseJob, ropts []remote.Option) error {
 	ropts = append([]remote.Option{remote.WithContext(ctx)}, ropts...)
-	moves, err := planTagMoves(report, jobs, ropts)
+	// One puller and one pusher for every call: each pings the registry
+	// and authenticates once per repository, not once per tag.
+	puller, err := remote.NewPuller(ropts...)
+	if err != nil {
+		return fmt.Errorf("%w; no tag was moved", err)
+	}
+	pusher, err := remote.NewPusher(ropts...)
+	if err != nil {
+		return fmt.Errorf("%w; no tag was moved", err)
+	}
+	getOpts := append(slices.Clone(ropts), remote.Reuse(puller))
+	ropts = append(slices.Clone(ropts), remote.Reuse(pusher))
+	moves, err := planTagMoves(report, jobs, getOpts)
 	if err != nil {
 		return fmt.Errorf("%w; no tag was moved", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/cli"
@@ -104,9 +106,26 @@ func TestRouterContract(t *testing.T) {
 		require.NoError(t, err)
 		_, err = standin.Push(f.env.Busybox(), f.env.Registry, standin.Base{Ref: noSSL, CUDA: "12.6", CABundle: true})
 		require.NoError(t, err)
-		report, err := f.build(ctx, p)
+		want := "router-87 --version (exit 127) fails in the assembled image: it needs libssl.so.3, which the runtime base " + noSSL + " lacks"
+		// Pushed: the smoke run goes beside the export, in a build of its
+		// own; the release fails before anything is tagged.
+		report, err := f.build(ctx, p, imagebuild.WithPush(true))
 		require.Error(t, err)
-		require.Contains(t, report.Releases[0].Error, "router-87 --version (exit 127) fails in the assembled image: it needs libssl.so.3, which the runtime base "+noSSL+" lacks")
+		require.Equal(t, imagebuild.Failed, report.Releases[0].Outcome)
+		require.Contains(t, report.Releases[0].Error, want)
+		require.Empty(t, report.Releases[0].Tags)
+		for _, tag := range p.Releases[0].Tags {
+			ref, err := name.ParseReference(tag)
+			require.NoError(t, err)
+			_, err = remote.Head(ref)
+			require.Error(t, err, "%s must not be tagged", tag)
+		}
+		// A local output: the smoke run comes before the export; nothing is written.
+		dest := filepath.Join(f.work, "nossl-oci")
+		report, err = f.build(ctx, p, imagebuild.WithOutputs(imagebuild.Output{Type: "oci", Dest: dest}))
+		require.Error(t, err)
+		require.Contains(t, report.Releases[0].Error, want)
+		require.NoDirExists(t, dest)
 	})
 
 	t.Run("a runtime base without a CA bundle fails the build naming it", func(t *testing.T) {
@@ -139,7 +158,9 @@ func copyStandinRouter(t *testing.T, root, dir string, edit func(string) string)
 }
 
 // `jetbake check` runs BuildKit's Dockerfile checks for each release and SM:
-// warnings with file and line, exit 1 on errors; `build` runs it first.
+// warnings with file and line, exit 1 on errors. `build` runs the same
+// checks while it converts the Dockerfile: the warnings are in its report,
+// and a Dockerfile that cannot be built fails it, naming file and line.
 func TestCLICheck(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
@@ -178,6 +199,17 @@ func TestCLICheck(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"8.7", "11.0"}, []string{report.Findings[0].SM, report.Findings[1].SM})
 
+	metadata := filepath.Join(f.work, "warn-metadata.json")
+	code, _, errOut = jetbake(warn, "build", "--release", "jetpack7.2", "--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "jetbake: check: "+filepath.Join(f.work, "warn", "Dockerfile")+":9: warning: FromAsCasing")
+	var built imagebuild.Report
+	data, err := os.ReadFile(metadata)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &built))
+	require.Len(t, built.Releases, 1)
+	require.Equal(t, report.Findings, built.Releases[0].Findings, "build finds what check finds")
+
 	broken := f.demoPlanFile(t, "broken.json", copyStandinRouter(t, f.env.RepoRoot, filepath.Join(f.work, "broken"),
 		func(s string) string { return strings.Replace(s, "COPY . /src", "COPY --chmod . /src", 1) }))
 	code, out, errOut = jetbake(broken, "check", "--release", "jetpack6.2")
@@ -187,6 +219,5 @@ func TestCLICheck(t *testing.T) {
 
 	code, _, errOut = jetbake(broken, "build", "--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir)
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "jetbake: check:")
-	require.Contains(t, errOut, "the router's Dockerfile has errors")
+	require.Contains(t, errOut, filepath.Join(f.work, "broken", "Dockerfile")+": dockerfile parse error on line 19")
 }
