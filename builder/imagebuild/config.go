@@ -92,10 +92,13 @@ func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels
 	}
 	maps.Copy(img.Config.Labels, labels)
 	img.History = append(img.History, ocispecs.History{
-		Created:    &created,
-		CreatedBy:  fmt.Sprintf("jetbake: router for %s, entrypoint, %s", smList(rel), imagespec.Path),
-		Comment:    "jetbake",
-		EmptyLayer: false,
+		Created:   &created,
+		CreatedBy: "jetbake: entrypoint, CUDA probe",
+		Comment:   "jetbake",
+	}, ocispecs.History{
+		Created:   &created,
+		CreatedBy: fmt.Sprintf("jetbake: router for %s, %s", smList(rel), imagespec.Path),
+		Comment:   "jetbake",
 	})
 	return json.Marshal(img)
 }

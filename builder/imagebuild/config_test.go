@@ -85,8 +85,9 @@ func TestImageConfig(t *testing.T) {
 		"io.jetbake.release":               "jetpack7.2",
 	}, img.Config.Labels)
 
-	require.Len(t, img.History, 2)
-	last := img.History[1]
+	require.Len(t, img.History, 3, "the base's, jetbake's own layer, the release's layer")
+	require.Equal(t, "jetbake: entrypoint, CUDA probe", img.History[1].CreatedBy)
+	last := img.History[2]
 	require.True(t, last.Created.Equal(epoch))
 	require.Contains(t, last.CreatedBy, "sm_87, sm_110")
 	require.Contains(t, last.CreatedBy, imagespec.Path)

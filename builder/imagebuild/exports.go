@@ -70,7 +70,7 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 }
 
 // exportAttrs are the attributes every exporter of the release shares. No
-// rewrite-timestamp: the one layer jetbake adds is built with the commit's
+// rewrite-timestamp: the two layers jetbake adds are built with the commit's
 // time already (see runtimeState), and the base's layers are the base's.
 func (j *releaseJob) exportAttrs() map[string]string {
 	return map[string]string{

@@ -299,19 +299,22 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 	return llb.ResolveModeDefault
 }
 
-// runtimeState lays out the runtime image: the runtime base plus one layer
-// with every router binary, the entrypoint, the CUDA probe and image.json.
-// That layer is staged on scratch in one file operation, then copied as a
-// whole with the commit's time on every file and folder (a copy sets a
-// folder's time after its files are in, so adding files does not leave the
-// build's time on it): it is reproducible as built and the exporter need not
-// rewrite timestamps (which BuildKit redoes, uncached, on every export). It
-// is merged onto the base rather than copied into it: the exporter reuses
-// the base's layers and the staged layer as they are, and the base is never
-// unpacked for the copy. Daemons without MergeOp get the copy into the base.
-// Vertex names carry no release: they end up in the image's history, and a
-// vertex shared by two releases must give both the same bytes; the progress
-// display adds the release to what it shows.
+// runtimeState lays out the runtime image: the runtime base plus two
+// layers, first jetbake's own (the entrypoint and the CUDA probe, the same
+// bytes in every image of every release, so BuildKit compresses and pushes
+// it once and a Jetson pulls it once), then the release's (every router
+// binary and image.json). Each is staged on scratch in one file operation,
+// then copied as a whole with the commit's time on every file and folder
+// (a copy sets a folder's time after its files are in, so adding files
+// does not leave the build's time on it): they are reproducible as built
+// and the exporter need not rewrite timestamps (which BuildKit redoes,
+// uncached, on every export). They are merged onto the base rather than
+// copied into it: the exporter reuses the base's layers and the staged
+// layers as they are, and the base is never unpacked for the copy.
+// Daemons without MergeOp get the copies into the base. Vertex names carry
+// no release: they end up in the image's history, and a vertex shared by
+// two releases must give both the same bytes; the progress display adds
+// the release to what it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
 	epoch := epochTime(j.epoch)
 	created := llb.WithCreatedTime(epoch)
@@ -319,26 +322,38 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
 	// A fixed mode: the files' modes on the building machine follow its umask.
 	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &epoch}
-	fa := llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
-		Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
+	tool := llb.Scratch().File(llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
+		Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
+		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
+		llb.WithCustomName("stage the entrypoint and the CUDA probe"))
+	fa := llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
 		Mkfile(imagespec.Path, 0o644, desc, created)
+	dirs := map[string]bool{path.Dir(imagespec.Path): true}
 	for i, t := range j.release.Targets {
+		if dir := path.Dir(t.Path); !dirs[dir] {
+			dirs[dir] = true
+			fa = fa.Mkdir(dir, 0o755, llb.WithParents(true), created)
+		}
 		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch})
 	}
-	fa = fa.Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
-		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe)
-	stage := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s), the entrypoint and %s", smList(j.release), imagespec.Path))
+	release := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s) and %s", smList(j.release), imagespec.Path))
 	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+base), j.resolveMode())
-	layer := llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
 	var noCache []llb.ConstraintsOpt
 	if j.controls.NoCache {
 		noCache = append(noCache, llb.IgnoreCache)
 	}
-	if caps := c.BuildOpts().LLBCaps; caps.Supports(pb.CapMergeOp) == nil {
-		stamped := llb.Scratch().File(layer, append(noCache, llb.WithCustomName("stamp the layer with the commit's time"))...)
-		return llb.Merge([]llb.State{st, stamped}, llb.WithCustomName("merge onto the runtime base"))
+	stamp := func(stage llb.State) *llb.FileAction {
+		return llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
 	}
-	return st.File(layer, append(noCache, llb.WithCustomName("add the routers, the entrypoint and image.json"))...)
+	if caps := c.BuildOpts().LLBCaps; caps.Supports(pb.CapMergeOp) == nil {
+		layers := []llb.State{st}
+		for _, stage := range []llb.State{tool, release} {
+			layers = append(layers, llb.Scratch().File(stamp(stage), append(noCache, llb.WithCustomName("stamp the layer with the commit's time"))...))
+		}
+		return llb.Merge(layers, llb.WithCustomName("merge onto the runtime base"))
+	}
+	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint and the CUDA probe"))...).
+		File(stamp(release), append(noCache, llb.WithCustomName("add the routers and image.json"))...)
 }
 
 // pin adds digest to ref unless ref already names one.

@@ -24,7 +24,7 @@ var comparedDirs = []string{"usr/local/bin/", "etc/jetbake/"}
 // compareImages checks that both tools pushed the same image for every
 // release: the same files, byte for byte, under comparedDirs (image.json
 // compared with bake's registry written as jetbake's). Layer counts may
-// differ: jetbake adds one layer per image, the bake file one per COPY. It
+// differ: jetbake adds two layers per image, the bake file one per COPY. It
 // returns a one-line summary.
 func compareImages(ctx context.Context, jb, bk *contender) (string, error) {
 	files, jbLayers, bkLayers := 0, 0, 0

@@ -126,6 +126,25 @@ func TestEndToEnd(t *testing.T) {
 		require.NotContains(t, files, "usr/local/bin/router-72")
 	})
 
+	t.Run("jetbake's own layer is the same in every image, the release's is not", func(t *testing.T) {
+		top := func(tag string) (tool, release string) {
+			layers, err := pullArm64(t, tag).Layers()
+			require.NoError(t, err)
+			require.Greater(t, len(layers), 2)
+			d1, err := layers[len(layers)-2].Digest()
+			require.NoError(t, err)
+			d2, err := layers[len(layers)-1].Digest()
+			require.NoError(t, err)
+			return d1.String(), d2.String()
+		}
+		tool62, rel62 := top(tags["jetpack6.2"])
+		tool72, rel72 := top(tags["jetpack7.2"])
+		require.Equal(t, tool62, tool72, "the entrypoint and CUDA probe layer")
+		require.NotEqual(t, rel62, rel72, "the routers and image.json layer")
+		files := imageFiles(t, pullArm64(t, tags["jetpack6.2"]))
+		require.Contains(t, files, "usr/local/bin/jetbake-entrypoint")
+	})
+
 	t.Run("images run the right binary on each host", func(t *testing.T) {
 		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts"))
 		require.NoError(t, err)
