@@ -27,19 +27,22 @@ const caMarker = "ca-bundle"
 var missingLib = regexp.MustCompile(`error while loading shared libraries: ([^:\s]+):`)
 
 // smokeDefinition is the router's smoke run (router.smoke, e.g.
-// --version) with every router binary in the assembled image, under QEMU on
-// the building machine, plus a check that the image has a CA bundle. So a
+// --version) with every router binary on the runtime base, under QEMU on
+// the building machine, plus a check that the base has a CA bundle. So a
 // runtime base that lacks a library the router links (libssl) or the CA
 // bundle it needs to download models fails the build, naming what is
-// missing, instead of failing on the Jetson. The binaries run directly, not
-// through the entrypoint, which needs a Jetson to choose one. It is nil
-// when the router has no smoke command.
-func (j *releaseJob) smokeDefinition(ctx context.Context, image llb.State, baseConfig []byte) (*llb.Definition, error) {
+// missing, instead of failing on the Jetson. Each binary is mounted
+// read-only at its path in the image, from the router build's output:
+// the same bytes, path, libraries and environment as in the assembled
+// image, without waiting for the image's layers to be staged. The
+// binaries run directly, not through the entrypoint, which needs a Jetson
+// to choose one. It is nil when the router has no smoke command.
+func (j *releaseJob) smokeDefinition(ctx context.Context, base llb.State, routers []llb.State, baseConfig []byte) (*llb.Definition, error) {
 	if len(j.plan.Router.Smoke) == 0 {
 		return nil, nil
 	}
-	var base ocispecs.Image
-	if err := json.Unmarshal(baseConfig, &base); err != nil {
+	var config ocispecs.Image
+	if err := json.Unmarshal(baseConfig, &config); err != nil {
 		return nil, fmt.Errorf("runtime base %s: config is not valid JSON: %w", j.release.RuntimeBase, err)
 	}
 	var script strings.Builder
@@ -51,9 +54,9 @@ func (j *releaseJob) smokeDefinition(ctx context.Context, image llb.State, baseC
 	fmt.Fprintf(&script, "[ -s %s ] && echo yes >%s/%s\nexit 0\n", CABundlePath, smokeDir, caMarker)
 	opts := []llb.RunOption{
 		llb.Args(append([]string{"/bin/sh", "-c", script.String(), "jetbake-smoke"}, j.plan.Router.Smoke...)),
-		llb.WithCustomNamef("smoke: %s %s in the assembled image", j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
+		llb.WithCustomNamef("smoke: %s %s on the runtime base", j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
 	}
-	for _, kv := range base.Config.Env {
+	for _, kv := range config.Config.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			opts = append(opts, llb.AddEnv(k, v))
 		}
@@ -63,7 +66,10 @@ func (j *releaseJob) smokeDefinition(ctx context.Context, image llb.State, baseC
 	for _, k := range slices.Sorted(maps.Keys(j.plan.Router.Env)) {
 		opts = append(opts, llb.AddEnv(k, j.plan.Router.Env[k]))
 	}
-	out := image.Run(opts...).AddMount(smokeDir, llb.Scratch())
+	for i, t := range j.release.Targets {
+		opts = append(opts, llb.AddMount(t.Path, routers[i], llb.SourcePath(j.plan.Router.Output), llb.Readonly))
+	}
+	out := base.Run(opts...).AddMount(smokeDir, llb.Scratch())
 	def, err := out.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, fmt.Errorf("marshal the smoke run: %w", err)
@@ -93,7 +99,7 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, def *llb.
 		name := path.Base(t.Path)
 		rc := read(name + ".rc")
 		if rc == "" {
-			return fmt.Errorf("smoke run of %s in the assembled image left no exit status: does the runtime base %s have /bin/sh?", name, j.release.RuntimeBase)
+			return fmt.Errorf("smoke run of %s on the runtime base left no exit status: does the runtime base %s have /bin/sh?", name, j.release.RuntimeBase)
 		}
 		if rc == "0" {
 			continue
@@ -120,14 +126,14 @@ func (j *releaseJob) smokeResult(name, rc, log string) error {
 		cmd += " (exit " + strconv.Itoa(code) + ")"
 	}
 	if m := missingLib.FindStringSubmatch(log); m != nil {
-		return fmt.Errorf("%s fails in the assembled image: it needs %s, which the runtime base %s lacks; install the package that provides %s in the runtime base (TEI's images install libssl and ca-certificates), or use a base that has it",
+		return fmt.Errorf("%s fails on the runtime base: it needs %s, which the runtime base %s lacks; install the package that provides %s in the runtime base (TEI's images install libssl and ca-certificates), or use a base that has it",
 			cmd, m[1], j.release.RuntimeBase, m[1])
 	}
 	last := log
 	if i := strings.LastIndex(strings.TrimSpace(log), "\n"); i >= 0 {
 		last = strings.TrimSpace(log[i+1:])
 	}
-	return fmt.Errorf("%s fails in the assembled image: %s", cmd, last)
+	return fmt.Errorf("%s fails on the runtime base: %s", cmd, last)
 }
 
 // shellQuote quotes s for sh.

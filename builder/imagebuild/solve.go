@@ -123,7 +123,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	smoke, err := j.smokeDefinition(ctx, st, baseConfig)
+	smoke, err := j.smokeDefinition(ctx, j.runtimeBaseState(pin(j.runtimeBase, baseDigest)), routers, baseConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch})
 	}
 	release := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s) and %s", smList(j.release), imagespec.Path))
-	st := llb.Image(base, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+base), j.resolveMode())
+	st := j.runtimeBaseState(base)
 	var noCache []llb.ConstraintsOpt
 	if j.controls.NoCache {
 		noCache = append(noCache, llb.IgnoreCache)
@@ -354,6 +354,11 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 	}
 	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint and the CUDA probe"))...).
 		File(stamp(release), append(noCache, llb.WithCustomName("add the routers and image.json"))...)
+}
+
+// runtimeBaseState is the runtime base image at ref.
+func (j *releaseJob) runtimeBaseState(ref string) llb.State {
+	return llb.Image(ref, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+ref), j.resolveMode())
 }
 
 // pin adds digest to ref unless ref already names one.

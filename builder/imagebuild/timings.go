@@ -107,7 +107,7 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 		if v.Completed != nil {
 			s.end = *v.Completed
 		}
-		r.steps[release+"\x00"+v.Digest.String()+"\x00"+v.Started.String()] = s
+		r.put(release+"\x00"+v.Digest.String()+"\x00"+v.Started.String(), s)
 	}
 	for _, vs := range st.Statuses {
 		if vs.Started == nil || !strings.HasPrefix(vs.ID, "pushing") {
@@ -117,8 +117,19 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 		if vs.Completed != nil {
 			s.end = *vs.Completed
 		}
-		r.steps[release+"\x00"+vs.Vertex.String()+"\x00"+vs.ID] = s
+		r.put(release+"\x00"+vs.Vertex.String()+"\x00"+vs.ID, s)
 	}
+}
+
+// put records s under key unless a finished step is already there: a
+// vertex that several builds share (the builds of a shared session, a
+// release's smoke run) reaches each build's status stream, and a stream
+// may report it running after another reported it done.
+func (r *timingRecorder) put(key string, s span) {
+	if old, ok := r.steps[key]; ok && !old.end.IsZero() && s.end.IsZero() {
+		return
+	}
+	r.steps[key] = s
 }
 
 // record adds a step that jetbake timed itself.

@@ -105,3 +105,20 @@ func TestResolveCache(t *testing.T) {
 	require.NoError(t, err, "a failed resolve is tried again")
 	require.Equal(t, "sha256:1", d)
 }
+
+// A vertex shared by two builds of one release reaches both status
+// streams; one may report it running after the other reported it done.
+// The step keeps its end rather than running until the build ends.
+func TestTimingRecorderSharedVertex(t *testing.T) {
+	r := newTimingRecorder()
+	r.start = r.start.Add(-10 * time.Second)
+	t0 := r.start
+	ts := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
+	ctx := digest.FromString("context")
+	r.observe("a", &client.SolveStatus{Vertexes: []*client.Vertex{{Digest: ctx, Name: "[internal] load build context", Started: ts(100), Completed: ts(160)}}})
+	r.observe("a", &client.SolveStatus{Vertexes: []*client.Vertex{{Digest: ctx, Name: "[internal] load build context", Started: ts(100)}}})
+	got := r.result()
+	require.Len(t, got.Phases, 1)
+	require.Equal(t, PhaseFrontend, got.Phases[0].Name)
+	require.InDelta(t, 0.06, got.Phases[0].WallSeconds, 0.001)
+}

@@ -30,8 +30,9 @@ func withRuntimeBase(name, runtimeBase string) func(map[string]any) {
 }
 
 // The router side of the contract on the real buildkitd: the compute-cap
-// step is what lets the Orin image start, and the smoke run in the
-// assembled image catches a runtime base without libssl or a CA bundle.
+// step is what lets the Orin image start, and the smoke run of the
+// image's binaries on the runtime base catches a base without libssl or a
+// CA bundle.
 func TestRouterContract(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
@@ -106,7 +107,7 @@ func TestRouterContract(t *testing.T) {
 		require.NoError(t, err)
 		_, err = standin.Push(f.env.Busybox(), f.env.Registry, standin.Base{Ref: noSSL, CUDA: "12.6", CABundle: true})
 		require.NoError(t, err)
-		want := "router-87 --version (exit 127) fails in the assembled image: it needs libssl.so.3, which the runtime base " + noSSL + " lacks"
+		want := "router-87 --version (exit 127) fails on the runtime base: it needs libssl.so.3, which the runtime base " + noSSL + " lacks"
 		// Pushed: the smoke run goes beside the export, in a build of its
 		// own; the release fails before anything is tagged.
 		report, err := f.build(ctx, p, imagebuild.WithPush(true))
