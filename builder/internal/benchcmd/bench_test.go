@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,9 +262,41 @@ func TestTimingsTable(t *testing.T) {
 	require.Contains(t, text, "jetbake/bake-rts round by round: cold 0.25x 0.50x 0.75x (median 0.50x)")
 
 	out.Reset()
-	printGoals(&out, []sizeSummary{sum, {size: size{name: "50", releases: 50}, releases: 50, coldRatio: 0.8, warmRto: 0.5, maxRSS: 300 << 20}})
+	printGoals(&out, []sizeSummary{sum, {size: size{name: "50", releases: 50}, releases: 50, coldRatio: 0.8, warmRto: 0.5, maxRSS: 300 << 20, bakeBuilt: true}})
 	require.Contains(t, out.String(), "cold <= 0.9x: NOT met (1.00x); warm <= 0.4x: met (0.25x)")
 	require.Contains(t, out.String(), "warm <= 0.4x: NOT met (0.50x); memory < 200 MiB: NOT met (300 MiB)")
+}
+
+// A peer's failed build is shown and its round left out of the ratios; when
+// no round has both tools' builds, the goal is not measured, not met.
+func TestTimingsTableFailedPeer(t *testing.T) {
+	s := time.Second
+	a := &timings{releases: 50}
+	b := &timings{}
+	for i := range 2 {
+		a.addCold(result{wall: 20 * s, maxRSS: 60 << 20})
+		a.warm = append(a.warm, []time.Duration{2 * s})
+		if i == 0 {
+			b.addCold(result{wall: 40 * s})
+			b.warm = append(b.warm, nil)
+			b.fail("round 1, warm #1: exit status 1")
+			continue
+		}
+		b.cold, b.warm = append(b.cold, 0), append(b.warm, nil)
+		b.fail("round 2, cold: exit status 1")
+	}
+	var out strings.Builder
+	sum := printTable(&out, size{name: "50", releases: 50}, []string{toolJetbake, toolBake}, map[string]*timings{toolJetbake: a, toolBake: b})
+	text := out.String()
+	require.Regexp(t, `failed builds\s+0\s+2`, text)
+	require.Contains(t, text, "bake (default) failed: round 2, cold: exit status 1")
+	require.Contains(t, text, "40.00 (40.00-40.00)", "the failed cold build is not a 0 s build")
+	require.Equal(t, 0.5, sum.coldRatio, "only round 1 pairs")
+	require.True(t, math.IsNaN(sum.warmRto), "no round has warm builds of both")
+
+	out.Reset()
+	printGoals(&out, []sizeSummary{sum})
+	require.Contains(t, out.String(), "cold <= 0.9x: met (0.50x); warm <= 0.4x: not measured (no round where both tools built); memory < 200 MiB: met (60 MiB)")
 }
 
 func TestWatchPeakRSS(t *testing.T) {

@@ -272,23 +272,37 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 	return nil
 }
 
-// buildTool prunes the daemon's cache, builds c cold, then warm cfg.warm times.
+// buildTool prunes the daemon's cache, builds c cold, then warm cfg.warm
+// times. A failed jetbake build stops the bench; a failed build of a peer
+// is recorded (its round is left out of the ratios) and the bench goes on,
+// so that a peer that cannot build a matrix shows as such.
 func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, round int, t *timings, out io.Writer) error {
 	if err := prune(ctx, env.Daemon.Client); err != nil {
 		return err
 	}
+	failed := func(what string, err error) error {
+		if c.name == toolJetbake || ctx.Err() != nil {
+			return fmt.Errorf("round %d, %s %s: %w", round+1, what, c.name, err)
+		}
+		t.fail(fmt.Sprintf("round %d, %s: %v", round+1, what, err))
+		fmt.Fprintf(out, " FAILED (%s)\n", firstLine(err))
+		return nil
+	}
+	fmt.Fprintf(out, "    round %d %-8s cold", round+1, c.name)
 	res, err := c.build(ctx)
 	if err != nil {
-		return fmt.Errorf("round %d, cold %s: %w", round+1, c.name, err)
+		t.cold, t.warm = append(t.cold, 0), append(t.warm, nil)
+		return failed("cold", err)
 	}
 	t.addCold(res)
-	fmt.Fprintf(out, "    round %d %-8s cold %6.2fs  warm", round+1, c.name, res.wall.Seconds())
+	fmt.Fprintf(out, " %6.2fs  warm", res.wall.Seconds())
 	var warm []time.Duration
 	var warmTimings *imagebuild.Timings
+	defer func() { t.warm = append(t.warm, warm) }()
 	for i := range cfg.warm {
 		res, err := c.build(ctx)
 		if err != nil {
-			return fmt.Errorf("round %d, warm %s #%d: %w", round+1, c.name, i+1, err)
+			return failed(fmt.Sprintf("warm #%d", i+1), err)
 		}
 		warm = append(warm, res.wall)
 		t.addRSS(res.maxRSS)
@@ -296,7 +310,6 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 		warmTimings = res.timings
 		fmt.Fprintf(out, " %.2fs", res.wall.Seconds())
 	}
-	t.warm = append(t.warm, warm)
 	fmt.Fprintf(out, "  (peak RSS %s)\n", mib(t.maxRSS))
 	if cfg.timings && res.timings != nil && warmTimings != nil {
 		fmt.Fprintf(out, "      jetbake's phases, cold build:\n")
@@ -305,6 +318,12 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 		_ = warmTimings.WriteTable(indent(out, "      "))
 	}
 	return nil
+}
+
+// firstLine is the first line of err's message.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // roundOrder is the order of n tools in a round: rotated by the round, and

@@ -23,11 +23,12 @@ const (
 	memoryGoalReleases = 50
 )
 
-// timings are one tool's measures on one matrix: one cold build per round,
-// the warm builds of each round, its peak memory and whether its digests
-// stayed the same over every build.
+// timings are one tool's measures on one matrix: one cold build per round
+// (0 when it failed), the warm builds of each round, its peak memory,
+// whether its digests stayed the same over every build, and its failures.
 type timings struct {
 	cold       []time.Duration
+	failures   []string
 	warm       [][]time.Duration
 	coldPhases []*imagebuild.Timings
 	maxRSS     int64
@@ -46,6 +47,14 @@ func (t *timings) addCold(r result) {
 }
 
 func (t *timings) addRSS(rss int64) { t.maxRSS = max(t.maxRSS, rss) }
+
+// fail records a failed build.
+func (t *timings) fail(what string) { t.failures = append(t.failures, what) }
+
+// coldOK is the cold builds that succeeded.
+func (t *timings) coldOK() []time.Duration {
+	return slices.DeleteFunc(slices.Clone(t.cold), func(d time.Duration) bool { return d == 0 })
+}
 
 // checkDigests compares a build's digests with the first build's: cold
 // builds of later rounds start from a pruned cache and an empty registry, so
@@ -96,10 +105,15 @@ func ratio(a, b time.Duration) float64 {
 // warm builds. The tools of a round ran minutes apart at most, so these
 // ratios suffer less from a machine whose speed drifts than ratios of
 // medians pooled over rounds.
+// A round where either tool failed a build is left out.
 func pairedRatios(a, b *timings) (cold, warm []float64) {
 	for i := range min(len(a.cold), len(b.cold)) {
-		cold = append(cold, ratio(a.cold[i], b.cold[i]))
-		warm = append(warm, ratio(median(a.warm[i]), median(b.warm[i])))
+		if a.cold[i] > 0 && b.cold[i] > 0 {
+			cold = append(cold, ratio(a.cold[i], b.cold[i]))
+		}
+		if i < len(a.warm) && i < len(b.warm) && len(a.warm[i]) > 0 && len(b.warm[i]) > 0 {
+			warm = append(warm, ratio(median(a.warm[i]), median(b.warm[i])))
+		}
 	}
 	return cold, warm
 }
@@ -110,6 +124,7 @@ type sizeSummary struct {
 	releases           int
 	coldRatio, warmRto float64 // jetbake/bake default, medians of the rounds
 	maxRSS             int64
+	bakeBuilt          bool // bake's default mode was among the tools
 }
 
 // printTable prints one matrix's three columns: medians with min-max, time
@@ -132,27 +147,33 @@ func printTable(out io.Writer, sz size, names []string, results map[string]*timi
 		fmt.Fprintf(tw, "%s\t", toolTitles[name])
 	}
 	fmt.Fprintln(tw)
-	row("cold s", func(t *timings) string { return fmt.Sprintf("%.2f (%s)", median(t.cold).Seconds(), spread(t.cold)) })
+	row("cold s", func(t *timings) string { return fmt.Sprintf("%.2f (%s)", median(t.coldOK()).Seconds(), spread(t.coldOK())) })
 	row("warm s", func(t *timings) string {
 		return fmt.Sprintf("%.2f (%s)", median(t.allWarm()).Seconds(), spread(t.allWarm()))
 	})
-	row("cold s/release", func(t *timings) string { return fmt.Sprintf("%.3f", median(t.cold).Seconds()/float64(releases)) })
+	row("cold s/release", func(t *timings) string { return fmt.Sprintf("%.3f", median(t.coldOK()).Seconds()/float64(releases)) })
 	row("warm s/release", func(t *timings) string {
 		return fmt.Sprintf("%.3f", median(t.allWarm()).Seconds()/float64(releases))
 	})
 	row("peak RSS of the CLI", func(t *timings) string { return mib(t.maxRSS) })
 	row("same digests every build", func(t *timings) string { return yesNo(!t.changed) })
+	row("failed builds", func(t *timings) string { return fmt.Sprint(len(t.failures)) })
 	sum := sizeSummary{size: sz, releases: releases, maxRSS: jb.maxRSS, coldRatio: math.NaN(), warmRto: math.NaN()}
 	var lines []string
 	for _, name := range names[1:] {
 		coldR, warmR := pairedRatios(jb, results[name])
 		if name == toolBake {
-			sum.coldRatio, sum.warmRto = median(coldR), median(warmR)
+			sum.coldRatio, sum.warmRto, sum.bakeBuilt = medianOrNaN(coldR), medianOrNaN(warmR), true
 		}
 		lines = append(lines, fmt.Sprintf("jetbake/%s round by round: cold %s (median %.2fx), warm %s (median %.2fx)",
 			name, ratios(coldR), median(coldR), ratios(warmR), median(warmR)))
 	}
 	tw.Flush()
+	for _, name := range names {
+		for _, f := range results[name].failures {
+			fmt.Fprintf(out, "%s failed: %s\n", toolTitles[name], f)
+		}
+	}
 	for _, l := range lines {
 		fmt.Fprintln(out, l)
 	}
@@ -167,9 +188,9 @@ func printTable(out io.Writer, sz size, names []string, results map[string]*timi
 func printGoals(out io.Writer, sums []sizeSummary) {
 	fmt.Fprintf(out, "\ngoals against bake's default output (medians of the round-by-round ratios):\n")
 	for _, s := range sums {
-		line := fmt.Sprintf("  %-36s cold <= %.1fx: %s (%.2fx); warm <= %.1fx: %s (%.2fx)", s.size.String()+":",
-			coldGoal, verdict(s.coldRatio <= coldGoal), s.coldRatio, warmGoal, verdict(s.warmRto <= warmGoal), s.warmRto)
-		if math.IsNaN(s.coldRatio) {
+		line := fmt.Sprintf("  %-36s cold <= %.1fx: %s; warm <= %.1fx: %s", s.size.String()+":",
+			coldGoal, goal(s.coldRatio, coldGoal), warmGoal, goal(s.warmRto, warmGoal))
+		if !s.bakeBuilt {
 			line = fmt.Sprintf("  %-36s bake's default mode was not built", s.size.String()+":")
 		}
 		if s.releases >= memoryGoalReleases {
@@ -177,6 +198,23 @@ func printGoals(out io.Writer, sums []sizeSummary) {
 		}
 		fmt.Fprintln(out, line)
 	}
+}
+
+// goal says whether ratio meets the goal: "met (0.80x)", "NOT met (1.10x)",
+// or that no round had both tools' builds (NaN).
+func goal(ratio, goal float64) string {
+	if math.IsNaN(ratio) {
+		return "not measured (no round where both tools built)"
+	}
+	return fmt.Sprintf("%s (%.2fx)", verdict(ratio <= goal), ratio)
+}
+
+// medianOrNaN is the median of xs, or NaN when there is none.
+func medianOrNaN(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return median(xs)
 }
 
 // medianTimings is, phase by phase, the median of several builds' timings.
