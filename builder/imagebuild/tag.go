@@ -20,6 +20,8 @@ type tagMove struct {
 	tag     name.Tag
 	desc    *remote.Descriptor
 	old     *remote.Descriptor // nil when the tag is new
+	// same is set when the tag already points at the digest: nothing moves.
+	same bool
 }
 
 // tagConcurrency is how many registry requests tagging keeps in flight: a
@@ -52,6 +54,9 @@ func tagAll(ctx context.Context, report *Report, jobs []*releaseJob, ropts []rem
 	moved := make([]bool, len(moves))
 	errs := make([]error, len(moves))
 	forEach(len(moves), func(i int) {
+		if moves[i].same {
+			return
+		}
 		if errs[i] = remote.Tag(moves[i].tag, moves[i].desc, ropts...); errs[i] == nil {
 			moved[i] = true
 		}
@@ -79,13 +84,15 @@ func tagAll(ctx context.Context, report *Report, jobs []*releaseJob, ropts []rem
 	return nil
 }
 
-// planTagMoves fetches what every tag will point at, and what it points at
-// now, many requests at a time. The moves are in plan and tag order.
+// planTagMoves finds every tag's move, many requests at a time: it asks
+// where each tag points now (a HEAD), and fetches, for the tags that must
+// move, what each will point at and what it pointed at before. A tag
+// already on its release's digest (a rebuild that changed nothing) stays
+// as it is. The moves are in plan and tag order.
 func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]tagMove, error) {
 	var moves []tagMove
 	for i, j := range jobs {
-		rr := report.Releases[i]
-		if rr.Digest == "" {
+		if report.Releases[i].Digest == "" {
 			return nil, fmt.Errorf("release %s: the push returned no digest", j.release.Name)
 		}
 		for _, t := range j.release.Tags {
@@ -96,10 +103,40 @@ func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]
 			moves = append(moves, tagMove{release: i, tag: tag})
 		}
 	}
+	errs := make([]error, len(moves))
+	existing := make([]bool, len(moves))
+	forEach(len(moves), func(k int) {
+		m := &moves[k]
+		head, err := remote.Head(m.tag, ropts...)
+		switch {
+		case err == nil:
+			existing[k] = true
+			m.same = head.Digest.String() == report.Releases[m.release].Digest
+		case !isNotFound(err):
+			errs[k] = fmt.Errorf("release %s: read tag %s before moving it: %w", jobs[m.release].release.Name, m.tag, err)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return moves, fetchMoves(moves, existing, report, jobs, ropts)
+}
+
+// fetchMoves fetches, for the moves that are not already in place, the
+// descriptor each tag will point at and the one it points at now.
+func fetchMoves(moves []tagMove, existing []bool, report *Report, jobs []*releaseJob, ropts []remote.Option) error {
 	descs := make([]*remote.Descriptor, len(jobs))
+	for _, m := range moves {
+		if !m.same {
+			descs[m.release] = &remote.Descriptor{} // wanted
+		}
+	}
 	errs := make([]error, len(jobs)+len(moves))
 	forEach(len(jobs)+len(moves), func(k int) {
 		if k < len(jobs) {
+			if descs[k] == nil {
+				return
+			}
 			j := jobs[k]
 			ref, err := name.NewDigest(j.plan.Repository + "@" + report.Releases[k].Digest)
 			if err == nil {
@@ -110,20 +147,22 @@ func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]
 			}
 			return
 		}
-		m := &moves[k-len(jobs)]
-		old, err := remote.Get(m.tag, ropts...)
-		if err != nil && !isNotFound(err) {
-			errs[k] = fmt.Errorf("release %s: read tag %s before moving it: %w", jobs[m.release].release.Name, m.tag, err)
+		i := k - len(jobs)
+		if m := &moves[i]; !m.same && existing[i] {
+			old, err := remote.Get(m.tag, ropts...)
+			if err != nil {
+				errs[k] = fmt.Errorf("release %s: read tag %s before moving it: %w", jobs[m.release].release.Name, m.tag, err)
+			}
+			m.old = old
 		}
-		m.old = old
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return err
 	}
 	for k := range moves {
 		moves[k].desc = descs[moves[k].release]
 	}
-	return moves, nil
+	return nil
 }
 
 // forEach calls f for 0..n-1, tagConcurrency calls at a time, and waits for all.

@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -71,6 +72,37 @@ func TestTagAllPutsEveryTagOn(t *testing.T) {
 	desc, err := remote.Head(mustRef(t, repo+":c"))
 	require.NoError(t, err)
 	require.Equal(t, report.Releases[1].Digest, desc.Digest.String())
+}
+
+// A tag already on its release's digest (a rebuild that changed nothing)
+// is not written again; the others are, and the report lists them all.
+func TestTagAllLeavesTagsInPlace(t *testing.T) {
+	var mu sync.Mutex
+	var puts []string
+	repo := testregistry.New(t, func(reg http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+				mu.Lock()
+				puts = append(puts, r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:])
+				mu.Unlock()
+			}
+			reg.ServeHTTP(w, r)
+		})
+	}) + "/jetbake/router"
+	built := pushRandom(t, repo+":in-place")
+	moved := pushRandom(t, repo+":moved")
+	jobs, report := tagJobs(repo, []string{repo + ":in-place", repo + ":moved", repo + ":new"})
+	report.Releases[0].Digest = built.String()
+	puts = nil
+	require.NoError(t, tagAll(t.Context(), report, jobs, nil))
+	require.ElementsMatch(t, []string{"moved", "new"}, puts, "only the tags that move are written")
+	require.Equal(t, []string{repo + ":in-place", repo + ":moved", repo + ":new"}, report.Releases[0].Tags)
+	for _, tag := range []string{"in-place", "moved", "new"} {
+		desc, err := remote.Head(mustRef(t, repo+":"+tag))
+		require.NoError(t, err)
+		require.Equal(t, built, desc.Digest, tag)
+	}
+	require.NotEqual(t, moved, built)
 }
 
 // A tag that fails to move puts back every tag moved before it.
