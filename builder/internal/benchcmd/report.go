@@ -147,7 +147,9 @@ func printTable(out io.Writer, sz size, names []string, results map[string]*timi
 		fmt.Fprintf(tw, "%s\t", toolTitles[name])
 	}
 	fmt.Fprintln(tw)
-	row("cold s", func(t *timings) string { return fmt.Sprintf("%.2f (%s)", median(t.coldOK()).Seconds(), spread(t.coldOK())) })
+	row("cold s", func(t *timings) string {
+		return fmt.Sprintf("%.2f (%s)", median(t.coldOK()).Seconds(), spread(t.coldOK()))
+	})
 	row("warm s", func(t *timings) string {
 		return fmt.Sprintf("%.2f (%s)", median(t.allWarm()).Seconds(), spread(t.allWarm()))
 	})
