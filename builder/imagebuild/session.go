@@ -15,11 +15,11 @@ import (
 )
 
 // sharedSession is one BuildKit session that every release's build on a
-// node uses, as buildx bake shares one session between its targets: the
-// releases' local sources (the router's context, its Dockerfile, the
-// entrypoint) are the same folders, so BuildKit sends each once per
-// build rather than once per release, and a release's build starts
-// without a session handshake of its own.
+// node uses (buildx bake likewise serves a local folder that several
+// targets use from one shared session): the releases' local sources (the
+// router's context, its Dockerfile, the entrypoint) are the same folders,
+// so BuildKit sends each once per build rather than once per release, and
+// a release's build starts without a session handshake of its own.
 type sharedSession struct {
 	s    *session.Session
 	done chan error
