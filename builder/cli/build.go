@@ -70,7 +70,10 @@ func newBuildCommand() *cobra.Command {
 			"only when every selected release succeeded: no tag ever points at a failed release or half a set.\n\n" +
 			"It connects to --addr or BUILDKIT_HOST, or starts bin/buildkitd (next to jetbake) with its state in\n" +
 			"the user cache folder, and stops it afterwards unless --keep-daemon. Base images are pinned by\n" +
-			"matrix.lock.json when it exists (see 'jetbake lock').",
+			"matrix.lock.json when it exists (see 'jetbake lock').\n\n" +
+			"While converting the router's Dockerfile it runs BuildKit's Dockerfile checks (see 'jetbake check')\n" +
+			"and prints their warnings; it runs the router's smoke command with every binary on the runtime base\n" +
+			"and fails the release, untagged, when one fails.",
 		Example: "  jetbake build --push\n" +
 			"  jetbake build --release jetpack6.2 --output type=oci,dest=out/ --metadata-file build.json\n" +
 			"  jetbake build --mirror nvcr.io=127.0.0.1:5000 --push --continue-on-error --progress plain",
