@@ -155,6 +155,9 @@ func (b *Builder) daemons(ctx context.Context) []Daemon {
 // attempt runs one release's BuildKit session on node n.
 // On a node with a shared session, the build uses it.
 func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *progress, ss *sharedSession) (ReleaseReport, error) {
+	if ss != nil && !ss.alive() {
+		ss = nil // the shared session ended: this build brings its own
+	}
 	j.resetFindings()
 	rr := j.initialReport()
 	start := time.Now()
@@ -180,6 +183,12 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	j.fillReport(&rr)
 	if err == nil {
 		rr.Outputs, err = cleanup(true)
+	}
+	if err != nil && ss != nil && !ss.alive() && ctx.Err() == nil {
+		// The shared session ended under the build, not the build itself.
+		_, _ = cleanup(false)
+		progress.logf("[%s] the shared BuildKit session on %s ended; building again with a session of its own", j.release.Name, n.Name)
+		return b.attempt(ctx, n, j, progress, nil)
 	}
 	if err != nil {
 		_, _ = cleanup(false)

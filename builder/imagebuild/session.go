@@ -23,6 +23,19 @@ import (
 type sharedSession struct {
 	s    *session.Session
 	done chan error
+	// ended is closed when the session has ended (the daemon restarted,
+	// the connection dropped): later builds on the node use their own.
+	ended chan struct{}
+}
+
+// alive reports whether the session still runs.
+func (ss *sharedSession) alive() bool {
+	select {
+	case <-ss.ended:
+		return false
+	default:
+		return true
+	}
 }
 
 // startSharedSession starts a session on c that serves mounts and attach.
@@ -50,8 +63,11 @@ func startSharedSession(ctx context.Context, c *client.Client, key string, mount
 	for _, a := range attach {
 		s.Allow(a)
 	}
-	ss := &sharedSession{s: s, done: make(chan error, 1)}
-	go func() { ss.done <- s.Run(context.WithoutCancel(ctx), grpchijack.Dialer(c.ControlClient())) }()
+	ss := &sharedSession{s: s, done: make(chan error, 1), ended: make(chan struct{})}
+	go func() {
+		ss.done <- s.Run(context.WithoutCancel(ctx), grpchijack.Dialer(c.ControlClient()))
+		close(ss.ended)
+	}()
 	return ss, nil
 }
 

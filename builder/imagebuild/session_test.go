@@ -53,3 +53,11 @@ func TestDeferredSmokeNotHanded(t *testing.T) {
 	d = newDeferredSmoke(t.Context(), Node{}, nil, nil, nil)
 	require.NoError(t, d.wait(nil))
 }
+
+// A shared session that ended is not used again.
+func TestSharedSessionAlive(t *testing.T) {
+	ss := &sharedSession{ended: make(chan struct{})}
+	require.True(t, ss.alive())
+	close(ss.ended)
+	require.False(t, ss.alive())
+}

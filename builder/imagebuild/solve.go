@@ -334,7 +334,9 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 			dirs[dir] = true
 			fa = fa.Mkdir(dir, 0o755, llb.WithParents(true), created)
 		}
-		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch})
+		// FollowSymlinks: a router output that is a link puts the file it
+		// points to in the image, the file the smoke run mounts and runs.
+		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch, FollowSymlinks: true})
 	}
 	release := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s) and %s", smList(j.release), imagespec.Path))
 	st := j.runtimeBaseState(base)

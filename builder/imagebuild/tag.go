@@ -108,6 +108,14 @@ func planTagMoves(report *Report, jobs []*releaseJob, ropts []remote.Option) ([]
 	forEach(len(moves), func(k int) {
 		m := &moves[k]
 		head, err := remote.Head(m.tag, ropts...)
+		if err != nil && !isNotFound(err) {
+			// A registry may answer HEAD without Docker-Content-Digest;
+			// go-containerregistry's advice is to ask with GET then.
+			var desc *remote.Descriptor
+			if desc, err = remote.Get(m.tag, ropts...); err == nil {
+				head = &desc.Descriptor
+			}
+		}
 		switch {
 		case err == nil:
 			existing[k] = true

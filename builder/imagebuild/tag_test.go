@@ -142,3 +142,32 @@ func TestFinishNeverTagsAfterAFailedOutput(t *testing.T) {
 	require.Equal(t, Failed, report.Releases[1].Outcome, "a failure is never turned into 'not tagged'")
 	require.Error(t, report.Err())
 }
+
+// noDigestHeader drops Docker-Content-Digest from HEAD answers, as some
+// registries do.
+type noDigestHeader struct{ http.ResponseWriter }
+
+func (w noDigestHeader) WriteHeader(code int) {
+	w.Header().Del("Docker-Content-Digest")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// A registry whose HEAD answers lack the digest is asked with GET.
+func TestTagAllWithoutDigestOnHead(t *testing.T) {
+	repo := testregistry.New(t, func(reg http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodHead && strings.Contains(r.URL.Path, "/manifests/") {
+				w = noDigestHeader{w}
+			}
+			reg.ServeHTTP(w, r)
+		})
+	}) + "/jetbake/router"
+	built := pushRandom(t, repo+":in-place")
+	jobs, report := tagJobs(repo, []string{repo + ":in-place", repo + ":new"})
+	report.Releases[0].Digest = built.String()
+	require.NoError(t, tagAll(t.Context(), report, jobs, nil))
+	require.Equal(t, []string{repo + ":in-place", repo + ":new"}, report.Releases[0].Tags)
+	desc, err := remote.Get(mustRef(t, repo+":new"))
+	require.NoError(t, err)
+	require.Equal(t, built, desc.Digest)
+}
