@@ -262,6 +262,10 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 	}
 	if round == 0 {
 		for _, bk := range order[1:] {
+			if len(results[bk.name].failures) > 0 {
+				fmt.Fprintf(out, "    not compared with %s: it failed a build of this round\n", bk.name)
+				continue
+			}
 			summary, err := compareImages(ctx, jb, bk)
 			if err != nil {
 				return fmt.Errorf("jetbake's and %s's images differ: %w", bk.name, err)
@@ -274,8 +278,9 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 
 // buildTool prunes the daemon's cache, builds c cold, then warm cfg.warm
 // times. A failed jetbake build stops the bench; a failed build of a peer
-// is recorded (its round is left out of the ratios) and the bench goes on,
-// so that a peer that cannot build a matrix shows as such.
+// is recorded and the bench goes on, so that a peer that cannot build a
+// matrix shows as such: a failed cold build leaves the round out of the
+// ratios, a failed warm build the round's warm ratio.
 func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, round int, t *timings, out io.Writer) error {
 	if err := prune(ctx, env.Daemon.Client); err != nil {
 		return err
@@ -302,6 +307,7 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 	for i := range cfg.warm {
 		res, err := c.build(ctx)
 		if err != nil {
+			warm = nil // the round's warm builds are left out of the ratios
 			return failed(fmt.Sprintf("warm #%d", i+1), err)
 		}
 		warm = append(warm, res.wall)
