@@ -21,7 +21,6 @@ import (
 // smokeDir is where the build-time smoke run writes what each router printed.
 const smokeDir = "/jetbake-smoke"
 
-
 // missingLib finds the library in the dynamic loader's sentence
 // "error while loading shared libraries: libssl.so.3: cannot open ...".
 var missingLib = regexp.MustCompile(`error while loading shared libraries: ([^:\s]+):`)
