@@ -172,7 +172,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	}
 	if err == nil {
 		var resp *client.SolveResponse
-		resp, err = n.Client.Build(ctx, solveOpt, "jetbake", j.build(smoke.hand()), progress.channel(j.release.Name))
+		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(smoke.hand()), progress.channel(j.release.Name))
 		if err = smoke.wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
 		}

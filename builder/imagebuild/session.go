@@ -2,6 +2,7 @@ package imagebuild
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/moby/buildkit/client"
@@ -109,11 +110,27 @@ type deferredSmoke struct {
 	job      *releaseJob
 	progress *progress
 	done     chan error // nil until the run was handed over
+	// buildCtx and stopBuild are the release build's context and its
+	// cancel; nil unless buildContext was called.
+	buildCtx  context.Context
+	stopBuild context.CancelCauseFunc
 }
 
 func newDeferredSmoke(ctx context.Context, n Node, ss *sharedSession, j *releaseJob, p *progress) *deferredSmoke {
 	ctx, cancel := context.WithCancel(ctx)
 	return &deferredSmoke{ctx: ctx, cancel: cancel, node: n, session: ss, job: j, progress: p}
+}
+
+// buildContext is the context of the release's build: a failed smoke run
+// cancels it, with its error as the cause, so that the export and push
+// stop rather than finish for nothing.
+func (d *deferredSmoke) buildContext(ctx context.Context) context.Context {
+	if d == nil {
+		return ctx
+	}
+	ctx, d.stopBuild = context.WithCancelCause(ctx)
+	d.buildCtx = ctx
+	return ctx
 }
 
 // hand returns the function the release's build hands its smoke run to,
@@ -133,22 +150,35 @@ func (d *deferredSmoke) hand() func(*llb.Definition, []gateway.CacheOptionsEntry
 			_, err := d.node.Client.Build(d.ctx, opt, "jetbake", func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
 				return gateway.NewResult(), d.job.smokeCheck(ctx, c, def, imports)
 			}, d.progress.channel(d.job.release.Name))
+			if err != nil && d.ctx.Err() == nil && d.stopBuild != nil {
+				d.stopBuild(err)
+			}
 			d.done <- err
 		}()
 	}
 }
 
-// wait returns buildErr, or else the smoke run's error once it ended. A
-// failed build stops the run.
+// wait returns the smoke run's error when it failed (and so stopped the
+// build), else buildErr, else the smoke run's error once it ended. A build
+// that failed on its own stops the run.
 func (d *deferredSmoke) wait(buildErr error) error {
 	if d == nil {
 		return buildErr
 	}
 	defer d.cancel()
+	if d.stopBuild != nil {
+		defer d.stopBuild(nil)
+	}
 	if d.done == nil {
 		return buildErr
 	}
 	if buildErr != nil {
+		if d.buildCtx != nil && d.buildCtx.Err() != nil {
+			if cause := context.Cause(d.buildCtx); cause != nil && !errors.Is(cause, context.Canceled) {
+				<-d.done
+				return cause
+			}
+		}
 		d.cancel()
 		<-d.done
 		return buildErr

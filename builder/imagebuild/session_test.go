@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -60,4 +61,26 @@ func TestSharedSessionAlive(t *testing.T) {
 	require.True(t, ss.alive())
 	close(ss.ended)
 	require.False(t, ss.alive())
+}
+
+// A smoke run that fails stops the release's build, and the release fails
+// with the smoke run's error, not with the cancellation it caused.
+func TestDeferredSmokeStopsTheBuild(t *testing.T) {
+	d := newDeferredSmoke(t.Context(), Node{}, nil, nil, nil)
+	buildCtx := d.buildContext(t.Context())
+	d.done = make(chan error, 1)
+	failed := errors.New("router-87 --version (exit 127) fails on the runtime base")
+	d.stopBuild(failed) // as the smoke run's goroutine does
+	d.done <- failed
+	require.Error(t, buildCtx.Err(), "the build is stopped")
+	require.Equal(t, failed, d.wait(context.Canceled))
+
+	// A build that fails on its own keeps its error and stops the smoke run.
+	d = newDeferredSmoke(t.Context(), Node{}, nil, nil, nil)
+	d.buildContext(t.Context())
+	d.done = make(chan error, 1)
+	d.done <- context.Canceled
+	own := errors.New("export failed")
+	require.Equal(t, own, d.wait(own))
+	require.Error(t, d.ctx.Err(), "the smoke run is stopped")
 }
