@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 )
 
@@ -28,12 +26,11 @@ func TestCLIBuildCacheFrom(t *testing.T) {
 	matrixPath := filepath.Join(f.work, "matrix.json")
 	cacheDir := filepath.Join(f.work, "cache")
 	build := func(args ...string) string {
-		var stdout, stderr bytes.Buffer
 		args = append([]string{"build", "--matrix", matrixPath, "--addr", f.env.Daemon.Addr, "--mirror", "nvcr.io=" + f.env.Registry,
 			"--push", "--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir, "--progress", "plain"}, args...)
-		code := cli.Run(ctx, args, &stdout, &stderr)
-		require.Equal(t, 0, code, stderr.String())
-		return stderr.String()
+		code, _, stderr := jetbake(ctx, args...)
+		require.Equal(t, 0, code, stderr)
+		return stderr
 	}
 	first := build("--cache-to", "type=local,mode=max,dest="+cacheDir)
 	require.NotRegexp(t, `(?m)^#[0-9]+ \[jetpack6\.2\] \[(?:[a-z0-9_.-]+ )?[0-9]+/[0-9]+\] RUN [^\n]*\n#[0-9]+ CACHED`, first, "a first build runs the router's steps")

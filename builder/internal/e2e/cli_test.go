@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/lock"
@@ -26,13 +24,11 @@ func TestCLIBuildWithLock(t *testing.T) {
 	require.NoError(t, err)
 	matrixPath := filepath.Join(f.work, "matrix.json")
 	mirror := "nvcr.io=" + f.env.Registry
-	jetbake := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := cli.Run(ctx, append(args, "--matrix", matrixPath), &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
+	run := func(args ...string) (int, string, string) {
+		return jetbake(ctx, append(args, "--matrix", matrixPath)...)
 	}
 
-	code, out, errOut := jetbake("lock", "--mirror", mirror, "--format", "json")
+	code, out, errOut := run("lock", "--mirror", mirror, "--format", "json")
 	require.Equal(t, 0, code, errOut)
 	var lf lock.File
 	require.NoError(t, json.Unmarshal([]byte(out), &lf))
@@ -41,7 +37,7 @@ func TestCLIBuildWithLock(t *testing.T) {
 
 	metadata := filepath.Join(f.work, "build.json")
 	cacheDir := filepath.Join(f.work, "cache")
-	code, _, errOut = jetbake("build", "--addr", f.env.Daemon.Addr, "--mirror", mirror, "--push",
+	code, _, errOut = run("build", "--addr", f.env.Daemon.Addr, "--mirror", mirror, "--push",
 		"--release", "jetpack6.2", "--metadata-file", metadata, "--entrypoint-dir", f.entrypointDir,
 		"--cache-to", "type=local,dest="+cacheDir, "--progress", "plain", "--check-lock")
 	require.Equal(t, 0, code, errOut)
@@ -64,12 +60,12 @@ func TestCLIBuildWithLock(t *testing.T) {
 	moved := standin.Base{Ref: "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime", CUDA: "12.6.99"}
 	_, err = standin.Push(f.env.Busybox(), f.env.Registry, moved)
 	require.NoError(t, err)
-	code, _, errOut = jetbake("build", "--addr", f.env.Daemon.Addr, "--mirror", mirror, "--check-lock",
+	code, _, errOut = run("build", "--addr", f.env.Daemon.Addr, "--mirror", mirror, "--check-lock",
 		"--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime moved from")
 
-	code, _, errOut = jetbake("build", "--addr", f.env.Daemon.Addr, "--release", "nope", "--entrypoint-dir", f.entrypointDir)
+	code, _, errOut = run("build", "--addr", f.env.Daemon.Addr, "--release", "nope", "--entrypoint-dir", f.entrypointDir)
 	require.Equal(t, 2, code, "an unknown release is bad input, found before the daemon is used")
 	require.Contains(t, errOut, `--release: unknown release "nope": the matrix has`)
 }

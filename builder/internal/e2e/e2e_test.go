@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
@@ -71,6 +73,14 @@ func (f *fixture) demoPlanFile(t *testing.T, file string, mutate ...func(map[str
 	path := filepath.Join(f.work, file)
 	require.NoError(t, WriteDemoMatrix(f.env.RepoRoot, f.env.Registry, path, mutate...))
 	return path
+}
+
+// jetbake runs the jetbake CLI in this process, as a pipeline runs the
+// binary, and returns its exit code, standard output and standard error.
+func jetbake(ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Run(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
 }
 
 func (f *fixture) build(ctx context.Context, p *plan.Plan, opts ...imagebuild.Option) (*imagebuild.Report, error) {

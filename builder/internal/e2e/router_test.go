@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
@@ -169,13 +167,11 @@ func TestCLICheck(t *testing.T) {
 	_, err := f.env.PushStandins(p)
 	require.NoError(t, err)
 	mirror := "nvcr.io=" + f.env.Registry
-	jetbake := func(matrixPath string, args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := cli.Run(ctx, append(args, "--matrix", matrixPath, "--addr", f.env.Daemon.Addr, "--mirror", mirror), &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
+	run := func(matrixPath string, args ...string) (int, string, string) {
+		return jetbake(ctx, append(args, "--matrix", matrixPath, "--addr", f.env.Daemon.Addr, "--mirror", mirror)...)
 	}
 
-	code, out, errOut := jetbake(filepath.Join(f.work, "matrix.json"), "check", "--release", "jetpack7.2")
+	code, out, errOut := run(filepath.Join(f.work, "matrix.json"), "check", "--release", "jetpack7.2")
 	require.Equal(t, 0, code, out+errOut)
 	require.Contains(t, out, "passes BuildKit's checks")
 
@@ -183,7 +179,7 @@ func TestCLICheck(t *testing.T) {
 		func(s string) string {
 			return strings.Replace(s, "FROM ${BUILD_BASE} AS router", "FROM ${BUILD_BASE} as router", 1)
 		}))
-	code, out, errOut = jetbake(warn, "check", "--release", "jetpack7.2", "--format", "json")
+	code, out, errOut = run(warn, "check", "--release", "jetpack7.2", "--format", "json")
 	require.Equal(t, 0, code, out+errOut)
 	var report struct {
 		OK       bool                 `json:"ok"`
@@ -201,7 +197,7 @@ func TestCLICheck(t *testing.T) {
 	require.ElementsMatch(t, []string{"8.7", "11.0"}, []string{report.Findings[0].SM, report.Findings[1].SM})
 
 	metadata := filepath.Join(f.work, "warn-metadata.json")
-	code, _, errOut = jetbake(warn, "build", "--release", "jetpack7.2", "--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata)
+	code, _, errOut = run(warn, "build", "--release", "jetpack7.2", "--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "jetbake: check: "+filepath.Join(f.work, "warn", "Dockerfile")+":9: warning: FromAsCasing")
 	var built imagebuild.Report
@@ -213,12 +209,12 @@ func TestCLICheck(t *testing.T) {
 
 	broken := f.demoPlanFile(t, "broken.json", copyStandinRouter(t, f.env.RepoRoot, filepath.Join(f.work, "broken"),
 		func(s string) string { return strings.Replace(s, "COPY . /src", "COPY --chmod . /src", 1) }))
-	code, out, errOut = jetbake(broken, "check", "--release", "jetpack6.2")
+	code, out, errOut = run(broken, "check", "--release", "jetpack6.2")
 	require.Equal(t, 1, code, out+errOut)
 	require.Contains(t, out, filepath.Join(f.work, "broken", "Dockerfile"))
 	require.Contains(t, out, ": error: ")
 
-	code, _, errOut = jetbake(broken, "build", "--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir)
+	code, _, errOut = run(broken, "build", "--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, filepath.Join(f.work, "broken", "Dockerfile")+": dockerfile parse error on line 19")
 }
