@@ -146,7 +146,7 @@ var (
 
 // buildBinaries builds the entrypoint and jetbake-cudaprobe (CGO_ENABLED=0,
 // as released) into one folder, and the fake driver from
-// cudaprobe/testdata/fakecuda.c with gcc.
+// builder/internal/standin/cuda/libcuda.c with gcc.
 func buildBinaries(t testing.TB) binaries {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -172,7 +172,7 @@ func buildAll(b binaries) error {
 	steps := [][]string{
 		{"go", "build", "-o", b.entrypoint, "."},
 		{"go", "build", "-o", b.probe, "./cudaprobe"},
-		{"gcc", "-shared", "-fPIC", "-o", b.libcuda, "cudaprobe/testdata/fakecuda.c"},
+		{"gcc", "-shared", "-fPIC", "-o", b.libcuda, "../builder/internal/standin/cuda/libcuda.c"},
 	}
 	for _, s := range steps {
 		cmd := exec.Command(s[0], s[1:]...)

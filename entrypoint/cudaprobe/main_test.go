@@ -11,7 +11,7 @@ import (
 )
 
 // build compiles the probe (CGO_ENABLED=0, as released) and the fake driver
-// from testdata/fakecuda.c, the second one without cuDriverGetVersion.
+// from builder/internal/standin/cuda/libcuda.c, the second one without cuDriverGetVersion.
 func build(t *testing.T) (probe, lib, libWithout string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -21,8 +21,8 @@ func build(t *testing.T) (probe, lib, libWithout string) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(libWithout), 0o755))
 	for _, args := range [][]string{
 		{"go", "build", "-o", probe, "."},
-		{"gcc", "-shared", "-fPIC", "-o", lib, "testdata/fakecuda.c"},
-		{"gcc", "-shared", "-fPIC", "-DOMIT_DRIVER_VERSION", "-o", libWithout, "testdata/fakecuda.c"},
+		{"gcc", "-shared", "-fPIC", "-o", lib, "../../builder/internal/standin/cuda/libcuda.c"},
+		{"gcc", "-shared", "-fPIC", "-DOMIT_DRIVER_VERSION", "-o", libWithout, "../../builder/internal/standin/cuda/libcuda.c"},
 	} {
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

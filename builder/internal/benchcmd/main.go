@@ -238,14 +238,14 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 			c.close()
 		}
 	}()
-	jb, err := newJetbake(cfg, env.Daemon.Addr, filepath.Join(dir, toolJetbake), sz)
+	jb, err := newJetbake(ctx, cfg, env.Daemon.Addr, filepath.Join(dir, toolJetbake), sz)
 	if err != nil {
 		return err
 	}
 	order = append(order, jb)
 	results[toolJetbake].releases = len(jb.plan.Releases)
 	for _, name := range cfg.tools[1:] {
-		bk, err := newBake(cfg, bx, filepath.Join(dir, name), sz, name == toolBakeRTS)
+		bk, err := newBake(ctx, cfg, bx, filepath.Join(dir, name), sz, name == toolBakeRTS)
 		if err != nil {
 			return err
 		}

@@ -85,7 +85,7 @@ func (c *contender) close() { _ = c.reg.Close() }
 // matrix of sz to it and returns the matrix (pointing at it) and its plan.
 // Each tool's registry listens on the same address in every round, so that
 // the images' references, and so their digests, can be the same.
-func newRegistry(root, dir string, sz size, addr *string) (*e2e.Env, string, *plan.Plan, error) {
+func newRegistry(ctx context.Context, root, dir string, sz size, addr *string) (*e2e.Env, string, *plan.Plan, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", nil, err
 	}
@@ -104,7 +104,7 @@ func newRegistry(root, dir string, sz size, addr *string) (*e2e.Env, string, *pl
 	}
 	p, err := e2e.LoadPlan(matrixPath)
 	if err == nil {
-		_, err = reg.PushStandins(p)
+		_, err = reg.PushStandins(ctx, p)
 	}
 	if err != nil {
 		reg.Close()
@@ -114,8 +114,8 @@ func newRegistry(root, dir string, sz size, addr *string) (*e2e.Env, string, *pl
 }
 
 // newJetbake runs `jetbake build --push` on the daemon at addr.
-func newJetbake(cfg config, addr, dir string, sz size) (*contender, error) {
-	reg, matrixPath, p, err := newRegistry(cfg.root, dir, sz, cfg.registryAddr(toolJetbake))
+func newJetbake(ctx context.Context, cfg config, addr, dir string, sz size) (*contender, error) {
+	reg, matrixPath, p, err := newRegistry(ctx, cfg.root, dir, sz, cfg.registryAddr(toolJetbake))
 	if err != nil {
 		return nil, err
 	}
@@ -145,12 +145,12 @@ func newJetbake(cfg config, addr, dir string, sz size) (*contender, error) {
 
 // newBake writes the bake file for the matrix of sz and runs `buildx bake`
 // with it; rewriteTimestamp sets rewrite-timestamp=true on its output.
-func newBake(cfg config, bx *buildx, dir string, sz size, rewriteTimestamp bool) (*contender, error) {
+func newBake(ctx context.Context, cfg config, bx *buildx, dir string, sz size, rewriteTimestamp bool) (*contender, error) {
 	name := toolBake
 	if rewriteTimestamp {
 		name = toolBakeRTS
 	}
-	reg, _, p, err := newRegistry(cfg.root, dir, sz, cfg.registryAddr(name))
+	reg, _, p, err := newRegistry(ctx, cfg.root, dir, sz, cfg.registryAddr(name))
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pushed, err := env.PushStandins(p)
+	pushed, err := env.PushStandins(ctx, p)
 	if err != nil {
 		return err
 	}

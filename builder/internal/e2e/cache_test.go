@@ -21,7 +21,7 @@ func TestCLIBuildCacheFrom(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	p := f.demoPlan(t, "matrix.json")
-	_, err := f.env.PushStandins(p)
+	_, err := f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	matrixPath := filepath.Join(f.work, "matrix.json")
 	cacheDir := filepath.Join(f.work, "cache")

@@ -20,7 +20,7 @@ func TestCLIBuildWithLock(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	p := f.demoPlan(t, "matrix.json")
-	_, err := f.env.PushStandins(p)
+	_, err := f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	matrixPath := filepath.Join(f.work, "matrix.json")
 	mirror := "nvcr.io=" + f.env.Registry
@@ -58,7 +58,7 @@ func TestCLIBuildWithLock(t *testing.T) {
 
 	// Move the runtime base's tag: the lock is now stale.
 	moved := standin.Base{Ref: "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime", CUDA: "12.6.99"}
-	_, err = standin.Push(f.env.Busybox(), f.env.Registry, moved)
+	_, err = f.env.Kit().Push(ctx, f.env.Registry, moved)
 	require.NoError(t, err)
 	code, _, errOut = run("build", "--addr", f.env.Daemon.Addr, "--mirror", mirror, "--check-lock",
 		"--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir)

@@ -29,7 +29,7 @@ func TestCluster(t *testing.T) {
 		require.NoError(t, UnmountUnder(stateB))
 	})
 	p := f.demoPlan(t, "matrix.json")
-	_, err = f.env.PushStandins(p)
+	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	nodes := []imagebuild.Node{{Name: "node-a", Client: f.env.Daemon.Client}, {Name: "node-b", Client: second.Client}}
 	releases := []string{"jetpack6.1", "jetpack6.2", "jetpack7.0", "jetpack7.2"}

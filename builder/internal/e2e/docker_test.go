@@ -24,7 +24,7 @@ func TestDockerEngine(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 
 	p := f.demoPlan(t, "matrix.json")
-	_, err = f.env.PushStandins(p)
+	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	releases := []string{"jetpack6.2", "jetpack7.2"}
 	report, err := f.build(ctx, p, imagebuild.WithReleases(releases...), imagebuild.WithPush(true),

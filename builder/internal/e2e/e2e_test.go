@@ -96,7 +96,7 @@ func TestEndToEnd(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	p := f.demoPlan(t, "matrix.json")
-	_, err := f.env.PushStandins(p)
+	_, err := f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	releases := []string{"jetpack6.2", "jetpack7.2"}
 

@@ -102,8 +102,18 @@ func (e *Env) Busybox() string {
 	return filepath.Join(e.BinDir(), "deps", "busybox-arm64", "bin", "busybox")
 }
 
+// Glibc is the unpacked Debian arm64 libc6 and libc-bin.
+func (e *Env) Glibc() string { return filepath.Join(e.BinDir(), "deps", "glibc-arm64") }
+
+// Kit is what the stand-in bases are made from, with the compiled ELF
+// stand-ins cached under bin/standin.
+func (e *Env) Kit() standin.Kit {
+	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Cache: filepath.Join(e.BinDir(), "standin")}
+}
+
 // CheckPrerequisites fails with the fix when something the end-to-end path
-// needs is missing: runc, the aarch64 binfmt handler, busybox, buildkitd, root.
+// needs is missing: runc, the aarch64 binfmt handler, busybox, glibc, the
+// aarch64 cross compiler, buildkitd, root.
 func (e *Env) CheckPrerequisites() error {
 	var missing []string
 	if os.Geteuid() != 0 {
@@ -117,6 +127,12 @@ func (e *Env) CheckPrerequisites() error {
 	}
 	if _, err := os.Stat(e.Busybox()); err != nil {
 		missing = append(missing, "Debian's arm64 busybox-static at "+e.Busybox())
+	}
+	if _, err := os.Stat(filepath.Join(e.Glibc(), "sbin", "ldconfig")); err != nil {
+		missing = append(missing, "Debian's arm64 libc6 and libc-bin at "+e.Glibc())
+	}
+	if _, err := exec.LookPath("aarch64-linux-gnu-gcc"); err != nil {
+		missing = append(missing, "Debian's gcc-aarch64-linux-gnu")
 	}
 	if _, err := os.Stat(filepath.Join(e.BinDir(), "buildkitd")); err != nil {
 		missing = append(missing, "bin/buildkitd")
@@ -140,10 +156,11 @@ func (e *Env) StartDaemon(ctx context.Context, stateDir string, keep bool) error
 }
 
 // PushStandins pushes a stand-in for every base image of p.
-func (e *Env) PushStandins(p *plan.Plan) ([]string, error) {
+func (e *Env) PushStandins(ctx context.Context, p *plan.Plan) ([]string, error) {
 	var pushed []string
+	kit := e.Kit()
 	for _, b := range standin.ForPlan(p) {
-		ref, err := standin.Push(e.Busybox(), e.Registry, b)
+		ref, err := kit.Push(ctx, e.Registry, b)
 		if err != nil {
 			return nil, fmt.Errorf("push stand-in for %s: %w", b.Ref, err)
 		}

@@ -16,7 +16,7 @@ import (
 // /sys/devices/soc0 (family, soc_id, machine) visible, and the runtime's
 // /etc/nv_tegra_release. GPU and DriverCUDA are what the host's driver
 // answers; Env passes them to a stand-in libcuda.so.1 (the knobs of
-// entrypoint/cudaprobe/testdata/fakecuda.c).
+// builder/internal/standin/cuda/libcuda.c).
 type FakeHost struct {
 	// Name labels the host in reports.
 	Name string

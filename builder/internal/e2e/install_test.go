@@ -88,7 +88,7 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 
 	p, err := LoadPlan(filepath.Join(repo, "matrix.json"))
 	require.NoError(t, err)
-	_, err = f.env.PushStandins(p)
+	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	mirror := "nvcr.io=" + f.env.Registry
 	_, stderr, err = run("lock", "--mirror", mirror)

@@ -37,7 +37,7 @@ func TestRouterContract(t *testing.T) {
 
 	t.Run("leaving jetson-compute-cap.sh out makes the Orin run fail", func(t *testing.T) {
 		p := f.demoPlan(t, "no-compute-cap.json", OnlyNoComputeCap)
-		_, err := f.env.PushStandins(p)
+		_, err := f.env.PushStandins(ctx, p)
 		require.NoError(t, err)
 		report, err := f.build(ctx, p, imagebuild.WithPush(true))
 		require.NoError(t, err, "the build succeeds: the gate only shows on the device")
@@ -70,7 +70,7 @@ func TestRouterContract(t *testing.T) {
 
 	t.Run("Xavier's binary is built with its own cargo features and accepts SM 7.2", func(t *testing.T) {
 		p := f.demoPlan(t, "matrix.json")
-		_, err := f.env.PushStandins(p)
+		_, err := f.env.PushStandins(ctx, p)
 		require.NoError(t, err)
 		_, err = f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithReleases("jetpack5.1"))
 		require.NoError(t, err)
@@ -101,9 +101,9 @@ func TestRouterContract(t *testing.T) {
 	t.Run("a runtime base without libssl fails the build naming it", func(t *testing.T) {
 		const noSSL = "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime-nossl"
 		p := f.demoPlan(t, "nossl.json", withRuntimeBase("nossl", noSSL))
-		_, err := f.env.PushStandins(p)
+		_, err := f.env.PushStandins(ctx, p)
 		require.NoError(t, err)
-		_, err = standin.Push(f.env.Busybox(), f.env.Registry, standin.Base{Ref: noSSL, CUDA: "12.6", CABundle: true})
+		_, err = f.env.Kit().Push(ctx, f.env.Registry, standin.Base{Ref: noSSL, CUDA: "12.6", CABundle: true})
 		require.NoError(t, err)
 		want := "router-87 --version (exit 127) fails on the runtime base: it needs libssl.so.3, which the runtime base " + noSSL + " lacks"
 		// Pushed: the smoke run goes beside the export, in a build of its
@@ -130,9 +130,9 @@ func TestRouterContract(t *testing.T) {
 	t.Run("a runtime base without a CA bundle fails the build naming it", func(t *testing.T) {
 		const noCA = "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime-noca"
 		p := f.demoPlan(t, "noca.json", withRuntimeBase("noca", noCA))
-		_, err := f.env.PushStandins(p)
+		_, err := f.env.PushStandins(ctx, p)
 		require.NoError(t, err)
-		_, err = standin.Push(f.env.Busybox(), f.env.Registry, standin.Base{Ref: noCA, CUDA: "12.6", Libs: []string{"libssl.so.3"}})
+		_, err = f.env.Kit().Push(ctx, f.env.Registry, standin.Base{Ref: noCA, CUDA: "12.6", Libs: []string{"libssl.so.3"}})
 		require.NoError(t, err)
 		report, err := f.build(ctx, p)
 		require.Error(t, err)
@@ -164,7 +164,7 @@ func TestCLICheck(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	p := f.demoPlan(t, "matrix.json")
-	_, err := f.env.PushStandins(p)
+	_, err := f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	mirror := "nvcr.io=" + f.env.Registry
 	run := func(matrixPath string, args ...string) (int, string, string) {

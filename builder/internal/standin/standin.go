@@ -1,16 +1,20 @@
 // Package standin makes arm64 stand-ins for NVIDIA's base images, for the
 // tests and `make demo` on machines that cannot pull nvcr.io: Debian's static
-// busybox plus the files that identify each base (/etc/nv_tegra_release of its
-// L4T, /usr/local/cuda/version.json of its CUDA), named like the real ones,
-// and what the router needs from a base at run time: its Ubuntu's libssl
-// soname and a CA bundle.
+// busybox and arm64 glibc (the dynamic loader, libc and ldconfig, so that
+// dynamically linked aarch64 programs run in them as in the real Ubuntu-based
+// images), plus the files that identify each base (/etc/nv_tegra_release of
+// its L4T, the CUDA tree with version.json and its targets folder), named like
+// the real ones, and what the router needs from a base at run time: its
+// Ubuntu's libssl and libcrypto, as real aarch64 shared objects with their
+// sonames, and a CA bundle. Devel (build) bases carry CUDA's driver stub,
+// stubs/libcuda.so, as the CUDA devel images do.
 package standin
 
 import (
-	"archive/tar"
-	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -20,11 +24,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // Base describes one stand-in base image.
@@ -33,13 +37,19 @@ type Base struct {
 	Ref string
 	// L4T is the Jetson Linux version it carries in /etc/nv_tegra_release, or "".
 	L4T string
-	// CUDA is the CUDA version in /usr/local/cuda/version.json.
+	// CUDA is the CUDA version in version.json and CUDA_VERSION.
 	CUDA string
+	// Flavour is the CUDA build it carries: Tegra (targets/aarch64-linux)
+	// or SBSA (targets/sbsa-linux). Empty lays out only
+	// /usr/local/cuda/version.json.
+	Flavour computecap.Flavour
+	// Devel puts CUDA's driver stub, stubs/libcuda.so (soname libcuda.so.1),
+	// in the CUDA library folder, as the devel images that builds run on have.
+	Devel bool
 	// Index makes it a one-platform index, as NVIDIA's multi-arch nvidia/cuda tags are.
 	Index bool
-	// Libs are shared libraries (sonames) in /usr/lib/aarch64-linux-gnu, e.g.
-	// "libssl.so.3": the stand-in router's build records the build base's
-	// libssl and its loader looks for it in the runtime image.
+	// Libs are shared libraries (sonames) in /usr/lib/aarch64-linux-gnu,
+	// e.g. "libssl.so.3", each a real aarch64 shared object with that soname.
 	Libs []string
 	// CABundle puts a CA bundle at CABundlePath, as ca-certificates does.
 	CABundle bool
@@ -57,22 +67,24 @@ func SSLSoname(ubuntu string) string {
 	return "libssl.so.3"
 }
 
-// applets are the busybox commands linked into /bin: enough for the
-// stand-in router's build stage and for a shell in the image.
-var applets = []string{"sh", "echo", "printf", "cat", "mkdir", "chmod", "cp", "ls", "env", "rm", "test", "true", "false", "uname", "sleep"}
+// CryptoSoname is the libcrypto soname that goes with SSLSoname.
+func CryptoSoname(ubuntu string) string {
+	return strings.Replace(SSLSoname(ubuntu), "libssl", "libcrypto", 1)
+}
 
 // ForPlan lists the stand-ins that every base of p needs, once each.
 func ForPlan(p *plan.Plan) []Base {
 	seen := map[string]bool{}
 	var out []Base
-	add := func(ref string, rel plan.Release, withL4T bool) {
+	add := func(ref string, rel plan.Release, build bool) {
 		if seen[ref] {
 			return
 		}
 		seen[ref] = true
-		b := Base{Ref: ref, CUDA: rel.CUDA, Index: strings.Contains(ref, "/nvidia/cuda:"),
-			Libs: []string{SSLSoname(rel.Ubuntu)}, CABundle: true}
-		if withL4T && strings.Contains(ref, "/l4t-") {
+		b := Base{Ref: ref, CUDA: rel.CUDA, Flavour: flavourOf(rel.L4T), Devel: build,
+			Index: strings.Contains(ref, "/nvidia/cuda:"),
+			Libs:  []string{SSLSoname(rel.Ubuntu), CryptoSoname(rel.Ubuntu)}, CABundle: true}
+		if build && strings.Contains(ref, "/l4t-") {
 			b.L4T = rel.L4T
 		}
 		out = append(out, b)
@@ -85,13 +97,45 @@ func ForPlan(p *plan.Plan) []Base {
 	return out
 }
 
-// Image builds the stand-in for b from the static arm64 busybox at busyboxPath.
-func Image(busyboxPath string, b Base) (v1.Image, error) {
-	busybox, err := os.ReadFile(busyboxPath)
+// flavourOf is the CUDA flavour of an L4T release's JetPack line, from the
+// table of Jetson facts; "" when the table does not know it.
+func flavourOf(l4t string) computecap.Flavour {
+	v, err := computecap.ParseL4TVersion(l4t)
 	if err != nil {
-		return nil, fmt.Errorf("read busybox (run 'make deps' to fetch Debian's arm64 busybox-static): %w", err)
+		return ""
 	}
-	layer, err := rootLayer(busybox, b)
+	f, _, ok := computecap.DefaultTable().FlavourOfL4T(v.Major)
+	if !ok {
+		return ""
+	}
+	return f
+}
+
+// cudaTargetDir is the folder under the CUDA tree that holds a flavour's
+// libraries: NVIDIA's Tegra CUDA packages install targets/aarch64-linux,
+// the SBSA ones targets/sbsa-linux.
+func cudaTargetDir(f computecap.Flavour) string {
+	if f == computecap.FlavourSBSA {
+		return "targets/sbsa-linux"
+	}
+	return "targets/aarch64-linux"
+}
+
+// Kit holds what the stand-ins are made from: Debian's arm64 busybox-static
+// and glibc, unpacked by `make deps`, and a folder for the aarch64 shared
+// objects compiled with Debian's cross compiler.
+type Kit struct {
+	// Busybox is the static arm64 busybox.
+	Busybox string
+	// Glibc is the root of Debian's unpacked arm64 libc6 and libc-bin.
+	Glibc string
+	// Cache holds the compiled shared objects.
+	Cache string
+}
+
+// Image builds the stand-in for b.
+func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
+	layer, err := k.rootLayer(ctx, b)
 	if err != nil {
 		return nil, err
 	}
@@ -118,58 +162,123 @@ func Image(busyboxPath string, b Base) (v1.Image, error) {
 }
 
 // rootLayer is the stand-in's single layer.
-func rootLayer(busybox []byte, b Base) (v1.Layer, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	epoch := time.Unix(0, 0)
-	dir := func(name string) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755, ModTime: epoch})
+func (k Kit) rootLayer(ctx context.Context, b Base) (v1.Layer, error) {
+	busybox, err := os.ReadFile(k.Busybox)
+	if err != nil {
+		return nil, fmt.Errorf("read busybox (run 'make deps' to fetch Debian's arm64 busybox-static): %w", err)
 	}
-	file := func(name string, mode int64, data []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)), ModTime: epoch}); err != nil {
-			return err
-		}
-		_, err := tw.Write(data)
-		return err
+	l := newLayer()
+	for _, d := range []string{"bin", "etc/ssl/certs", "tmp", "usr/bin", "usr/lib/aarch64-linux-gnu", "usr/local/bin"} {
+		l.dir(d)
 	}
-	for _, d := range []string{"bin/", "etc/", "etc/ssl/", "etc/ssl/certs/", "tmp/", "usr/", "usr/lib/", "usr/lib/aarch64-linux-gnu/",
-		"usr/local/", "usr/local/bin/", "usr/local/cuda/"} {
-		if err := dir(d); err != nil {
-			return nil, err
-		}
+	l.file("bin/busybox", 0o755, busybox)
+	for _, a := range applets {
+		l.link("bin/"+a, "busybox")
 	}
-	if err := file("bin/busybox", 0o755, busybox); err != nil {
+	if err := k.addGlibc(l); err != nil {
 		return nil, err
 	}
-	for _, a := range applets {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: epoch}); err != nil {
+	for _, lib := range b.Libs {
+		path, err := BuildSharedObject(ctx, k.Cache, ARM64, lib)
+		if err != nil {
 			return nil, err
 		}
-	}
-	for _, lib := range b.Libs {
-		if err := file("usr/lib/aarch64-linux-gnu/"+lib, 0o644, []byte("stand-in "+lib+"\n")); err != nil {
+		if err := l.copyFile("usr/lib/aarch64-linux-gnu/"+lib, 0o644, path); err != nil {
 			return nil, err
 		}
 	}
 	if b.CABundle {
-		if err := file(strings.TrimPrefix(CABundlePath, "/"), 0o644, []byte("# stand-in CA bundle\n")); err != nil {
-			return nil, err
-		}
+		l.file(strings.TrimPrefix(CABundlePath, "/"), 0o644, []byte("# stand-in CA bundle\n"))
 	}
-	version := fmt.Sprintf("{\n  \"cuda\": {\"name\": \"CUDA SDK\", \"version\": %q}\n}\n", b.CUDA)
-	if err := file("usr/local/cuda/version.json", 0o644, []byte(version)); err != nil {
+	if err := k.addCUDA(ctx, l, b); err != nil {
 		return nil, err
 	}
 	if b.L4T != "" {
-		if err := file("etc/nv_tegra_release", 0o644, []byte(TegraRelease(b.L4T))); err != nil {
-			return nil, err
+		l.file("etc/nv_tegra_release", 0o644, []byte(TegraRelease(b.L4T)))
+	}
+	return l.build()
+}
+
+// applets are the busybox commands linked into /bin: enough for the
+// stand-in router's build stage and for a shell in the image.
+var applets = []string{"sh", "echo", "printf", "cat", "mkdir", "chmod", "cp", "ls", "env", "rm", "test", "true", "false", "uname", "sleep"}
+
+// glibcFiles are the parts of Debian's arm64 libc6 and libc-bin a base
+// needs to run dynamically linked programs: the loader (PT_INTERP of every
+// aarch64 program is /lib/ld-linux-aarch64.so.1), the libraries most
+// programs link, ldconfig (NVIDIA's runtime runs the container's to update
+// its ld cache) and ldconfig's configuration.
+var glibcFiles = []string{
+	"lib/ld-linux-aarch64.so.1",
+	"lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
+	"lib/aarch64-linux-gnu/libc.so.6",
+	"lib/aarch64-linux-gnu/libm.so.6",
+	"lib/aarch64-linux-gnu/libpthread.so.0",
+	"lib/aarch64-linux-gnu/libdl.so.2",
+	"lib/aarch64-linux-gnu/librt.so.1",
+	"lib/aarch64-linux-gnu/libresolv.so.2",
+	"sbin/ldconfig",
+	"etc/ld.so.conf",
+	"etc/ld.so.conf.d/aarch64-linux-gnu.conf",
+	"etc/ld.so.conf.d/libc.conf",
+}
+
+// addGlibc copies glibcFiles from the unpacked packages, links as links.
+func (k Kit) addGlibc(l *layer) error {
+	for _, name := range glibcFiles {
+		src := filepath.Join(k.Glibc, name)
+		fi, err := os.Lstat(src)
+		if err != nil {
+			return fmt.Errorf("Debian's arm64 glibc at %s (run 'make deps' to fetch it): %w", k.Glibc, err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(src)
+			if err != nil {
+				return err
+			}
+			l.link(name, target)
+			continue
+		}
+		if err := l.copyFile(name, int64(fi.Mode().Perm()), src); err != nil {
+			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
+	return nil
+}
+
+// addCUDA lays out the CUDA tree. With a flavour it is NVIDIA's:
+// /usr/local/cuda-X.Y with version.json and the flavour's targets folder,
+// lib64 linking to that folder's lib, /usr/local/cuda linking to the tree,
+// and in devel bases the driver stub at lib/stubs/libcuda.so.
+func (k Kit) addCUDA(ctx context.Context, l *layer, b Base) error {
+	version := []byte(fmt.Sprintf("{\n  \"cuda\": {\"name\": \"CUDA SDK\", \"version\": %q}\n}\n", b.CUDA))
+	if b.Flavour == "" {
+		l.file("usr/local/cuda/version.json", 0o644, version)
+		return nil
 	}
-	data := buf.Bytes()
-	return tarball.LayerFromOpener(func() (ioReadCloser, error) { return nopCloser(data), nil })
+	tree := "usr/local/cuda-" + majorMinor(b.CUDA)
+	lib := cudaTargetDir(b.Flavour) + "/lib"
+	l.file(tree+"/version.json", 0o644, version)
+	l.dir(tree + "/" + lib)
+	l.link(tree+"/lib64", lib)
+	l.link("usr/local/cuda", filepath.Base(tree))
+	if !b.Devel {
+		return nil
+	}
+	stub, err := BuildLibcuda(ctx, k.Cache, Driver{Arch: ARM64, Stub: true})
+	if err != nil {
+		return err
+	}
+	return l.copyFile(tree+"/"+lib+"/stubs/libcuda.so", 0o644, stub)
+}
+
+// majorMinor is "12.6" of "12.6" or "12.6.11".
+func majorMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
 }
 
 // TegraRelease is the first line of /etc/nv_tegra_release for an L4T version such as "36.4.3".
@@ -184,19 +293,20 @@ func TegraRelease(l4t string) string {
 
 // Push pushes the stand-in for b to the registry at host (e.g.
 // "127.0.0.1:5000"), under b's repository path without its registry.
-func Push(busyboxPath, host string, b Base, opts ...remote.Option) (string, error) {
-	img, err := Image(busyboxPath, b)
-	if err != nil {
-		return "", err
-	}
+func (k Kit) Push(ctx context.Context, host string, b Base, opts ...remote.Option) (string, error) {
 	src, err := name.ParseReference(b.Ref)
 	if err != nil {
 		return "", fmt.Errorf("stand-in %q: %w", b.Ref, err)
+	}
+	img, err := k.Image(ctx, b)
+	if err != nil {
+		return "", err
 	}
 	dst, err := name.ParseReference(host+"/"+src.Context().RepositoryStr()+":"+src.Identifier(), name.Insecure)
 	if err != nil {
 		return "", err
 	}
+	opts = append(opts, remote.WithContext(ctx))
 	if b.Index {
 		idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
 			mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})

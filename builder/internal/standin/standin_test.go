@@ -19,6 +19,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 const (
@@ -31,12 +32,23 @@ const (
 
 var fakeBusybox = []byte("\x7fELF fake arm64 busybox")
 
-// busybox writes a fake static busybox and returns its path.
-func busybox(t *testing.T) string {
+// testKit is a kit with a fake static busybox and a fake glibc tree laid
+// out as Debian's packages unpack, and its own cache folder.
+func testKit(t *testing.T) Kit {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "busybox")
-	require.NoError(t, os.WriteFile(path, fakeBusybox, 0o755))
-	return path
+	dir := t.TempDir()
+	k := Kit{Busybox: filepath.Join(dir, "busybox"), Glibc: filepath.Join(dir, "glibc"), Cache: filepath.Join(dir, "cache")}
+	require.NoError(t, os.WriteFile(k.Busybox, fakeBusybox, 0o755))
+	for _, name := range glibcFiles {
+		path := filepath.Join(k.Glibc, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		if name == "lib/ld-linux-aarch64.so.1" {
+			require.NoError(t, os.Symlink("aarch64-linux-gnu/ld-linux-aarch64.so.1", path))
+			continue
+		}
+		require.NoError(t, os.WriteFile(path, []byte("glibc "+name), 0o755))
+	}
+	return k
 }
 
 // entry is one file of an image's flattened file system.
@@ -73,13 +85,14 @@ func TestForPlan(t *testing.T) {
 		{Name: "jetpack6.2", L4T: "36.4.3", CUDA: "12.6", Ubuntu: "22.04", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
 		{Name: "jetpack7.2", L4T: "39.2.0", CUDA: "13.2", Ubuntu: "24.04", BuildBase: cudaDevel, RuntimeBase: cudaRuntime},
 	}}
-	ssl3 := []string{"libssl.so.3"}
+	ssl3 := []string{"libssl.so.3", "libcrypto.so.3"}
+	tegra, sbsa := computecap.FlavourTegra, computecap.FlavourSBSA
 	require.Equal(t, []Base{
-		{Ref: cudaDevel, CUDA: "13.2", Index: true, Libs: ssl3, CABundle: true},
-		{Ref: cudaRuntime, CUDA: "13.2", Index: true, Libs: ssl3, CABundle: true},
-		{Ref: l4tCUDABase, CUDA: "12.6", Libs: ssl3, CABundle: true},
-		{Ref: jp5Base, L4T: "35.4.1", CUDA: "11.4", Libs: []string{"libssl.so.1.1"}, CABundle: true},
-		{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6", Libs: ssl3, CABundle: true},
+		{Ref: cudaDevel, CUDA: "13.2", Flavour: sbsa, Devel: true, Index: true, Libs: ssl3, CABundle: true},
+		{Ref: cudaRuntime, CUDA: "13.2", Flavour: sbsa, Index: true, Libs: ssl3, CABundle: true},
+		{Ref: l4tCUDABase, CUDA: "12.6", Flavour: tegra, Libs: ssl3, CABundle: true},
+		{Ref: jp5Base, L4T: "35.4.1", CUDA: "11.4", Flavour: tegra, Devel: true, Libs: []string{"libssl.so.1.1", "libcrypto.so.1.1"}, CABundle: true},
+		{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6", Flavour: tegra, Devel: true, Libs: ssl3, CABundle: true},
 	}, ForPlan(p))
 	require.Empty(t, ForPlan(&plan.Plan{}))
 }
@@ -91,7 +104,8 @@ func TestForPlanSharedBase(t *testing.T) {
 	p := &plan.Plan{Releases: []plan.Release{
 		{Name: "a", L4T: "36.2.0", CUDA: "12.2", BuildBase: shared, RuntimeBase: shared},
 	}}
-	require.Equal(t, []Base{{Ref: shared, L4T: "36.2.0", CUDA: "12.2", Libs: []string{"libssl.so.3"}, CABundle: true}}, ForPlan(p))
+	require.Equal(t, []Base{{Ref: shared, L4T: "36.2.0", CUDA: "12.2", Flavour: computecap.FlavourTegra, Devel: true,
+		Libs: []string{"libssl.so.3", "libcrypto.so.3"}, CABundle: true}}, ForPlan(p))
 }
 
 func TestTegraRelease(t *testing.T) {
@@ -116,7 +130,7 @@ func TestTegraRelease(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	bb := busybox(t)
+	kit := testKit(t)
 	tests := []struct {
 		name    string
 		base    Base
@@ -127,7 +141,7 @@ func TestImage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			img, err := Image(bb, tt.base)
+			img, err := kit.Image(t.Context(), tt.base)
 			require.NoError(t, err)
 
 			mt, err := img.MediaType()
@@ -157,6 +171,11 @@ func TestImage(t *testing.T) {
 			for _, dir := range []string{"bin", "etc", "tmp", "usr/local/cuda"} {
 				require.Equal(t, byte(tar.TypeDir), fs[dir].typ, dir)
 			}
+			require.Equal(t, entry{typ: tar.TypeSymlink, link: "aarch64-linux-gnu/ld-linux-aarch64.so.1", mode: 0o777}, fs["lib/ld-linux-aarch64.so.1"],
+				"the loader every aarch64 program names as its interpreter")
+			for _, name := range []string{"lib/aarch64-linux-gnu/libc.so.6", "sbin/ldconfig", "etc/ld.so.conf"} {
+				require.Equal(t, "glibc "+name, fs[name].data, name)
+			}
 
 			var version struct {
 				CUDA struct {
@@ -182,11 +201,11 @@ func TestImage(t *testing.T) {
 
 // The same busybox and base give the same image, byte for byte.
 func TestImageReproducible(t *testing.T) {
-	bb := busybox(t)
-	base := Base{Ref: jetpackBase, L4T: "36.4.3", CUDA: "12.6"}
-	a, err := Image(bb, base)
+	kit := testKit(t)
+	base := Base{Ref: jetpackBase, L4T: "36.4.3", CUDA: "12.6", Flavour: computecap.FlavourTegra, Devel: true, Libs: []string{"libssl.so.3"}}
+	a, err := kit.Image(t.Context(), base)
 	require.NoError(t, err)
-	b, err := Image(bb, base)
+	b, err := kit.Image(t.Context(), base)
 	require.NoError(t, err)
 	da, err := a.Digest()
 	require.NoError(t, err)
@@ -194,7 +213,7 @@ func TestImageReproducible(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, da, db)
 
-	other, err := Image(bb, Base{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6"})
+	other, err := kit.Image(t.Context(), Base{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6"})
 	require.NoError(t, err)
 	dother, err := other.Digest()
 	require.NoError(t, err)
@@ -202,19 +221,29 @@ func TestImageReproducible(t *testing.T) {
 }
 
 func TestImageNoBusybox(t *testing.T) {
-	_, err := Image(filepath.Join(t.TempDir(), "busybox"), Base{Ref: jetpackBase})
+	kit := testKit(t)
+	kit.Busybox = filepath.Join(t.TempDir(), "busybox")
+	_, err := kit.Image(t.Context(), Base{Ref: jetpackBase})
 	require.Error(t, err)
 	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Contains(t, err.Error(), "make deps")
+
+	kit = testKit(t)
+	kit.Glibc = filepath.Join(t.TempDir(), "glibc")
+	_, err = kit.Image(t.Context(), Base{Ref: jetpackBase})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Contains(t, err.Error(), "arm64 glibc")
 	require.Contains(t, err.Error(), "make deps")
 }
 
 func TestPush(t *testing.T) {
 	host := testregistry.New(t)
-	bb := busybox(t)
+	kit := testKit(t)
+	ctx := t.Context()
 
 	t.Run("image", func(t *testing.T) {
 		base := Base{Ref: jetpackBase, L4T: "36.4.3", CUDA: "12.6"}
-		got, err := Push(bb, host, base)
+		got, err := kit.Push(ctx, host, base)
 		require.NoError(t, err)
 		require.Equal(t, host+"/nvidia/l4t-jetpack:r36.4.0", got)
 
@@ -223,7 +252,7 @@ func TestPush(t *testing.T) {
 		desc, err := remote.Get(ref)
 		require.NoError(t, err)
 		require.Equal(t, types.OCIManifestSchema1, desc.MediaType)
-		want, err := Image(bb, base)
+		want, err := kit.Image(ctx, base)
 		require.NoError(t, err)
 		wantDigest, err := want.Digest()
 		require.NoError(t, err)
@@ -231,7 +260,7 @@ func TestPush(t *testing.T) {
 	})
 	t.Run("index", func(t *testing.T) {
 		base := Base{Ref: cudaRuntime, CUDA: "13.2", Index: true}
-		got, err := Push(bb, host, base)
+		got, err := kit.Push(ctx, host, base)
 		require.NoError(t, err)
 		require.Equal(t, host+"/nvidia/cuda:13.2.0-runtime-ubuntu24.04", got)
 
@@ -252,10 +281,12 @@ func TestPush(t *testing.T) {
 		require.Contains(t, cf.Config.Env, "CUDA_VERSION=13.2")
 	})
 	t.Run("errors", func(t *testing.T) {
-		_, err := Push(filepath.Join(t.TempDir(), "none"), host, Base{Ref: jetpackBase})
+		noBusybox := kit
+		noBusybox.Busybox = filepath.Join(t.TempDir(), "none")
+		_, err := noBusybox.Push(ctx, host, Base{Ref: jetpackBase})
 		require.ErrorIs(t, err, os.ErrNotExist)
 
-		_, err = Push(bb, host, Base{Ref: "Not A Ref"})
+		_, err = kit.Push(ctx, host, Base{Ref: "Not A Ref"})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), `stand-in "Not A Ref"`)
 	})

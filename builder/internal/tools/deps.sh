@@ -3,7 +3,9 @@
 # machine, as root: runc, QEMU user emulation with the aarch64 binfmt handler
 # registered, Debian's arm64 busybox-static for the stand-in base images, and
 # Debian's docker.io (dockerd and the docker client) for the Docker-engine tests,
-# which start their own dockerd.
+# which start their own dockerd, gcc and Debian's aarch64 cross compiler for
+# the ELF stand-ins (libcuda, the libraries a base provides), and Debian's
+# arm64 glibc (libc6, libc-bin) for the stand-in bases' dynamic loader.
 # It is idempotent: a second run only checks. BuildKit is built by the Makefile.
 set -euo pipefail
 
@@ -14,6 +16,9 @@ need_apt=()
 command -v runc >/dev/null || need_apt+=(runc)
 [ -e /usr/lib/binfmt.d/qemu-aarch64.conf ] || need_apt+=(qemu-user-static)
 command -v dockerd >/dev/null || need_apt+=(docker.io)
+command -v gcc >/dev/null || need_apt+=(gcc)
+command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
+[ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need_apt[*]}; run 'make deps' as root or install them with apt-get" >&2
@@ -35,17 +40,32 @@ if [ ! -e "$binfmt/qemu-aarch64" ]; then
   cat /usr/lib/binfmt.d/qemu-aarch64.conf > "$binfmt/register"
 fi
 
-# Debian's arm64 busybox-static, unpacked: the stand-in base images are made from it.
+# Debian's arm64 packages, unpacked: the stand-in base images are made from
+# busybox-static, libc6 (the dynamic loader and libc) and libc-bin (ldconfig).
+arm64_lists=
+arm64_fetch() { # arm64_fetch DIR PACKAGE...: download and unpack into $cache/DIR
+  local dir=$1; shift
+  local opts=(-o APT::Sandbox::User=root -o APT::Architecture=arm64 -o APT::Architectures=arm64)
+  if [ -z "$arm64_lists" ]; then
+    arm64_lists=$(mktemp -d)
+    trap 'rm -rf "$arm64_lists"' EXIT
+    mkdir -p "$arm64_lists/partial"
+    apt-get "${opts[@]}" -o Dir::State::Lists="$arm64_lists" update -qq
+  fi
+  local debs
+  debs=$(mktemp -d)
+  (cd "$debs" && apt-get "${opts[@]}" -o Dir::State::Lists="$arm64_lists" download "$@" -qq)
+  rm -rf "$cache/$dir.tmp"
+  for deb in "$debs"/*.deb; do dpkg -x "$deb" "$cache/$dir.tmp"; done
+  rm -rf "$debs" "$cache/$dir"
+  mv "$cache/$dir.tmp" "$cache/$dir"
+}
 if [ ! -x "$cache/busybox-arm64/bin/busybox" ]; then
   echo "deps: fetching Debian's arm64 busybox-static"
-  lists=$(mktemp -d)
-  trap 'rm -rf "$lists"' EXIT
-  mkdir -p "$lists/partial"
-  opts=(-o APT::Sandbox::User=root -o APT::Architecture=arm64 -o APT::Architectures=arm64 -o Dir::State::Lists="$lists")
-  apt-get "${opts[@]}" update -qq
-  (cd "$cache" && rm -f busybox-static_*.deb && apt-get "${opts[@]}" download busybox-static -qq)
-  rm -rf "$cache/busybox-arm64.tmp"
-  dpkg -x "$cache"/busybox-static_*_arm64.deb "$cache/busybox-arm64.tmp"
-  mv "$cache/busybox-arm64.tmp" "$cache/busybox-arm64"
+  arm64_fetch busybox-arm64 busybox-static
 fi
-echo "deps: runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox"
+if [ ! -e "$cache/glibc-arm64/lib/aarch64-linux-gnu/libc.so.6" ] || [ ! -x "$cache/glibc-arm64/sbin/ldconfig" ]; then
+  echo "deps: fetching Debian's arm64 libc6 and libc-bin"
+  arm64_fetch glibc-arm64 libc6 libc-bin
+fi
+echo "deps: runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
