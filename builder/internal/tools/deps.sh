@@ -3,7 +3,8 @@
 # machine, as root: runc, QEMU user emulation with the aarch64 binfmt handler
 # registered, Debian's arm64 busybox-static for the stand-in base images, and
 # Debian's docker.io (dockerd and the docker client) for the Docker-engine tests,
-# which start their own dockerd.
+# which start their own dockerd, and curl for the test of the action's
+# install script.
 # It is idempotent: a second run only checks. BuildKit is built by the Makefile.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ need_apt=()
 command -v runc >/dev/null || need_apt+=(runc)
 [ -e /usr/lib/binfmt.d/qemu-aarch64.conf ] || need_apt+=(qemu-user-static)
 command -v dockerd >/dev/null || need_apt+=(docker.io)
+command -v curl >/dev/null || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need_apt[*]}; run 'make deps' as root or install them with apt-get" >&2
