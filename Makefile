@@ -3,14 +3,14 @@ GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 VPKG      := github.com/jetbake/jetbake/builder/version
-LDFLAGS   := -s -w -buildid= -X $(VPKG).linkVersion=$(VERSION) -X $(VPKG).linkCommit=$(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS    = -s -w -buildid= -X $(VPKG).linkVersion=$(VERSION) -X $(VPKG).linkCommit=$(shell git rev-parse HEAD 2>/dev/null)
 # The entrypoint records its commit (vcs.revision): `jetbake build` refuses to
 # put an entrypoint of another commit into an image.
 EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='
 EP_TRIM   := -trimpath
 GOFLAGS_R := -trimpath -buildvcs=false
 
-.PHONY: all build release deps demo test test-unit bench bench-scale fuzz clean
+.PHONY: all build release release-version deps demo test test-unit bench bench-scale fuzz clean
 
 all: build
 
@@ -22,15 +22,39 @@ build:
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -ldflags '-s -w -buildid=' -o $(BIN)/linux-$$arch/jetbake-cudaprobe ./entrypoint/cudaprobe || exit 1; \
 	done
 
-## release: dist/jetbake-linux-{amd64,arm64}, single binaries with the linux/arm64 entrypoints embedded
-EMBED_DIR := builder/entrypoints/embedded/linux-arm64
-release: build
-	rm -rf $(EMBED_DIR) && mkdir -p $(EMBED_DIR) dist
-	cp $(BIN)/linux-arm64/jetbake-entrypoint $(BIN)/linux-arm64/jetbake-cudaprobe $(EMBED_DIR)/
+## release: dist/jetbake-linux-{amd64,arm64}, single binaries with the linux/arm64 entrypoints embedded,
+## and dist/SHA256SUMS (`cd dist && sha256sum -c SHA256SUMS`), for the release tag on HEAD
+## (git tag -a v0.1.0), or for VERSION=v0.1.0 given on the command line
+EMBED_ROOT  := builder/entrypoints/embedded
+EMBED_DIR   := $(EMBED_ROOT)/linux-arm64
+RELEASE_TMP := $(BIN)/release.tmp
+# The tag's name is the version; a version given on the command line wins
+# (a target-specific value does not override it), one in the environment
+# does not.
+release: VERSION = $(shell git describe --tags --exact-match HEAD 2>/dev/null)
+release: release-version build
+	@set -e; trap 'rm -rf $(EMBED_ROOT) $(RELEASE_TMP)' EXIT; \
+	rm -rf $(EMBED_ROOT) $(RELEASE_TMP) && mkdir -p $(EMBED_DIR) $(RELEASE_TMP); \
+	cp $(BIN)/linux-arm64/jetbake-entrypoint $(BIN)/linux-arm64/jetbake-cudaprobe $(EMBED_DIR)/; \
 	for arch in amd64 arm64; do \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -tags jetbake_embed -ldflags '$(LDFLAGS)' -o dist/jetbake-linux-$$arch ./builder/cmd/jetbake || exit 1; \
-	done
-	rm -rf $(EMBED_DIR)
+	  echo "release: jetbake $(VERSION) for linux/$$arch"; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -tags jetbake_embed -ldflags '$(LDFLAGS)' -o $(RELEASE_TMP)/jetbake-linux-$$arch ./builder/cmd/jetbake; \
+	done; \
+	(cd $(RELEASE_TMP) && sha256sum jetbake-linux-amd64 jetbake-linux-arm64 > SHA256SUMS && sha256sum --check --strict --quiet SHA256SUMS); \
+	rm -rf dist && mv $(RELEASE_TMP) dist; \
+	echo "release: dist/ holds jetbake $(VERSION) for linux/amd64 and linux/arm64, and SHA256SUMS"
+
+# release-version refuses a release without a version, with a version that is
+# not a semantic version with a leading v, or from a tag on a modified checkout.
+release-version: export RELEASE_VERSION = $(VERSION)
+release-version: export RELEASE_ORIGIN = $(origin VERSION)
+release-version:
+	@if [ -z "$$RELEASE_VERSION" ]; then \
+	  echo "make release: HEAD has no release tag: tag it (git tag -a v0.1.0) or pass VERSION=v0.1.0" >&2; exit 2; fi
+	@if ! printf '%s\n' "$$RELEASE_VERSION" | grep -Eqx 'v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?'; then \
+	  echo "make release: VERSION '$$RELEASE_VERSION' is not a release version such as v0.1.0 or v0.2.0-rc.1 (semantic versioning, with a v)" >&2; exit 2; fi
+	@if [ "$$RELEASE_ORIGIN" != 'command line' ] && [ -n "$$(git status --porcelain --untracked-files=no)" ]; then \
+	  echo "make release: the checkout has uncommitted changes: commit or stash them, so that $$RELEASE_VERSION is the tag's content" >&2; exit 2; fi
 
 ## deps: runc, QEMU binfmt for aarch64, arm64 busybox, Debian docker.io (dockerd for the Docker-engine tests), buildkitd and buildctl from the BuildKit pinned in go.mod
 # BuildKit refuses `go install pkg@version` (exclude directives); building it

@@ -10,6 +10,7 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/go-containerregistry v0.22.1
+	github.com/google/licensecheck v0.3.1
 	github.com/google/renameio/v2 v2.0.2
 	github.com/moby/buildkit v0.34.2
 	github.com/opencontainers/go-digest v1.0.0

@@ -186,18 +186,8 @@ func checkProvenance(t *testing.T, ref name.Reference, mode string) {
 // folder for the dependencies.
 func installEnv(t *testing.T, root string) []string {
 	t.Helper()
-	ls, err := exec.Command("git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z").Output()
-	require.NoError(t, err)
 	src := t.TempDir()
-	for _, rel := range strings.Split(strings.TrimRight(string(ls), "\x00"), "\x00") {
-		data, err := os.ReadFile(filepath.Join(root, rel))
-		if os.IsNotExist(err) {
-			continue // deleted, not yet committed
-		}
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Join(src, filepath.Dir(rel)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(src, rel), data, 0o644))
-	}
+	require.NoError(t, CopyCheckout(root, src))
 	var zbuf bytes.Buffer
 	tmpVersion := module.Version{Path: version.ModulePath, Version: "v0.0.0-20260101000000-000000000000"}
 	require.NoError(t, modzip.CreateFromDir(&zbuf, tmpVersion, src))
@@ -206,7 +196,7 @@ func installEnv(t *testing.T, root string) []string {
 	mv := module.Version{Path: version.ModulePath, Version: v}
 	zbuf.Reset()
 	require.NoError(t, modzip.CreateFromDir(&zbuf, mv, src))
-	_, err = zip.NewReader(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
+	_, err := zip.NewReader(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
 	require.NoError(t, err)
 
 	proxy := t.TempDir()

@@ -4,8 +4,9 @@
 # registered, Debian's arm64 busybox-static for the stand-in base images, and
 # Debian's docker.io (dockerd and the docker client) for the Docker-engine tests,
 # which start their own dockerd, gcc and Debian's aarch64 cross compiler for
-# the ELF stand-ins (libcuda, the libraries a base provides), and Debian's
-# arm64 glibc (libc6, libc-bin) for the stand-in bases' dynamic loader.
+# the ELF stand-ins (libcuda, the libraries a base provides), Debian's arm64
+# glibc (libc6, libc-bin) for the stand-in bases' dynamic loader, and curl for
+# the test of the action's install script.
 # It is idempotent: a second run only checks. BuildKit is built by the Makefile.
 set -euo pipefail
 
@@ -19,6 +20,7 @@ command -v dockerd >/dev/null || need_apt+=(docker.io)
 command -v gcc >/dev/null || need_apt+=(gcc)
 command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
+command -v curl >/dev/null || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need_apt[*]}; run 'make deps' as root or install them with apt-get" >&2

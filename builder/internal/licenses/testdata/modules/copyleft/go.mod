@@ -1,0 +1,3 @@
+module example.com/copyleft
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/nolicense
+
+go 1.22

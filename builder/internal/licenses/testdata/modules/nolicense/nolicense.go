@@ -1,0 +1,5 @@
+// Package nolicense is a license fixture.
+package nolicense
+
+// Name names the fixture.
+const Name = "nolicense"

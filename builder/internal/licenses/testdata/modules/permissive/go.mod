@@ -1,0 +1,3 @@
+module example.com/permissive
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/proprietary
+
+go 1.22
