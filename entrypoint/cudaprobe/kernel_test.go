@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // kernelCase is one run of --kernel on a build of the stand-in driver.
@@ -188,4 +192,17 @@ func TestKernelValues(t *testing.T) {
 	}
 	require.Equal(t, float32(-2048), input(0))
 	require.Equal(t, float32(0.25), expected(elements/2))
+}
+
+// TestKernelStepsAreAllowListed checks that every step the check can name
+// is one the entrypoint keeps in its evidence (evidencespec.KernelSteps).
+func TestKernelStepsAreAllowListed(t *testing.T) {
+	src, err := os.ReadFile("kernel.go")
+	require.NoError(t, err)
+	steps := regexp.MustCompile(`r\.(?:call|later|fail)\("([^"]+)"`).FindAllStringSubmatch(string(src), -1)
+	require.GreaterOrEqual(t, len(steps), 15)
+	steps = append(steps, []string{"", "dlopen"}, []string{"", "dlsym"})
+	for _, s := range steps {
+		require.Contains(t, evidencespec.KernelSteps(), s[1])
+	}
 }

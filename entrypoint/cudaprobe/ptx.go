@@ -8,11 +8,12 @@ package main
 //   - .version 7.0 is CUDA 11.0's PTX ISA: every driver from CUDA 11.0 on
 //     reads it, JetPack 5's CUDA 11.4 included (a driver refuses a newer ISA
 //     than its own with CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
-//   - .target sm_50 is the lowest target PTX ISA 7.0 and CUDA 12 know: PTX
-//     runs on its target and every later GPU, Tegra ones included (the
-//     driver JIT-compiles it for the GPU's own SM, which the Tegra rule on
-//     binaries does not touch), so Xavier (7.2), Orin (8.7), Thor (10.1 or
-//     11.0) and every desktop GPU from Maxwell on compile it.
+//   - .target sm_50 is Maxwell, the oldest GPU that CUDA 12 and the CUDA 13
+//     drivers (R580) still support. PTX runs on its target and every later
+//     GPU, Tegra ones included (the driver JIT-compiles it for the GPU's own
+//     SM; the Tegra rule that a binary runs only on its own SM is about
+//     cubins), so Xavier (7.2), Orin (8.7), Thor (10.1 or 11.0) and every
+//     desktop GPU from Maxwell on compile it.
 //   - The registers are declared, the entry is .visible (cuModuleGetFunction
 //     finds only visible entries), the parameters are in .param space, and
 //     the pointers are converted from generic to global addresses with
