@@ -22,6 +22,7 @@ const (
 	explainFlag   = "--explain"
 	probeFlag     = "--probe"
 	smokeFlag     = "--smoke"
+	kernelFlag    = "--kernel"
 	outFlag       = "--out"
 	probeName     = "jetbake-cudaprobe"
 )
@@ -45,6 +46,8 @@ type config struct {
 	probe bool
 	// smoke runs the chosen binary's smoke test during the probe.
 	smoke bool
+	// kernel runs the CUDA kernel check during the probe.
+	kernel bool
 	// out is the file the probe writes its evidence to; "" for stdout.
 	out string
 	// usageErr is set when the probe's arguments cannot be read.
@@ -71,8 +74,8 @@ func newConfig(args, env []string) config {
 	return cfg
 }
 
-// readProbeArgs reads what follows --probe: --smoke and --out FILE (or
-// --out=FILE), in any order. Anything else is a usage error: in probe mode
+// readProbeArgs reads what follows --probe: --smoke, --kernel and --out
+// FILE (or --out=FILE), in any order. Anything else is a usage error: in probe mode
 // no argument goes to the router.
 func (c *config) readProbeArgs(args []string) {
 	for i := 0; i < len(args); i++ {
@@ -80,6 +83,8 @@ func (c *config) readProbeArgs(args []string) {
 		switch {
 		case a == smokeFlag:
 			c.smoke = true
+		case a == kernelFlag:
+			c.kernel = true
 		case a == outFlag && i+1 < len(args) && args[i+1] != "":
 			c.out = args[i+1]
 			i++
@@ -89,8 +94,8 @@ func (c *config) readProbeArgs(args []string) {
 			c.usageErr = outFlag + " needs a file name, as in " + probeFlag + " " + outFlag + " evidence.json"
 			return
 		default:
-			c.usageErr = probeFlag + " takes only " + smokeFlag + " and " + outFlag + " FILE after it, not " + quoteShort(a) +
-				"; run it as: jetbake-entrypoint " + probeFlag + " [" + smokeFlag + "] [" + outFlag + " FILE]"
+			c.usageErr = probeFlag + " takes only " + smokeFlag + ", " + kernelFlag + " and " + outFlag + " FILE after it, not " + quoteShort(a) +
+				"; run it as: jetbake-entrypoint " + probeFlag + " [" + smokeFlag + "] [" + kernelFlag + "] [" + outFlag + " FILE]"
 			return
 		}
 	}

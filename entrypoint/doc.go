@@ -104,8 +104,8 @@
 //
 // # Probe: evidence from real hardware
 //
-// A first argument --probe, followed by --smoke and --out FILE in any
-// order, writes evidence that this exact image works on this Jetson, for
+// A first argument --probe, followed by --smoke, --kernel and --out FILE in
+// any order, writes evidence that this exact image works on this Jetson, for
 // `jetbake evidence add`. It detects as --explain does but ignores
 // JETBAKE_COMPUTE_CAP and JETBAKE_SKIP_L4T_CHECK, and writes JSON (stdout,
 // or FILE through a temporary file and a rename) with an allow-listed
@@ -118,7 +118,15 @@
 // image-description, image-digest, architecture, jetson-soc, device-class,
 // l4t-release, l4t-matches-image (the host rule above), cuda-driver,
 // gpu-matches-soc,
-// binary-chosen and smoke, each passed, failed or skipped. With --smoke the
+// binary-chosen, cuda-kernel (only with --kernel) and smoke, each passed,
+// failed or skipped. With --kernel, jetbake-cudaprobe --kernel runs a CUDA
+// kernel on the GPU through the host's driver: the driver JIT-compiles a
+// small PTX kernel for the GPU's own SM, runs it on 4096 floats and the
+// probe checks every value is finite and exact; the check names the driver
+// call that failed and its CUDA error (CUDA_ERROR_INVALID_PTX,
+// CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_LAUNCH_FAILED, ...), and result.kernel
+// keeps the SM it ran on, the failed step, the error's name and the JIT,
+// kernel and total times (60 seconds at most). With --smoke the
 // chosen binary runs with the description's smoke arguments (--version when
 // it names none), its output on stderr, and its exit status is recorded;
 // without, the smoke check is skipped. The result is a pass only when every
@@ -132,7 +140,7 @@
 // pass, 1 otherwise and 2 for bad arguments. Package evidencespec defines the
 // JSON, which builder/evidence reads with the same types.
 //
-// --explain and --probe (with --smoke and --out) are the entrypoint's only
+// --explain and --probe (with --smoke, --kernel and --out) are the entrypoint's only
 // flags, and only as the first arguments: every other argument belongs to
 // the router.
 package main

@@ -133,9 +133,9 @@ func runIn(t testing.TB, root string, args []string, extra ...string) result {
 }
 
 // binaries are the programs the tests build once: the entrypoint and the
-// probe side by side, and a fake libcuda.so.1.
+// probe side by side, a fake libcuda.so.1 and CUDA's stub of it.
 type binaries struct {
-	dir, entrypoint, probe, libcuda string
+	dir, entrypoint, probe, libcuda, stub string
 }
 
 var (
@@ -160,6 +160,7 @@ func buildBinaries(t testing.TB) binaries {
 			entrypoint: filepath.Join(dir, "jetbake-entrypoint"),
 			probe:      filepath.Join(dir, probeName),
 			libcuda:    filepath.Join(dir, libcudaName),
+			stub:       filepath.Join(dir, "stub-"+libcudaName),
 		}
 		buildErr = buildAll(built)
 	})
@@ -167,12 +168,13 @@ func buildBinaries(t testing.TB) binaries {
 	return built
 }
 
-// buildAll runs the three builds.
+// buildAll runs the four builds.
 func buildAll(b binaries) error {
 	steps := [][]string{
 		{"go", "build", "-o", b.entrypoint, "."},
 		{"go", "build", "-o", b.probe, "./cudaprobe"},
 		{"gcc", "-shared", "-fPIC", "-o", b.libcuda, "../builder/internal/standin/cuda/libcuda.c"},
+		{"gcc", "-shared", "-fPIC", "-DJB_STUB", "-o", b.stub, "../builder/internal/standin/cuda/libcuda.c"},
 	}
 	for _, s := range steps {
 		cmd := exec.Command(s[0], s[1:]...)

@@ -53,7 +53,8 @@ func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps pr
 
 // collectEvidence detects as --explain does, with JETBAKE_COMPUTE_CAP and
 // JETBAKE_SKIP_L4T_CHECK ignored (evidence must show what the host is,
-// not what a user asked for), and runs every check. The evidence is an
+// not what a user asked for), and runs every check: cuda-kernel only with
+// --kernel, before the smoke run. The evidence is an
 // allow-listed profile (see package evidencespec): nothing else may be
 // added, and TestProbeLeaksNoSecret plants secrets and looks for each.
 func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps probeSetup) *evidencespec.Evidence {
@@ -79,6 +80,10 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 	checks := []evidencespec.Check{
 		imageCheck(imgErr), digest, archCheck(ps.arch), socCheck(&dev), deviceClassCheck(&dev),
 		l4tCheck(h), l4tMatchCheck(img, h, &d), driverCheck(h), gpuMatchCheck(h, &dev), binaryCheck(img, h, &d),
+	}
+	if pc.kernel {
+		kernel, run := kernelCheck(ctx, &pc, h, stderr)
+		checks, ev.Result.Kernel = append(checks, kernel), run
 	}
 	ev.Result.Binary = chosenBinary(img, &d)
 	smoke, run := smokeCheck(ctx, &pc, img, &d, stderr)

@@ -69,12 +69,12 @@ func TestProbeLeaksNoSecret(t *testing.T) {
 		"NVIDIA_VISIBLE_DEVICES=" + secrets["gpu uuid"],
 		"JETBAKE_IMAGE_DIGEST=" + testDigest,
 	}
-	r := runProbeIn(t, root, "arm64", []string{"--smoke"}, env...)
+	r := runProbeIn(t, root, "arm64", []string{"--smoke", "--kernel"}, env...)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stderr, secrets["hf token"], "the router did print the environment, on stderr")
 
 	out := filepath.Join(t.TempDir(), "evidence.json")
-	r2 := runProbeIn(t, root, "arm64", []string{"--smoke", "--out", out}, env...)
+	r2 := runProbeIn(t, root, "arm64", []string{"--smoke", "--kernel", "--out", out}, env...)
 	require.Equal(t, 0, r2.code, r2.stderr)
 	file, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -92,6 +92,7 @@ func TestProbeLeaksNoSecret(t *testing.T) {
 		"ghcr.io/jetbake/text-embeddings-router:1.8.2-jetpack6.2"}, r.ev.Image.Tags)
 	require.Empty(t, r.ev.Revision)
 	require.Equal(t, "Jetson Orin Nano Super", r.ev.Host.DeviceClass)
+	require.Equal(t, evidencespec.Passed, statuses(&r.ev)[evidencespec.CheckCUDAKernel], "the kernel check ran, and its driver path stayed out")
 	require.True(t, strings.HasPrefix(string(file), "{\n  \"schema_version\": 1,"))
 }
 

@@ -219,6 +219,7 @@ func TestProbeArguments(t *testing.T) {
 		args       []string
 		probe      bool
 		smoke      bool
+		kernel     bool
 		out        string
 		usage      string
 		routerArgs []string
@@ -226,8 +227,10 @@ func TestProbeArguments(t *testing.T) {
 		{name: "probe alone", args: []string{"--probe"}, probe: true},
 		{name: "smoke and out", args: []string{"--probe", "--out", "e.json", "--smoke"}, probe: true, smoke: true, out: "e.json"},
 		{name: "out with =", args: []string{"--probe", "--out=e.json"}, probe: true, out: "e.json"},
+		{name: "kernel", args: []string{"--probe", "--kernel", "--smoke"}, probe: true, smoke: true, kernel: true},
+		{name: "--kernel first belongs to the router", args: []string{"--kernel", "--probe"}, routerArgs: []string{"--kernel", "--probe"}},
 		{name: "a router flag after --probe", args: []string{"--probe", "--port", "80"}, probe: true,
-			usage: `--probe takes only --smoke and --out FILE after it, not "--port"; run it as: jetbake-entrypoint --probe [--smoke] [--out FILE]`},
+			usage: `--probe takes only --smoke, --kernel and --out FILE after it, not "--port"; run it as: jetbake-entrypoint --probe [--smoke] [--kernel] [--out FILE]`},
 		{name: "--out without a file", args: []string{"--probe", "--smoke", "--out"}, probe: true, smoke: true,
 			usage: "--out needs a file name, as in --probe --out evidence.json"},
 		{name: "--probe later belongs to the router", args: []string{"--port", "80", "--probe"}, routerArgs: []string{"--port", "80", "--probe"}},
@@ -238,6 +241,7 @@ func TestProbeArguments(t *testing.T) {
 			cfg := newConfig(tt.args, nil)
 			require.Equal(t, tt.probe, cfg.probe)
 			require.Equal(t, tt.smoke, cfg.smoke)
+			require.Equal(t, tt.kernel, cfg.kernel)
 			require.Equal(t, tt.out, cfg.out)
 			require.Equal(t, tt.usage, cfg.usageErr)
 			require.Equal(t, tt.routerArgs, cfg.routerArgs)
@@ -251,5 +255,5 @@ func TestProbeUsageError(t *testing.T) {
 	require.Equal(t, 2, r.code)
 	require.Nil(t, r.exec)
 	require.Empty(t, r.stdout)
-	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke and --out FILE after it, not "--model-id"`)
+	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke, --kernel and --out FILE after it, not "--model-id"`)
 }

@@ -110,7 +110,7 @@ func (ev *Evidence) validateHost() error {
 	return nil
 }
 
-// validateResult checks the checks, the binary, the smoke run and that
+// validateResult checks the checks, the binary, the smoke run, the kernel run and that
 // result.pass is true exactly when every check passed.
 func (ev *Evidence) validateResult() error {
 	r := &ev.Result
@@ -151,6 +151,9 @@ func (ev *Evidence) validateResult() error {
 				return schemaErr("result.smoke.args["+strconv.Itoa(i)+"]", a, "is not an argument such as --version")
 			}
 		}
+	}
+	if r.Kernel != nil {
+		return validateKernel(r.Kernel)
 	}
 	return nil
 }

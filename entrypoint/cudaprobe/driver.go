@@ -15,7 +15,8 @@ const (
 )
 
 // errorNames names the CUresult codes a probe is likely to meet, for drivers
-// whose cuGetErrorName is missing or fails.
+// whose cuGetErrorName is missing or fails (CUDA's cuda.h, CUresult:
+// https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html).
 var errorNames = map[int32]string{
 	1:   "CUDA_ERROR_INVALID_VALUE",
 	2:   "CUDA_ERROR_OUT_OF_MEMORY",
@@ -23,9 +24,31 @@ var errorNames = map[int32]string{
 	4:   "CUDA_ERROR_DEINITIALIZED",
 	34:  "CUDA_ERROR_STUB_LIBRARY",
 	35:  "CUDA_ERROR_INSUFFICIENT_DRIVER",
+	46:  "CUDA_ERROR_DEVICE_UNAVAILABLE",
 	100: "CUDA_ERROR_NO_DEVICE",
 	101: "CUDA_ERROR_INVALID_DEVICE",
+	200: "CUDA_ERROR_INVALID_IMAGE",
+	201: "CUDA_ERROR_INVALID_CONTEXT",
+	209: "CUDA_ERROR_NO_BINARY_FOR_GPU",
+	214: "CUDA_ERROR_ECC_UNCORRECTABLE",
+	218: "CUDA_ERROR_INVALID_PTX",
+	221: "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+	222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+	223: "CUDA_ERROR_JIT_COMPILATION_DISABLED",
+	300: "CUDA_ERROR_INVALID_SOURCE",
 	304: "CUDA_ERROR_OPERATING_SYSTEM",
+	400: "CUDA_ERROR_INVALID_HANDLE",
+	500: "CUDA_ERROR_NOT_FOUND",
+	700: "CUDA_ERROR_ILLEGAL_ADDRESS",
+	701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+	702: "CUDA_ERROR_LAUNCH_TIMEOUT",
+	709: "CUDA_ERROR_CONTEXT_IS_DESTROYED",
+	714: "CUDA_ERROR_HARDWARE_STACK_ERROR",
+	715: "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+	716: "CUDA_ERROR_MISALIGNED_ADDRESS",
+	717: "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+	718: "CUDA_ERROR_INVALID_PC",
+	719: "CUDA_ERROR_LAUNCH_FAILED",
 	800: "CUDA_ERROR_NOT_PERMITTED",
 	801: "CUDA_ERROR_NOT_SUPPORTED",
 	802: "CUDA_ERROR_SYSTEM_NOT_READY",
@@ -36,6 +59,9 @@ var errorNames = map[int32]string{
 
 // driverAPI holds the driver functions the probe calls.
 type driverAPI struct {
+	// lib is the dlopen handle of the library at path.
+	lib                  uintptr
+	path                 string
 	cuInit               func(flags uint32) int32
 	cuDeviceGet          func(dev *int32, ordinal int32) int32
 	cuDeviceGetAttribute func(value *int32, attrib int32, dev int32) int32
@@ -97,30 +123,58 @@ func loadFuncs(path string, versionOnly bool) (*driverAPI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dlopen %s failed: %w", path, err)
 	}
-	api := &driverAPI{}
-	required := []struct {
-		name string
-		fptr any
-	}{
-		{"cuDriverGetVersion", &api.cuDriverGetVersion},
-		{"cuInit", &api.cuInit},
-		{"cuDeviceGet", &api.cuDeviceGet},
-		{"cuDeviceGetAttribute", &api.cuDeviceGetAttribute},
+	api := &driverAPI{lib: lib, path: path}
+	required := []symbol{
+		{[]string{"cuDriverGetVersion"}, &api.cuDriverGetVersion},
+		{[]string{"cuInit"}, &api.cuInit},
+		{[]string{"cuDeviceGet"}, &api.cuDeviceGet},
+		{[]string{"cuDeviceGetAttribute"}, &api.cuDeviceGetAttribute},
 	}
 	if versionOnly {
 		required = required[:1]
 	}
-	for _, fn := range required {
-		sym, err := purego.Dlsym(lib, fn.name)
-		if err != nil {
-			return nil, fmt.Errorf("%s has no %s: it is not a CUDA driver", path, fn.name)
-		}
-		purego.RegisterFunc(fn.fptr, sym)
+	if err := api.resolve(required); err != nil {
+		return nil, err
 	}
 	if sym, err := purego.Dlsym(lib, "cuGetErrorName"); err == nil {
 		purego.RegisterFunc(&api.cuGetErrorName, sym)
 	}
 	return api, nil
+}
+
+// symbol is a driver function to resolve: its exported names, the one
+// cuda.h maps the call to first, and the function variable to register.
+type symbol struct {
+	names []string
+	fptr  any
+}
+
+// resolve registers each symbol under the first of its names the library
+// exports, and names the call a library without any of them lacks.
+func (api *driverAPI) resolve(symbols []symbol) error {
+	for _, s := range symbols {
+		var sym uintptr
+		var err error
+		for _, name := range s.names {
+			if sym, err = purego.Dlsym(api.lib, name); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return &missingError{path: api.path, name: s.names[0]}
+		}
+		purego.RegisterFunc(s.fptr, sym)
+	}
+	return nil
+}
+
+// missingError is a library that lacks a driver call.
+type missingError struct {
+	path, name string
+}
+
+func (e *missingError) Error() string {
+	return e.path + " has no " + e.name + ": it is not a CUDA driver"
 }
 
 // check turns a CUresult into an error naming the call, or nil for CUDA_SUCCESS.
@@ -131,18 +185,25 @@ func (api *driverAPI) check(call string, code int32) error {
 	return errors.New(call + " failed: " + api.errorName(code) + fmt.Sprintf(" (%d)", code))
 }
 
-// errorName names a CUresult, asking the driver first.
+// errorName names a CUresult, asking the driver first; "CUDA error" when
+// neither the driver nor the table knows it.
 func (api *driverAPI) errorName(code int32) string {
+	if name := api.cudaName(code); name != "" {
+		return name
+	}
+	return "CUDA error"
+}
+
+// cudaName is the CUresult's name (CUDA_ERROR_...), asking the driver first,
+// or "".
+func (api *driverAPI) cudaName(code int32) string {
 	if api.cuGetErrorName != nil {
 		var name *byte
 		if api.cuGetErrorName(code, &name) == 0 && name != nil {
 			return goString(name)
 		}
 	}
-	if name, ok := errorNames[code]; ok {
-		return name
-	}
-	return "CUDA error"
+	return errorNames[code]
 }
 
 // goString copies a NUL-terminated C string of at most 256 bytes.

@@ -12,6 +12,23 @@
 // "cuInit failed: CUDA_ERROR_NO_DEVICE (100)", and exits 1 (2 for a usage
 // error).
 //
+// With --kernel before it, the probe runs a CUDA kernel on GPU 0 through the
+// driver API, the check `jetbake-entrypoint --probe --kernel` records as
+// cuda-kernel: it makes the device's primary context current (as the CUDA
+// runtime does), has the driver JIT-compile a small hand-written PTX kernel
+// (ptx.go: y[i] = a*x[i] + b over 4096 floats, .target sm_50) for the GPU's
+// own SM with cuModuleLoadDataEx, allocates, copies, launches, synchronises,
+// copies back and frees, and checks that every value is finite and exactly
+// the expected one. It prints one JSON line, pass or not:
+//
+//	{"pass":true,"sm":"8.7","driver_version":12060,"kernel":"jetbake_axpb","ptx_target":"sm_50","elements":4096,"jit_ms":1.2,"kernel_ms":0.05,"total_ms":260.4}
+//
+// and on failure also "step", "error" and "code" (the call that failed and
+// its CUresult, such as cuModuleLoadDataEx and CUDA_ERROR_INVALID_PTX), or
+// step "results" with "wrong", "non_finite" and "first_bad"; it then exits 1
+// and says on stderr what failed, followed by the JIT's error log when the
+// driver wrote one.
+//
 // jetbake-entrypoint runs it; see that command's documentation for why the
 // driver query lives in a separate binary. It is built with CGO_ENABLED=0 and
 // loads the library with purego, so it needs the system's dynamic loader,
@@ -40,6 +57,9 @@ type versionResult struct {
 	DriverVersion int `json:"driver_version"`
 }
 
+// usage is the one-line usage, printed on a usage error.
+const usage = "usage: jetbake-cudaprobe [--driver-version | --kernel] /path/to/libcuda.so.1"
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -47,25 +67,59 @@ func main() {
 // run probes the library named by args and reports to stdout or stderr; it
 // returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	versionOnly := len(args) == 2 && args[0] == "--driver-version"
-	if versionOnly {
-		args = args[1:]
+	mode := ""
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "--help":
+			fmt.Fprintln(stdout, usage+"\n\nAsks the CUDA driver at the path for GPU 0's compute capability and its CUDA version"+
+				" (--driver-version: the version alone, without cuInit), or with --kernel runs a small PTX kernel on GPU 0"+
+				" and checks every value. It prints one JSON line.")
+			return 0
+		case "--driver-version", "--kernel":
+			mode, args = args[0], args[1:]
+		}
 	}
 	if len(args) != 1 || args[0] == "" {
-		fmt.Fprintln(stderr, "usage: jetbake-cudaprobe [--driver-version] /path/to/libcuda.so.1")
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	var res any
 	var err error
-	if versionOnly {
+	switch mode {
+	case "--kernel":
+		return kernelMain(args[0], stdout, stderr)
+	case "--driver-version":
 		res, err = driverVersion(args[0])
-	} else {
+	default:
 		res, err = probe(args[0])
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	return printLine(res, stdout, stderr)
+}
+
+// kernelMain runs the kernel check, prints its line and says on stderr what
+// failed; it returns 0 for a pass and 1 otherwise.
+func kernelMain(path string, stdout, stderr io.Writer) int {
+	res, said := runKernel(path)
+	if code := printLine(res, stdout, stderr); code != 0 || res.Pass {
+		return code
+	}
+	msg := res.describe()
+	if res.Code == 0 && res.Step != "results" && said != "" {
+		msg, said = said, ""
+	}
+	fmt.Fprintln(stderr, msg)
+	if said != "" {
+		fmt.Fprintln(stderr, said)
+	}
+	return 1
+}
+
+// printLine writes res as one JSON line.
+func printLine(res any, stdout, stderr io.Writer) int {
 	line, err := json.Marshal(res)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

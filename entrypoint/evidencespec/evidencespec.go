@@ -102,6 +102,9 @@ type Result struct {
 	// Smoke is the smoke run, when --smoke asked for it and a binary was
 	// chosen.
 	Smoke *Smoke `json:"smoke,omitempty"`
+	// Kernel is the CUDA kernel check's run, when --kernel asked for it
+	// and the check ran.
+	Kernel *Kernel `json:"kernel,omitempty"`
 }
 
 // Binary is the router binary that would be chosen.
@@ -131,4 +134,50 @@ type Smoke struct {
 	Args []string `json:"args,omitempty"`
 	// ExitCode is the router's exit status, when it ran to an end.
 	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+// CheckCUDAKernel names the check that --kernel adds: a CUDA kernel,
+// JIT-compiled by the host's driver from PTX, ran on the GPU and every value
+// it computed is exact. Without --kernel the check is absent.
+const CheckCUDAKernel = "cuda-kernel"
+
+// KernelStepResults is the Kernel.Step of a kernel that ran but computed
+// values that are wrong or not finite.
+const KernelStepResults = "results"
+
+// Kernel is the run of the CUDA kernel check (jetbake-cudaprobe --kernel).
+// Its check, CheckCUDAKernel, says whether it passed.
+type Kernel struct {
+	// SM is the compute capability of the GPU the kernel ran on, as the
+	// driver reported it, such as "8.7"; empty when the driver did not
+	// answer.
+	SM string `json:"sm,omitempty"`
+	// Elements is how many values the kernel computed.
+	Elements int `json:"elements"`
+	// Step is what failed, one of KernelSteps; empty on a pass.
+	Step string `json:"step,omitempty"`
+	// Error is the CUDA error of the failed call, such as
+	// "CUDA_ERROR_INVALID_PTX"; empty on a pass, for wrong values, and
+	// for a code without a name.
+	Error string `json:"error,omitempty"`
+	// Wrong and NonFinite count the values that were finite but not the
+	// expected ones, and those that were NaN or infinite.
+	Wrong     int `json:"wrong,omitempty"`
+	NonFinite int `json:"non_finite,omitempty"`
+	// JITMillis is how long the driver took to compile the PTX,
+	// KernelMillis the launch until the GPU was done, and TotalMillis the
+	// whole check from cuInit on, in milliseconds.
+	JITMillis    float64 `json:"jit_ms"`
+	KernelMillis float64 `json:"kernel_ms"`
+	TotalMillis  float64 `json:"total_ms"`
+}
+
+// KernelSteps are the values Kernel.Step may take, in the order the check
+// takes them: loading the library ("dlopen", "dlsym"), the driver calls as
+// cuda.h names them, and KernelStepResults.
+func KernelSteps() []string {
+	return []string{"dlopen", "dlsym", "cuInit", "cuDeviceGet", "cuDeviceGetAttribute", "cuDriverGetVersion",
+		"cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadDataEx", "cuModuleGetFunction", "cuMemAlloc",
+		"cuMemcpyHtoD", "cuLaunchKernel", "cuCtxSynchronize", "cuMemcpyDtoH", KernelStepResults,
+		"cuMemFree", "cuModuleUnload", "cuDevicePrimaryCtxRelease"}
 }

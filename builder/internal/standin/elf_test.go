@@ -44,7 +44,11 @@ func exported(t *testing.T, path string) []string {
 
 func TestBuildLibcuda(t *testing.T) {
 	ctx, cache := t.Context(), t.TempDir()
-	driverAPI := []string{"cuInit", "cuDriverGetVersion", "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName", "cuDeviceGetAttribute", "cuGetErrorName"}
+	driverAPI := []string{"cuInit", "cuDriverGetVersion", "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName", "cuDeviceGetAttribute", "cuGetErrorName",
+		// The kernel check's calls, under the symbols cuda.h maps them to.
+		"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxSetCurrent", "cuCtxSynchronize", "cuModuleLoadData",
+		"cuModuleLoadDataEx", "cuModuleGetFunction", "cuModuleUnload", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2",
+		"cuMemcpyDtoH_v2", "cuLaunchKernel"}
 	for _, arch := range []Arch{AMD64, ARM64} {
 		t.Run(string(arch), func(t *testing.T) {
 			want := map[Arch]elf.Machine{AMD64: elf.EM_X86_64, ARM64: elf.EM_AARCH64}[arch]

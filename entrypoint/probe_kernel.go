@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
+)
+
+// kernelTimeout bounds jetbake-cudaprobe --kernel: cuInit (seconds on some
+// Jetsons), the driver's JIT compilation and the run.
+const kernelTimeout = 60 * time.Second
+
+// maxKernelOutput bounds what the entrypoint reads of the probe's output
+// and passes on of its stderr.
+const maxKernelOutput = 16 << 10
+
+// kernelOutput is the line jetbake-cudaprobe --kernel prints, pass or not.
+type kernelOutput struct {
+	Pass      bool   `json:"pass"`
+	SM        string `json:"sm"`
+	Elements  int    `json:"elements"`
+	Step      string `json:"step"`
+	Error     string `json:"error"`
+	Code      int    `json:"code"`
+	Wrong     int    `json:"wrong"`
+	NonFinite int    `json:"non_finite"`
+	FirstBad  *struct {
+		Index int    `json:"index"`
+		Got   string `json:"got"`
+		Want  string `json:"want"`
+	} `json:"first_bad"`
+	JITMillis    float64 `json:"jit_ms"`
+	KernelMillis float64 `json:"kernel_ms"`
+	TotalMillis  float64 `json:"total_ms"`
+}
+
+// kernelCheck runs the CUDA kernel check, jetbake-cudaprobe --kernel, on
+// the host's driver (the library the cuda-driver check asked) and reports
+// it, with the run's allow-listed values. The probe's own sentences go to
+// stderr; the check's detail is built from fixed phrases and parsed values.
+func kernelCheck(ctx context.Context, cfg *config, h *hostInfo, stderr io.Writer) (evidencespec.Check, *evidencespec.Kernel) {
+	c := evidencespec.Check{Name: evidencespec.CheckCUDAKernel, Status: evidencespec.Skipped}
+	probe := cfg.probePath()
+	switch {
+	case h.facts.Libcuda == "":
+		c.Detail = "not run: " + libcudaName + " not found: start the container with --runtime nvidia"
+		return c, nil
+	case !probeExists(probe):
+		c.Detail = "not run: " + probeName + " is missing next to the entrypoint"
+		return c, nil
+	}
+	out, exit, err := runKernelProbe(ctx, probe, cfg.root.path(h.facts.Libcuda), cfg.env, stderr)
+	if err != nil {
+		c.Status, c.Detail = evidencespec.Failed, err.Error()
+		return c, nil
+	}
+	k := out.evidence()
+	c.Status, c.Detail = evidencespec.Failed, out.failure(k)
+	if exit == 0 && out.passed(k) {
+		c.Status = evidencespec.Passed
+		c.Detail = "a PTX kernel JIT-compiled by the driver ran on SM " + k.SM + ": " + strconv.Itoa(k.Elements) + " of " +
+			strconv.Itoa(k.Elements) + " values exact (JIT " + millis(k.JITMillis) + ", kernel " + millis(k.KernelMillis) + ")"
+	}
+	return c, k
+}
+
+// runKernelProbe runs jetbake-cudaprobe --kernel at probe (a real path) on
+// the library at lib (a real path), passes its stderr on and reads its
+// line. Its errors are fixed phrases, fit for the evidence.
+func runKernelProbe(ctx context.Context, probe, lib string, env environ, stderr io.Writer) (kernelOutput, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, kernelTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, probe, kernelFlag, lib)
+	var stdout bytes.Buffer
+	cmd.Env, cmd.WaitDelay = env, time.Second
+	cmd.Stdout = &capWriter{w: &stdout, left: maxKernelOutput}
+	cmd.Stderr = &capWriter{w: stderr, left: maxKernelOutput}
+	err := cmd.Run()
+	exit := 0
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return kernelOutput{}, -1, errors.New("the CUDA probe gave no answer within " + kernelTimeout.String())
+	case errors.As(err, &ee) && ee.ExitCode() < 0:
+		return kernelOutput{}, -1, errors.New("the CUDA probe was killed by a signal")
+	case errors.As(err, &ee):
+		exit = ee.ExitCode()
+	case err != nil:
+		return kernelOutput{}, -1, errors.New("the CUDA probe could not be started")
+	}
+	out, perr := parseKernelOutput(stdout.Bytes())
+	if perr != nil || exit > 1 {
+		return kernelOutput{}, exit, errors.New("the CUDA probe exited " + strconv.Itoa(exit) + " without a kernel check line")
+	}
+	return out, exit, nil
+}
+
+// parseKernelOutput reads jetbake-cudaprobe --kernel's line; a step the
+// entrypoint does not know is an error, since its evidence could not say
+// what failed.
+func parseKernelOutput(data []byte) (kernelOutput, error) {
+	var out kernelOutput
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	if err := json.Unmarshal(line, &out); err != nil {
+		return kernelOutput{}, err
+	}
+	if out.Step != "" && !slices.Contains(evidencespec.KernelSteps(), out.Step) {
+		return kernelOutput{}, errors.New("unknown step " + quoteShort(out.Step))
+	}
+	return out, nil
+}
+
+// evidence is the run's allow-listed values: the SM parsed, a CUDA error
+// name only in its CUDA_ERROR_ form, counts and times bounded.
+func (o *kernelOutput) evidence() *evidencespec.Kernel {
+	k := &evidencespec.Kernel{Step: o.Step, Elements: bound(o.Elements), Wrong: bound(o.Wrong), NonFinite: bound(o.NonFinite),
+		JITMillis: boundMillis(o.JITMillis), KernelMillis: boundMillis(o.KernelMillis), TotalMillis: boundMillis(o.TotalMillis)}
+	if c, err := computecap.Parse(o.SM); err == nil && c.Valid() {
+		k.SM = c.String()
+	}
+	if cudaErrorName(o.Error) {
+		k.Error = o.Error
+	}
+	return k
+}
+
+// passed reports whether the line is a pass that holds together.
+func (o *kernelOutput) passed(k *evidencespec.Kernel) bool {
+	return o.Pass && k.Step == "" && k.Wrong == 0 && k.NonFinite == 0 && k.Elements > 0 && k.SM != ""
+}
+
+// failure says what failed, with a hint for the CUDA errors a Jetson user
+// meets.
+func (o *kernelOutput) failure(k *evidencespec.Kernel) string {
+	switch k.Step {
+	case "":
+		return "the CUDA probe's line does not hold together"
+	case "dlopen":
+		return "the driver library could not be loaded (dlopen)"
+	case "dlsym":
+		return "the driver library lacks a call the kernel check makes (dlsym)"
+	case evidencespec.KernelStepResults:
+		return o.resultsFailure(k)
+	}
+	name := k.Error
+	if name == "" {
+		name = "CUDA error"
+	}
+	msg := k.Step + " failed: " + name + " (" + strconv.Itoa(bound(o.Code)) + ")"
+	if hint := kernelHints[k.Error]; hint != "" {
+		msg += ": " + hint
+	}
+	return msg
+}
+
+// resultsFailure describes values that are wrong or not finite.
+func (o *kernelOutput) resultsFailure(k *evidencespec.Kernel) string {
+	msg := strconv.Itoa(k.Wrong) + " wrong and " + strconv.Itoa(k.NonFinite) + " not finite of " + strconv.Itoa(k.Elements) + " values"
+	if k.SM != "" {
+		msg += " on SM " + k.SM
+	}
+	if b := o.FirstBad; b != nil {
+		got, gerr := strconv.ParseFloat(b.Got, 32)
+		want, werr := strconv.ParseFloat(b.Want, 32)
+		if gerr == nil && werr == nil && b.Index >= 0 && b.Index < k.Elements {
+			msg += " (first at index " + strconv.Itoa(b.Index) + ": got " + strconv.FormatFloat(got, 'g', -1, 32) +
+				", want " + strconv.FormatFloat(want, 'g', -1, 32) + ")"
+		}
+	}
+	return msg
+}
+
+// kernelHints say what a CUDA error of the kernel check means on a Jetson.
+var kernelHints = map[string]string{
+	"CUDA_ERROR_NO_DEVICE":               "no GPU is visible: start the container with --runtime nvidia",
+	"CUDA_ERROR_STUB_LIBRARY":            "this is CUDA's stub, not the host's driver: start the container with --runtime nvidia",
+	"CUDA_ERROR_INVALID_PTX":             "the driver's JIT could not compile the kernel for this GPU",
+	"CUDA_ERROR_NO_BINARY_FOR_GPU":       "the driver has no code of the kernel for this GPU",
+	"CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "the driver is older than the kernel's PTX ISA",
+	"CUDA_ERROR_JIT_COMPILER_NOT_FOUND":  "the driver's PTX JIT compiler library is not in the container",
+	"CUDA_ERROR_OUT_OF_MEMORY":           "the GPU had no memory free for the kernel's 32 KB",
+	"CUDA_ERROR_LAUNCH_FAILED":           "the kernel faulted on the GPU",
+	"CUDA_ERROR_ILLEGAL_ADDRESS":         "the kernel faulted on the GPU",
+	"CUDA_ERROR_LAUNCH_TIMEOUT":          "the kernel did not finish: the GPU may be hung",
+}
+
+// cudaErrorName reports whether s has the form of a CUresult's name:
+// CUDA_ERROR_ and up to 50 capitals, digits and underscores.
+func cudaErrorName(s string) bool {
+	rest, ok := strings.CutPrefix(s, "CUDA_ERROR_")
+	if !ok || rest == "" || len(rest) > 50 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// bound keeps a count in 0 .. 1<<24.
+func bound(n int) int { return max(0, min(n, 1<<24)) }
+
+// boundMillis keeps a time in 0 .. one hour, to the microsecond.
+func boundMillis(v float64) float64 {
+	if math.IsNaN(v) || v < 0 {
+		return 0
+	}
+	return math.Round(min(v, 3_600_000)*1000) / 1000
+}
+
+// millis writes a time in milliseconds, as "0.812 ms".
+func millis(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) + " ms" }
+
+// capWriter passes on at most left bytes to w and drops the rest, so that a
+// child's output cannot fill the entrypoint's memory.
+type capWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if n := min(len(p), c.left); n > 0 {
+		c.left -= n
+		if _, err := c.w.Write(p[:n]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
