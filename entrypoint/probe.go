@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -177,8 +179,29 @@ func verdict(ev *evidencespec.Evidence) string {
 // writeFileAtomic writes data to path through a temporary file in the same
 // folder, synced, and a rename, so that a reader never sees half a file,
 // even after a crash. It does what github.com/google/renameio does for the
-// builder: the entrypoint imports only the standard library.
+// builder: the entrypoint imports only the standard library. Its errors
+// name path, never the temporary file.
 func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("the folder %s does not exist: mount one (docker run -v $PWD:/out ...) and write to /out/evidence.json", dir)
+	}
+	if err := writeThrough(path, data); err != nil {
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// writeThrough is writeFileAtomic's temporary file and rename.
+func writeThrough(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".jetbake-evidence-*")
 	if err != nil {
 		return err

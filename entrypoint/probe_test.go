@@ -253,3 +253,22 @@ func TestProbeUsageError(t *testing.T) {
 	require.Empty(t, r.stdout)
 	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke and --out FILE after it, not "--model-id"`)
 }
+
+// TestProbeOutErrorsNameNoTemporaryFile writes the evidence into a folder
+// that does not exist and over a folder: the message names the file asked
+// for, never the temporary file beside it.
+func TestProbeOutErrorsNameNoTemporaryFile(t *testing.T) {
+	root := orinRoot(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "taken"), 0o755))
+	for _, tt := range []struct{ out, want string }{
+		{filepath.Join(dir, "nodir", "ev.json"), "cannot write the evidence: the folder " + filepath.Join(dir, "nodir") + " does not exist: mount one"},
+		{filepath.Join(dir, "taken"), "cannot write the evidence: " + filepath.Join(dir, "taken") + ": "},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{"--probe", "--out", tt.out}, baseEnv(root), &stdout, &stderr, nil)
+		require.Equal(t, 1, code)
+		require.Contains(t, stderr.String(), tt.want)
+		require.NotContains(t, stderr.String(), ".jetbake-evidence-")
+	}
+}

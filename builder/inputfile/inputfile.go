@@ -1,6 +1,7 @@
 // Package inputfile reads the files people hand to jetbake (the matrix, lock
-// files, evidence) with the same limits for all: a size limit, no byte order
-// mark, valid UTF-8. Each problem is one sentence naming the file, the cause
+// files, evidence) with the same limits for all: a regular file opened
+// without blocking (compute_cap/host's ReadRegular, which the entrypoint
+// uses too), a size limit, no byte order mark, valid UTF-8. Each problem is one sentence naming the file, the cause
 // and the fix.
 package inputfile
 
@@ -8,11 +9,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"syscall"
 	"unicode/utf8"
+
+	"github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // DefaultLimit is the largest input file read: 1 MiB, far above any matrix,
@@ -67,24 +67,21 @@ func Read(path, what string, opts ...Option) ([]byte, error) {
 	fail := func(err error, format string, args ...any) error {
 		return &Error{What: what, Path: path, Problem: fmt.Sprintf(format, args...), Err: err}
 	}
-	f, err := os.Open(path)
+	data, err := host.ReadRegular(path, o.limit)
+	var odd *host.NotRegularError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fail(err, "does not exist: %s", o.missing)
 	case errors.Is(err, fs.ErrPermission):
 		return nil, fail(err, "cannot be read (permission denied): give the user running jetbake read access to it")
-	case err != nil:
-		return nil, fail(err, "cannot be opened (%v): check the path", errors.Unwrap(err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, o.limit+1))
-	switch {
-	case errors.Is(err, syscall.EISDIR):
+	case errors.As(err, &odd) && odd.Kind == "a folder":
 		return nil, fail(err, "is a folder: name the file itself")
-	case err != nil:
-		return nil, fail(err, "cannot be read (%v): check the file", errors.Unwrap(err))
-	case int64(len(data)) > o.limit:
+	case errors.As(err, &odd):
+		return nil, fail(err, "is %s, not a regular file: name a file; jetbake reads no pipe, device or socket", odd.Kind)
+	case errors.Is(err, host.ErrTooLarge):
 		return nil, fail(nil, "is over the limit of %s (%d bytes): check that it is the right file; no %s is that large", sizeName(o.limit), o.limit, what)
+	case err != nil:
+		return nil, fail(err, "cannot be read (%v): check the path", errors.Unwrap(err))
 	}
 	if problem := Check(data); problem != "" {
 		return nil, fail(nil, "%s", problem)

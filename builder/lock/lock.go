@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/renameio/v2"
 
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -112,10 +111,7 @@ func (f *File) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return inputfile.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // Missing lists the bases of p that f does not pin.

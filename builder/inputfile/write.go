@@ -1,0 +1,49 @@
+package inputfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/google/renameio/v2"
+)
+
+// WriteFile writes data to path atomically (a temporary file beside it,
+// then a rename, with renameio), so that a failure leaves the old file or
+// none. Its errors name path and the cause, never the temporary file,
+// whose name means nothing to the user.
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("cannot write %s: the folder %s does not exist: create it first, or name another file", path, dir)
+	}
+	err := renameio.WriteFile(path, data, perm)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("cannot write %s: permission denied in %s: write it where the user running jetbake may", path, dir)
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("cannot write %s: no space left on the device: free some, or write it elsewhere", path)
+	case errors.Is(err, syscall.EISDIR):
+		return fmt.Errorf("cannot write %s: it is a folder: name a file", path)
+	}
+	return fmt.Errorf("cannot write %s: %v", path, causeOf(err))
+}
+
+// causeOf is the innermost error of a *fs.PathError or *os.LinkError,
+// without the path it names.
+func causeOf(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
