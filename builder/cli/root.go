@@ -19,6 +19,7 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/version"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // Exit statuses of jetbake.
@@ -39,6 +40,10 @@ const MatrixFlag = "file"
 
 // matrixFlagOld is MatrixFlag's older name, still accepted.
 const matrixFlagOld = "matrix"
+
+// AllowFlag is the persistent flag that grants the matrix access beyond
+// its repository, as `docker buildx bake --allow fs.read=PATH` does.
+const AllowFlag = "allow"
 
 // ExitError carries the exit status a command wants. Err is printed once by
 // Run; a nil Err means the command has already reported the problem.
@@ -137,6 +142,8 @@ func NewRootCommand(opts ...Option) *cobra.Command {
 	root.PersistentFlags().StringP(MatrixFlag, "f", matrix.DefaultFile, "the matrix file")
 	root.PersistentFlags().String(matrixFlagOld, matrix.DefaultFile, "the matrix file (older name of --file)")
 	_ = root.PersistentFlags().MarkHidden(matrixFlagOld)
+	root.PersistentFlags().StringArray(AllowFlag, nil,
+		"let the matrix read outside its repository, as 'docker buildx bake --allow': fs.read=PATH or fs=PATH (repeatable)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf("%w; run '%s --help'", err, cmd.CommandPath())
 	})
@@ -207,9 +214,33 @@ func MatrixPath(cmd *cobra.Command) string {
 	return p
 }
 
-// LoadMatrix loads the matrix file named by -f/--file.
+// LoadMatrix loads the matrix file named by -f/--file, with the folders
+// --allow grants.
 func LoadMatrix(cmd *cobra.Command) (*matrix.Matrix, error) {
-	return matrix.Load(MatrixPath(cmd))
+	allowed, err := allowedReads(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return matrix.Load(MatrixPath(cmd), matrix.WithAllowRead(allowed...))
+}
+
+// allowedReads reads --allow: fs.read=PATH and fs=PATH (read and write,
+// as in bake; jetbake writes only inside the repository) grant PATH.
+func allowedReads(cmd *cobra.Command) ([]string, error) {
+	values, err := cmd.Flags().GetStringArray(AllowFlag)
+	if err != nil {
+		return nil, nil
+	}
+	var paths []string
+	for _, v := range values {
+		key, p, ok := strings.Cut(v, "=")
+		if !ok || (key != "fs.read" && key != "fs") || p == "" {
+			return nil, usageErrorf("--allow %s: jetbake grants only file system reads: write --allow fs.read=PATH (or fs=PATH), as 'docker buildx bake --allow' does",
+				computecap.QuoteShort(v))
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
 }
 
 // format is an --format value.

@@ -48,7 +48,7 @@ func newValidateCommand() *cobra.Command {
 // runValidate loads the matrix and reports the result in format f.
 func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 	path := MatrixPath(cmd)
-	m, err := matrix.Load(path)
+	m, err := LoadMatrix(cmd)
 	var verr *matrix.ValidationError
 	if err != nil && !errors.As(err, &verr) {
 		return &ExitError{Code: ExitCode(err), Err: err}

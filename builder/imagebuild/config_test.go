@@ -220,10 +220,10 @@ func TestImageDescriptionInvalid(t *testing.T) {
 	_, err := ImageDescription(p, rel, "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "release jetpack6.2")
-	require.Contains(t, err.Error(), "targets is empty")
+	require.Contains(t, err.Error(), "targets: is empty")
 
 	p.Router.Name = ""
 	_, err = ImageDescription(p, p.Releases[0], "")
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "router is empty")
+	require.Contains(t, err.Error(), "router: is empty")
 }
