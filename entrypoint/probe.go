@@ -125,19 +125,19 @@ func imageProfile(ev *evidencespec.Evidence, img *image, env environ) evidencesp
 	fromEnv := strings.TrimSpace(env.get(envDigest))
 	switch {
 	case fromEnv != "" && !validDigest(fromEnv):
-		c.Status, c.Detail = evidencespec.Failed, envDigest+" is not a digest: want sha256: and 64 lowercase hex digits"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestEnvBad
 	case fromEnv != "" && fromFile != "" && fromFile != fromEnv:
-		c.Status, c.Detail = evidencespec.Failed, envDigest+" differs from the digest in the image description"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestDiffers
 	case fromEnv != "":
 		ev.Image.Digest, ev.Image.DigestSource = fromEnv, envDigest
-		c.Status, c.Detail = evidencespec.Passed, "from "+envDigest
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.DetailDigestFromEnv
 	case validDigest(fromFile):
 		ev.Image.Digest, ev.Image.DigestSource = fromFile, evidencespec.DigestFromImage
-		c.Status, c.Detail = evidencespec.Passed, "from the image description"
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.DetailDigestFromImage
 	case fromFile != "":
-		c.Status, c.Detail = evidencespec.Failed, "the digest in the image description is not a sha256 digest"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestImageBad
 	default:
-		c.Status, c.Detail = evidencespec.Skipped, "the image's digest is unknown: set "+envDigest+" to the digest the image was pulled by"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailDigestUnknown
 	}
 	return c
 }

@@ -65,11 +65,14 @@ func orinRoot(t *testing.T) string {
 	return root
 }
 
-// requireSafeDetails checks the promise builder/evidence relies on: check
-// details hold only letters, digits, spaces and . , : ; ( ) _ ' + = -.
+// requireSafeDetails checks the promise builder/evidence relies on: every
+// check is one the evidence spec names, and its detail is one of the
+// check's phrases filled with parsed values (evidencespec.ValidDetail),
+// holding only letters, digits, spaces and . , : ; ( ) _ ' + = -.
 func requireSafeDetails(t *testing.T, ev *evidencespec.Evidence) {
 	t.Helper()
 	for _, c := range ev.Result.Checks {
+		require.True(t, evidencespec.ValidDetail(c.Name, c.Detail), "check %s: detail %q is not one of its phrases", c.Name, c.Detail)
 		for _, r := range c.Detail {
 			ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" .,:;()_'+=-", r)
 			require.True(t, ok, "check %s detail %q has %q", c.Name, c.Detail, r)

@@ -130,17 +130,25 @@ func runEvidenceAdd(cmd *cobra.Command, f *evidenceFlags, files []string) error 
 	}
 	store := evidence.StoreFor(m)
 	var failed []string
+	code := ExitFailure
 	for _, file := range files {
 		path, err := addOne(cmd.Context(), file, m, r, store, age)
 		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", file, err)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, file+":") && !strings.Contains(msg, " "+file+" ") {
+				msg = file + ": " + msg // name the file once
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), msg)
 			failed = append(failed, file)
+			if ExitCode(err) == ExitUsage {
+				code = ExitUsage // a file that does not read is bad input, as for 'evidence report'
+			}
 			continue
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: stored as %s\n", file, path)
 	}
 	if len(failed) > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d evidence files not stored: %s", len(failed), len(files), strings.Join(failed, ", "))}
+		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d evidence files not stored: %s", len(failed), len(files), strings.Join(failed, ", "))}
 	}
 	return nil
 }

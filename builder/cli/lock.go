@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -39,7 +38,9 @@ func newLockCommand() *cobra.Command {
 			return err
 		}
 		if lockFile == "" {
-			lockFile = filepath.Join(filepath.Dir(MatrixPath(cmd)), lock.DefaultFile)
+			if lockFile, err = lock.DefaultPath(MatrixPath(cmd)); err != nil {
+				return err
+			}
 		}
 		resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
 		auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
@@ -48,7 +49,7 @@ func newLockCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := lf.Check(cmd.Context(), p, resolve, auth); err != nil {
+			if err := lf.CheckAll(cmd.Context(), p, resolve, auth); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases, none moved\n", lockFile, len(lf.Bases))

@@ -72,7 +72,8 @@ func usageErrorf(format string, args ...any) error {
 
 // ExitCode returns the exit status for an error returned by a command:
 // ExitOK for nil, the Code of an *ExitError, ExitUsage for bad input (an
-// input file jetbake cannot take, an unknown release), ExitFailure otherwise.
+// input file jetbake cannot take or read, an unknown release, an error
+// marked BadInput), ExitFailure otherwise.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -83,10 +84,19 @@ func ExitCode(err error) int {
 	}
 	var fe *inputfile.Error
 	var re *plan.UnknownReleaseError
-	if errors.As(err, &fe) || errors.As(err, &re) {
+	var bad badInput
+	if errors.As(err, &fe) || errors.As(err, &re) || (errors.As(err, &bad) && bad.BadInput()) {
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// badInput is an error of input a command cannot use: a JSON file that
+// does not read (matrix.FileError), a repository that is not one, a
+// sysroot that is missing. Packages mark such errors with BadInput.
+type badInput interface {
+	error
+	BadInput() bool
 }
 
 // Option changes the root command that NewRootCommand builds.

@@ -76,8 +76,8 @@ func ReadMetadata(path string) (*MetadataResolver, error) {
 		return nil, err
 	}
 	var r imagebuild.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("build metadata %s is not the JSON of 'jetbake build --metadata-file': %w", path, err)
+	if _, err := matrix.DecodeFile(path, data, &r, "give the file 'jetbake build --metadata-file' wrote", matrix.IgnoreUnknownFields()); err != nil {
+		return nil, err
 	}
 	return &MetadataResolver{File: path, Report: &r}, nil
 }

@@ -56,11 +56,27 @@ func (m *Matrix) Inside(p string) string {
 			return ""
 		}
 	}
+	return outsideSentence(p, real, m.Root)
+}
+
+// LeavesRepository checks a file jetbake reads beside the matrix in dir
+// by default (matrix.lock.json): "" when its links stay in the matrix's
+// repository, else "leads to REAL, outside the matrix's repository ROOT".
+func LeavesRepository(dir, p string) string {
+	root := RepositoryRoot(dir)
+	if real := resolveExisting(p); !within(real, root) {
+		return "leads to " + real + ", outside the matrix's repository " + root
+	}
+	return ""
+}
+
+// outsideSentence says that p, which resolves to real, is outside root.
+func outsideSentence(p, real, root string) string {
 	where := p
 	if real != p {
 		where = p + " (which leads to " + real + ")"
 	}
-	return where + " is outside the matrix's repository " + m.Root
+	return where + " is outside the matrix's repository " + root
 }
 
 // allowFix is the fix of a path outside the repository.

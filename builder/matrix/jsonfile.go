@@ -22,44 +22,72 @@ type Document struct {
 	fix  string
 }
 
+// FileError is a problem of a JSON file other than the matrix, from
+// DecodeFile or Document.Problem: input a command cannot use (the CLI
+// exits 2). It is a *ValidationError too (errors.As).
+type FileError struct {
+	*ValidationError
+}
+
+// Unwrap returns the *ValidationError.
+func (e *FileError) Unwrap() error { return e.ValidationError }
+
+// BadInput marks the error as input a command cannot use.
+func (e *FileError) BadInput() bool { return true }
+
+// DecodeOption changes how DecodeFile reads a file.
+type DecodeOption func(*decodeOptions)
+
+type decodeOptions struct {
+	keepUnknown bool
+}
+
+// IgnoreUnknownFields lets members v does not have pass, for a file that
+// other tools write into too (the build metadata holds bake's keys).
+func IgnoreUnknownFields() DecodeOption { return func(o *decodeOptions) { o.keepUnknown = true } }
+
 // DecodeFile decodes data, the content of file, into v: one JSON object
 // with no duplicate member, no member v does not have and every value of
 // the type v wants. A problem is a *ValidationError of one FieldError whose
 // fix is fix (such as "run 'jetbake lock' to write it anew") unless a
-// better one is known. The Document places the problems the caller finds
+// better one is known, wrapped in a *FileError. The Document places the problems the caller finds
 // in the values afterwards (Problem).
-func DecodeFile(file string, data []byte, v any, fix string) (*Document, error) {
+func DecodeFile(file string, data []byte, v any, fix string, opts ...DecodeOption) (*Document, error) {
+	var o decodeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	pos, syntax := scanDocument(data)
 	d := &Document{file: file, data: data, pos: pos, fix: fix}
 	if syntax != nil {
 		if syntax.Message != "" && strings.HasPrefix(syntax.Fix, "correct the JSON") {
 			syntax.Fix = "correct the JSON at that place, or " + fix
 		}
-		return d, &ValidationError{File: file, Errors: []FieldError{*syntax}}
+		return d, &FileError{&ValidationError{File: file, Errors: []FieldError{*syntax}}}
 	}
-	err := json.Unmarshal(data, v, json.RejectUnknownMembers(true))
+	err := json.Unmarshal(data, v, json.RejectUnknownMembers(!o.keepUnknown))
 	var serr *json.SemanticError
 	switch {
 	case err == nil:
 		return d, nil
 	case errors.As(err, &serr):
-		return d, &ValidationError{File: file, Errors: []FieldError{d.semantic(serr)}}
+		return d, &FileError{&ValidationError{File: file, Errors: []FieldError{d.semantic(serr)}}}
 	}
 	return d, d.Problem("$", "", err.Error(), fix)
 }
 
-// Problem returns a *ValidationError for the value at path (a FieldError
+// Problem returns a *FileError for the value at path (a FieldError
 // path such as `bases["nvcr.io/nvidia/l4t-jetpack:r36.4.0"]`), placed at
 // its line and column. value is the offending value as JSON text, or "";
 // an empty fix means the document's.
-func (d *Document) Problem(path, value, message, fix string) *ValidationError {
+func (d *Document) Problem(path, value, message, fix string) *FileError {
 	if fix == "" {
 		fix = d.fix
 	}
 	fe := FieldError{Path: path, Value: value, Message: message, Fix: fix}
 	errs := []FieldError{fe}
 	placeAll(errs, d.pos, d.data)
-	return &ValidationError{File: d.file, Errors: errs}
+	return &FileError{&ValidationError{File: d.file, Errors: errs}}
 }
 
 // semantic turns a decoding error into a FieldError at its place.

@@ -69,6 +69,18 @@ func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 // are the *fs.PathError of the open or the read.
 func ReadRegular(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return readOpened(f, err, path, limit)
+}
+
+// ReadRegularIn is ReadRegular for name inside root, which no link may
+// leave (os.Root).
+func ReadRegularIn(root *os.Root, name string, limit int64) ([]byte, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return readOpened(f, err, name, limit)
+}
+
+// readOpened is the rest of ReadRegular once the open returned f and err.
+func readOpened(f *os.File, err error, path string, limit int64) ([]byte, error) {
 	if errors.Is(err, syscall.ENXIO) {
 		// open(2) gives ENXIO for a UNIX domain socket.
 		return nil, &NotRegularError{Path: path, Kind: "a socket"}
