@@ -32,7 +32,9 @@ func TestAdmitRefuses(t *testing.T) {
 			want: "evidence refused (unknown-digest): " + goldenDigest + " is not an image jetbake built for a release: build.json lists no image " + goldenDigest},
 		{name: "wrong L4T", edit: func(ev *Evidence) { ev.Host.L4T, ev.Host.JetPack = "35.4.1", "5.1" }, reason: ReasonWrongL4T,
 			want: `evidence refused (wrong-l4t): the host runs L4T "35.4.1" but release jetpack6.2 is for L4T 36.4.3; fix: probe on a Jetson flashed with L4T R36 (JetPack 6)`},
-		{name: "failed check", edit: func(ev *Evidence) { setCheck(ev, "cuda-driver", Failed, "the CUDA driver did not answer: run --explain for its error") }, reason: ReasonFailedCheck,
+		{name: "failed check", edit: func(ev *Evidence) {
+			setCheck(ev, "cuda-driver", Failed, "the CUDA driver did not answer: run --explain for its error")
+		}, reason: ReasonFailedCheck,
 			want: "evidence refused (failed-check): the probe's result is not a pass: failed cuda-driver (the CUDA driver did not answer: run --explain for its error)"},
 		{name: "skipped check", edit: func(ev *Evidence) { setCheck(ev, "smoke", Skipped, "not run: add --smoke to run the chosen binary") },
 			reason: ReasonSkippedCheck,
