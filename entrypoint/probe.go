@@ -31,6 +31,10 @@ func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps pr
 		fmt.Fprintf(stderr, "jetbake-entrypoint: %s\n", cfg.usageErr)
 		return 2
 	}
+	if err := checkOutFolder(cfg.out); err != nil {
+		fmt.Fprintf(stderr, "jetbake-entrypoint: cannot write the evidence: %v\n", err)
+		return 2
+	}
 	ev := collectEvidence(ctx, cfg, stderr, ps)
 	data, err := json.MarshalIndent(ev, "", "  ")
 	if err != nil {
@@ -182,9 +186,8 @@ func verdict(ev *evidencespec.Evidence) string {
 // builder: the entrypoint imports only the standard library. Its errors
 // name path, never the temporary file.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("the folder %s does not exist: mount one (docker run -v $PWD:/out ...) and write to /out/evidence.json", dir)
+	if err := checkOutFolder(path); err != nil {
+		return err
 	}
 	if err := writeThrough(path, data); err != nil {
 		var pe *fs.PathError
@@ -196,6 +199,19 @@ func writeFileAtomic(path string, data []byte) error {
 			err = le.Err
 		}
 		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// checkOutFolder refuses an --out file whose folder does not exist, before
+// the probe runs; "" (stdout) passes.
+func checkOutFolder(path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("the folder %s does not exist: mount one (docker run -v $PWD:/out ...) and write to /out/evidence.json", dir)
 	}
 	return nil
 }

@@ -264,13 +264,16 @@ func TestProbeOutErrorsNameNoTemporaryFile(t *testing.T) {
 	root := orinRoot(t)
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "taken"), 0o755))
-	for _, tt := range []struct{ out, want string }{
-		{filepath.Join(dir, "nodir", "ev.json"), "cannot write the evidence: the folder " + filepath.Join(dir, "nodir") + " does not exist: mount one"},
-		{filepath.Join(dir, "taken"), "cannot write the evidence: " + filepath.Join(dir, "taken") + ": "},
+	for _, tt := range []struct {
+		out, want string
+		code      int
+	}{
+		{filepath.Join(dir, "nodir", "ev.json"), "cannot write the evidence: the folder " + filepath.Join(dir, "nodir") + " does not exist: mount one", 2},
+		{filepath.Join(dir, "taken"), "cannot write the evidence: " + filepath.Join(dir, "taken") + ": ", 1},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(t.Context(), []string{"--probe", "--out", tt.out}, baseEnv(root), &stdout, &stderr, nil)
-		require.Equal(t, 1, code)
+		require.Equal(t, tt.code, code, stderr.String())
 		require.Contains(t, stderr.String(), tt.want)
 		require.NotContains(t, stderr.String(), ".jetbake-evidence-")
 	}

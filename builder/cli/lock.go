@@ -28,9 +28,18 @@ func newLockCommand() *cobra.Command {
 	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
 	cmd.Flags().StringVar(&lockFile, "lock-file", "", "lock file (default: matrix.lock.json next to the matrix)")
 	cmd.Flags().BoolVar(&check, "check", false, "only check that no locked tag has moved; write nothing")
+	deadline := addTimeoutFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		format, err := getFormat()
 		if err != nil {
+			return err
+		}
+		ctx, cancel, err := deadline(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer cancel()
+		if err := checkDockerConfig(); err != nil {
 			return err
 		}
 		p, mirrors, err := loadPlan(cmd, mirrorFlags)
@@ -49,13 +58,13 @@ func newLockCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := lf.CheckAll(cmd.Context(), p, resolve, auth); err != nil {
+			if err := lf.CheckAll(ctx, p, resolve, auth); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases, none moved\n", lockFile, len(lf.Bases))
 			return nil
 		}
-		lf, err := lock.Resolve(cmd.Context(), p, resolve, auth)
+		lf, err := lock.Resolve(ctx, p, resolve, auth)
 		if err != nil {
 			return err
 		}

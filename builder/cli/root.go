@@ -12,6 +12,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -251,6 +252,28 @@ func allowedReads(cmd *cobra.Command) ([]string, error) {
 		paths = append(paths, p)
 	}
 	return paths, nil
+}
+
+// DefaultRegistryTimeout is how long the registry calls of one command
+// (pick, lock, the evidence lookups) may take in all by default.
+const DefaultRegistryTimeout = 2 * time.Minute
+
+// addTimeoutFlag adds --timeout to cmd and returns a function that gives
+// the command's context with that deadline: a registry that never answers
+// must not hold a pipeline for ever.
+func addTimeoutFlag(cmd *cobra.Command) func(parent context.Context) (context.Context, context.CancelFunc, error) {
+	var d time.Duration
+	cmd.Flags().DurationVar(&d, "timeout", DefaultRegistryTimeout, "how long the registry may take to answer, in all, such as 30s or 5m")
+	return func(parent context.Context) (context.Context, context.CancelFunc, error) {
+		if d <= 0 {
+			return nil, nil, usageErrorf("--timeout %s: give a time above zero, such as 30s or 5m", d)
+		}
+		if parent == nil {
+			parent = context.Background()
+		}
+		ctx, cancel := context.WithTimeout(parent, d)
+		return ctx, cancel, nil
+	}
 }
 
 // format is an --format value.

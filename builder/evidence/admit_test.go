@@ -97,7 +97,7 @@ func TestAdmitResolverUnreachable(t *testing.T) {
 	r, err := NewRegistryResolver(m, "127.0.0.1:1/jetbake/tei")
 	require.NoError(t, err)
 	_, err = Admit(t.Context(), golden(t, nil), m, r, goldenTime(), DefaultMaxAge)
-	require.ErrorContains(t, err, "cannot tell which release "+goldenDigest+" was built for: look up 127.0.0.1:1/jetbake/tei@")
+	require.ErrorContains(t, err, "cannot tell which release "+goldenDigest+" was built for: cannot look up 127.0.0.1:1/jetbake/tei@")
 	var re *RefusedError
 	require.False(t, errors.As(err, &re), "an unreachable registry is not a refusal")
 }

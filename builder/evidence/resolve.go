@@ -16,6 +16,7 @@ import (
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // ErrNotFound is wrapped by a Resolver that does not know a digest or a
@@ -187,7 +188,7 @@ func (r *RegistryResolver) annotations(ctx context.Context, ref string) (map[str
 		if isNotFound(err) {
 			return nil, "", notFound("%s is not in the registry", ref)
 		}
-		return nil, "", fmt.Errorf("look up %s: %w", ref, err)
+		return nil, "", refs.DescribeRegistryError("look up "+ref, err)
 	}
 	var doc struct {
 		Annotations map[string]string `json:"annotations"`

@@ -11,6 +11,21 @@ import (
 	"github.com/google/renameio/v2"
 )
 
+// FolderError is a file to write whose folder does not exist: input the
+// command cannot use (the CLI exits 2).
+type FolderError struct {
+	// Path is the file, Dir its folder.
+	Path, Dir string
+}
+
+// Error names the file and its folder.
+func (e *FolderError) Error() string {
+	return "cannot write " + e.Path + ": the folder " + e.Dir + " does not exist: create it first, or name another file"
+}
+
+// BadInput marks the error as input the command cannot use.
+func (e *FolderError) BadInput() bool { return true }
+
 // WriteFile writes data to path atomically (a temporary file beside it,
 // then a rename, with renameio), so that a failure leaves the old file or
 // none. Its errors name path and the cause, never the temporary file,
@@ -18,7 +33,7 @@ import (
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("cannot write %s: the folder %s does not exist: create it first, or name another file", path, dir)
+		return &FolderError{Path: path, Dir: dir}
 	}
 	err := renameio.WriteFile(path, data, perm)
 	switch {

@@ -20,6 +20,7 @@ import (
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
@@ -79,7 +80,7 @@ func digestOf(ref string, resolve Resolver, opts []remote.Option) (string, error
 	}
 	desc, err := remote.Head(parsed, opts...)
 	if err != nil {
-		return "", fmt.Errorf("resolve base %s (as %s): %w", ref, fetched, err)
+		return "", refs.DescribeRegistryError("resolve base "+ref+" (as "+fetched+")", err)
 	}
 	return desc.Digest.String(), nil
 }

@@ -161,7 +161,15 @@ func fits(phrase, s string, forms map[string]slotForm) bool {
 	}
 	end := strings.IndexByte(phrase[open:], '}') + open
 	form, rest, s := forms[phrase[open+1:end]], phrase[end+1:], s[open:]
+	// The value ends where the text after the slot starts.
+	next := rest
+	if i := strings.IndexByte(rest, '{'); i >= 0 {
+		next = rest[:i]
+	}
 	for n := 1; n <= len(s); n++ {
+		if next == "" && rest == "" && n != len(s) || !strings.HasPrefix(s[n:], next) {
+			continue
+		}
 		if form.holds(s[:n], forms) && fits(rest, s[n:], forms) {
 			return true
 		}
