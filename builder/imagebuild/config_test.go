@@ -227,3 +227,14 @@ func TestImageDescriptionInvalid(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "router: is empty")
 }
+
+// The entrypoint runs only binaries in imagespec.BinaryDir: the plan must
+// put them there, each at a clean path.
+func TestBinaryDirsAgree(t *testing.T) {
+	require.Equal(t, imagespec.BinaryDir, plan.BinaryDir)
+	for _, r := range testPlan().Releases {
+		for _, tg := range r.Targets {
+			require.True(t, imagespec.InBinaryDir(tg.Path), tg.Path)
+		}
+	}
+}

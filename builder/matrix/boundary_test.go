@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -181,4 +182,13 @@ func TestParseRefusesUncleanOutput(t *testing.T) {
 		require.ErrorAs(t, err, &verr, out)
 		require.NotNil(t, find(verr.Errors, "router.output", "is not a clean absolute path of a file"), "%s: %v", out, err)
 	}
+}
+
+// TestLoadRefusesAPipeAsDockerfile: jetbake reads the Dockerfile itself,
+// and a named pipe there would block the build.
+func TestLoadRefusesAPipeAsDockerfile(t *testing.T) {
+	path, repo := repoWith(t, "../router", "../router/pipe")
+	require.NoError(t, syscall.Mkfifo(filepath.Join(repo, "router", "pipe"), 0o644))
+	_, err := Load(path)
+	require.ErrorContains(t, err, "is not a regular file (a pipe, a device or a socket)")
 }

@@ -105,6 +105,9 @@ func checkFilesExist(m *Matrix, errs *checker) {
 		if st, err := os.Stat(p); err != nil || st.IsDir() {
 			errs.addString("router.dockerfile", df, "Dockerfile "+p+" does not exist",
 				"correct the path: it is relative to the matrix file's folder")
+		} else if !st.Mode().IsRegular() {
+			errs.addString("router.dockerfile", df, "Dockerfile "+p+" is not a regular file (a pipe, a device or a socket)",
+				"name the Dockerfile itself")
 		} else if out := m.Inside(df); out != "" {
 			errs.addString("router.dockerfile", df, "Dockerfile "+out, allowFix(resolveExisting(p)))
 		}
