@@ -68,8 +68,7 @@ func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 // but a regular file; a file over limit is a *TooLargeError. Other errors
 // are the *fs.PathError of the open or the read.
 func ReadRegular(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	return readOpened(f, err, path, limit)
+	return readRegular(path, limit)
 }
 
 // ReadRegularIn is ReadRegular for name inside root, which no link may
