@@ -234,7 +234,7 @@ func TestEvidenceKeepsItsPromise(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			file := probeFileUnchecked(t, tt.edit)
+			file := probeFile(t, tt.edit) // written as edited, not parsed again
 			r := runEv(t, "evidence", "add", file, "--matrix", path, "--metadata-file", md, "--registry=false")
 			require.Equal(t, tt.code, r.code, r.stderr)
 			require.Contains(t, r.stderr, file+tt.want)
@@ -250,23 +250,6 @@ func TestEvidenceKeepsItsPromise(t *testing.T) {
 		require.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
 		require.Contains(t, r.stderr, "evidence file "+missing+" does not exist")
 	}
-}
-
-// probeFileUnchecked writes the golden evidence changed by edit without
-// parsing it again, as a hand-edited file would be.
-func probeFileUnchecked(t *testing.T, edit func(ev *evidence.Evidence)) string {
-	t.Helper()
-	data, err := os.ReadFile(probeGolden)
-	require.NoError(t, err)
-	ev, err := evidence.Parse(data)
-	require.NoError(t, err)
-	ev.GeneratedAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	edit(ev)
-	out, err := json.MarshalIndent(ev, "", "  ")
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "evidence.json")
-	require.NoError(t, os.WriteFile(path, out, 0o644))
-	return path
 }
 
 // pushAnnotated pushes a one-image index with annotations to ref and

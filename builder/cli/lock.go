@@ -34,14 +34,11 @@ func newLockCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ctx, cancel, err := deadline(cmd.Context())
+		ctx, cancel, err := registryContext(cmd.Context(), deadline)
 		if err != nil {
 			return err
 		}
 		defer cancel()
-		if err := checkDockerConfig(); err != nil {
-			return err
-		}
 		p, mirrors, err := loadPlan(cmd, mirrorFlags)
 		if err != nil {
 			return err

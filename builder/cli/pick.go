@@ -57,14 +57,11 @@ func newPickCommand() *cobra.Command {
 				stderr := cmd.ErrOrStderr()
 				opts = append(opts, imagepick.WithProgress(func(line string) { fmt.Fprintln(stderr, refs.Printable(line)) }))
 			}
-			ctx, cancel, err := deadline(cmd.Context())
+			ctx, cancel, err := registryContext(cmd.Context(), deadline)
 			if err != nil {
 				return err
 			}
 			defer cancel()
-			if err := checkDockerConfig(); err != nil {
-				return err
-			}
 			res, err := imagepick.Pick(ctx, args[0], opts...)
 			var noFit *imagepick.NoFitError
 			if err != nil && !errors.As(err, &noFit) {

@@ -276,6 +276,15 @@ func addTimeoutFlag(cmd *cobra.Command) func(parent context.Context) (context.Co
 	}
 }
 
+// registryContext is the command's context with the --timeout deadline,
+// once the Docker config the registry calls read has been checked.
+func registryContext(parent context.Context, deadline func(context.Context) (context.Context, context.CancelFunc, error)) (context.Context, context.CancelFunc, error) {
+	if err := checkDockerConfig(); err != nil {
+		return nil, nil, err
+	}
+	return deadline(parent)
+}
+
 // format is an --format value.
 type format string
 

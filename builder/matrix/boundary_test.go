@@ -120,6 +120,20 @@ func TestLoadAcceptsPathsInTheRepository(t *testing.T) {
 	require.Equal(t, filepath.Join(plain, "sub"), m.Root)
 }
 
+// parseEdited parses the shipped matrix changed by edit and returns its
+// problems.
+func parseEdited(t *testing.T, edit func(doc map[string]any)) *ValidationError {
+	t.Helper()
+	doc := shippedTree(t)
+	edit(doc)
+	data, err := json.Marshal(doc)
+	require.NoError(t, err)
+	_, err = Parse(data)
+	var verr *ValidationError
+	require.ErrorAs(t, err, &verr)
+	return verr
+}
+
 // TestParseRefusesControlCharacters puts NUL and escape characters into the
 // router's env, cmd and smoke and the image's labels.
 func TestParseRefusesControlCharacters(t *testing.T) {
@@ -136,18 +150,12 @@ func TestParseRefusesControlCharacters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc := shippedTree(t)
-			tt.edit(doc)
-			data, err := json.Marshal(doc)
-			require.NoError(t, err)
-			_, err = Parse(data)
-			var verr *ValidationError
-			require.ErrorAs(t, err, &verr)
+			verr := parseEdited(t, tt.edit)
 			fe := find(verr.Errors, tt.path, "holds the control character U+")
-			require.NotNil(t, fe, "%v", err)
-			require.Len(t, verr.Errors, 1, "%v", err)
-			require.NotContains(t, err.Error(), "\x00")
-			require.NotContains(t, err.Error(), "\x1b")
+			require.NotNil(t, fe, "%v", verr)
+			require.Len(t, verr.Errors, 1, "%v", verr)
+			require.NotContains(t, verr.Error(), "\x00")
+			require.NotContains(t, verr.Error(), "\x1b")
 		})
 	}
 }
@@ -156,31 +164,21 @@ func TestParseRefusesControlCharacters(t *testing.T) {
 // validate, then fail as a file name of the evidence store. Names are
 // limited to what a tag, a file name and an annotation can carry.
 func TestParseLimitsNames(t *testing.T) {
-	doc := shippedTree(t)
-	release(doc, 0)["name"] = strings.Repeat("a", 300)
-	section(doc, "router")["version"] = strings.Repeat("1", 129)
-	data, err := json.Marshal(doc)
-	require.NoError(t, err)
-	_, err = Parse(data)
-	var verr *ValidationError
-	require.ErrorAs(t, err, &verr)
+	verr := parseEdited(t, func(doc map[string]any) {
+		release(doc, 0)["name"] = strings.Repeat("a", 300)
+		section(doc, "router")["version"] = strings.Repeat("1", 129)
+	})
 	fe := find(verr.Errors, "releases[0].name", "is 300 characters long, more than the 128 that a tag, a file name and an OCI annotation can all carry")
-	require.NotNil(t, fe, "%v", err)
+	require.NotNil(t, fe, "%v", verr)
 	require.Contains(t, fe.Value, "... (302 bytes)")
-	require.NotNil(t, find(verr.Errors, "router.version", "is 129 characters long"), "%v", err)
+	require.NotNil(t, find(verr.Errors, "router.version", "is 129 characters long"), "%v", verr)
 	require.Equal(t, 128, MaxNameLength)
 }
 
 func TestParseRefusesUncleanOutput(t *testing.T) {
 	for _, out := range []string{"/usr/local/bin/../../../outside/escape.sh", "/usr/local/bin/./router", "/usr//bin/router", "/usr/bin/", "/"} {
-		doc := shippedTree(t)
-		section(doc, "router")["output"] = out
-		data, err := json.Marshal(doc)
-		require.NoError(t, err)
-		_, err = Parse(data)
-		var verr *ValidationError
-		require.ErrorAs(t, err, &verr, out)
-		require.NotNil(t, find(verr.Errors, "router.output", "is not a clean absolute path of a file"), "%s: %v", out, err)
+		verr := parseEdited(t, func(doc map[string]any) { section(doc, "router")["output"] = out })
+		require.NotNil(t, find(verr.Errors, "router.output", "is not a clean absolute path of a file"), "%s: %v", out, verr)
 	}
 }
 
