@@ -60,6 +60,7 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 		{[]string{"--release", "jetpack9"}, `unknown release "jetpack9": the matrix has`},
 		{[]string{"--node", "a=tcp://127.0.0.1:1", "--node", "a=tcp://127.0.0.1:2"}, `BuildKit node name "a" is used twice`},
 		{[]string{"--node", "a=docker://x"}, `scheme "docker" is not known`},
+		{[]string{"--metadata-file", "/nonexistent-jetbake/build.json"}, "cannot write /nonexistent-jetbake/build.json: the folder /nonexistent-jetbake does not exist"},
 		{[]string{"--addr", "127.0.0.1:1234"}, "--addr: BuildKit address \"127.0.0.1:1234\" is not an address"},
 		{[]string{"--progress", "fancy"}, `--progress "fancy"`},
 	}

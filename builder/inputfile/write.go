@@ -26,15 +26,25 @@ func (e *FolderError) Error() string {
 // BadInput marks the error as input the command cannot use.
 func (e *FolderError) BadInput() bool { return true }
 
+// CheckFolder returns a *FolderError when the folder path is to be written
+// in does not exist: a command checks it before its work, not after.
+func CheckFolder(path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return &FolderError{Path: path, Dir: dir}
+	}
+	return nil
+}
+
 // WriteFile writes data to path atomically (a temporary file beside it,
 // then a rename, with renameio), so that a failure leaves the old file or
 // none. Its errors name path and the cause, never the temporary file,
 // whose name means nothing to the user.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return &FolderError{Path: path, Dir: dir}
+	if err := CheckFolder(path); err != nil {
+		return err
 	}
+	dir := filepath.Dir(path)
 	err := renameio.WriteFile(path, data, perm)
 	switch {
 	case err == nil:
