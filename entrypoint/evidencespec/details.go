@@ -60,7 +60,45 @@ const (
 	DetailSmokeSignal      = "the chosen binary was killed by a signal"
 	DetailSmokeStartFailed = "the chosen binary could not be started"
 	DetailSmokeExited      = "the chosen binary exited {exit}"
+	// The CUDA kernel check (cuda-kernel, jetbake-cudaprobe --kernel).
+	DetailKernelNoLibrary  = "not run: libcuda.so.1 not found: start the container with --runtime nvidia"
+	DetailKernelNoProbe    = "not run: jetbake-cudaprobe is missing next to the entrypoint"
+	DetailKernelTimeout    = "the CUDA probe gave no answer within {duration}"
+	DetailKernelSignal     = "the CUDA probe was killed by a signal"
+	DetailKernelNoStart    = "the CUDA probe could not be started"
+	DetailKernelNoLine     = "the CUDA probe exited {exit} without a kernel check line"
+	DetailKernelIncoherent = "the CUDA probe's line does not hold together"
+	DetailKernelDlopen     = "the driver library could not be loaded (dlopen)"
+	DetailKernelDlsym      = "the driver library lacks a call the kernel check makes (dlsym)"
+	DetailKernelStep       = "{step} failed: {cudaerror} ({count})"
+	DetailKernelStepHint   = "{step} failed: {cudaerror} ({count}): {hint}"
+	DetailKernelResults    = "{count} wrong and {count} not finite of {count} values{on}{first}"
+	DetailKernelPassed     = "a PTX kernel JIT-compiled by the driver ran on SM {sm}: {count} of {count} values exact (JIT {ms}, kernel {ms})"
 )
+
+// kernelSteps are the steps of the CUDA kernel check that a failure can
+// name, as the probe's cuda-kernel check writes them.
+func kernelSteps() []string {
+	return []string{"cuInit", "cuDeviceGet", "cuDeviceGetAttribute", "cuDriverGetVersion",
+		"cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadDataEx", "cuModuleGetFunction", "cuMemAlloc",
+		"cuMemcpyHtoD", "cuLaunchKernel", "cuCtxSynchronize", "cuMemcpyDtoH", "cuMemFree", "cuModuleUnload", "cuDevicePrimaryCtxRelease"}
+}
+
+// kernelHints are what a CUDA error of the kernel check means on a Jetson,
+// the probe's fixed phrases.
+func kernelHints() []string {
+	return []string{
+		"no GPU is visible: start the container with --runtime nvidia",
+		"this is CUDA's stub, not the host's driver: start the container with --runtime nvidia",
+		"the driver's JIT could not compile the kernel for this GPU",
+		"the driver has no code of the kernel for this GPU",
+		"the driver is older than the kernel's PTX ISA",
+		"the driver's PTX JIT compiler library is not in the container",
+		"the GPU had no memory free for the kernel's 32 KB",
+		"the kernel faulted on the GPU",
+		"the kernel did not finish: the GPU may be hung",
+	}
+}
 
 // Phrases returns the phrases of every check the probe writes, by check
 // name, in the probe's order of checks.
@@ -81,6 +119,9 @@ func Phrases() map[string][]string {
 			DetailRuleRefused, DetailBinaryNone},
 		"smoke": {DetailSmokeNotAsked, DetailSmokeNoBinary, DetailSmokeTimeout, DetailSmokeSignal,
 			DetailSmokeStartFailed, DetailSmokeExited},
+		"cuda-kernel": {DetailKernelNoLibrary, DetailKernelNoProbe, DetailKernelTimeout, DetailKernelSignal, DetailKernelNoStart,
+			DetailKernelNoLine, DetailKernelIncoherent, DetailKernelDlopen, DetailKernelDlsym, DetailKernelStep,
+			DetailKernelStepHint, DetailKernelResults, DetailKernelPassed},
 	}
 }
 
@@ -118,6 +159,59 @@ func ValidDetail(check, detail string) bool {
 	return false
 }
 
+// oneOf reports whether s is one of list.
+func oneOf(s string, list []string) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// cudaErrorName reports whether s is a CUresult's name (CUDA_ERROR_ and
+// capitals, digits and '_'), or "CUDA error" for a code without one.
+func cudaErrorName(s string) bool {
+	rest, ok := strings.CutPrefix(s, "CUDA_ERROR_")
+	if s == "CUDA error" {
+		return true
+	}
+	if !ok || rest == "" || len(rest) > 50 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// milliseconds reports whether s is a time as the probe writes it:
+// digits, a point, three digits and " ms".
+func milliseconds(s string) bool {
+	v, ok := strings.CutSuffix(s, " ms")
+	whole, frac, dot := strings.Cut(v, ".")
+	return ok && dot && digits(whole, 1, 7) && digits(frac, 3, 3)
+}
+
+// float reports whether s is a number as strconv.FormatFloat(v, 'g', -1,
+// 32) writes it: "1.5", "-3", "1e+06", "NaN", "+Inf".
+func float(s string) bool {
+	if s == "NaN" || s == "+Inf" || s == "-Inf" {
+		return true
+	}
+	if len(s) == 0 || len(s) > 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == '-' || c == '+') {
+			return false
+		}
+	}
+	return s[0] != 'e'
+}
+
 // slotForm is what one slot may hold: a value leaf accepts, or one of the
 // phrases of forms (a composite slot, such as the host rule's wording).
 type slotForm struct {
@@ -130,18 +224,26 @@ type slotForm struct {
 // Need), which the probe copies.
 func slotForms() map[string]slotForm {
 	return map[string]slotForm{
-		"arch":     {leaf: goArch},
-		"soc":      {leaf: func(s string) bool { return len(s) == 8 && strings.HasPrefix(s, "tegra") && digits(s[5:], 3, 3) }},
-		"family":   {leaf: capitalWord},
-		"class":    {leaf: deviceClass},
-		"l4t":      {leaf: func(s string) bool { return version(s, 3, 3, 4) }},
-		"l4tmm":    {leaf: func(s string) bool { return version(s, 2, 2, 4) }},
-		"major":    {leaf: func(s string) bool { return digits(s, 1, 4) }},
-		"jetpack":  {leaf: func(s string) bool { return version(s, 1, 3, 2) }},
-		"cuda":     {leaf: func(s string) bool { return version(s, 2, 2, 2) }},
-		"sm":       {leaf: func(s string) bool { return version(strings.TrimSuffix(s, "a"), 2, 2, 2) }},
-		"exit":     {leaf: func(s string) bool { return digits(s, 1, 3) }},
-		"duration": {leaf: goDuration},
+		"arch":      {leaf: goArch},
+		"soc":       {leaf: func(s string) bool { return len(s) == 8 && strings.HasPrefix(s, "tegra") && digits(s[5:], 3, 3) }},
+		"family":    {leaf: capitalWord},
+		"class":     {leaf: deviceClass},
+		"l4t":       {leaf: func(s string) bool { return version(s, 3, 3, 4) }},
+		"l4tmm":     {leaf: func(s string) bool { return version(s, 2, 2, 4) }},
+		"major":     {leaf: func(s string) bool { return digits(s, 1, 4) }},
+		"jetpack":   {leaf: func(s string) bool { return version(s, 1, 3, 2) }},
+		"cuda":      {leaf: func(s string) bool { return version(s, 2, 2, 2) }},
+		"sm":        {leaf: func(s string) bool { return version(strings.TrimSuffix(s, "a"), 2, 2, 2) }},
+		"exit":      {leaf: func(s string) bool { return digits(s, 1, 3) }},
+		"duration":  {leaf: goDuration},
+		"count":     {leaf: func(s string) bool { return digits(s, 1, 8) }},
+		"ms":        {leaf: func(s string) bool { return milliseconds(s) }},
+		"step":      {leaf: func(s string) bool { return oneOf(s, kernelSteps()) }},
+		"cudaerror": {leaf: cudaErrorName},
+		"hint":      {leaf: func(s string) bool { return oneOf(s, kernelHints()) }},
+		"on":        {forms: []string{"", " on SM {sm}"}},
+		"first":     {forms: []string{"", " (first at index {count}: got {float}, want {float})"}},
+		"float":     {leaf: float},
 		"host": {forms: []string{"L4T R{l4t}", "L4T R{l4t} (JetPack {jetpack})", "a driver for CUDA {cuda}",
 			"a driver for CUDA {cuda} on L4T R{l4t}", "a driver for CUDA {cuda} on L4T R{l4t} (JetPack {jetpack})"}},
 		"need": {forms: []string{"L4T R{l4tmm} or a later R{major} release", "a driver for CUDA {cuda} or a later {major}.x"}},
@@ -166,7 +268,11 @@ func fits(phrase, s string, forms map[string]slotForm) bool {
 	if i := strings.IndexByte(rest, '{'); i >= 0 {
 		next = rest[:i]
 	}
-	for n := 1; n <= len(s); n++ {
+	first := 1 // a value is not empty, unless its form may be
+	if form.leaf == nil && oneOf("", form.forms) {
+		first = 0
+	}
+	for n := first; n <= len(s); n++ {
 		if next == "" && rest == "" && n != len(s) || !strings.HasPrefix(s[n:], next) {
 			continue
 		}

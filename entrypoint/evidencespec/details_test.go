@@ -27,6 +27,15 @@ func TestValidDetail(t *testing.T) {
 		"binary-chosen":   {"a binary for SM 8.7 runs on SM 8.7", "no binary of the image runs on SM 11.0"},
 		"smoke":           {"the chosen binary exited 0", "the chosen binary exited 127", "no exit within 1m0s"},
 		"image-digest":    {"from JETBAKE_IMAGE_DIGEST"},
+		"cuda-kernel": {
+			"a PTX kernel JIT-compiled by the driver ran on SM 8.7: 8192 of 8192 values exact (JIT 12.345 ms, kernel 0.812 ms)",
+			"cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (218): the driver's JIT could not compile the kernel for this GPU",
+			"cuInit failed: CUDA error (999)",
+			"3 wrong and 0 not finite of 8192 values",
+			"3 wrong and 1 not finite of 8192 values on SM 8.7 (first at index 17: got 1.5, want -2e+06)",
+			"the CUDA probe gave no answer within 1m0s",
+			"not run: libcuda.so.1 not found: start the container with --runtime nvidia",
+		},
 	}
 	for check, details := range good {
 		for _, d := range details {
@@ -50,6 +59,9 @@ func TestValidDetail(t *testing.T) {
 		{"no-such-check", "read and valid"},
 		{"smoke", ""},
 		{"smoke", "read and valid"}, // a phrase of another check
+		{"cuda-kernel", "cuInit failed: CUDA_ERROR_NO_DEVICE (100): see jetson-01.lab"},
+		{"cuda-kernel", "dlopen /home/alice/libcuda.so failed: CUDA error (1)"},
+		{"cuda-kernel", "3 wrong and 0 not finite of 8192 values on SM 10.20.30.40"},
 	}
 	for _, tt := range bad {
 		require.False(t, ValidDetail(tt.check, tt.detail), "%s: %q", tt.check, tt.detail)
