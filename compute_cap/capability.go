@@ -36,7 +36,7 @@ type ParseError struct {
 
 // Error quotes the input and lists the accepted forms.
 func (e *ParseError) Error() string {
-	return "compute capability " + strconv.Quote(e.Input) +
+	return "compute capability " + QuoteShort(e.Input) +
 		" is not valid: want forms like 8.7, 87, sm_87 or compute_87"
 }
 

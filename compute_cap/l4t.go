@@ -22,7 +22,7 @@ type L4TVersionError struct {
 // Error quotes the input and says why it is not an L4T version:
 // `L4T version "36.4.x": "x" is not a number of 1 to 4 digits`.
 func (e *L4TVersionError) Error() string {
-	return "L4T version " + strconv.Quote(e.Input) + e.Reason
+	return "L4T version " + QuoteShort(e.Input) + e.Reason
 }
 
 // ParseL4TVersion reads "36", "36.4" or "36.4.3": one to three parts of 1

@@ -23,7 +23,7 @@ type CUDAVersionError struct {
 
 // Error quotes the input and shows the accepted forms.
 func (e *CUDAVersionError) Error() string {
-	return "CUDA version " + strconv.Quote(e.Input) + " is not valid: want forms like 12.6 or 12.6.11"
+	return "CUDA version " + QuoteShort(e.Input) + " is not valid: want forms like 12.6 or 12.6.11"
 }
 
 // ParseCUDAVersion reads a CUDA version "MAJOR.MINOR" or

@@ -85,10 +85,19 @@ func FuzzParseImage(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"schema_version":1,"router":"r","jetpack":"6","targets":[{"sm":"87","path":"/r"}]}`))
+	f.Add([]byte(`{"schema_version":1,"router":"r","jetpack":"6","targets":[{"sm":"87","path":"/usr/local/bin/../../x"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spec, err := imagespec.Parse(data)
 		if err != nil {
+			if msg := err.Error(); strings.ContainsAny(msg, "\n\x1b\x00") {
+				t.Fatalf("the error is not one escaped line: %q", msg)
+			}
 			return
+		}
+		for _, tg := range spec.Targets {
+			if !imagespec.InBinaryDir(tg.Path) {
+				t.Fatalf("accepted target path %q", tg.Path)
+			}
 		}
 		img, err := parseImage(spec)
 		if err != nil {

@@ -36,18 +36,29 @@ func loadImageWith(root sysroot, t *computecap.Table) (*image, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is missing: this image was not built by jetbake, or the file was removed", imagespec.Path)
 	}
-	if err != nil {
+	var odd *host.NotRegularError
+	switch {
+	case errors.As(err, &odd):
+		return nil, fmt.Errorf("%s is %s, not a regular file: this image was not built by jetbake, or something is mounted over the file", imagespec.Path, odd.Kind)
+	case errors.Is(err, host.ErrTooLarge):
+		return nil, fmt.Errorf("%s is over %d bytes: jetbake writes a few KiB; this image was not built by jetbake", imagespec.Path, maxHostFile)
+	case err != nil:
 		return nil, fmt.Errorf("cannot read %s: %w", imagespec.Path, err)
 	}
 	spec, err := imagespec.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not usable: %w", imagespec.Path, err)
+	if err == nil {
+		var img *image
+		if img, err = parseImageWith(spec, t); err == nil {
+			return img, nil
+		}
 	}
-	img, err := parseImageWith(spec, t)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not usable: %w", imagespec.Path, err)
+	var bad *imagespec.Error
+	if errors.As(err, &bad) {
+		bad.File = imagespec.Path
+		bad.Place(data)
+		return nil, bad
 	}
-	return img, nil
+	return nil, fmt.Errorf("%s is not usable: %w", imagespec.Path, err)
 }
 
 // parseImage checks and parses the versions of a validated description
@@ -62,14 +73,14 @@ func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*image, error) 
 	for i, t := range spec.Targets {
 		c, err := computecap.Parse(t.SM)
 		if err != nil {
-			return nil, fmt.Errorf("targets[%d].sm: %w", i, err)
+			return nil, badField(fmt.Sprintf("targets[%d].sm", i), t.SM, "is not a compute capability such as 8.7")
 		}
 		img.caps = append(img.caps, c)
 	}
 	if spec.CUDA != "" {
 		v, err := computecap.ParseCUDAVersion(spec.CUDA)
 		if err != nil {
-			return nil, fmt.Errorf("cuda: %w", err)
+			return nil, badField("cuda", spec.CUDA, "is not a CUDA version such as 12.6")
 		}
 		img.cuda = v
 	}
@@ -77,12 +88,18 @@ func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*image, error) 
 	if err != nil {
 		var unknown *host.UnknownJetPackError
 		if errors.As(err, &unknown) {
-			return nil, fmt.Errorf("jetpack %s is not a JetPack release this entrypoint knows, and l4t is empty", quoteShort(spec.JetPack))
+			return nil, badField("jetpack", spec.JetPack, "is not a JetPack release this entrypoint knows, and l4t is empty")
 		}
-		return nil, fmt.Errorf("l4t: %w", err)
+		return nil, badField("l4t", spec.L4T, "is not an L4T release such as 36.4.3")
 	}
 	img.needs, img.l4tMajor = needs, needs.L4T.Major
 	return img, nil
+}
+
+// badField is a value of the description the entrypoint cannot use.
+func badField(field, value, message string) *imagespec.Error {
+	return &imagespec.Error{Field: field, Value: quoteShort(value), Message: message,
+		Fix: "rebuild the image with 'jetbake build', which writes this file"}
 }
 
 // hostNeeds is the image's needs with the forward-compatibility folders

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -123,23 +127,35 @@ func TestRunFailures(t *testing.T) {
 }
 
 func TestRunImageErrors(t *testing.T) {
+	const fix = "; fix: rebuild the image with 'jetbake build', which writes this file"
+	const file = "/etc/jetbake/image.json:"
 	tests := []struct {
 		name, json, want string
 	}{
 		{"garbled", `{"schema_version": 1,`,
-			"/etc/jetbake/image.json is not usable: image description is not valid JSON: unexpected end of JSON input"},
-		{"newer schema", `{"schema_version": 2, "router": "r", "targets": [{"sm": "8.7", "path": "/r"}]}`,
-			"/etc/jetbake/image.json is not usable: schema_version is 2, this entrypoint reads 1"},
+			file + "1:22: $: is not valid JSON: the file ends early" + fix},
+		{"newer schema", `{"schema_version": 2, "router": "r", "targets": [{"sm": "8.7", "path": "/usr/local/bin/r"}]}`,
+			file + "1:20: schema_version: 2: this entrypoint reads schema 1" + fix + " with a matching jetbake"},
 		{"no targets", `{"schema_version": 1, "router": "r"}`,
-			"/etc/jetbake/image.json is not usable: targets is empty: the image holds no router binary"},
-		{"bad sm", `{"schema_version": 1, "router": "r", "targets": [{"sm": "8.7", "path": "/a"}, {"sm": "orin", "path": "/b"}]}`,
-			`/etc/jetbake/image.json is not usable: targets[1].sm: compute capability "orin" is not valid: want forms like 8.7, 87, sm_87 or compute_87`},
-		{"bad cuda", `{"schema_version": 1, "router": "r", "cuda": "twelve", "targets": [{"sm": "8.7", "path": "/a"}]}`,
-			`/etc/jetbake/image.json is not usable: cuda: CUDA version "twelve" is not valid: want forms like 12.6 or 12.6.11`},
-		{"bad l4t", `{"schema_version": 1, "router": "r", "l4t": "R36", "targets": [{"sm": "8.7", "path": "/a"}]}`,
-			`/etc/jetbake/image.json is not usable: l4t: L4T version "R36": "R36" is not a number of 1 to 4 digits`},
-		{"unknown jetpack without l4t", `{"schema_version": 1, "router": "r", "jetpack": "9.9", "targets": [{"sm": "8.7", "path": "/a"}]}`,
-			`/etc/jetbake/image.json is not usable: jetpack "9.9" is not a JetPack release this entrypoint knows, and l4t is empty`},
+			"/etc/jetbake/image.json: targets: is empty: the image holds no router binary" + fix},
+		{"bad sm", `{"schema_version": 1, "router": "r", "targets": [{"sm": "8.7", "path": "/usr/local/bin/a"}, {"sm": "orin", "path": "/usr/local/bin/b"}]}`,
+			file + "1:100: targets[1].sm: \"orin\": is not a compute capability such as 8.7" + fix},
+		{"bad cuda", `{"schema_version": 1, "router": "r", "cuda": "twelve", "targets": [{"sm": "8.7", "path": "/usr/local/bin/a"}]}`,
+			file + "1:46: cuda: \"twelve\": is not a CUDA version such as 12.6" + fix},
+		{"bad l4t", `{"schema_version": 1, "router": "r", "l4t": "R36", "targets": [{"sm": "8.7", "path": "/usr/local/bin/a"}]}`,
+			file + "1:45: l4t: \"R36\": is not an L4T release such as 36.4.3" + fix},
+		{"unknown jetpack without l4t", `{"schema_version": 1, "router": "r", "jetpack": "9.9", "targets": [{"sm": "8.7", "path": "/usr/local/bin/a"}]}`,
+			file + "1:49: jetpack: \"9.9\": is not a JetPack release this entrypoint knows, and l4t is empty" + fix},
+		// An image.json that leads out of the image's binaries is refused,
+		// whoever wrote it: the entrypoint execs nothing outside /usr/local/bin.
+		{"target path that leaves the folder", `{"schema_version": 1, "router": "r", "targets": [{"sm": "8.7", "path": "/usr/local/bin/../../../outside/escape.sh"}]}`,
+			file + "1:72: targets[0].path: \"/usr/local/bin/../../../outside/escape.sh\": is not a clean path of a file in /usr/local/bin: " +
+				"the entrypoint runs only the image's own router binaries" + fix},
+		{"target path elsewhere", `{"schema_version": 1, "router": "r", "targets": [{"sm": "8.7", "path": "/bin/sh"}]}`,
+			file + "1:72: targets[0].path: \"/bin/sh\": is not a clean path of a file in /usr/local/bin: " +
+				"the entrypoint runs only the image's own router binaries" + fix},
+		{"wrong type", `{"schema_version": "1"}`,
+			file + "1:20: schema_version: must be int, not string" + fix},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +166,48 @@ func TestRunImageErrors(t *testing.T) {
 			require.Nil(t, r.exec)
 			require.Equal(t, "jetbake-entrypoint: "+tt.want+"\n", r.stderr)
 		})
+	}
+}
+
+// TestRunRefusesNonRegularFiles puts a named pipe where the entrypoint
+// reads a file. Opening a FIFO for reading blocks until a writer comes,
+// where no signal can end it; the entrypoint must answer at once instead.
+func TestRunRefusesNonRegularFiles(t *testing.T) {
+	fifo := func(t *testing.T, root, p string) {
+		t.Helper()
+		full := filepath.Join(root, p)
+		require.NoError(t, os.Remove(full))
+		require.NoError(t, syscall.Mkfifo(full, 0o644))
+	}
+	t.Run("image.json", func(t *testing.T) {
+		root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+		fifo(t, root, "/etc/jetbake/image.json")
+		r := runWithin(t, root, nil)
+		require.Equal(t, 1, r.code)
+		require.Equal(t, "jetbake-entrypoint: /etc/jetbake/image.json is a named pipe (FIFO), not a regular file: "+
+			"this image was not built by jetbake, or something is mounted over the file\n", r.stderr)
+	})
+	t.Run("nv_tegra_release", func(t *testing.T) {
+		root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+		fifo(t, root, "/etc/nv_tegra_release")
+		r := runWithin(t, root, []string{"--explain"})
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "/etc/nv_tegra_release is not the file the NVIDIA runtime mounts (a named pipe (FIFO))")
+	})
+}
+
+// runWithin is runIn, failed when the entrypoint does not return within
+// ten seconds (a hang on a FIFO would never return).
+func runWithin(t *testing.T, root string, args []string, env ...string) result {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- runIn(t, root, args, env...) }()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("the entrypoint did not return: it blocks on a named pipe")
+		return result{}
 	}
 }
 
@@ -167,3 +225,19 @@ func TestRunExecFailure(t *testing.T) {
 type errNoSuchFile struct{}
 
 func (errNoSuchFile) Error() string { return "no such file or directory" }
+
+// TestRunCutsLongValues gives the entrypoint a 100,000-character override
+// and probe argument: the message quotes the start and states the length.
+func TestRunCutsLongValues(t *testing.T) {
+	long := strings.Repeat("8.7", 100000/3)
+	root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+	r := runIn(t, root, nil, "JETBAKE_COMPUTE_CAP="+long)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, `compute capability "`+long[:80]+`"... (99999 bytes) is not valid`)
+	require.Less(t, len(r.stderr), 400)
+
+	r = runIn(t, root, []string{"--probe", long})
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `not "`+long[:80]+`"... (99999 bytes)`)
+	require.Less(t, len(r.stderr), 400)
+}

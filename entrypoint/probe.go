@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +29,10 @@ type probeSetup struct {
 func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps probeSetup) int {
 	if cfg.usageErr != "" {
 		fmt.Fprintf(stderr, "jetbake-entrypoint: %s\n", cfg.usageErr)
+		return 2
+	}
+	if err := checkOutFolder(cfg.out); err != nil {
+		fmt.Fprintf(stderr, "jetbake-entrypoint: cannot write the evidence: %v\n", err)
 		return 2
 	}
 	ev := collectEvidence(ctx, cfg, stderr, ps)
@@ -128,19 +134,19 @@ func imageProfile(ev *evidencespec.Evidence, img *image, env environ) evidencesp
 	fromEnv := strings.TrimSpace(env.get(envDigest))
 	switch {
 	case fromEnv != "" && !validDigest(fromEnv):
-		c.Status, c.Detail = evidencespec.Failed, envDigest+" is not a digest: want sha256: and 64 lowercase hex digits"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestEnvBad
 	case fromEnv != "" && fromFile != "" && fromFile != fromEnv:
-		c.Status, c.Detail = evidencespec.Failed, envDigest+" differs from the digest in the image description"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestDiffers
 	case fromEnv != "":
 		ev.Image.Digest, ev.Image.DigestSource = fromEnv, envDigest
-		c.Status, c.Detail = evidencespec.Passed, "from "+envDigest
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.DetailDigestFromEnv
 	case validDigest(fromFile):
 		ev.Image.Digest, ev.Image.DigestSource = fromFile, evidencespec.DigestFromImage
-		c.Status, c.Detail = evidencespec.Passed, "from the image description"
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.DetailDigestFromImage
 	case fromFile != "":
-		c.Status, c.Detail = evidencespec.Failed, "the digest in the image description is not a sha256 digest"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestImageBad
 	default:
-		c.Status, c.Detail = evidencespec.Skipped, "the image's digest is unknown: set "+envDigest+" to the digest the image was pulled by"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailDigestUnknown
 	}
 	return c
 }
@@ -182,8 +188,41 @@ func verdict(ev *evidencespec.Evidence) string {
 // writeFileAtomic writes data to path through a temporary file in the same
 // folder, synced, and a rename, so that a reader never sees half a file,
 // even after a crash. It does what github.com/google/renameio does for the
-// builder: the entrypoint imports only the standard library.
+// builder: the entrypoint imports only the standard library. Its errors
+// name path, never the temporary file.
 func writeFileAtomic(path string, data []byte) error {
+	if err := checkOutFolder(path); err != nil {
+		return err
+	}
+	if err := writeThrough(path, data); err != nil {
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// checkOutFolder refuses an --out file whose folder does not exist, before
+// the probe runs; "" (stdout) passes.
+func checkOutFolder(path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("the folder %s does not exist: mount one (docker run -v $PWD:/out ...) and write to /out/evidence.json", dir)
+	}
+	return nil
+}
+
+// writeThrough is writeFileAtomic's temporary file and rename.
+func writeThrough(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".jetbake-evidence-*")
 	if err != nil {
 		return err

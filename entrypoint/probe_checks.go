@@ -18,24 +18,27 @@ const smokeTimeout = 60 * time.Second
 // errSignaled reports a smoke run ended by a signal.
 var errSignaled = errors.New("killed by a signal")
 
-// The checks below write their details from fixed phrases and parsed
-// values only: letters, digits, spaces and . , : ; ( ) _ ' + = -, never a
-// path or text read on the host. builder/evidence refuses anything else.
+// The checks below write their details only as evidencespec's phrases,
+// filled with parsed values (evidencespec.Fill), never a path or text read
+// on the host. builder/evidence refuses any other detail.
 
 // imageCheck says whether the image description was read.
 func imageCheck(err error) evidencespec.Check {
-	c := evidencespec.Check{Name: "image-description", Status: evidencespec.Passed, Detail: "read and valid"}
+	c := evidencespec.Check{Name: "image-description", Status: evidencespec.Passed, Detail: evidencespec.DetailImageRead}
 	if err != nil {
-		c.Status, c.Detail = evidencespec.Failed, "the image description is missing or not usable: run --explain for why"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailImageUnusable
 	}
 	return c
 }
 
 // archCheck says whether the entrypoint runs as arm64, as on every Jetson.
 func archCheck(arch string) evidencespec.Check {
-	c := evidencespec.Check{Name: "architecture", Status: evidencespec.Passed, Detail: "arm64, as every Jetson"}
+	c := evidencespec.Check{Name: "architecture", Status: evidencespec.Passed, Detail: evidencespec.DetailArchArm64}
 	if arch != "arm64" {
-		c.Status, c.Detail = evidencespec.Failed, safeWord(arch)+" is not arm64: no Jetson runs it"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailArchUnknown
+		if safeToken(arch) {
+			c.Detail = evidencespec.Fill(evidencespec.DetailArchOther, arch)
+		}
 	}
 	return c
 }
@@ -45,11 +48,11 @@ func socCheck(dev *device) evidencespec.Check {
 	c := evidencespec.Check{Name: "jetson-soc"}
 	switch {
 	case dev.conflict:
-		c.Status, c.Detail = evidencespec.Failed, "the device tree and soc_id name different SoCs"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailSoCConflict
 	case !dev.hasSoC:
-		c.Status, c.Detail = evidencespec.Failed, "no Jetson SoC in the device tree or soc_id: this is not a Jetson"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailSoCNone
 	default:
-		c.Status, c.Detail = evidencespec.Passed, dev.soc.Name+", Jetson "+dev.soc.Family
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailSoC, dev.soc.Name, dev.soc.Family)
 	}
 	return c
 }
@@ -59,13 +62,13 @@ func deviceClassCheck(dev *device) evidencespec.Check {
 	c := evidencespec.Check{Name: "device-class"}
 	switch {
 	case !dev.hasSoC:
-		c.Status, c.Detail = evidencespec.Skipped, "no Jetson SoC"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailClassNoSoC
 	case !dev.known:
-		c.Status, c.Detail = evidencespec.Failed, "the module is not one the entrypoint knows: add it to the SoC's row in compute_cap"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailClassUnknown
 	case dev.fromSoC:
-		c.Status, c.Detail = evidencespec.Passed, dev.class+" (the module's part number and board name are not visible)"
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailClassFromSoC, dev.class)
 	default:
-		c.Status, c.Detail = evidencespec.Passed, dev.class
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailClass, dev.class)
 	}
 	return c
 }
@@ -75,14 +78,14 @@ func l4tCheck(h *hostInfo) evidencespec.Check {
 	c := evidencespec.Check{Name: "l4t-release"}
 	switch {
 	case h.HasL4T:
-		c.Status, c.Detail = evidencespec.Passed, "L4T R"+h.L4T.String()
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailL4T, h.L4T.String())
 		if jp := h.table.JetPackName(h.L4T); jp != "" {
-			c.Detail += ", JetPack " + jp
+			c.Detail = evidencespec.Fill(evidencespec.DetailL4TJetPack, h.L4T.String(), jp)
 		}
 	case h.TegraRelease:
-		c.Status, c.Detail = evidencespec.Failed, "nv_tegra_release does not read as an L4T release"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailL4TUnreadable
 	default:
-		c.Status, c.Detail = evidencespec.Failed, "no nv_tegra_release: start the container with --runtime nvidia"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailL4TMissing
 	}
 	return c
 }
@@ -95,15 +98,15 @@ func l4tMatchCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
 	v := d.Verdict
 	switch {
 	case img == nil || img.l4tMajor == 0:
-		c.Status, c.Detail = evidencespec.Skipped, "the image names no L4T release"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailRuleNoL4T
 	case v.Rule == "" || v.Unknown:
-		c.Status, c.Detail = evidencespec.Skipped, "the host's L4T release and driver are unknown"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailRuleUnknown
 	case !v.OK:
-		c.Status, c.Detail = evidencespec.Failed, v.Reason()
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.Fill(evidencespec.DetailRuleRefused, v.Host, v.Need)
 	case v.CompatDir != "":
-		c.Status, c.Detail = evidencespec.Passed, "the host has "+v.Host+"; the image's forward-compatibility libraries cover "+v.Need
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailRuleCompat, v.Host, v.Need)
 	default:
-		c.Status, c.Detail = evidencespec.Passed, "the host has "+v.Host+"; the image needs "+v.Need
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailRuleMet, v.Host, v.Need)
 	}
 	return c
 }
@@ -114,18 +117,18 @@ func driverCheck(h *hostInfo) evidencespec.Check {
 	switch h.DriverState {
 	case driverVersionOnly:
 		c.Status = evidencespec.Passed
-		c.Detail = "the driver reports CUDA " + h.Driver.String()
+		c.Detail = evidencespec.Fill(evidencespec.DetailDriverVersion, h.Driver.String())
 	case driverAnswered:
 		c.Status = evidencespec.Passed
-		c.Detail = "the driver reports SM " + h.GPU.String() + " and CUDA " + h.Driver.String()
+		c.Detail = evidencespec.Fill(evidencespec.DetailDriverAnswered, h.GPU.String(), h.Driver.String())
 	case driverNoLibrary:
-		c.Detail = libcudaName + " not found: start the container with --runtime nvidia"
+		c.Detail = evidencespec.DetailDriverNoLibrary
 	case driverNoProbe:
-		c.Detail = probeName + " is missing next to the entrypoint"
+		c.Detail = evidencespec.DetailDriverNoProbe
 	case driverFailed:
-		c.Detail = "the CUDA driver did not answer: run --explain for its error"
+		c.Detail = evidencespec.DetailDriverFailed
 	default:
-		c.Status, c.Detail = evidencespec.Skipped, "the driver was not asked"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailDriverNotAsked
 	}
 	return c
 }
@@ -135,11 +138,11 @@ func gpuMatchCheck(h *hostInfo, dev *device) evidencespec.Check {
 	c := evidencespec.Check{Name: "gpu-matches-soc"}
 	switch {
 	case h.From != srcDriver || !dev.hasSoC:
-		c.Status, c.Detail = evidencespec.Skipped, "needs the driver's answer and the SoC"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailGPUNeeds
 	case h.GPU.Canonical() != dev.soc.Capability.Canonical():
-		c.Status, c.Detail = evidencespec.Failed, "the driver reports SM "+h.GPU.String()+" but "+dev.soc.Name+" has SM "+dev.soc.Capability.String()
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.Fill(evidencespec.DetailGPUDiffers, h.GPU.String(), dev.soc.Name, dev.soc.Capability.String())
 	default:
-		c.Status, c.Detail = evidencespec.Passed, "SM "+h.GPU.String()+" is the GPU of "+dev.soc.Name
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailGPUMatches, h.GPU.String(), dev.soc.Name)
 	}
 	return c
 }
@@ -149,18 +152,18 @@ func binaryCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
 	c := evidencespec.Check{Name: "binary-chosen", Status: evidencespec.Failed}
 	switch {
 	case img == nil:
-		c.Status, c.Detail = evidencespec.Skipped, "no image description"
+		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailBinaryNoImage
 	case d.Choice != "":
 		c.Status = evidencespec.Passed
-		c.Detail = "a binary for SM " + chosenBinary(img, d).SM + " runs on SM " + h.GPU.String()
+		c.Detail = evidencespec.Fill(evidencespec.DetailBinaryChosen, chosenBinary(img, d).SM, h.GPU.String())
 	case !h.found():
-		c.Detail = "no GPU found: start the container with --runtime nvidia"
+		c.Detail = evidencespec.DetailBinaryNoGPU
 	case !h.gpuAccess():
-		c.Detail = "the container has no access to the GPU: start it with --runtime nvidia"
+		c.Detail = evidencespec.DetailBinaryNoAccess
 	case d.Verdict.Rule != "" && !d.Verdict.OK:
-		c.Detail = d.Verdict.Reason()
+		c.Detail = evidencespec.Fill(evidencespec.DetailRuleRefused, d.Verdict.Host, d.Verdict.Need)
 	default:
-		c.Detail = "no binary of the image runs on SM " + h.GPU.String()
+		c.Detail = evidencespec.Fill(evidencespec.DetailBinaryNone, h.GPU.String())
 	}
 	return c
 }
@@ -190,10 +193,10 @@ func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stder
 	c := evidencespec.Check{Name: "smoke", Status: evidencespec.Skipped}
 	switch {
 	case !cfg.smoke:
-		c.Detail = "not run: add --smoke to run the chosen binary"
+		c.Detail = evidencespec.DetailSmokeNotAsked
 		return c, nil
 	case d.Choice == "":
-		c.Detail = "no binary was chosen"
+		c.Detail = evidencespec.DetailSmokeNoBinary
 		return c, nil
 	}
 	args := img.Smoke
@@ -207,17 +210,17 @@ func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stder
 	code, err := runSmoke(ctx, cfg.root.path(d.Choice), args, d.Env, stderr)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		c.Status, c.Detail = evidencespec.Failed, "no exit within "+smokeTimeout.String()
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.Fill(evidencespec.DetailSmokeTimeout, smokeTimeout.String())
 	case errors.Is(err, errSignaled):
-		c.Status, c.Detail = evidencespec.Failed, "the chosen binary was killed by a signal"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailSmokeSignal
 	case err != nil:
-		c.Status, c.Detail = evidencespec.Failed, "the chosen binary could not be started"
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailSmokeStartFailed
 	case code != 0:
 		run.ExitCode = &code
-		c.Status, c.Detail = evidencespec.Failed, "the chosen binary exited "+strconv.Itoa(code)
+		c.Status, c.Detail = evidencespec.Failed, evidencespec.Fill(evidencespec.DetailSmokeExited, strconv.Itoa(code))
 	default:
 		run.ExitCode = &code
-		c.Status, c.Detail = evidencespec.Passed, "the chosen binary exited 0"
+		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailSmokeExited, "0")
 	}
 	return c, run
 }
@@ -255,12 +258,4 @@ func allSafe(args []string) bool {
 		}
 	}
 	return true
-}
-
-// safeWord returns s when it is a safe token, else "this architecture".
-func safeWord(s string) string {
-	if safeToken(s) {
-		return s
-	}
-	return "this architecture"
 }

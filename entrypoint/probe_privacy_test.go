@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/compute_cap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -203,4 +205,50 @@ func FuzzSafeRef(f *testing.F) {
 			t.Fatalf("safeRef accepted %q", s)
 		}
 	})
+}
+
+// TestHostRuleDetailsAreValidPhrases applies the host rule of every JetPack
+// release of the table to a host of every release, with and without its
+// SoC's compatibility folder and driver, and fills the probe's host-rule
+// phrases with the verdict: each detail must be one builder/evidence
+// admits. The host rule writes the host and the need (compute_cap), the
+// evidence spec only mirrors their forms; this keeps the two together.
+func TestHostRuleDetailsAreValidPhrases(t *testing.T) {
+	tab := computecap.DefaultTable()
+	var n int
+	for _, img := range tab.Releases() {
+		for _, hostRel := range tab.Releases() {
+			l4t, err := computecap.ParseL4TVersion(hostRel.L4T)
+			require.NoError(t, err)
+			for _, soc := range tab.SoCs {
+				var compat []string
+				for _, fc := range soc.ForwardCompat {
+					compat = append(compat, fc.Dir)
+				}
+				needs, err := host.Needs(tab, host.Image{L4T: img.L4T, JetPack: img.JetPack, CUDA: img.CUDA.String()}, compat)
+				require.NoError(t, err)
+				for _, withDriver := range []bool{false, true} {
+					st := computecap.HostState{SoC: soc, HasSoC: true, L4T: l4t, HasL4T: true, Driver: hostRel.CUDA, HasDriver: withDriver}
+					v := tab.CheckHost(needs, st)
+					if v.Unknown || v.Rule == "" {
+						continue
+					}
+					for check, phrase := range map[string]string{"l4t-matches-image": evidencespec.DetailRuleRefused,
+						"binary-chosen": evidencespec.DetailRuleRefused} {
+						if v.OK {
+							phrase = evidencespec.DetailRuleMet
+							if v.CompatDir != "" {
+								phrase = evidencespec.DetailRuleCompat
+							}
+							check = "l4t-matches-image"
+						}
+						d := evidencespec.Fill(phrase, v.Host, v.Need)
+						require.True(t, evidencespec.ValidDetail(check, d), "%s: %q", check, d)
+						n++
+					}
+				}
+			}
+		}
+	}
+	require.Greater(t, n, 100)
 }

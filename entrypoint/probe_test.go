@@ -65,11 +65,14 @@ func orinRoot(t *testing.T) string {
 	return root
 }
 
-// requireSafeDetails checks the promise builder/evidence relies on: check
-// details hold only letters, digits, spaces and . , : ; ( ) _ ' + = -.
+// requireSafeDetails checks the promise builder/evidence relies on: every
+// check is one the evidence spec names, and its detail is one of the
+// check's phrases filled with parsed values (evidencespec.ValidDetail),
+// holding only letters, digits, spaces and . , : ; ( ) _ ' + = -.
 func requireSafeDetails(t *testing.T, ev *evidencespec.Evidence) {
 	t.Helper()
 	for _, c := range ev.Result.Checks {
+		require.True(t, evidencespec.ValidDetail(c.Name, c.Detail), "check %s: detail %q is not one of its phrases", c.Name, c.Detail)
 		for _, r := range c.Detail {
 			ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" .,:;()_'+=-", r)
 			require.True(t, ok, "check %s detail %q has %q", c.Name, c.Detail, r)
@@ -256,4 +259,26 @@ func TestProbeUsageError(t *testing.T) {
 	require.Nil(t, r.exec)
 	require.Empty(t, r.stdout)
 	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke, --kernel and --out FILE after it, not "--model-id"`)
+}
+
+// TestProbeOutErrorsNameNoTemporaryFile writes the evidence into a folder
+// that does not exist and over a folder: the message names the file asked
+// for, never the temporary file beside it.
+func TestProbeOutErrorsNameNoTemporaryFile(t *testing.T) {
+	root := orinRoot(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "taken"), 0o755))
+	for _, tt := range []struct {
+		out, want string
+		code      int
+	}{
+		{filepath.Join(dir, "nodir", "ev.json"), "cannot write the evidence: the folder " + filepath.Join(dir, "nodir") + " does not exist: mount one", 2},
+		{filepath.Join(dir, "taken"), "cannot write the evidence: " + filepath.Join(dir, "taken") + ": ", 1},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{"--probe", "--out", tt.out}, baseEnv(root), &stdout, &stderr, nil)
+		require.Equal(t, tt.code, code, stderr.String())
+		require.Contains(t, stderr.String(), tt.want)
+		require.NotContains(t, stderr.String(), ".jetbake-evidence-")
+	}
 }

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // maxHostFile caps how much of one host file is read; the files the
@@ -19,14 +20,11 @@ func (r sysroot) path(p string) string {
 	return filepath.Join(string(r), p)
 }
 
-// readFile reads at most maxHostFile bytes of p under the root.
+// readFile reads p under the root with host.ReadRegular: a regular file
+// of at most maxHostFile bytes, opened without blocking, so that a named
+// pipe at /etc/jetbake/image.json cannot hang the start.
 func (r sysroot) readFile(p string) ([]byte, error) {
-	f, err := os.Open(r.path(p))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxHostFile))
+	return host.ReadRegular(r.path(p), maxHostFile)
 }
 
 // exists reports whether p exists under the root.

@@ -22,6 +22,7 @@ import (
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -132,6 +133,11 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	// daemon is started or dialed.
 	if err := checkReleases(p, f.releases); err != nil {
 		return err
+	}
+	if f.metadataFile != "" {
+		if err := inputfile.CheckFolder(f.metadataFile); err != nil {
+			return err
+		}
 	}
 	specs, err := f.nodeSpecs()
 	if err != nil {

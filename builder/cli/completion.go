@@ -2,8 +2,6 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 // fixedValues are the values shells complete for flags with a closed set.
@@ -39,7 +37,7 @@ func addCompletions(root *cobra.Command) {
 // completeReleases offers the release names of the matrix, or nothing when
 // it cannot be read.
 func completeReleases(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	m, err := matrix.Load(MatrixPath(cmd))
+	m, err := LoadMatrix(cmd)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -58,6 +60,7 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 		{[]string{"--release", "jetpack9"}, `unknown release "jetpack9": the matrix has`},
 		{[]string{"--node", "a=tcp://127.0.0.1:1", "--node", "a=tcp://127.0.0.1:2"}, `BuildKit node name "a" is used twice`},
 		{[]string{"--node", "a=docker://x"}, `scheme "docker" is not known`},
+		{[]string{"--metadata-file", "/nonexistent-jetbake/build.json"}, "cannot write /nonexistent-jetbake/build.json: the folder /nonexistent-jetbake does not exist"},
 		{[]string{"--addr", "127.0.0.1:1234"}, "--addr: BuildKit address \"127.0.0.1:1234\" is not an address"},
 		{[]string{"--progress", "fancy"}, `--progress "fancy"`},
 	}
@@ -82,4 +85,66 @@ func TestBuildUnreachableDaemon(t *testing.T) {
 	require.Equal(t, ExitFailure, r.code)
 	require.Equal(t, "BuildKit at unix:///nonexistent/buildkitd.sock does not answer (dial unix /nonexistent/buildkitd.sock: connect: no such file or directory): "+
 		"start buildkitd there, or point --addr or BUILDKIT_HOST at a running daemon\n", r.stderr)
+}
+
+// TestHostileMatrixEveryCommand hands the matrix reader what a pull
+// request could: local paths that reach the building machine's files, and
+// a FIFO in place of the matrix. Each command refuses at once, naming the
+// field and the fix.
+func TestHostileMatrixEveryCommand(t *testing.T) {
+	commands := [][]string{{"validate"}, {"plan", "--format", "json"}, {"lock"}, {"build"}, {"check"}}
+	for _, tt := range []struct {
+		name, context, dockerfile, want string
+	}{
+		{"context /", "/", "Dockerfile", `router.context: "/": local context folder / is outside the matrix's repository`},
+		{"context climbing out", "../../../../../../..", "Dockerfile", `router.context: "../../../../../../..": local context folder`},
+		{"Dockerfile /etc/passwd", ".", "/etc/passwd", `router.dockerfile: "/etc/passwd": Dockerfile /etc/passwd is outside the matrix's repository`},
+		{"Dockerfile climbing out", ".", "../../../../../../../etc/passwd", `Dockerfile /etc/passwd is outside the matrix's repository`},
+	} {
+		path := matrixCopy(t, func(doc map[string]any) {
+			r := doc["router"].(map[string]any)
+			r["context"], r["dockerfile"] = tt.context, tt.dockerfile
+		})
+		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "Dockerfile"), []byte("FROM scratch\n"), 0o644))
+		for _, args := range commands {
+			r := run(t, append(args, "-f", path)...)
+			require.Equal(t, ExitFailure, r.code, "%s %v: %s", tt.name, args, r.stderr)
+			require.Contains(t, r.stderr, tt.want, "%s %v", tt.name, args)
+			require.Contains(t, r.stderr, "--allow fs.read=")
+			require.NotContains(t, r.stdout, `"context": "/"`)
+		}
+	}
+
+	fifo := filepath.Join(t.TempDir(), "matrix.json")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	done := make(chan result, 1)
+	go func() { done <- run(t, "validate", "-f", fifo) }()
+	select {
+	case r := <-done:
+		require.Equal(t, ExitUsage, r.code)
+		require.Contains(t, r.stderr, "matrix file "+fifo+" is a named pipe (FIFO), not a regular file")
+	case <-time.After(10 * time.Second):
+		t.Fatal("validate blocks on a FIFO")
+	}
+}
+
+// TestLongArgumentsAreCut gives compat a 100,000-character capability.
+func TestLongArgumentsAreCut(t *testing.T) {
+	long := strings.Repeat("8.7", 100000/3)
+	r := run(t, "compat", long)
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, `"`+long[:80]+`"... (99999 bytes) is not valid`)
+	require.Less(t, len(r.stderr), 400)
+	r = run(t, "compat", "8.7", long)
+	require.Equal(t, ExitUsage, r.code)
+	require.Less(t, len(r.stderr), 400)
+}
+
+// TestInitNamesNoTemporaryFile writes the matrix into a folder that does
+// not exist.
+func TestInitNamesNoTemporaryFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nodir", "sub", "matrix.json")
+	r := run(t, "init", "-f", path)
+	require.Equal(t, ExitUsage, r.code)
+	require.Equal(t, "cannot write "+path+": the folder "+filepath.Dir(path)+" does not exist: create it first, or name another file\n", r.stderr)
 }

@@ -22,6 +22,7 @@ type evidenceFlags struct {
 	registry     bool
 	repository   string
 	maxAge       string
+	deadline     func(parent context.Context) (context.Context, context.CancelFunc, error)
 }
 
 // addEvidenceFlags adds --metadata-file, --registry, --repository and
@@ -32,6 +33,7 @@ func addEvidenceFlags(cmd *cobra.Command, f *evidenceFlags) {
 	fl.BoolVar(&f.registry, "registry", true, "ask the registry for digests the metadata file lacks (--registry=false stays offline)")
 	fl.StringVar(&f.repository, "repository", "", "look images up in this repository instead of the matrix's image.repository")
 	fl.StringVar(&f.maxAge, "max-evidence-age", "30d", "how old evidence may be: days such as 30d, or a duration such as 720h")
+	f.deadline = addTimeoutFlag(cmd)
 }
 
 // age reads --max-evidence-age.
@@ -55,6 +57,9 @@ func (f *evidenceFlags) resolver(m *matrix.Matrix) (evidence.Resolver, error) {
 		chain = append(chain, md)
 	}
 	if f.registry {
+		if err := checkDockerConfig(); err != nil {
+			return nil, err
+		}
 		reg, err := evidence.NewRegistryResolver(m, f.repository, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 		if err != nil {
 			return nil, usageErrorf("--repository: %w", err)
@@ -128,19 +133,32 @@ func runEvidenceAdd(cmd *cobra.Command, f *evidenceFlags, files []string) error 
 	if err != nil {
 		return err
 	}
+	ctx, cancel, err := f.deadline(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	store := evidence.StoreFor(m)
 	var failed []string
+	code := ExitFailure
 	for _, file := range files {
-		path, err := addOne(cmd.Context(), file, m, r, store, age)
+		path, err := addOne(ctx, file, m, r, store, age)
 		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", file, err)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, file+":") && !strings.Contains(msg, " "+file+" ") {
+				msg = file + ": " + msg // name the file once
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), msg)
 			failed = append(failed, file)
+			if ExitCode(err) == ExitUsage {
+				code = ExitUsage // a file that does not read is bad input, as for 'evidence report'
+			}
 			continue
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: stored as %s\n", file, path)
 	}
 	if len(failed) > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d evidence files not stored: %s", len(failed), len(files), strings.Join(failed, ", "))}
+		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d evidence files not stored: %s", len(failed), len(files), strings.Join(failed, ", "))}
 	}
 	return nil
 }
@@ -226,6 +244,11 @@ func addStrictFlags(cmd *cobra.Command) strictCheck {
 		if err != nil {
 			return nil, err
 		}
+		ctx, cancel, err := f.deadline(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer cancel()
 		return evidence.CheckStrict(ctx, m, opts...), nil
 	}
 }

@@ -204,8 +204,52 @@ func TestEvidenceReport(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"schema_version": 1, "hostname": "x"}`), 0o644))
 	r = runEv(t, "evidence", "report", bad)
-	require.Equal(t, ExitFailure, r.code)
-	require.Contains(t, r.stderr, bad+`: evidence is not the probe's JSON (schema 1): json: unknown field "hostname"`)
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, bad+`:1:35: hostname: unknown field; fix: did you mean "host"?`)
+}
+
+// TestEvidenceKeepsItsPromise hands `evidence add` probe output that
+// carries what evidence promises never to: a host name or an address in a
+// check's detail, a tag of a foreign registry. Each is refused, naming the
+// field, and nothing is stored: not even an evidence/ folder.
+func TestEvidenceKeepsItsPromise(t *testing.T) {
+	path := supportedMatrix(t)
+	md := buildMetadata(t, probeDigest)
+	detail := func(d string) func(ev *evidence.Evidence) {
+		return func(ev *evidence.Evidence) { ev.Result.Checks[10].Detail = d }
+	}
+	tests := []struct {
+		name string
+		edit func(ev *evidence.Evidence)
+		code int
+		want string
+	}{
+		{"host name in a detail", detail("ran on jetson-01.lab.example.com"), ExitUsage,
+			`:82:19: result.checks[10].detail: "ran on jetson-01.lab.example.com": is not one of the phrases the probe writes for smoke`},
+		{"address in a detail", detail("driver at 10.20.30.40 port 22"), ExitUsage,
+			`:82:19: result.checks[10].detail: "driver at 10.20.30.40 port 22": is not one of the phrases the probe writes for smoke`},
+		{"foreign registry in a tag", func(ev *evidence.Evidence) {
+			ev.Image.Tags = append(ev.Image.Tags, "registry.evil.example.com/alice/text-embeddings-router:1.8.2-jetpack6.2")
+		}, ExitFailure, `: evidence refused (foreign-tag): image.tags[1] "registry.evil.example.com/alice/text-embeddings-router:1.8.2-jetpack6.2" names the repository`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := probeFile(t, tt.edit) // written as edited, not parsed again
+			r := runEv(t, "evidence", "add", file, "--matrix", path, "--metadata-file", md, "--registry=false")
+			require.Equal(t, tt.code, r.code, r.stderr)
+			require.Contains(t, r.stderr, file+tt.want)
+			require.Equal(t, 1, strings.Count(r.stderr, file+":"), "the file is named once: %s", r.stderr)
+			require.NoDirExists(t, filepath.Join(filepath.Dir(path), "evidence"))
+		})
+	}
+
+	// A file that cannot be read is bad input for add as for report.
+	missing := filepath.Join(t.TempDir(), "none.json")
+	for _, args := range [][]string{{"evidence", "add", missing, "--matrix", path, "--registry=false"}, {"evidence", "report", missing}} {
+		r := runEv(t, args...)
+		require.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
+		require.Contains(t, r.stderr, "evidence file "+missing+" does not exist")
+	}
 }
 
 // pushAnnotated pushes a one-image index with annotations to ref and

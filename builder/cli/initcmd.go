@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
@@ -104,12 +104,12 @@ func newInitCommand() *cobra.Command {
 			if _, err := matrix.Parse(data); err != nil {
 				return usageErrorf("--repository %q, --source %q: %w", repository, source, err)
 			}
-			if err := renameio.WriteFile(path, data, 0o644); err != nil {
+			if err := inputfile.WriteFile(path, data, 0o644); err != nil {
 				return err
 			}
 			// The schema beside the matrix, for editors ("$schema" names it).
 			schema := filepath.Join(filepath.Dir(path), "matrix.schema.json")
-			if err := renameio.WriteFile(schema, matrix.SchemaJSON, 0o644); err != nil {
+			if err := inputfile.WriteFile(schema, matrix.SchemaJSON, 0o644); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s: next, a Dockerfile with a \"router\" target beside it, then 'jetbake validate'\n", path, schema)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -29,17 +28,25 @@ func newLockCommand() *cobra.Command {
 	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
 	cmd.Flags().StringVar(&lockFile, "lock-file", "", "lock file (default: matrix.lock.json next to the matrix)")
 	cmd.Flags().BoolVar(&check, "check", false, "only check that no locked tag has moved; write nothing")
+	deadline := addTimeoutFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		format, err := getFormat()
 		if err != nil {
 			return err
 		}
+		ctx, cancel, err := registryContext(cmd.Context(), deadline)
+		if err != nil {
+			return err
+		}
+		defer cancel()
 		p, mirrors, err := loadPlan(cmd, mirrorFlags)
 		if err != nil {
 			return err
 		}
 		if lockFile == "" {
-			lockFile = filepath.Join(filepath.Dir(MatrixPath(cmd)), lock.DefaultFile)
+			if lockFile, err = lock.DefaultPath(MatrixPath(cmd)); err != nil {
+				return err
+			}
 		}
 		resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
 		auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
@@ -48,13 +55,13 @@ func newLockCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := lf.Check(cmd.Context(), p, resolve, auth); err != nil {
+			if err := lf.CheckAll(ctx, p, resolve, auth); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases, none moved\n", lockFile, len(lf.Bases))
 			return nil
 		}
-		lf, err := lock.Resolve(cmd.Context(), p, resolve, auth)
+		lf, err := lock.Resolve(ctx, p, resolve, auth)
 		if err != nil {
 			return err
 		}

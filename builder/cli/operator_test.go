@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -106,4 +107,62 @@ func TestPickCommand(t *testing.T) {
 
 	require.Equal(t, ExitUsage, run(t, "pick").code)
 	require.Equal(t, ExitUsage, run(t, "pick", "--mirror", "nonsense", repo).code)
+}
+
+// TestOperatorExitStatuses runs pick and doctor on input they cannot use:
+// each exits 2 with one sentence naming the input; a pick that cannot
+// reach its registry in time exits 1.
+func TestOperatorExitStatuses(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none")
+	file := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pick", ""}, `repository "" is empty`},
+		{[]string{"pick", "GHCR.IO/ACME/ROUTER"}, "has capital letters in its path"},
+		{[]string{"pick", "ghcr.io/acme/my router"}, "holds white space"},
+		{[]string{"pick", "ghcr.io/acme/router:1.0"}, "names a tag"},
+		{[]string{"pick", "https://ghcr.io/acme/router"}, "has a URL scheme"},
+		{[]string{"pick", "acme/../router"}, "is not a repository name"},
+		{[]string{"pick", "--sysroot", missing, "ghcr.io/acme/router"}, "--sysroot " + missing + " does not exist"},
+		{[]string{"pick", "--timeout", "0s", "ghcr.io/acme/router"}, "--timeout 0s: give a time above zero"},
+		{[]string{"doctor", "--sysroot", missing}, "--sysroot " + missing + " does not exist: name the folder"},
+		{[]string{"doctor", "--sysroot", file}, "--sysroot " + file + " is not a folder"},
+	}
+	for _, tt := range tests {
+		r := run(t, tt.args...)
+		require.Equal(t, ExitUsage, r.code, "%q: %s", tt.args, r.stderr)
+		require.Contains(t, r.stderr, tt.want, "%q", tt.args)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one sentence: %s", r.stderr)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(srv.Close)
+	repo := strings.TrimPrefix(srv.URL, "http://") + "/jetbake/router"
+	r := run(t, "pick", "--timeout", "300ms", "--sysroot", fakeJetson(t, "36.4.3", true), repo)
+	require.Equal(t, ExitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "the registry did not answer in time; fix: check that the registry is up and reachable, or give it more time with --timeout")
+}
+
+// TestBrokenDockerConfig gives pick and lock a Docker config that does not
+// read: one sentence with its line, column and field, exit 2, instead of
+// Go's JSON error from the keychain.
+func TestBrokenDockerConfig(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DOCKER_CONFIG", dir)
+	path := filepath.Join(dir, "config.json")
+	for body, want := range map[string]string{
+		`{"auths": [`:   ":1:12: $: not valid JSON at line 1, column 12: unexpected end of the file",
+		`{"auths": []}`: ":1:11: auths: must be an object, not an array; fix: write it as 'docker login' does",
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+		for _, args := range [][]string{{"pick", "127.0.0.1:1/acme/router"}, {"lock", "-f", matrixCopy(t, nil)}} {
+			r := run(t, args...)
+			require.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
+			require.True(t, strings.HasPrefix(r.stderr, path+want), "%v: %s", args, r.stderr)
+			require.Equal(t, 1, strings.Count(r.stderr, "\n"))
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -18,6 +19,7 @@ func newPickCommand() *cobra.Command {
 		quiet     bool
 		mirrors   []string
 		getFormat func() (format, error)
+		deadline  func(parent context.Context) (context.Context, context.CancelFunc, error)
 	)
 	cmd := &cobra.Command{
 		Use:   "pick REPOSITORY",
@@ -51,10 +53,16 @@ func newPickCommand() *cobra.Command {
 			}
 			opts := []imagepick.Option{imagepick.WithSysroot(sysroot), imagepick.WithMirrors(m)}
 			if !quiet {
+				// The progress lines hold tags a registry chose: escape them.
 				stderr := cmd.ErrOrStderr()
-				opts = append(opts, imagepick.WithProgress(func(line string) { fmt.Fprintln(stderr, line) }))
+				opts = append(opts, imagepick.WithProgress(func(line string) { fmt.Fprintln(stderr, refs.Printable(line)) }))
 			}
-			res, err := imagepick.Pick(cmd.Context(), args[0], opts...)
+			ctx, cancel, err := registryContext(cmd.Context(), deadline)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			res, err := imagepick.Pick(ctx, args[0], opts...)
 			var noFit *imagepick.NoFitError
 			if err != nil && !errors.As(err, &noFit) {
 				return err
@@ -86,5 +94,6 @@ func newPickCommand() *cobra.Command {
 	fl.BoolVarP(&quiet, "quiet", "q", false, "do not print progress on stderr")
 	fl.StringArrayVar(&mirrors, "mirror", nil, "read a registry through a mirror: REGISTRY=HOST[:PORT] (repeatable)")
 	getFormat = addFormatFlag(cmd)
+	deadline = addTimeoutFlag(cmd)
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/version"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // Exit statuses of jetbake.
@@ -39,6 +41,10 @@ const MatrixFlag = "file"
 
 // matrixFlagOld is MatrixFlag's older name, still accepted.
 const matrixFlagOld = "matrix"
+
+// AllowFlag is the persistent flag that grants the matrix access beyond
+// its repository, as `docker buildx bake --allow fs.read=PATH` does.
+const AllowFlag = "allow"
 
 // ExitError carries the exit status a command wants. Err is printed once by
 // Run; a nil Err means the command has already reported the problem.
@@ -67,7 +73,8 @@ func usageErrorf(format string, args ...any) error {
 
 // ExitCode returns the exit status for an error returned by a command:
 // ExitOK for nil, the Code of an *ExitError, ExitUsage for bad input (an
-// input file jetbake cannot take, an unknown release), ExitFailure otherwise.
+// input file jetbake cannot take or read, an unknown release, an error
+// marked BadInput), ExitFailure otherwise.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -78,10 +85,19 @@ func ExitCode(err error) int {
 	}
 	var fe *inputfile.Error
 	var re *plan.UnknownReleaseError
-	if errors.As(err, &fe) || errors.As(err, &re) {
+	var bad badInput
+	if errors.As(err, &fe) || errors.As(err, &re) || (errors.As(err, &bad) && bad.BadInput()) {
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// badInput is an error of input a command cannot use: a JSON file that
+// does not read (matrix.FileError), a repository that is not one, a
+// sysroot that is missing. Packages mark such errors with BadInput.
+type badInput interface {
+	error
+	BadInput() bool
 }
 
 // Option changes the root command that NewRootCommand builds.
@@ -137,6 +153,8 @@ func NewRootCommand(opts ...Option) *cobra.Command {
 	root.PersistentFlags().StringP(MatrixFlag, "f", matrix.DefaultFile, "the matrix file")
 	root.PersistentFlags().String(matrixFlagOld, matrix.DefaultFile, "the matrix file (older name of --file)")
 	_ = root.PersistentFlags().MarkHidden(matrixFlagOld)
+	root.PersistentFlags().StringArray(AllowFlag, nil,
+		"let the matrix read outside its repository, as 'docker buildx bake --allow': fs.read=PATH or fs=PATH (repeatable)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf("%w; run '%s --help'", err, cmd.CommandPath())
 	})
@@ -207,9 +225,64 @@ func MatrixPath(cmd *cobra.Command) string {
 	return p
 }
 
-// LoadMatrix loads the matrix file named by -f/--file.
+// LoadMatrix loads the matrix file named by -f/--file, with the folders
+// --allow grants.
 func LoadMatrix(cmd *cobra.Command) (*matrix.Matrix, error) {
-	return matrix.Load(MatrixPath(cmd))
+	allowed, err := allowedReads(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return matrix.Load(MatrixPath(cmd), matrix.WithAllowRead(allowed...))
+}
+
+// allowedReads reads --allow: fs.read=PATH and fs=PATH (read and write,
+// as in bake; jetbake writes only inside the repository) grant PATH.
+func allowedReads(cmd *cobra.Command) ([]string, error) {
+	values, err := cmd.Flags().GetStringArray(AllowFlag)
+	if err != nil {
+		return nil, nil
+	}
+	var paths []string
+	for _, v := range values {
+		key, p, ok := strings.Cut(v, "=")
+		if !ok || (key != "fs.read" && key != "fs") || p == "" {
+			return nil, usageErrorf("--allow %s: jetbake grants only file system reads: write --allow fs.read=PATH (or fs=PATH), as 'docker buildx bake --allow' does",
+				computecap.QuoteShort(v))
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// DefaultRegistryTimeout is how long the registry calls of one command
+// (pick, lock, the evidence lookups) may take in all by default.
+const DefaultRegistryTimeout = 2 * time.Minute
+
+// addTimeoutFlag adds --timeout to cmd and returns a function that gives
+// the command's context with that deadline: a registry that never answers
+// must not hold a pipeline for ever.
+func addTimeoutFlag(cmd *cobra.Command) func(parent context.Context) (context.Context, context.CancelFunc, error) {
+	var d time.Duration
+	cmd.Flags().DurationVar(&d, "timeout", DefaultRegistryTimeout, "how long the registry may take to answer, in all, such as 30s or 5m")
+	return func(parent context.Context) (context.Context, context.CancelFunc, error) {
+		if d <= 0 {
+			return nil, nil, usageErrorf("--timeout %s: give a time above zero, such as 30s or 5m", d)
+		}
+		if parent == nil {
+			parent = context.Background()
+		}
+		ctx, cancel := context.WithTimeout(parent, d)
+		return ctx, cancel, nil
+	}
+}
+
+// registryContext is the command's context with the --timeout deadline,
+// once the Docker config the registry calls read has been checked.
+func registryContext(parent context.Context, deadline func(context.Context) (context.Context, context.CancelFunc, error)) (context.Context, context.CancelFunc, error) {
+	if err := checkDockerConfig(); err != nil {
+		return nil, nil, err
+	}
+	return deadline(parent)
 }
 
 // format is an --format value.

@@ -33,7 +33,12 @@ func newSupportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			table, err := evidence.Support(cmd.Context(), m, opts...)
+			ctx, cancel, err := f.deadline(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			table, err := evidence.Support(ctx, m, opts...)
 			if err != nil {
 				return err
 			}

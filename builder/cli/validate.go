@@ -26,11 +26,14 @@ func newValidateCommand() *cobra.Command {
 		Short: "Check the matrix and list every problem with its fix",
 		Long: "validate reads the matrix file and checks its shape (the rules of matrix.schema.json) and the\n" +
 			"Jetson facts: the L4T of each JetPack, the SMs its modules have, the SMs its CUDA can build, pinned\n" +
-			"git contexts, unique release names and tags. It prints one line per problem, naming the JSON path,\n" +
-			"the value and the fix, and exits 1 if there is any.",
+			"git contexts, unique release names and tags. The router's local context and Dockerfile must lie in\n" +
+			"the matrix's repository (its git work tree, or its folder outside git) unless --allow fs.read=PATH\n" +
+			"grants more, as 'docker buildx bake --allow' does. It prints one line per problem, naming the JSON\n" +
+			"path, the value and the fix, and exits 1 if there is any.",
 		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
 			"  jetbake validate --format github   # annotations on the matrix's lines in a GitHub Actions run\n" +
-			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence",
+			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence\n" +
+			"  jetbake validate --allow fs.read=../router   # a router folder outside the repository",
 		Args: noArgs,
 	}
 	getFormat := addFormatFlag(cmd, formatText, formatJSON, formatGitHub)
@@ -48,7 +51,7 @@ func newValidateCommand() *cobra.Command {
 // runValidate loads the matrix and reports the result in format f.
 func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 	path := MatrixPath(cmd)
-	m, err := matrix.Load(path)
+	m, err := LoadMatrix(cmd)
 	var verr *matrix.ValidationError
 	if err != nil && !errors.As(err, &verr) {
 		return &ExitError{Code: ExitCode(err), Err: err}

@@ -1,13 +1,14 @@
 package daemon
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/jetbake/jetbake/builder/inputfile"
+	"github.com/jetbake/jetbake/builder/matrix"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // NodeSpec names one BuildKit daemon of a cluster and how to reach it.
@@ -51,34 +52,39 @@ func ParseNodeFlag(v string) (NodeSpec, error) {
 	return NodeSpec{Name: name, Addr: addr}, nil
 }
 
-// ReadBuildersFile reads and checks a builders file.
+// buildersFix is the fix of a builders file that does not read.
+const buildersFix = `write it as {"nodes": [{"name": "orin-1", "addr": "tcp://orin-1:1234"}]}`
+
+// ReadBuildersFile reads and checks a builders file. A problem is a
+// *matrix.FileError naming the file, the line and column, the field, the
+// value and the fix, as the matrix's errors do.
 func ReadBuildersFile(path string) ([]NodeSpec, error) {
 	data, err := inputfile.Read(path, "builders file")
 	if err != nil {
 		return nil, fmt.Errorf("--builders: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var f BuildersFile
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("--builders %s: %w (want {\"nodes\": [{\"name\": ..., \"addr\": ...}]})", path, err)
+	doc, err := matrix.DecodeFile(path, data, &f, buildersFix)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for i, n := range f.Nodes {
+		at := "nodes[" + strconv.Itoa(i) + "]"
 		switch {
 		case n.Name == "":
-			return nil, fmt.Errorf("--builders %s: nodes[%d].name is empty: give every node a name", path, i)
+			return nil, doc.Problem(at+".name", "", "is empty", "give every node a name, such as \"orin-1\"")
 		case !strings.Contains(n.Addr, "://"):
-			return nil, fmt.Errorf("--builders %s: nodes[%d].addr %q: want an address such as tcp://host:1234", path, i, n.Addr)
+			return nil, doc.Problem(at+".addr", computecap.QuoteShort(n.Addr), "is not a BuildKit address", "write it like \"tcp://host:1234\"")
 		case CheckAddr(n.Addr) != nil:
-			return nil, fmt.Errorf("--builders %s: nodes[%d]: %w", path, i, CheckAddr(n.Addr))
+			return nil, doc.Problem(at+".addr", computecap.QuoteShort(n.Addr), CheckAddr(n.Addr).Error(), "use a scheme BuildKit knows")
 		case seen[n.Name]:
-			return nil, fmt.Errorf("--builders %s: nodes[%d].name %q is used twice: node names must be unique", path, i, n.Name)
+			return nil, doc.Problem(at+".name", computecap.QuoteShort(n.Name), "is used twice", "node names must be unique")
 		}
 		seen[n.Name] = true
 	}
 	if len(f.Nodes) == 0 {
-		return nil, fmt.Errorf("--builders %s: no nodes", path)
+		return nil, doc.Problem("nodes", "", "lists no node", buildersFix)
 	}
 	return f.Nodes, nil
 }

@@ -1,12 +1,13 @@
 package doctor
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/jetbake/jetbake/builder/matrix"
+	chost "github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // Files and folders Docker and CDI read, relative to the root.
@@ -22,6 +23,9 @@ const (
 	generateCDIFix      = "sudo nvidia-ctk cdi generate --mode=csv --output=/etc/cdi/nvidia.yaml"
 )
 
+// maxConfig bounds daemon.json; Docker's are a few hundred bytes.
+const maxConfig = 1 << 20
+
 // dockerConfig is what /etc/docker/daemon.json says about runtimes.
 type dockerConfig struct {
 	found          bool
@@ -32,7 +36,7 @@ type dockerConfig struct {
 
 // readDockerConfig reads daemon.json under root.
 func readDockerConfig(root string) dockerConfig {
-	data, err := os.ReadFile(filepath.Join(root, daemonJSON))
+	data, err := chost.ReadRegular(filepath.Join(root, daemonJSON), maxConfig)
 	if os.IsNotExist(err) {
 		return dockerConfig{}
 	}
@@ -45,8 +49,10 @@ func readDockerConfig(root string) dockerConfig {
 			Path string `json:"path"`
 		} `json:"runtimes"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return dockerConfig{found: true, err: fmt.Errorf("not valid JSON: %w", err)}
+	// The matrix's reader, for its line, column and field; Docker's other
+	// keys are not doctor's business.
+	if _, err := matrix.DecodeFile("/"+daemonJSON, data, &doc, "correct the file, then restart Docker", matrix.IgnoreUnknownFields()); err != nil {
+		return dockerConfig{found: true, err: err}
 	}
 	out := dockerConfig{found: true, defaultRuntime: doc.DefaultRuntime}
 	if rt, ok := doc.Runtimes["nvidia"]; ok {
@@ -83,7 +89,7 @@ func runtimeCheck(rt dockerConfig, cdi []string) Check {
 	c := Check{Name: "docker nvidia runtime", Status: StatusOK}
 	switch {
 	case rt.err != nil:
-		c.Status, c.Detail = StatusFail, "/"+daemonJSON+": "+rt.err.Error()
+		c.Status, c.Detail = StatusFail, rt.err.Error()
 		c.Fix = "correct /" + daemonJSON + ", then: " + configureRuntimeFix
 	case rt.nvidiaRuntime != "":
 		c.Detail = "runtimes.nvidia in /" + daemonJSON + " (" + rt.nvidiaRuntime + ")"

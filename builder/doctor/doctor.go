@@ -83,7 +83,8 @@ func runVersion(ctx context.Context, name string, args ...string) (string, bool)
 }
 
 // Run checks the host and returns the report. An error means the host could
-// not be read at all; problems of the host are failed checks.
+// not be read at all (a sysroot that is not a folder is a
+// *host.SysrootError); problems of the host are failed checks.
 func Run(ctx context.Context, opts ...Option) (*Report, error) {
 	o := options{sysroot: "/", facts: host.SysrootReader{}, version: runVersion}
 	for _, opt := range opts {
@@ -91,6 +92,9 @@ func Run(ctx context.Context, opts ...Option) (*Report, error) {
 	}
 	if o.sysroot != "/" {
 		o.version = nil
+	}
+	if err := host.CheckSysroot(o.sysroot); err != nil {
+		return nil, err
 	}
 	facts, err := o.facts.Read(ctx, o.sysroot)
 	if err != nil {

@@ -119,7 +119,10 @@ func TestDoctor(t *testing.T) {
 			}},
 		{name: "daemon.json broken", wantOK: false,
 			files: with(jetson(), "etc/docker/daemon.json", `{"runtimes": `),
-			want:  map[string][2]string{"docker nvidia runtime": {"fail", "not valid JSON"}}},
+			want:  map[string][2]string{"docker nvidia runtime": {"fail", "/etc/docker/daemon.json:1:14: $: not valid JSON at line 1, column 14: unexpected end of the file"}}},
+		{name: "daemon.json of the wrong shape", wantOK: false,
+			files: with(jetson(), "etc/docker/daemon.json", `{"runtimes": []}`),
+			want:  map[string][2]string{"docker nvidia runtime": {"fail", "/etc/docker/daemon.json:1:14: runtimes: must be an object, not an array"}}},
 		{name: "orin on JetPack 7.2 with a toolkit before 1.19", wantOK: true,
 			files: with(jetson(), "etc/nv_tegra_release", r39Release, "var/lib/dpkg/status", dpkg("1.18.0-1", "install ok installed")),
 			want: map[string][2]string{

@@ -2,15 +2,16 @@ package doctor
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/host"
+	chost "github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // dpkgStatus is the dpkg database file, relative to the root.
@@ -78,15 +79,18 @@ func readToolkit(ctx context.Context, root string, version VersionFunc) toolkit 
 
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
 
+// maxDpkgStatus bounds dpkg's status file: a few MiB on a Jetson.
+const maxDpkgStatus = 64 << 20
+
 // readDpkgStatus returns the version of every installed package in a dpkg
 // status file.
 func readDpkgStatus(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	// A regular file opened without blocking: a pipe there must not hang doctor.
+	data, err := chost.ReadRegular(path, maxDpkgStatus)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return parseDpkgStatus(f)
+	return parseDpkgStatus(bytes.NewReader(data))
 }
 
 // parseDpkgStatus reads dpkg's stanzas ("Package:", "Status:", "Version:",

@@ -48,6 +48,8 @@ const (
 	ReasonFuture Reason = "future"
 	// ReasonNotCurrent: the evidence is for another digest than the release's current one.
 	ReasonNotCurrent Reason = "not-current"
+	// ReasonForeignTag: a tag of the evidence names another repository than the matrix's.
+	ReasonForeignTag Reason = "foreign-tag"
 )
 
 // RefusedError says why evidence does not count and what to do.
@@ -90,6 +92,9 @@ type Admitted struct {
 // not tell (a registry out of reach).
 func Admit(ctx context.Context, ev *Evidence, m *matrix.Matrix, r Resolver, now time.Time, maxAge time.Duration) (*Admitted, error) {
 	if err := checkResult(ev); err != nil {
+		return nil, err
+	}
+	if err := checkTags(ev, m.Image.Repository); err != nil {
 		return nil, err
 	}
 	if ev.Image.Digest == "" {
@@ -139,6 +144,21 @@ func Verify(ev *Evidence, rel *matrix.Release, built Built, now time.Time, maxAg
 		return err
 	}
 	return checkAge(ev, now, maxAge)
+}
+
+// checkTags refuses evidence whose tags name another repository than the
+// matrix's: the image description of an image built from the matrix holds
+// only its own tags, and a foreign registry host has no place in evidence
+// that is published.
+func checkTags(ev *Evidence, repository string) error {
+	for i, tag := range ev.Image.Tags {
+		repo := tag[:max(strings.LastIndexByte(tag, ':'), 0)]
+		if repo != repository {
+			return refuse(ReasonForeignTag, "probe an image built from this matrix, whose tags name "+repository,
+				"image.tags[%d] %s names the repository %s, not the matrix's %s", i, computecap.QuoteShort(tag), computecap.QuoteShort(repo), repository)
+		}
+	}
+	return nil
 }
 
 // checkResult refuses a result with a failed or skipped check, or not on arm64.

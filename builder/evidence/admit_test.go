@@ -32,8 +32,10 @@ func TestAdmitRefuses(t *testing.T) {
 			want: "evidence refused (unknown-digest): " + goldenDigest + " is not an image jetbake built for a release: build.json lists no image " + goldenDigest},
 		{name: "wrong L4T", edit: func(ev *Evidence) { ev.Host.L4T, ev.Host.JetPack = "35.4.1", "5.1" }, reason: ReasonWrongL4T,
 			want: `evidence refused (wrong-l4t): the host runs L4T "35.4.1" but release jetpack6.2 is for L4T 36.4.3; fix: probe on a Jetson flashed with L4T R36 (JetPack 6)`},
-		{name: "failed check", edit: func(ev *Evidence) { setCheck(ev, "cuda-driver", Failed, "the CUDA driver did not answer") }, reason: ReasonFailedCheck,
-			want: "evidence refused (failed-check): the probe's result is not a pass: failed cuda-driver (the CUDA driver did not answer)"},
+		{name: "failed check", edit: func(ev *Evidence) {
+			setCheck(ev, "cuda-driver", Failed, "the CUDA driver did not answer: run --explain for its error")
+		}, reason: ReasonFailedCheck,
+			want: "evidence refused (failed-check): the probe's result is not a pass: failed cuda-driver (the CUDA driver did not answer: run --explain for its error)"},
 		{name: "skipped check", edit: func(ev *Evidence) { setCheck(ev, "smoke", Skipped, "not run: add --smoke to run the chosen binary") },
 			reason: ReasonSkippedCheck,
 			want:   "evidence refused (skipped-check): the probe's result is not a pass: skipped smoke (not run: add --smoke to run the chosen binary); fix: a skipped check proves nothing"},
@@ -51,6 +53,10 @@ func TestAdmitRefuses(t *testing.T) {
 			reason: ReasonWrongRelease, want: "was built for release jetpack9.9, which the matrix does not have"},
 		{name: "device the release does not list", edit: func(ev *Evidence) { ev.Host.DeviceClass = "Jetson AGX Thor" }, reason: ReasonWrongDevice,
 			want: `evidence refused (wrong-device): the host is a "Jetson AGX Thor", which release jetpack6.2 does not list in its hardware`},
+		{name: "tag of a foreign registry", edit: func(ev *Evidence) {
+			ev.Image.Tags = append(ev.Image.Tags, "registry.evil.example.com/alice/text-embeddings-router:1.8.2-jetpack6.2")
+		}, reason: ReasonForeignTag,
+			want: `evidence refused (foreign-tag): image.tags[1] "registry.evil.example.com/alice/text-embeddings-router:1.8.2-jetpack6.2" names the repository "registry.evil.example.com/alice/text-embeddings-router", not the matrix's ghcr.io/jetbake/text-embeddings-router; fix: probe an image built from this matrix`},
 		{name: "revision differs from the image's", edit: func(ev *Evidence) { ev.Revision = "0123456789abcdef" }, reason: ReasonWrongRevision,
 			want: "evidence refused (wrong-revision): the evidence's revision 0123456789abcdef is not " + goldenRevision},
 	}
@@ -91,7 +97,7 @@ func TestAdmitResolverUnreachable(t *testing.T) {
 	r, err := NewRegistryResolver(m, "127.0.0.1:1/jetbake/tei")
 	require.NoError(t, err)
 	_, err = Admit(t.Context(), golden(t, nil), m, r, goldenTime(), DefaultMaxAge)
-	require.ErrorContains(t, err, "cannot tell which release "+goldenDigest+" was built for: look up 127.0.0.1:1/jetbake/tei@")
+	require.ErrorContains(t, err, "cannot tell which release "+goldenDigest+" was built for: cannot look up 127.0.0.1:1/jetbake/tei@")
 	var re *RefusedError
 	require.False(t, errors.As(err, &re), "an unreachable registry is not a refusal")
 }

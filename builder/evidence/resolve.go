@@ -16,6 +16,7 @@ import (
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // ErrNotFound is wrapped by a Resolver that does not know a digest or a
@@ -76,8 +77,8 @@ func ReadMetadata(path string) (*MetadataResolver, error) {
 		return nil, err
 	}
 	var r imagebuild.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("build metadata %s is not the JSON of 'jetbake build --metadata-file': %w", path, err)
+	if _, err := matrix.DecodeFile(path, data, &r, "give the file 'jetbake build --metadata-file' wrote", matrix.IgnoreUnknownFields()); err != nil {
+		return nil, err
 	}
 	return &MetadataResolver{File: path, Report: &r}, nil
 }
@@ -187,7 +188,7 @@ func (r *RegistryResolver) annotations(ctx context.Context, ref string) (map[str
 		if isNotFound(err) {
 			return nil, "", notFound("%s is not in the registry", ref)
 		}
-		return nil, "", fmt.Errorf("look up %s: %w", ref, err)
+		return nil, "", refs.DescribeRegistryError("look up "+ref, err)
 	}
 	var doc struct {
 		Annotations map[string]string `json:"annotations"`

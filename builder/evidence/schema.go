@@ -1,14 +1,13 @@
 package evidence
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"time"
 
+	"github.com/jetbake/jetbake/builder/matrix"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -83,10 +82,7 @@ func (e *SchemaError) Error() string {
 func schemaErr(path, value, msg string) error {
 	v := ""
 	if value != "" {
-		if len(value) > 80 {
-			value = value[:80] + "..."
-		}
-		v = strconv.Quote(value)
+		v = computecap.QuoteShort(value)
 	}
 	return &SchemaError{Path: path, Value: v, Message: msg}
 }
@@ -95,20 +91,28 @@ func schemaErr(path, value, msg string) error {
 // fields of Evidence and no others, each of the form the probe writes (see
 // Validate). A result that is not a pass still parses: it is refused by
 // Admit, not here, so that it can be reported.
-func Parse(data []byte) (*Evidence, error) {
+func Parse(data []byte) (*Evidence, error) { return ParseFile("evidence", data) }
+
+// unprobedFix is the fix of evidence that is not what the probe writes.
+const unprobedFix = "give the file the probe wrote, unedited"
+
+// ParseFile is Parse for the content of file. A problem is a
+// *matrix.FileError naming the file, the line and column, the field, the
+// value and the fix, as the matrix's errors do.
+func ParseFile(file string, data []byte) (*Evidence, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("evidence is %d bytes, more than the %d the probe writes: is this the probe's output?", len(data), MaxSize)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var ev Evidence
-	if err := dec.Decode(&ev); err != nil {
-		return nil, fmt.Errorf("evidence is not the probe's JSON (schema %d): %w", SchemaVersion, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("evidence has more after its JSON object: give one probe output per file")
+	doc, err := matrix.DecodeFile(file, data, &ev, unprobedFix)
+	if err != nil {
+		return nil, err
 	}
 	if err := ev.Validate(); err != nil {
+		var se *SchemaError
+		if errors.As(err, &se) {
+			return nil, doc.Problem(se.Path, se.Value, se.Message, "")
+		}
 		return nil, err
 	}
 	return &ev, nil

@@ -29,23 +29,23 @@ func TestParseRejects(t *testing.T) {
 	tests := []struct {
 		name, from, to, want string
 	}{
-		{"unknown field", `"revision":`, `"hostname": "lab-7", "revision":`, `json: unknown field "hostname"`},
-		{"newer schema", `"schema_version": 1`, `"schema_version": 2`, `evidence schema_version: "2": this jetbake reads schema 1`},
-		{"bad time", `"2026-11-20T09:30:00Z"`, `"yesterday"`, `evidence generated_at: "yesterday": is not an RFC 3339 time`},
-		{"path in a detail", `"read and valid"`, `"read /home/alice/image.json"`, `evidence result.checks[0].detail: "read /home/alice/image.json": holds characters`},
-		{"user in a tag", `"ghcr.io/jetbake/`, `"alice:pw@ghcr.io/jetbake/`, `evidence image.tags[0]: "alice:pw@ghcr.io/jetbake/`},
-		{"raw model as device class", `"Jetson Orin Nano Super"`, `"NVIDIA Jetson Orin Nano SN/1234"`, `evidence host.device_class: "NVIDIA Jetson Orin Nano SN/1234"`},
-		{"climbing tag", `"ghcr.io/jetbake/`, `"ghcr.io/../jetbake/`, `evidence image.tags[0]: "ghcr.io/../jetbake/`},
-		{"short digest", goldenDigest, "sha256:c2ef", `evidence image.digest: "sha256:c2ef": is not a digest`},
-		{"raw L4T line", `"l4t": "36.4.3"`, `"l4t": "# R36 (release), REVISION: 4.3"`, `evidence host.l4t: "# R36 (release), REVISION: 4.3": is not an L4T release`},
+		{"unknown field", `"revision":`, `"hostname": "lab-7", "revision":`, `evidence:12:15: hostname: unknown field; fix: did you mean "host"?`},
+		{"newer schema", `"schema_version": 1`, `"schema_version": 2`, `evidence:2:21: schema_version: "2": this jetbake reads schema 1: use the probe of a matching jetbake; fix: give the file the probe wrote, unedited`},
+		{"bad time", `"2026-11-20T09:30:00Z"`, `"yesterday"`, `evidence:3:19: generated_at: "yesterday": is not an RFC 3339 time`},
+		{"path in a detail", `"read and valid"`, `"read /home/alice/image.json"`, `evidence:32:19: result.checks[0].detail: "read /home/alice/image.json": is not one of the phrases the probe writes for image-description`},
+		{"user in a tag", `"ghcr.io/jetbake/`, `"alice:pw@ghcr.io/jetbake/`, `: image.tags[0]: "alice:pw@ghcr.io/jetbake/`},
+		{"raw model as device class", `"Jetson Orin Nano Super"`, `"NVIDIA Jetson Orin Nano SN/1234"`, `: host.device_class: "NVIDIA Jetson Orin Nano SN/1234"`},
+		{"climbing tag", `"ghcr.io/jetbake/`, `"ghcr.io/../jetbake/`, `: image.tags[0]: "ghcr.io/../jetbake/`},
+		{"short digest", goldenDigest, "sha256:c2ef", `: image.digest: "sha256:c2ef": is not a digest`},
+		{"raw L4T line", `"l4t": "36.4.3"`, `"l4t": "# R36 (release), REVISION: 4.3"`, `: host.l4t: "# R36 (release), REVISION: 4.3": is not an L4T release`},
 		{"pass that disagrees", `"status": "passed",
         "detail": "the chosen binary exited 0"`, `"status": "skipped",
-        "detail": "the chosen binary exited 0"`, `evidence result.pass: "true": disagrees with the checks`},
+        "detail": "the chosen binary exited 0"`, `: result.pass: "true": disagrees with the checks`},
 		{"unknown status", `"status": "passed",
         "detail": "read and valid"`, `"status": "ok",
-        "detail": "read and valid"`, `evidence result.checks[0].status: "ok": is not passed, failed or skipped`},
-		{"two objects", "", "{}", "evidence has more after its JSON object"},
-		{"not JSON", `"schema_version": 1,`, `"schema_version": 1`, "evidence is not the probe's JSON (schema 1)"},
+        "detail": "read and valid"`, `: result.checks[0].status: "ok": is not passed, failed or skipped`},
+		{"two objects", "", "{}", "evidence:93:1: $: not valid JSON at line 93, column 1: invalid character '{' after top-level value"},
+		{"not JSON", `"schema_version": 1,`, `"schema_version": 1`, "evidence:3:3: $: not valid JSON at line 3, column 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,7 +53,7 @@ func TestStoreAddAndRead(t *testing.T) {
 	broken := filepath.Join(s.Dir, "jetpack6.2", "broken.json")
 	require.NoError(t, os.WriteFile(broken, []byte(`{"schema_version": 1}`), 0o644))
 	_, err = s.Release("jetpack6.2")
-	require.ErrorContains(t, err, "evidence store: "+broken+": evidence generated_at")
+	require.ErrorContains(t, err, "evidence store: "+broken+":1:1: generated_at: is not an RFC 3339 time")
 }
 
 func TestFileNameSlug(t *testing.T) {
@@ -93,4 +93,44 @@ func TestIssueMarkdown(t *testing.T) {
 	require.Contains(t, body, ": not a pass\n")
 	require.Contains(t, body, "| smoke | ⏭️ skipped | not run: add --smoke to run the chosen binary |\n")
 	require.Contains(t, body, "| Smoke run | not run |\n")
+}
+
+// TestStoreFollowsNoLinkOut makes evidence/ and a release's folder links to
+// a folder outside the matrix's: Add refuses, names the link, and writes
+// nothing there; Release reads nothing through it.
+func TestStoreFollowsNoLinkOut(t *testing.T) {
+	for _, link := range []string{"evidence", filepath.Join("evidence", "jetpack6.2")} {
+		t.Run(link, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			m := testMatrix(t, dir)
+			s := StoreFor(m)
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, link)), 0o755))
+			require.NoError(t, os.Symlink(outside, filepath.Join(dir, link)))
+			rel, _ := m.Release("jetpack6.2")
+			_, err := s.Add(&Admitted{Evidence: golden(t, nil), Release: rel, Built: Built{Release: "jetpack6.2", Digest: goldenDigest}})
+			require.ErrorContains(t, err, "leads out of "+dir+" through a link: the store follows no link out of the matrix's folder")
+			entries, err := os.ReadDir(outside)
+			require.NoError(t, err)
+			require.Empty(t, entries, "nothing is written outside")
+
+			require.NoError(t, os.MkdirAll(filepath.Join(outside, "jetpack6.2"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(outside, "jetpack6.2", "x.json"), goldenBytes(t), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(outside, "x.json"), goldenBytes(t), 0o644))
+			_, err = s.Release("jetpack6.2")
+			require.ErrorContains(t, err, "leads out of")
+		})
+	}
+}
+
+// TestStoreCreatesNothingForARefusedName gives Add a release name no file
+// system takes: it fails before it creates a folder.
+func TestStoreCreatesNothingForARefusedName(t *testing.T) {
+	dir := t.TempDir()
+	m := testMatrix(t, dir)
+	rel := m.Releases[0]
+	rel.Name = strings.Repeat("a", 300)
+	_, err := StoreFor(m).Add(&Admitted{Evidence: golden(t, nil), Release: &rel})
+	require.ErrorContains(t, err, "cannot be a file name: nothing written")
+	_, err = os.Stat(filepath.Join(dir, "evidence"))
+	require.ErrorIs(t, err, os.ErrNotExist, "no evidence/ folder is left behind")
 }

@@ -24,7 +24,6 @@ var (
 	deviceClassRE = regexp.MustCompile(`^Jetson [A-Za-z0-9 ()-]{1,60}$`)
 	socRE         = regexp.MustCompile(`^tegra[0-9]{3}$`)
 	checkNameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-	detailRE      = regexp.MustCompile(`^[A-Za-z0-9 .,:;()_'+=-]{0,300}$`)
 )
 
 // digestSources are the places the probe reads the digest from.
@@ -97,6 +96,9 @@ func (ev *Evidence) validateHost() error {
 			return err
 		}
 	}
+	if h.DeviceClass != "" && !knownDeviceClass(h.DeviceClass) {
+		return schemaErr("host.device_class", h.DeviceClass, "is not a device class of the table of Jetson facts, such as Jetson AGX Orin")
+	}
 	if h.ComputeCapability != "" {
 		if c, err := computecap.Parse(h.ComputeCapability); err != nil || c.String() != h.ComputeCapability {
 			return schemaErr("host.compute_capability", h.ComputeCapability, "is not a compute capability such as 8.7")
@@ -126,10 +128,13 @@ func (ev *Evidence) validateResult() error {
 			return schemaErr(path+".name", c.Name, "is not a check name such as cuda-driver")
 		case seen[c.Name]:
 			return schemaErr(path+".name", c.Name, "repeats an earlier check")
+		case evidencespec.Phrases()[c.Name] == nil:
+			return schemaErr(path+".name", c.Name, "is not a check the probe writes")
 		case !oneOf(string(c.Status), []string{string(Passed), string(Failed), string(Skipped)}):
 			return schemaErr(path+".status", string(c.Status), "is not passed, failed or skipped")
-		case !detailRE.MatchString(c.Detail):
-			return schemaErr(path+".detail", c.Detail, "holds characters the probe never writes (only letters, digits, spaces and . , : ; ( ) _ ' + = -)")
+		case !evidencespec.ValidDetail(c.Name, c.Detail) || !ev.classAgrees(c):
+			return schemaErr(path+".detail", c.Detail, "is not one of the phrases the probe writes for "+c.Name+
+				": evidence holds only fixed phrases and parsed values, never a host name, address, path or serial number")
 		}
 		seen[c.Name] = true
 		allPassed = allPassed && c.Status == Passed
@@ -156,6 +161,34 @@ func (ev *Evidence) validateResult() error {
 		return validateKernel(r.Kernel)
 	}
 	return nil
+}
+
+// knownDeviceClass reports whether class is one the probe can write: a
+// module class of the table of Jetson facts, or "Jetson FAMILY" and
+// "Jetson FAMILY (other module)" for a SoC's.
+func knownDeviceClass(class string) bool {
+	for _, soc := range computecap.DefaultTable().SoCs {
+		family := "Jetson " + soc.Family
+		if class == family || class == family+" (other module)" {
+			return true
+		}
+		for _, m := range soc.Modules {
+			if class == m.Class {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// classAgrees reports whether a device-class check names the host's
+// device class, the only class its detail may hold.
+func (ev *Evidence) classAgrees(c Check) bool {
+	if c.Name != "device-class" || !strings.HasPrefix(c.Detail, "Jetson ") {
+		return true
+	}
+	return c.Detail == evidencespec.Fill(evidencespec.DetailClass, ev.Host.DeviceClass) ||
+		c.Detail == evidencespec.Fill(evidencespec.DetailClassFromSoC, ev.Host.DeviceClass)
 }
 
 // optional checks a value that may be empty against re.

@@ -9,6 +9,9 @@ package host
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 
@@ -91,8 +94,43 @@ type Reader interface {
 // comes from the table by the host's L4T release.
 type SysrootReader struct{}
 
-// Read implements Reader.
+// SysrootError is a --sysroot that is not a folder: input the command
+// cannot use (the CLI exits 2), not a host without a GPU.
+type SysrootError struct {
+	// Path is the sysroot as given.
+	Path string
+	// Problem says what it is instead.
+	Problem string
+}
+
+// Error names the folder and the fix.
+func (e *SysrootError) Error() string {
+	return "--sysroot " + e.Path + " " + e.Problem + ": name the folder where the host's root file system is, or leave it at /"
+}
+
+// BadInput marks the error as input the command cannot use.
+func (e *SysrootError) BadInput() bool { return true }
+
+// CheckSysroot returns a *SysrootError when sysroot is not a folder.
+func CheckSysroot(sysroot string) error {
+	st, err := os.Stat(sysroot)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &SysrootError{Path: sysroot, Problem: "does not exist"}
+	case err != nil:
+		return &SysrootError{Path: sysroot, Problem: "cannot be read (" + errors.Unwrap(err).Error() + ")"}
+	case !st.IsDir():
+		return &SysrootError{Path: sysroot, Problem: "is not a folder"}
+	}
+	return nil
+}
+
+// Read implements Reader. A sysroot that is not a folder is a
+// *SysrootError.
 func (SysrootReader) Read(_ context.Context, sysroot string) (Facts, error) {
+	if err := CheckSysroot(sysroot); err != nil {
+		return Facts{}, err
+	}
 	t := computecap.DefaultTable()
 	hf := chost.Read(chost.Root(sysroot), t, chost.Options{})
 	f := Facts{Model: hf.BoardName()}

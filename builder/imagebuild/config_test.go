@@ -220,10 +220,21 @@ func TestImageDescriptionInvalid(t *testing.T) {
 	_, err := ImageDescription(p, rel, "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "release jetpack6.2")
-	require.Contains(t, err.Error(), "targets is empty")
+	require.Contains(t, err.Error(), "targets: is empty")
 
 	p.Router.Name = ""
 	_, err = ImageDescription(p, p.Releases[0], "")
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "router is empty")
+	require.Contains(t, err.Error(), "router: is empty")
+}
+
+// The entrypoint runs only binaries in imagespec.BinaryDir: the plan must
+// put them there, each at a clean path.
+func TestBinaryDirsAgree(t *testing.T) {
+	require.Equal(t, imagespec.BinaryDir, plan.BinaryDir)
+	for _, r := range testPlan().Releases {
+		for _, tg := range r.Targets {
+			require.True(t, imagespec.InBinaryDir(tg.Path), tg.Path)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package imagebuild
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	digest "github.com/opencontainers/go-digest"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
 )
@@ -36,9 +36,9 @@ import (
 // frontend must do it: a "# syntax=" line asks for another frontend.
 func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, buildBase string) (states []llb.State, ok bool, err error) {
 	defer j.timings.record(PhaseFrontend, time.Now())
-	dt, err := os.ReadFile(filepath.Join(j.dockerfileDir, j.dockerfile))
+	dt, err := inputfile.Read(filepath.Join(j.dockerfileDir, j.dockerfile), "the router's Dockerfile")
 	if err != nil {
-		return nil, false, fmt.Errorf("read the router's Dockerfile: %w", err)
+		return nil, false, err
 	}
 	if _, _, _, syntax := parser.DetectSyntax(dt); syntax {
 		return nil, false, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/moby/buildkit/client/llb/sourceresolver"
@@ -73,5 +74,10 @@ func TestConvertRoutersFallsBackToTheFrontend(t *testing.T) {
 	}
 	missing := releaseJob{contextDir: dir, dockerfileDir: dir, dockerfile: "Nope"}
 	_, _, err := missing.convertRouters(t.Context(), nil, "base")
-	require.ErrorContains(t, err, "read the router's Dockerfile")
+	require.ErrorContains(t, err, "the router's Dockerfile "+filepath.Join(dir, "Nope")+" does not exist")
+	// A pipe in its place is refused at once: reading it would block the build.
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "Pipe"), 0o644))
+	piped := releaseJob{contextDir: dir, dockerfileDir: dir, dockerfile: "Pipe"}
+	_, _, err = piped.convertRouters(t.Context(), nil, "base")
+	require.ErrorContains(t, err, "is a named pipe (FIFO), not a regular file")
 }

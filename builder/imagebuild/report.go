@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
 // Outcome is how a release's build ended.
@@ -153,10 +153,7 @@ func (r *Report) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return inputfile.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // MarshalWithBakeKeys returns the report as JSON with, beside jetbake's own

@@ -1,6 +1,7 @@
 // Package inputfile reads the files people hand to jetbake (the matrix, lock
-// files, evidence) with the same limits for all: a size limit, no byte order
-// mark, valid UTF-8. Each problem is one sentence naming the file, the cause
+// files, evidence) with the same limits for all: a regular file opened
+// without blocking (compute_cap/host's ReadRegular, which the entrypoint
+// uses too), a size limit, no byte order mark, valid UTF-8. Each problem is one sentence naming the file, the cause
 // and the fix.
 package inputfile
 
@@ -8,11 +9,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"syscall"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/jetbake/jetbake/compute_cap/host"
 )
 
 // DefaultLimit is the largest input file read: 1 MiB, far above any matrix,
@@ -60,6 +62,17 @@ func WithMissingHint(hint string) Option { return func(o *options) { o.missing =
 // Read reads the file at path, what naming its kind in errors ("matrix
 // file"), and checks it with Check.
 func Read(path, what string, opts ...Option) ([]byte, error) {
+	return read(path, what, opts, func(limit int64) ([]byte, error) { return host.ReadRegular(path, limit) })
+}
+
+// ReadIn is Read for the file name inside root, which no link may leave
+// (os.Root); path is how messages name the file.
+func ReadIn(root *os.Root, name, path, what string, opts ...Option) ([]byte, error) {
+	return read(path, what, opts, func(limit int64) ([]byte, error) { return host.ReadRegularIn(root, name, limit) })
+}
+
+// read reads a file with readFile and turns its errors into *Error.
+func read(path, what string, opts []Option, readFile func(limit int64) ([]byte, error)) ([]byte, error) {
 	o := options{limit: DefaultLimit, missing: "check the path"}
 	for _, opt := range opts {
 		opt(&o)
@@ -67,29 +80,35 @@ func Read(path, what string, opts ...Option) ([]byte, error) {
 	fail := func(err error, format string, args ...any) error {
 		return &Error{What: what, Path: path, Problem: fmt.Sprintf(format, args...), Err: err}
 	}
-	f, err := os.Open(path)
+	data, err := readFile(o.limit)
+	var odd *host.NotRegularError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fail(err, "does not exist: %s", o.missing)
 	case errors.Is(err, fs.ErrPermission):
 		return nil, fail(err, "cannot be read (permission denied): give the user running jetbake read access to it")
-	case err != nil:
-		return nil, fail(err, "cannot be opened (%v): check the path", errors.Unwrap(err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, o.limit+1))
-	switch {
-	case errors.Is(err, syscall.EISDIR):
+	case errors.As(err, &odd) && odd.Kind == "a folder":
 		return nil, fail(err, "is a folder: name the file itself")
-	case err != nil:
-		return nil, fail(err, "cannot be read (%v): check the file", errors.Unwrap(err))
-	case int64(len(data)) > o.limit:
+	case errors.As(err, &odd):
+		return nil, fail(err, "is %s, not a regular file: name a file; jetbake reads no pipe, device or socket", odd.Kind)
+	case errors.Is(err, host.ErrTooLarge):
 		return nil, fail(nil, "is over the limit of %s (%d bytes): check that it is the right file; no %s is that large", sizeName(o.limit), o.limit, what)
+	case isEscape(err):
+		return nil, fail(err, "is behind a link that leads out of its folder: jetbake follows no such link; replace the link with the file")
+	case err != nil:
+		return nil, fail(err, "cannot be read (%v): check the path", errors.Unwrap(err))
 	}
 	if problem := Check(data); problem != "" {
 		return nil, fail(nil, "%s", problem)
 	}
 	return data, nil
+}
+
+// isEscape reports whether err is os.Root's refusal of a path that leads
+// out of the root ("path escapes from parent").
+func isEscape(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes from parent")
 }
 
 // Check returns what is wrong with data as text jetbake reads (a byte

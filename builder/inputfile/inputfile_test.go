@@ -2,10 +2,13 @@ package inputfile
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -75,4 +78,50 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("Check accepted %q", data)
 		}
 	})
+}
+
+// TestReadRefusesWhatIsNotAFile puts a named pipe, a device and a socket
+// where a file is expected. Opening a FIFO blocks until a writer comes, in
+// the kernel, where SIGINT and SIGTERM do not end it: Read must refuse each
+// at once, naming what it is.
+func TestReadRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "matrix.json")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	sock := filepath.Join(dir, "s.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	tests := map[string]struct{ path, want string }{
+		"named pipe": {fifo, "matrix file " + fifo + " is a named pipe (FIFO), not a regular file: name a file; jetbake reads no pipe, device or socket"},
+		"device":     {"/dev/zero", "matrix file /dev/zero is a device, not a regular file"},
+		"socket":     {sock, "matrix file " + sock + " is a socket, not a regular file"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := Read(tt.path, "matrix file"); done <- err }()
+			select {
+			case err := <-done:
+				require.ErrorContains(t, err, tt.want)
+				var ie *Error
+				require.ErrorAs(t, err, &ie)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("Read(%s) blocks", tt.path)
+			}
+		})
+	}
+}
+
+func TestWriteFileNamesNoTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	err := WriteFile(filepath.Join(dir, "nodir", "sub", "matrix.json"), []byte("{}"), 0o644)
+	require.EqualError(t, err, "cannot write "+filepath.Join(dir, "nodir", "sub", "matrix.json")+
+		": the folder "+filepath.Join(dir, "nodir", "sub")+" does not exist: create it first, or name another file")
+	p := filepath.Join(dir, "m.json")
+	require.NoError(t, WriteFile(p, []byte("{}"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "folder"), 0o755))
+	err = WriteFile(filepath.Join(dir, "folder"), []byte("{}"), 0o644)
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), ".folder", "the temporary file's name")
 }

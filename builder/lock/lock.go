@@ -4,22 +4,24 @@
 package lock
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/renameio/v2"
 
 	"github.com/jetbake/jetbake/builder/inputfile"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // DefaultFile is the lock file's name, next to the matrix.
@@ -78,29 +80,44 @@ func digestOf(ref string, resolve Resolver, opts []remote.Option) (string, error
 	}
 	desc, err := remote.Head(parsed, opts...)
 	if err != nil {
-		return "", fmt.Errorf("resolve base %s (as %s): %w", ref, fetched, err)
+		return "", refs.DescribeRegistryError("resolve base "+ref+" (as "+fetched+")", err)
 	}
 	return desc.Digest.String(), nil
 }
 
-// Read reads a lock file.
+// rewriteFix is the fix of a lock file jetbake cannot use.
+const rewriteFix = "run 'jetbake lock' to write it anew"
+
+// Read reads a lock file. A problem in it is a *matrix.FileError naming
+// the file, the line and column, the field, the value and the fix.
 func Read(path string) (*File, error) {
 	data, err := inputfile.Read(path, "lock file", inputfile.WithMissingHint("run 'jetbake lock' to write it"))
 	if err != nil {
 		return nil, err
 	}
 	var f File
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: not a valid lock file: %w (run 'jetbake lock' to write it anew)", path, err)
+	doc, err := matrix.DecodeFile(path, data, &f, rewriteFix)
+	if err != nil {
+		return nil, err
+	}
+	if f.SchemaVersion == 0 {
+		return nil, doc.Problem("schema_version", "", "is missing: jetbake writes it in every lock file", "")
 	}
 	if f.SchemaVersion != 1 {
-		return nil, fmt.Errorf("%s: schema_version %d is not known (run 'jetbake lock' to write it anew)", path, f.SchemaVersion)
+		return nil, doc.Problem("schema_version", strconv.Itoa(f.SchemaVersion), "is not a lock file schema this jetbake reads (1)", "")
 	}
-	for ref, d := range f.Bases {
-		if _, err := v1.NewHash(d); err != nil {
-			return nil, fmt.Errorf("%s: bases[%q]: %q is not a digest such as sha256:<64 hex> (run 'jetbake lock' to write it anew)", path, ref, d)
+	if f.Bases == nil {
+		return nil, doc.Problem("bases", "", "is missing", "")
+	}
+	refs := make([]string, 0, len(f.Bases))
+	for ref := range f.Bases {
+		refs = append(refs, ref)
+	}
+	slices.Sort(refs)
+	for _, ref := range refs {
+		if _, err := v1.NewHash(f.Bases[ref]); err != nil {
+			return nil, doc.Problem(matrix.MemberPath("bases", ref), computecap.QuoteShort(f.Bases[ref]),
+				"is not a digest such as sha256:<64 hex digits>", "")
 		}
 	}
 	return &f, nil
@@ -112,10 +129,7 @@ func (f *File) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return inputfile.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // Missing lists the bases of p that f does not pin.
@@ -132,6 +146,18 @@ func (f *File) Missing(p *plan.Plan) []string {
 // Check resolves every base of p again and reports each whose tag has moved
 // away from the digest in f, or that f does not pin.
 func (f *File) Check(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote.Option) error {
+	return f.check(ctx, p, resolve, false, opts)
+}
+
+// CheckAll is Check for a plan of every release of the matrix: it also
+// reports each pin of f that no release uses, which a stale lock file
+// keeps after a base was changed or a release removed.
+func (f *File) CheckAll(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote.Option) error {
+	return f.check(ctx, p, resolve, true, opts)
+}
+
+// check is Check, with unused pins reported when unused is set.
+func (f *File) check(ctx context.Context, p *plan.Plan, resolve Resolver, unused bool, opts []remote.Option) error {
 	now, err := Resolve(ctx, p, resolve, opts...)
 	if err != nil {
 		return err
@@ -145,10 +171,44 @@ func (f *File) Check(ctx context.Context, p *plan.Plan, resolve Resolver, opts .
 			moved = append(moved, fmt.Sprintf("%s moved from %s to %s", ref, locked, now.Bases[ref]))
 		}
 	}
+	if unused {
+		for _, ref := range f.Unused(p) {
+			moved = append(moved, fmt.Sprintf("%s is pinned but no release uses it", ref))
+		}
+	}
 	if len(moved) > 0 {
 		return fmt.Errorf("the lock file is stale: %s; run 'jetbake lock' to pin the new digests after checking them", strings.Join(moved, "; "))
 	}
 	return nil
+}
+
+// Unused lists, sorted, the bases f pins that no release of p uses.
+func (f *File) Unused(p *plan.Plan) []string {
+	used := Bases(p)
+	var out []string
+	for ref := range f.Bases {
+		if !slices.Contains(used, ref) {
+			out = append(out, ref)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// DefaultPath is the lock file beside the matrix at matrixPath. A link
+// there that leads out of the matrix's repository is refused: the default
+// lock file is the repository's, as the matrix is (see matrix.Inside).
+func DefaultPath(matrixPath string) (string, error) {
+	path := filepath.Join(filepath.Dir(matrixPath), DefaultFile)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if out := matrix.LeavesRepository(filepath.Dir(abs), abs); out != "" {
+		return "", &inputfile.Error{What: "lock file", Path: path,
+			Problem: out + ": replace the link with the file, or name the file with --lock-file"}
+	}
+	return path, nil
 }
 
 // PinsOptions say where the lock file is and how strictly it is used.
@@ -170,7 +230,10 @@ type PinsOptions struct {
 func Pins(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Option) (map[string]string, error) {
 	path := o.File
 	if path == "" {
-		path = filepath.Join(filepath.Dir(o.MatrixPath), DefaultFile)
+		var err error
+		if path, err = DefaultPath(o.MatrixPath); err != nil {
+			return nil, err
+		}
 		if _, err := os.Stat(path); err != nil {
 			if o.Check {
 				return nil, fmt.Errorf("--check-lock: no lock file at %s; run 'jetbake lock' first", path)

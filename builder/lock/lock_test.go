@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -134,6 +135,24 @@ func TestCheck(t *testing.T) {
 	require.Contains(t, err.Error(), l4tCUDABase+" moved")
 }
 
+// TestCheckAllReportsUnusedPins keeps a pin for a base no release uses any
+// more: `jetbake lock --check` (CheckAll) reports it, a build of a subset of
+// releases (Check) does not.
+func TestCheckAllReportsUnusedPins(t *testing.T) {
+	host := testregistry.New(t)
+	p := testPlan()
+	pushAll(t, host)
+	f, err := Resolve(t.Context(), p, mirrorTo(host))
+	require.NoError(t, err)
+	require.NoError(t, f.CheckAll(t.Context(), p, mirrorTo(host)))
+	const gone = "nvcr.io/nvidia/l4t-jetpack:r35.4.1"
+	f.Bases[gone] = "sha256:" + strings.Repeat("a", 64)
+	require.Equal(t, []string{gone}, f.Unused(p))
+	require.NoError(t, f.Check(t.Context(), p, mirrorTo(host)))
+	err = f.CheckAll(t.Context(), p, mirrorTo(host))
+	require.ErrorContains(t, err, "the lock file is stale: "+gone+" is pinned but no release uses it; run 'jetbake lock'")
+}
+
 func TestCheckResolveFails(t *testing.T) {
 	host := testregistry.New(t)
 	f := &File{SchemaVersion: 1, Bases: map[string]string{jetpackBase: "sha256:x"}}
@@ -202,26 +221,35 @@ func TestWriteFails(t *testing.T) {
 	require.Len(t, entries, 1)
 }
 
+// TestRead gives Read the lock files a careless edit leaves: each problem
+// names the file, the line and column, the field, the value and the fix,
+// as the matrix's do, and none is Go's raw JSON error.
 func TestRead(t *testing.T) {
+	const fix = "; fix: run 'jetbake lock' to write it anew"
 	tests := []struct {
 		name    string
 		content string
 		wantErr string
 	}{
-		{name: "not json", content: "{", wantErr: "not a valid lock file"},
-		{name: "wrong type", content: `{"schema_version": "1"}`, wantErr: "not a valid lock file"},
-		{name: "unknown version", content: `{"schema_version": 2, "bases": {}}`, wantErr: "schema_version 2 is not known"},
-		{name: "no version", content: `{"bases": {}}`, wantErr: "schema_version 0 is not known"},
+		{name: "cut short", content: "{", wantErr: ":1:2: $: not valid JSON at line 1, column 2: unexpected end of the file; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew"},
+		{name: "empty", content: "", wantErr: ":1:1: $: not valid JSON at line 1, column 1: unexpected end of the file; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew"},
+		{name: "wrong type", content: `{"schema_version": "1"}`, wantErr: `:1:20: schema_version: "1": must be a whole number, not a string` + fix},
+		{name: "matrix given as the lock", content: "{\n  \"releases\": []\n}", wantErr: `:2:15: releases: unknown field; fix: remove it; known fields here: bases, schema_version`},
+		{name: "array of bases", content: `{"schema_version": 1, "bases": ["a"]}`, wantErr: ":1:32: bases: must be an object, not an array" + fix},
+		{name: "NUL", content: "\x00", wantErr: `:1:1: $: not valid JSON at line 1, column 1: invalid character '\x00' at start of value; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew`},
+		{name: "unknown version", content: `{"schema_version": 2, "bases": {}}`, wantErr: ":1:20: schema_version: 2: is not a lock file schema this jetbake reads (1)" + fix},
+		{name: "no version", content: `{"bases": {}}`, wantErr: ":1:1: schema_version: is missing: jetbake writes it in every lock file" + fix},
+		{name: "bad digest", content: `{"schema_version": 1, "bases": {"nvcr.io/nvidia/x:1": "sha256:abc"}}`,
+			wantErr: `:1:55: bases["nvcr.io/nvidia/x:1"]: "sha256:abc": is not a digest such as sha256:<64 hex digits>` + fix},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), DefaultFile)
 			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o644))
 			_, err := Read(path)
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tt.wantErr)
-			require.Contains(t, err.Error(), path)
-			require.Contains(t, err.Error(), "jetbake lock")
+			require.EqualError(t, err, path+tt.wantErr)
+			var fe *matrix.FileError
+			require.ErrorAs(t, err, &fe, "a lock file that does not read is bad input: exit 2")
 		})
 	}
 	_, err := Read(filepath.Join(t.TempDir(), DefaultFile))
@@ -257,25 +285,27 @@ func TestResolveWithoutResolver(t *testing.T) {
 	require.Equal(t, map[string]string{ref: want}, f.Bases)
 }
 
-func TestReadRefusesBadLockFiles(t *testing.T) {
-	for name, body := range map[string]string{
-		"unknown field": `{"schema_version": 1, "bases": {}, "extra": 1}`,
-		"bad digest":    `{"schema_version": 1, "bases": {"nvcr.io/nvidia/x:1": "sha256:abc"}}`,
-		"version":       `{"schema_version": 2, "bases": {}}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), DefaultFile)
-			require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-			_, err := Read(path)
-			require.ErrorContains(t, err, "run 'jetbake lock' to write it anew")
-		})
-	}
-}
-
 func TestWriteIsReadableByOthers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), DefaultFile)
 	require.NoError(t, (&File{SchemaVersion: 1, Bases: map[string]string{}}).Write(path))
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+}
+
+// TestDefaultPathStaysInTheRepository makes matrix.lock.json a link to a
+// file outside the matrix's folder: the default lock file is refused.
+func TestDefaultPathStaysInTheRepository(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	matrixPath := filepath.Join(dir, "matrix.json")
+	got, err := DefaultPath(matrixPath)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, DefaultFile), got)
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.json"), []byte("{}"), 0o600))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "secret.json"), filepath.Join(dir, DefaultFile)))
+	_, err = DefaultPath(matrixPath)
+	require.EqualError(t, err, "lock file "+filepath.Join(dir, DefaultFile)+" leads to "+filepath.Join(outside, "secret.json")+
+		", outside the matrix's repository "+dir+": replace the link with the file, or name the file with --lock-file")
+	_, err = Pins(t.Context(), &plan.Plan{}, PinsOptions{MatrixPath: matrixPath})
+	require.ErrorContains(t, err, "outside the matrix's repository")
 }

@@ -88,13 +88,16 @@ func isMovingRef(ref string) bool {
 	return strings.HasPrefix(ref, "refs/heads/")
 }
 
-// checkFilesExist checks that the local context folder and the Dockerfile exist.
+// checkFilesExist checks that the local context folder and the Dockerfile
+// exist, and that they lie inside the matrix's repository (Inside).
 func checkFilesExist(m *Matrix, errs *checker) {
 	if ctx := m.Router.Context; ctx != "" && !IsGitContext(ctx) {
 		p := m.LocalPath(ctx)
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
 			errs.addString("router.context", ctx, "local context folder "+p+" does not exist",
 				"create it, correct the path (it is relative to the matrix file's folder), or use a pinned git URL")
+		} else if out := m.Inside(ctx); out != "" {
+			errs.addString("router.context", ctx, "local context folder "+out, allowFix(resolveExisting(p)))
 		}
 	}
 	if df := m.Router.Dockerfile; df != "" {
@@ -102,6 +105,11 @@ func checkFilesExist(m *Matrix, errs *checker) {
 		if st, err := os.Stat(p); err != nil || st.IsDir() {
 			errs.addString("router.dockerfile", df, "Dockerfile "+p+" does not exist",
 				"correct the path: it is relative to the matrix file's folder")
+		} else if !st.Mode().IsRegular() {
+			errs.addString("router.dockerfile", df, "Dockerfile "+p+" is not a regular file (a pipe, a device or a socket)",
+				"name the Dockerfile itself")
+		} else if out := m.Inside(df); out != "" {
+			errs.addString("router.dockerfile", df, "Dockerfile "+out, allowFix(resolveExisting(p)))
 		}
 	}
 }

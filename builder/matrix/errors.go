@@ -3,6 +3,7 @@ package matrix
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
@@ -110,13 +111,21 @@ func (l *checker) addString(path, value, message, fix string) {
 	l.add(path, quote(value), message, fix)
 }
 
-// quote writes s as a JSON string, shortened when it is long.
-func quote(s string) string {
-	const max = 80
-	if len(s) > max {
-		s = s[:max] + "..."
+// quote writes s as a quoted string, control characters escaped, cut
+// with its length stated when it is long (computecap.QuoteShort).
+func quote(s string) string { return computecap.QuoteShort(s) }
+
+// cutText cuts JSON text for a message at computecap.QuoteLimit bytes, on
+// a character boundary, stating its length.
+func cutText(s string) string {
+	if len(s) <= computecap.QuoteLimit {
+		return s
 	}
-	return strconv.Quote(s)
+	cut := computecap.QuoteLimit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // joinPath appends a field name to a JSON path.

@@ -39,6 +39,13 @@ type Matrix struct {
 	// relative to. Load sets it; Parse leaves it empty, meaning the working
 	// directory.
 	Dir string `json:"-"`
+	// Root is the matrix's repository (RepositoryRoot of Dir), which its
+	// local paths must not leave; Load sets it. Empty means no boundary.
+	Root string `json:"-"`
+
+	// allowRead are the folders outside Root granted with WithAllowRead,
+	// resolved.
+	allowRead []string
 }
 
 // Router says where the router's source is and how it is built.
@@ -165,7 +172,8 @@ type Option func(*options)
 
 // options are the settings of Parse and Load.
 type options struct {
-	table *computecap.Table
+	table     *computecap.Table
+	allowRead []string
 }
 
 // WithTable checks the matrix against table t of Jetson facts instead of
@@ -176,9 +184,10 @@ func WithTable(t *computecap.Table) Option {
 }
 
 // Load reads and checks the matrix file at path. Local paths in it are
-// resolved against the file's folder, and a local context folder and the
-// Dockerfile must exist. Problems in the file come back as a
-// *ValidationError that names the file.
+// resolved against the file's folder; a local context folder and the
+// Dockerfile must exist and, symbolic links followed, lie inside the
+// matrix's repository (RepositoryRoot) or a folder WithAllowRead grants.
+// Problems in the file come back as a *ValidationError that names the file.
 func Load(path string, opts ...Option) (*Matrix, error) {
 	data, err := inputfile.Read(path, "matrix file",
 		inputfile.WithMissingHint("run 'jetbake init' to write one, or name yours with -f/--file"))
@@ -223,6 +232,13 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		return nil, &ValidationError{Errors: []FieldError{*syntaxError(data, 0, err)}}
 	}
 	shapeErrs, bad := shapeErrors(schema, doc)
+	textErrs, textBad := controlErrors(doc)
+	for _, e := range textErrs {
+		if !coveredByAny(shapeErrs, e.Path) {
+			shapeErrs = append(shapeErrs, e)
+		}
+	}
+	bad = append(bad, textBad...)
 	sortByPosition(shapeErrs, pos, data)
 	if _, isObject := doc.(map[string]any); !isObject {
 		return nil, &ValidationError{Errors: shapeErrs}
@@ -233,6 +249,9 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		shapeErrs = append(shapeErrs, FieldError{Path: "$", Message: err.Error(), Fix: "correct the value it names"})
 	}
 	m.Dir = dir
+	if checkFiles {
+		m.Root, m.allowRead = RepositoryRoot(dir), resolveAllowed(o.allowRead)
+	}
 	errs := checker{table: o.table}
 	checkRules(&m, &errs)
 	if checkFiles {

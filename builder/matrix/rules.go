@@ -50,6 +50,7 @@ func Reserved(key string) bool {
 // facts.
 func checkRules(m *Matrix, errs *checker) {
 	checkContext(m, errs)
+	checkOutput(m, errs)
 	checkReservedKeys("image.labels", m.Image.Labels, errs)
 	checkReservedKeys("image.annotations", m.Image.Annotations, errs)
 	names := make(map[string]int, len(m.Releases))

@@ -104,11 +104,7 @@ func render(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	const max = 80
-	if len(b) > max {
-		return string(b[:max]) + "..."
-	}
-	return string(b)
+	return cutText(string(b))
 }
 
 // article names a JSON type with its article: "a string", "an array".

@@ -166,6 +166,10 @@ func describe(c *compiled, hints map[[2]string]shapeHint, doc any, e *jsonschema
 			msg = "does not have the expected form " + k.Want
 		}
 		return one(FieldError{Path: path, Value: quote(k.Got), Message: msg, Fix: orDefault(hint.fix, like)}), true
+	case *kind.MaxLength:
+		return one(FieldError{Path: path, Value: render(value),
+			Message: "is " + strconv.Itoa(k.Got) + " characters long, more than the " + strconv.Itoa(k.Want) +
+				" that a tag, a file name and an OCI annotation can all carry", Fix: "shorten it"}), true
 	case *kind.MinLength, *kind.MinItems:
 		return one(FieldError{Path: path, Value: render(value), Message: "must not be empty", Fix: like}), true
 	case *kind.UniqueItems:

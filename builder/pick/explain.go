@@ -8,7 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/refs"
 	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
@@ -96,17 +99,26 @@ func gpuUnion(cands []Candidate) string {
 }
 
 // WriteText writes the chosen reference on one line: what
-// `docker run --runtime nvidia $(jetbake pick REPO)` takes.
+// `docker run --runtime nvidia $(jetbake pick REPO)` takes. It writes only
+// a reference that name.ParseReference accepts, so that a registry's text
+// never reaches a shell.
 func (r *Result) WriteText(w io.Writer) error {
 	if r.Best == nil {
 		return nil
+	}
+	if _, err := name.ParseReference(r.Best.Reference, name.StrictValidation); err != nil {
+		return fmt.Errorf("the chosen image's reference %s is not a valid reference: %w", computecap.QuoteShort(r.Best.Reference), err)
 	}
 	_, err := fmt.Fprintln(w, r.Best.Reference)
 	return err
 }
 
-// WriteExplain writes the host and every candidate with why it was taken or refused.
+// WriteExplain writes the host and every candidate with why it was taken
+// or refused. Every text a registry chose (tags, annotations, reasons built
+// from them) is printed with its control characters escaped: a tag or an
+// annotation must not retitle or clear the terminal.
 func (r *Result) WriteExplain(w io.Writer) error {
+	p := refs.Printable
 	fmt.Fprintf(w, "host: %s\n", describeHost(r.Host))
 	if !r.Host.DriverCUDA.IsZero() {
 		fmt.Fprintf(w, "driver CUDA: %s (from %s)\n", r.Host.DriverCUDA, r.Host.DriverCUDAFrom)
@@ -119,22 +131,25 @@ func (r *Result) WriteExplain(w io.Writer) error {
 		case c.Verdict.OK:
 			mark = "fits   "
 		}
-		fmt.Fprintf(w, "%s %s\n", mark, c.Reference)
+		fmt.Fprintf(w, "%s %s\n", mark, p(c.Reference))
 		if len(c.Tags) > 1 {
-			fmt.Fprintf(w, "        tags: %s\n", strings.Join(c.Tags, ", "))
+			fmt.Fprintf(w, "        tags: %s\n", p(strings.Join(c.Tags, ", ")))
 		}
 		if c.Meta.JetPack != "" {
 			fmt.Fprintf(w, "        JetPack %s, L4T %s, CUDA %s, SM %s, tier %s\n",
-				c.Meta.JetPack, c.Meta.L4T, c.Meta.CUDA, strings.Join(c.Meta.Targets, ","), c.Meta.Tier)
+				p(c.Meta.JetPack), p(c.Meta.L4T), p(c.Meta.CUDA), p(strings.Join(c.Meta.Targets, ",")), p(c.Meta.Tier))
 		}
 		why := c.Verdict.Reason
 		if c.ExactJetPack {
 			why += "; the host's exact JetPack release"
 		}
-		fmt.Fprintf(w, "        %s\n", why)
+		fmt.Fprintf(w, "        %s\n", p(why))
+	}
+	if r.SkippedTags > 0 {
+		fmt.Fprintf(w, "left out %d listed tags that are not valid tags\n", r.SkippedTags)
 	}
 	if r.Sentence != "" {
-		fmt.Fprintf(w, "%s\n", r.Sentence)
+		fmt.Fprintf(w, "%s\n", p(r.Sentence))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package pick
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/host"
@@ -27,18 +28,41 @@ type Meta struct {
 	image host.Image
 }
 
+// token reports whether s is 1 to 128 letters, digits and '.', '_', '+',
+// '-': the form of a release name, a version and a JetPack version.
+func token(s string) bool {
+	if len(s) == 0 || len(s) > matrix.MaxNameLength {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-", r)) {
+			return false
+		}
+	}
+	return true
+}
+
 // parseMeta reads the io.jetbake.* keys, failing with the key and value that
 // cannot be read.
 func parseMeta(kv map[string]string) (Meta, error) {
 	m := Meta{Release: kv[matrix.KeyRelease], Version: kv[matrix.KeyVersion], JetPack: kv[matrix.KeyJetPack], L4T: kv[matrix.KeyL4T],
 		CUDA: kv[matrix.KeyCUDA], Tier: kv[matrix.KeyTier]}
+	// A registry chose these values: keep only what jetbake writes.
+	for key, v := range map[string]string{matrix.KeyRelease: m.Release, matrix.KeyVersion: m.Version, matrix.KeyJetPack: m.JetPack} {
+		if v != "" && !token(v) {
+			return Meta{}, fmt.Errorf("%s %s is not a value jetbake writes", key, computecap.QuoteShort(v))
+		}
+	}
+	if m.Tier != "" && !slices.Contains(matrix.Tiers(), m.Tier) {
+		return Meta{}, fmt.Errorf("%s %s is not a tier (%s)", matrix.KeyTier, computecap.QuoteShort(m.Tier), strings.Join(matrix.Tiers(), ", "))
+	}
 	l4t, ok := host.ParseL4T(m.L4T)
 	if !ok {
-		return m, fmt.Errorf("%s %q is not an L4T version such as 36.4.3", matrix.KeyL4T, m.L4T)
+		return Meta{}, fmt.Errorf("%s %s is not an L4T version such as 36.4.3", matrix.KeyL4T, computecap.QuoteShort(m.L4T))
 	}
 	cuda, err := computecap.ParseCUDAVersion(m.CUDA)
 	if err != nil {
-		return m, fmt.Errorf("%s %q: %w", matrix.KeyCUDA, m.CUDA, err)
+		return Meta{}, fmt.Errorf("%s: %w", matrix.KeyCUDA, err)
 	}
 	m.image = host.Image{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
 	for _, s := range strings.Split(kv[matrix.KeySMTargets], ",") {
@@ -47,13 +71,13 @@ func parseMeta(kv map[string]string) (Meta, error) {
 		}
 		c, err := computecap.Parse(s)
 		if err != nil {
-			return m, fmt.Errorf("%s %q: %w", matrix.KeySMTargets, kv[matrix.KeySMTargets], err)
+			return Meta{}, fmt.Errorf("%s: %w", matrix.KeySMTargets, err)
 		}
 		m.Targets = append(m.Targets, s)
 		m.image.Targets = append(m.image.Targets, c)
 	}
 	if len(m.Targets) == 0 {
-		return m, fmt.Errorf("%s is empty: the image holds no router binary", matrix.KeySMTargets)
+		return Meta{}, fmt.Errorf("%s is empty: the image holds no router binary", matrix.KeySMTargets)
 	}
 	return m, nil
 }

@@ -49,6 +49,8 @@ type Result struct {
 	Candidates []Candidate `json:"candidates"`
 	// Sentence explains, when nothing fits, what the host would need.
 	Sentence string `json:"sentence,omitempty"`
+	// SkippedTags counts the listed tags that are not valid tags, left out.
+	SkippedTags int `json:"skipped_tags,omitempty"`
 }
 
 // NoFitError is returned, with the Result, when no image runs on the host.
@@ -99,22 +101,32 @@ func WithProgress(f func(string)) Option { return func(o *options) { o.progress 
 
 // Pick reads the host, lists the repository's tags, judges every image and
 // returns the result. When nothing fits it returns the result and a
-// *NoFitError; other errors mean the host or the registry could not be read.
+// *NoFitError. A repository that is not one (*RepositoryError) or a sysroot
+// that is not a folder (*host.SysrootError) is refused before anything is
+// read; other errors mean the host or the registry could not be read (a
+// registry's answer is a *refs.RegistryError).
 func Pick(ctx context.Context, repository string, opts ...Option) (*Result, error) {
 	o := options{sysroot: "/", facts: host.SysrootReader{}, rule: host.Compatible, keychain: authn.DefaultKeychain,
 		platform: v1.Platform{OS: "linux", Architecture: "arm64"}, progress: func(string) {}}
 	for _, opt := range opts {
 		opt(&o)
 	}
+	repo, err := readRepo(repository, o.mirrors)
+	if err != nil {
+		return nil, err
+	}
+	if err := host.CheckSysroot(o.sysroot); err != nil {
+		return nil, err
+	}
 	facts, err := o.facts.Read(ctx, o.sysroot)
 	if err != nil {
 		return nil, fmt.Errorf("read the host under %s: %w", o.sysroot, err)
 	}
-	images, err := listImages(ctx, repository, &o)
+	images, skipped, err := listImages(ctx, repository, repo, &o)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Repository: repository, Host: facts, Candidates: judge(repository, facts, images, o.rule)}
+	res := &Result{Repository: repository, Host: facts, Candidates: judge(repository, facts, images, o.rule), SkippedTags: skipped}
 	if len(res.Candidates) > 0 && res.Candidates[0].Verdict.OK {
 		res.Candidates[0].Chosen = true
 		best := res.Candidates[0]

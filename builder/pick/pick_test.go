@@ -309,11 +309,6 @@ func TestPickMirrorAndDockerCredentials(t *testing.T) {
 		"the reference keeps the repository asked for")
 }
 
-func TestPickRefusesReferenceWithTag(t *testing.T) {
-	_, err := Pick(context.Background(), "ghcr.io/jetbake/router:jetpack6.2", WithHostFacts(staticFacts{}))
-	require.ErrorContains(t, err, "without tag or digest")
-}
-
 func mustTag(t *testing.T, s string) name.Tag {
 	t.Helper()
 	tag, err := name.NewTag(s, name.Insecure)

@@ -162,6 +162,8 @@ func TestPlanResolvesLocalContext(t *testing.T) {
 	data = []byte(strings.Replace(string(data),
 		"https://github.com/huggingface/text-embeddings-inference.git#v1.8.0", "../tei", 1))
 	path := filepath.Join(dir, "ci", "matrix.json")
+	// dir is a git work tree: the matrix may read anywhere in it.
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "ci", "dockerfiles"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tei"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ci", "dockerfiles", "Dockerfile-jetson"), []byte("FROM scratch\n"), 0o644))

@@ -22,7 +22,6 @@ package host
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,14 +63,10 @@ type Root string
 // Path returns where the absolute path p lies under the root.
 func (r Root) Path(p string) string { return filepath.Join(string(r), p) }
 
-// ReadFile reads at most 64 KiB of p under the root.
+// ReadFile reads p under the root with ReadRegular: a regular file of at
+// most 64 KiB.
 func (r Root) ReadFile(p string) ([]byte, error) {
-	f, err := os.Open(r.Path(p))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxFile))
+	return ReadRegular(r.Path(p), maxFile)
 }
 
 // Exists reports whether p exists under the root.
@@ -197,6 +192,12 @@ func (f *Facts) readDeviceTree(root Root, t *computecap.Table) {
 // readTegraRelease reads /etc/nv_tegra_release.
 func (f *Facts) readTegraRelease(root Root) {
 	data, err := root.ReadFile(TegraReleasePath)
+	var odd *NotRegularError
+	if errors.As(err, &odd) || errors.Is(err, ErrTooLarge) {
+		// There, but not a file the NVIDIA runtime mounts: say so.
+		f.TegraRelease, f.L4TErr = true, errors.New(TegraReleasePath+" is not the file the NVIDIA runtime mounts ("+odd.kindOr("over 64 KiB")+")")
+		return
+	}
 	if err != nil {
 		return
 	}
@@ -362,10 +363,6 @@ func smallNumber(s string) (int, error) {
 	return strconv.Atoi(s)
 }
 
-// QuoteShort quotes s for a message, cut to 80 bytes.
-func QuoteShort(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "..."
-	}
-	return strconv.Quote(s)
-}
+// QuoteShort quotes s for a message, cut with its length stated
+// (computecap.QuoteShort).
+func QuoteShort(s string) string { return computecap.QuoteShort(s) }

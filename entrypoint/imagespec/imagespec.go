@@ -7,12 +7,16 @@ package imagespec
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
+	"path"
+	"strconv"
 )
 
 // Path is where the builder places the description inside every image.
 const Path = "/etc/jetbake/image.json"
+
+// BinaryDir is the folder of the router binaries in every image: each
+// target's path is a file directly in it.
+const BinaryDir = "/usr/local/bin"
 
 // SchemaVersion is the version of the description this package reads and writes.
 const SchemaVersion = 1
@@ -77,45 +81,56 @@ type Sibling struct {
 	Tier string `json:"tier,omitempty"`
 }
 
-// Parse decodes a description and checks that it can be used.
+// Parse decodes a description and checks that it can be used. A problem
+// is an *Error naming the line and column, the field, the value and the
+// fix.
 func Parse(data []byte) (*Image, error) {
 	var img Image
 	if err := json.Unmarshal(data, &img); err != nil {
-		return nil, fmt.Errorf("image description is not valid JSON: %w", err)
+		return nil, decodeError(data, err)
 	}
 	if err := img.Validate(); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Place(data)
+		}
 		return nil, err
 	}
 	return &img, nil
 }
 
-// Read reads and parses the description at path.
-func Read(path string) (*Image, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read image description: %w", err)
-	}
-	img, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return img, nil
-}
+// rebuildFix is the fix of a description jetbake would not have written.
+const rebuildFix = "rebuild the image with 'jetbake build', which writes this file"
 
-// Validate reports the first field that makes the description unusable.
+// Validate reports the first field that makes the description unusable,
+// as an *Error without a line and column.
 func (img *Image) Validate() error {
 	switch {
 	case img.SchemaVersion != SchemaVersion:
-		return fmt.Errorf("schema_version is %d, this entrypoint reads %d", img.SchemaVersion, SchemaVersion)
+		return &Error{Field: "schema_version", Value: strconv.Itoa(img.SchemaVersion),
+			Message: "this entrypoint reads schema " + strconv.Itoa(SchemaVersion), Fix: rebuildFix + " with a matching jetbake"}
 	case img.Router == "":
-		return errors.New("router is empty")
+		return &Error{Field: "router", Message: "is empty", Fix: rebuildFix}
 	case len(img.Targets) == 0:
-		return errors.New("targets is empty: the image holds no router binary")
+		return &Error{Field: "targets", Message: "is empty: the image holds no router binary", Fix: rebuildFix}
 	}
 	for i, t := range img.Targets {
-		if t.SM == "" || t.Path == "" {
-			return fmt.Errorf("targets[%d] needs both sm and path", i)
+		field := "targets[" + strconv.Itoa(i) + "]"
+		switch {
+		case t.SM == "" || t.Path == "":
+			return &Error{Field: field, Message: "needs both sm and path", Fix: rebuildFix}
+		case !InBinaryDir(t.Path):
+			return &Error{Field: field + ".path", Value: quote(t.Path),
+				Message: "is not a clean path of a file in " + BinaryDir + ": the entrypoint runs only the image's own router binaries",
+				Fix:     rebuildFix}
 		}
 	}
 	return nil
+}
+
+// InBinaryDir reports whether p is a clean absolute path of a file directly
+// in BinaryDir, such as "/usr/local/bin/router-87": no ".", "..", "//" or
+// trailing "/" that could lead elsewhere.
+func InBinaryDir(p string) bool {
+	return path.Clean(p) == p && path.Dir(p) == BinaryDir
 }

@@ -1,29 +1,35 @@
 package imagespec
 
 import (
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
 func TestParse(t *testing.T) {
+	const fix = "; fix: rebuild the image with 'jetbake build', which writes this file"
 	tests := []struct {
 		name, in, wantErr string
 	}{
 		{name: "minimal", in: `{"schema_version":1,"router":"r","targets":[{"sm":"8.7","path":"/usr/local/bin/router-87"}]}`},
-		{name: "not JSON", in: `{`, wantErr: "image description is not valid JSON: unexpected end of JSON input"},
-		{name: "old schema", in: `{"router":"r"}`, wantErr: "schema_version is 0, this entrypoint reads 1"},
-		{name: "no router", in: `{"schema_version":1}`, wantErr: "router is empty"},
-		{name: "no targets", in: `{"schema_version":1,"router":"r","targets":[]}`, wantErr: "targets is empty: the image holds no router binary"},
-		{name: "target without path", in: `{"schema_version":1,"router":"r","targets":[{"sm":"8.7"}]}`, wantErr: "targets[0] needs both sm and path"},
+		{name: "not JSON", in: `{`, wantErr: "1:2: $: is not valid JSON: the file ends early" + fix},
+		{name: "old schema", in: `{"router":"r"}`, wantErr: "schema_version: 0: this entrypoint reads schema 1" + fix + " with a matching jetbake"},
+		{name: "no router", in: `{"schema_version":1}`, wantErr: "router: is empty" + fix},
+		{name: "no targets", in: `{"schema_version":1,"router":"r","targets":[]}`, wantErr: "1:44: targets: is empty: the image holds no router binary" + fix},
+		{name: "target without path", in: `{"schema_version":1,"router":"r","targets":[{"sm":"8.7"}]}`, wantErr: "1:45: targets[0]: needs both sm and path" + fix},
+		{name: "target outside the folder", in: `{"schema_version":1,"router":"r","targets":[{"sm":"8.7","path":"/usr/local/bin/../../x"}]}`,
+			wantErr: `1:64: targets[0].path: "/usr/local/bin/../../x": is not a clean path of a file in /usr/local/bin: ` +
+				"the entrypoint runs only the image's own router binaries" + fix},
+		{name: "nested field on its own line", in: "{\n  \"schema_version\": 1,\n  \"router\": \"r\",\n  \"targets\": [\n    {\"sm\": \"8.7\", \"path\": \"/usr/local/bin/router-87\"},\n    {\"sm\": \"8.7\", \"path\": \"router-87\"}\n  ]\n}",
+			wantErr: `6:27: targets[1].path: "router-87": is not a clean path of a file in /usr/local/bin`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			img, err := Parse([]byte(tt.in))
 			if tt.wantErr != "" {
-				require.EqualError(t, err, tt.wantErr)
+				require.ErrorContains(t, err, tt.wantErr)
+				require.True(t, strings.HasPrefix(err.Error(), tt.wantErr), err.Error())
 				require.Nil(t, img)
 				return
 			}
@@ -33,12 +39,28 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestRead(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "image.json")
-	_, err := Read(p)
-	require.ErrorIs(t, err, os.ErrNotExist)
-	require.NoError(t, os.WriteFile(p, []byte(`{"schema_version":1}`), 0o644))
-	_, err = Read(p)
-	require.EqualError(t, err, p+": router is empty")
+func TestInBinaryDir(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/usr/local/bin/router-87":                  true,
+		"/usr/local/bin/../../../outside/escape.sh": false,
+		"/usr/local/bin/./router-87":                false,
+		"/usr/local/bin//router-87":                 false,
+		"/usr/local/bin/sub/router-87":              false,
+		"/usr/local/bin":                            false,
+		"/usr/local/bin/":                           false,
+		"usr/local/bin/router-87":                   false,
+		"/bin/sh":                                   false,
+		"/usr/local/bin/router-87/":                 false,
+		"/usr/local/bin/..":                         false,
+		"/usr/local/binx/router-87":                 false,
+	} {
+		require.Equal(t, want, InBinaryDir(p), p)
+	}
+}
+
+func TestErrorCutsLongValues(t *testing.T) {
+	long := "/usr/local/bin/" + strings.Repeat("x", 100000)
+	_, err := Parse([]byte(`{"schema_version":1,"router":"r","targets":[{"sm":"8.7","path":"` + long + `/"}]}`))
+	require.ErrorContains(t, err, `... (100016 bytes): is not a clean path`)
+	require.Less(t, len(err.Error()), 400)
 }

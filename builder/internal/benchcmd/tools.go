@@ -102,7 +102,7 @@ func newRegistry(ctx context.Context, root, dir string, sz size, addr *string) (
 		reg.Close()
 		return nil, "", nil, err
 	}
-	p, err := e2e.LoadPlan(matrixPath)
+	p, err := e2e.LoadPlan(matrixPath, e2e.AllowStandin(root))
 	if err == nil {
 		_, err = reg.PushStandins(ctx, p)
 	}
@@ -124,7 +124,8 @@ func newJetbake(ctx context.Context, cfg config, addr, dir string, sz size) (*co
 		"--push", "--progress", "quiet", "--entrypoint-dir", cfg.entrypointDir, "--metadata-file", metadata,
 		"--revision", cfg.revision, "--source-date-epoch", fmt.Sprint(benchEpoch),
 		"--provenance", "false"} // as the bake file disables it: the same work on both sides
-	args = append(args, cfg.jetbakeArgs...)
+	// The bench's matrices are in temporary folders: grant the stand-in router.
+	args = append(append(args, e2e.AllowStandinFlags(cfg.root)...), cfg.jetbakeArgs...)
 	env := append(os.Environ(), "BUILDKIT_HOST=")
 	return &contender{name: toolJetbake, reg: reg, plan: p, file: matrixPath, build: func(ctx context.Context) (result, error) {
 		res, err := runTool(ctx, cfg.verbose, cfg.root, env, cfg.jetbake, args...)

@@ -58,7 +58,7 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err := e2e.WriteDemoMatrix(root, env.Registry, matrixPath); err != nil {
 		return err
 	}
-	p, err := e2e.LoadPlan(matrixPath)
+	p, err := e2e.LoadPlan(matrixPath, e2e.AllowStandin(root))
 	if err != nil {
 		return err
 	}
@@ -98,12 +98,15 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 // jetbakeBuild runs bin/jetbake build as a user would, with the cache kept in bin/state.
 func jetbakeBuild(ctx context.Context, root, registry, matrixPath, metadata, progress string) error {
 	revision, epoch := e2e.GitSource(root)
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "jetbake"), "build",
-		"--matrix", matrixPath, "--mirror", "nvcr.io="+registry, "--push",
+	// The demo matrix is in a temporary folder; it reads the checkout's
+	// stand-in router only because the flag grants it, as a user would.
+	args := append([]string{"build", "--matrix", matrixPath}, e2e.AllowStandinFlags(root)...)
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "jetbake"), append(args,
+		"--mirror", "nvcr.io="+registry, "--push",
 		"--revision", revision, "--source-date-epoch", epoch,
 		"--progress", progress, "--metadata-file", metadata,
 		"--state-dir", filepath.Join(root, "bin", "state", "buildkitd"),
-		"--entrypoint-dir", filepath.Join(root, "bin", "linux-arm64"))
+		"--entrypoint-dir", filepath.Join(root, "bin", "linux-arm64"))...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "BUILDKIT_HOST=")

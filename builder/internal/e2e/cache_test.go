@@ -27,7 +27,7 @@ func TestCLIBuildCacheFrom(t *testing.T) {
 	cacheDir := filepath.Join(f.work, "cache")
 	build := func(args ...string) string {
 		args = append([]string{"build", "--matrix", matrixPath, "--addr", f.env.Daemon.Addr, "--mirror", "nvcr.io=" + f.env.Registry,
-			"--push", "--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir, "--progress", "plain"}, args...)
+			"--push", "--release", "jetpack6.2", "--entrypoint-dir", f.entrypointDir, "--progress", "plain"}, append(f.allow(), args...)...)
 		code, _, stderr := jetbake(ctx, args...)
 		require.Equal(t, 0, code, stderr)
 		return stderr

@@ -25,7 +25,7 @@ func TestCLIBuildWithLock(t *testing.T) {
 	matrixPath := filepath.Join(f.work, "matrix.json")
 	mirror := "nvcr.io=" + f.env.Registry
 	run := func(args ...string) (int, string, string) {
-		return jetbake(ctx, append(args, "--matrix", matrixPath)...)
+		return jetbake(ctx, append(append(args, "--matrix", matrixPath), f.allow()...)...)
 	}
 
 	code, out, errOut := run("lock", "--mirror", mirror, "--format", "json")

@@ -60,7 +60,7 @@ func (f *fixture) demoPlan(t *testing.T, file string, mutate ...func(map[string]
 	t.Helper()
 	path := filepath.Join(f.work, file)
 	require.NoError(t, WriteDemoMatrix(f.env.RepoRoot, f.env.Registry, path, mutate...))
-	m, err := matrix.Load(path)
+	m, err := matrix.Load(path, AllowStandin(f.env.RepoRoot))
 	require.NoError(t, err)
 	p, err := plan.New(m)
 	require.NoError(t, err)
@@ -74,6 +74,10 @@ func (f *fixture) demoPlanFile(t *testing.T, file string, mutate ...func(map[str
 	require.NoError(t, WriteDemoMatrix(f.env.RepoRoot, f.env.Registry, path, mutate...))
 	return path
 }
+
+// allow is the --allow flag that lets this fixture's demo matrices read
+// the stand-in router, which lies outside the temporary folder they are in.
+func (f *fixture) allow() []string { return AllowStandinFlags(f.env.RepoRoot) }
 
 // jetbake runs the jetbake CLI in this process, as a pipeline runs the
 // binary, and returns its exit code, standard output and standard error.

@@ -6,12 +6,28 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
 // StandinRouter is the stand-in router's folder, relative to the checkout.
 const StandinRouter = "testdata/standin-router"
+
+// AllowStandin grants a demo matrix read access to the stand-in router of
+// the checkout at repoRoot, as a user grants a matrix a folder outside its
+// repository: the demo matrices are written into temporary folders, so the
+// router they name lies outside theirs. It is the package API's
+// `--allow fs.read=PATH`; AllowStandinFlags is the flag itself.
+func AllowStandin(repoRoot string) matrix.Option {
+	return matrix.WithAllowRead(filepath.Join(repoRoot, StandinRouter))
+}
+
+// AllowStandinFlags is `--allow fs.read=<the stand-in router>` for the
+// jetbake commands that read a demo matrix.
+func AllowStandinFlags(repoRoot string) []string {
+	return []string{"--" + cli.AllowFlag, "fs.read=" + filepath.Join(repoRoot, StandinRouter)}
+}
 
 // WriteDemoMatrix writes, at out, the real matrix.json with the stand-in
 // router in place of the real one and the images going to registry: the
@@ -48,9 +64,10 @@ func WriteDemoMatrix(repoRoot, registry, out string, mutate ...func(m map[string
 	return os.WriteFile(out, data, 0o644)
 }
 
-// LoadPlan loads and plans a matrix file.
-func LoadPlan(path string) (*plan.Plan, error) {
-	m, err := matrix.Load(path)
+// LoadPlan loads and plans a matrix file, with the matrix options given
+// (AllowStandin for a demo matrix).
+func LoadPlan(path string, opts ...matrix.Option) (*plan.Plan, error) {
+	m, err := matrix.Load(path, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/cli"
 )
 
 func readJSON(t *testing.T, path string) map[string]any {
@@ -89,7 +92,7 @@ func TestLoadPlanDemoMatrix(t *testing.T) {
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "matrix.json")
 	require.NoError(t, WriteDemoMatrix(root, "127.0.0.1:5000", out))
-	p, err := LoadPlan(out)
+	p, err := LoadPlan(out, AllowStandin(root))
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:5000/jetbake/text-embeddings-router", p.Repository)
 	require.Equal(t, filepath.Join(root, StandinRouter), p.Router.Context)
@@ -107,6 +110,39 @@ func TestLoadPlanDemoMatrix(t *testing.T) {
 
 	_, err = LoadPlan(filepath.Join(t.TempDir(), "missing.json"))
 	require.Error(t, err)
+}
+
+// TestDemoMatrixNeedsTheGrant loads the demo matrix, which lies in a
+// temporary folder and names the checkout's stand-in router, as a user's
+// pipeline would: without --allow fs.read it is refused, naming the fix;
+// with it, it validates. Both through the package API and the CLI.
+func TestDemoMatrixNeedsTheGrant(t *testing.T) {
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "matrix.json")
+	require.NoError(t, WriteDemoMatrix(root, "127.0.0.1:5000", out))
+	routerDir := filepath.Join(root, StandinRouter)
+
+	_, err = LoadPlan(out)
+	require.ErrorContains(t, err, "router.context: \""+routerDir+"\": local context folder "+routerDir+
+		" is outside the matrix's repository "+filepath.Dir(out))
+	require.ErrorContains(t, err, "grant read access with --allow fs.read="+routerDir)
+
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(t.Context(), []string{"validate", "-f", out}, &stdout, &stderr)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr.String(), "is outside the matrix's repository")
+	require.Contains(t, stderr.String(), "router.dockerfile: ")
+
+	stdout.Reset()
+	stderr.Reset()
+	code = cli.Run(t.Context(), append([]string{"validate", "-f", out}, AllowStandinFlags(root)...), &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	require.Contains(t, stdout.String(), ": ok")
+
+	code = cli.Run(t.Context(), []string{"validate", "-f", out, "--allow", "network.host"}, &stdout, &stderr)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr.String(), `--allow "network.host": jetbake grants only file system reads`)
 }
 
 func TestFindRepoRoot(t *testing.T) {

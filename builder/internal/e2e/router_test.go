@@ -168,7 +168,7 @@ func TestCLICheck(t *testing.T) {
 	require.NoError(t, err)
 	mirror := "nvcr.io=" + f.env.Registry
 	run := func(matrixPath string, args ...string) (int, string, string) {
-		return jetbake(ctx, append(args, "--matrix", matrixPath, "--addr", f.env.Daemon.Addr, "--mirror", mirror)...)
+		return jetbake(ctx, append(append(args, "--matrix", matrixPath, "--addr", f.env.Daemon.Addr, "--mirror", mirror), f.allow()...)...)
 	}
 
 	code, out, errOut := run(filepath.Join(f.work, "matrix.json"), "check", "--release", "jetpack7.2")

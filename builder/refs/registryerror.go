@@ -1,0 +1,124 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// RegistryError is a registry's refusal or failure in one sentence: what
+// was asked, the status, the registry's own error codes, and the fix. It
+// never carries the response body, which a failing registry or a proxy in
+// front of it fills with an HTML page.
+type RegistryError struct {
+	// What says what jetbake asked for, such as "list the tags of ghcr.io/acme/router".
+	What string
+	// Status is the HTTP status, 0 when none came.
+	Status int
+	// Request is the method and URL asked, without query or credentials.
+	Request string
+	// Codes are the registry's error codes and messages, escaped and cut.
+	Codes []string
+	// Fix says what to do.
+	Fix string
+	// Err is the error of go-containerregistry.
+	Err error
+}
+
+// Error writes the sentence.
+func (e *RegistryError) Error() string {
+	var b strings.Builder
+	b.WriteString("cannot " + e.What + ": ")
+	switch {
+	case e.Status != 0:
+		b.WriteString("the registry answered " + strconv.Itoa(e.Status) + " " + http.StatusText(e.Status))
+		if e.Request != "" {
+			b.WriteString(" to " + e.Request)
+		}
+		if len(e.Codes) > 0 {
+			b.WriteString(" (" + strings.Join(e.Codes, "; ") + ")")
+		}
+	default:
+		b.WriteString(e.Err.Error())
+	}
+	return b.String() + "; fix: " + e.Fix
+}
+
+// Unwrap returns the error of go-containerregistry.
+func (e *RegistryError) Unwrap() error { return e.Err }
+
+// DescribeRegistryError turns an error of a registry call made to do what
+// (such as "read ghcr.io/acme/router:1.0") into a *RegistryError; errors
+// that did not come from a registry's answer pass through, except a
+// deadline, which becomes the sentence that names the timeout's flag.
+func DescribeRegistryError(what string, err error) error {
+	var terr *transport.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return &RegistryError{What: what, Err: errors.New("the registry did not answer in time"),
+			Fix: "check that the registry is up and reachable, or give it more time with --timeout"}
+	case !errors.As(err, &terr):
+		return &RegistryError{What: what, Err: errors.New(strings.ReplaceAll(Printable(err.Error()), "\\n", " ")),
+			Fix: "check the registry's address and that it is reachable"}
+	}
+	e := &RegistryError{What: what, Status: terr.StatusCode, Err: err, Fix: statusFix(terr.StatusCode)}
+	if r := terr.Request; r != nil && r.URL != nil {
+		u := url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Path: r.URL.Path}
+		e.Request = r.Method + " " + Printable(u.String())
+	}
+	for _, d := range terr.Errors {
+		code := Printable(string(d.Code))
+		if d.Message != "" {
+			code += ": " + Printable(d.Message)
+		}
+		e.Codes = append(e.Codes, code)
+		if len(e.Codes) == 3 {
+			break
+		}
+	}
+	return e
+}
+
+// statusFix is the fix for an HTTP status of a registry.
+func statusFix(status int) string {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return "log in with 'docker login REGISTRY', or check that your account may read the repository"
+	case status == http.StatusNotFound:
+		return "check the repository's name, and that the image exists"
+	case status == http.StatusTooManyRequests:
+		return "wait and retry: the registry limits how often it is asked"
+	case status >= 500:
+		return "retry later: the registry failed; if it keeps failing, tell its operator"
+	}
+	return "check the repository's name and the registry's address"
+}
+
+// Printable escapes the characters of s that are not graphic (control
+// characters, escape sequences) as Go writes them ("\x1b"), and cuts it at
+// 200 bytes: for text a registry chose, which jetbake prints.
+func Printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= 200 {
+			b.WriteString("...")
+			break
+		}
+		if unicode.IsGraphic(r) && r != utf8.RuneError {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
