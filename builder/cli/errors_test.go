@@ -60,6 +60,11 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 		{[]string{"--node", "a=docker://x"}, `scheme "docker" is not known`},
 		{[]string{"--addr", "127.0.0.1:1234"}, "--addr: BuildKit address \"127.0.0.1:1234\" is not an address"},
 		{[]string{"--progress", "fancy"}, `--progress "fancy"`},
+		{[]string{"--secret", "id=x,env=JETBAKE_TEST_UNSET_VARIABLE"}, `--secret "id=x,env=JETBAKE_TEST_UNSET_VARIABLE": the environment variable`},
+		{[]string{"--ssh", "deploy=/nonexistent/key"}, `--ssh "deploy=/nonexistent/key"`},
+		{[]string{"--sbom", "generator=Bad Ref"}, `--sbom "generator=Bad Ref"`},
+		{[]string{"--cache-to", "type=redis"}, `--cache-to "type=redis": type "redis" is not a BuildKit cache`},
+		{[]string{"--format", "yaml"}, `--format "yaml" is not known`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
