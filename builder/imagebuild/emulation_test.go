@@ -106,6 +106,12 @@ func TestReleaseTimings(t *testing.T) {
 		vertex("[router 2/3] COPY . /src", true),
 		vertex("[router 3/3] RUN make", false),
 	}})
+	// A step from an imported cache is reported again, uncached, while its
+	// layers are fetched: still one step, cached.
+	later := now.Add(2 * time.Second)
+	loaded := vertex("[router 3/3] RUN make", false)
+	loaded.Started, loaded.Completed = &later, &later
+	rec.observe("jetpack6.2", &client.SolveStatus{Vertexes: []*client.Vertex{loaded}})
 	rec.noteRelease("jetpack7.2", "linux/amd64", true)
 	got := rec.result()
 	require.Equal(t, []ReleaseTiming{

@@ -75,12 +75,13 @@ type PhaseTiming struct {
 	Cached int `json:"cached,omitempty"`
 }
 
-// span is one step of a phase, of a release when BuildKit reported it.
+// span is one step of a phase; release and vertex say whose, when BuildKit
+// reported it.
 type span struct {
-	phase      Phase
-	start, end time.Time
-	cached     bool
-	release    string
+	phase           Phase
+	start, end      time.Time
+	cached          bool
+	release, vertex string
 }
 
 // timingRecorder collects the steps of every release's session.
@@ -109,7 +110,7 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 		if v.Started == nil {
 			continue
 		}
-		s := span{phase: classify(v.Name), start: *v.Started, cached: v.Cached, release: release}
+		s := span{phase: classify(v.Name), start: *v.Started, cached: v.Cached, release: release, vertex: v.Digest.String()}
 		if v.Completed != nil {
 			s.end = *v.Completed
 		}

@@ -42,8 +42,8 @@ func (r *timingRecorder) noteRelease(release, native string, emulated bool) {
 	r.platforms[release] = buildPlatform{native: native, emulated: emulated}
 }
 
-// releaseTimings counts each release's router steps, for the releases
-// that were built or had steps. The caller holds r.mu.
+// releaseTimings counts each release's router steps (BuildKit vertices),
+// for the releases that were built or had steps. The caller holds r.mu.
 func (r *timingRecorder) releaseTimings() []ReleaseTiming {
 	rows := map[string]*ReleaseTiming{}
 	row := func(name string) *ReleaseTiming {
@@ -56,13 +56,20 @@ func (r *timingRecorder) releaseTimings() []ReleaseTiming {
 	for name := range r.platforms {
 		row(name)
 	}
+	// A step counts once, and as cached when BuildKit reported it cached:
+	// a vertex taken from an imported cache is reported again, uncached,
+	// each time its layers are fetched and unpacked.
+	cached := map[[2]string]bool{}
 	for _, s := range r.steps {
-		if s.release == "" || s.phase != PhaseRouter {
-			continue
+		if s.release != "" && s.phase == PhaseRouter {
+			key := [2]string{s.release, s.vertex}
+			cached[key] = cached[key] || s.cached
 		}
-		t := row(s.release)
+	}
+	for key, c := range cached {
+		t := row(key[0])
 		t.RouterSteps++
-		if s.cached {
+		if c {
 			t.RouterCached++
 		}
 	}
