@@ -81,6 +81,22 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 	require.Contains(t, r.stderr, `BUILDKIT_HOST: BuildKit address "docker://x": scheme "docker" is not known`)
 }
 
+// A GitHub Actions cache outside a workflow is no usage error: the build
+// leaves it out with a warning, as buildx does, so one command line serves
+// a workflow and a laptop. (Here the build goes on to the daemon, which is
+// not there.)
+func TestBuildGHACacheOutsideAWorkflow(t *testing.T) {
+	for _, v := range []string{"ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL", "ACTIONS_RUNTIME_TOKEN"} {
+		t.Setenv(v, "")
+		require.NoError(t, os.Unsetenv(v))
+	}
+	r := run(t, "build", "-f", matrixCopy(t, nil), "--addr", "unix:///nonexistent/buildkitd.sock", "--entrypoint-dir", t.TempDir(),
+		"--cache-to", "type=gha,mode=max", "--cache-from", "type=gha")
+	require.Equal(t, ExitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "does not answer")
+	require.NotContains(t, r.stderr, "requires url")
+}
+
 // An unreachable daemon is one sentence without gRPC text, exit status 1.
 func TestBuildUnreachableDaemon(t *testing.T) {
 	r := run(t, "build", "-f", matrixCopy(t, nil), "--addr", "unix:///nonexistent/buildkitd.sock", "--entrypoint-dir", t.TempDir())

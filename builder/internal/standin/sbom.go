@@ -33,21 +33,15 @@ func SBOMScannerImage(binary, goarch string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{
+		OS: "linux", Architecture: goarch, Created: v1.Time{Time: time.Unix(0, 0).UTC()},
+		Config: v1.Config{Entrypoint: []string{SBOMScannerPath}}, RootFS: v1.RootFS{Type: "layers"},
+	})
 	if err != nil {
 		return nil, err
 	}
-	img = mutate.MediaType(img, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", goarch
-	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
-	cf.Config.Entrypoint = []string{SBOMScannerPath}
-	return mutate.ConfigFile(img, cf)
+	img = mutate.ConfigMediaType(mutate.MediaType(img, types.OCIManifestSchema1), types.OCIConfigJSON)
+	return mutate.AppendLayers(img, layer)
 }
 
 // PushSBOMScanner pushes the stand-in SBOM scanner, the sbomscanner
