@@ -14,7 +14,6 @@ import (
 	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/moby/buildkit/cmd/buildctl/build"
 	"github.com/moby/buildkit/session"
 	"github.com/moby/buildkit/session/auth/authprovider"
 	"github.com/spf13/cobra"
@@ -59,6 +58,13 @@ type buildFlags struct {
 	pull            bool
 	provenance      string
 	timings         bool
+	// secrets, ssh, sbom, list and overrides are issue 22's flags: see buildflags.go and overrides.go.
+	secrets   []string
+	ssh       []string
+	sbom      string
+	list      string
+	overrides overrideFlags
+	format    func() (format, error)
 }
 
 func newBuildCommand() *cobra.Command {
@@ -88,10 +94,16 @@ func newBuildCommand() *cobra.Command {
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write per-release digests, tags, bases, targets, durations and outcomes as JSON")
 	fl.StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
 	fl.IntVar(&f.parallel, "parallel", imagebuild.DefaultParallel, "releases built at once on each node")
-	fl.StringVar(&f.progress, "progress", "auto", "progress output: auto, tty, plain, rawjson or quiet")
+	fl.StringVar(&f.progress, "progress", "auto", "progress output: auto, tty, plain, rawjson, quiet or none")
 	fl.BoolVar(&f.continueOnError, "continue-on-error", false, "build every release even after one failed (nothing is tagged unless all succeed)")
-	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildctl: type=registry,ref=REF or type=local,src=DIR (one ref per release is derived)")
-	fl.StringArrayVar(&f.cacheTo, "cache-to", nil, "export cache, as buildctl: type=registry,ref=REF,mode=max or type=local,dest=DIR")
+	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildx: type=registry,ref=REF, type=local,src=DIR, type=s3,bucket=B,region=R, type=gha (url and token from the runner) or type=azblob; each release gets its own ref tag, folder, name or scope (repeatable)")
+	fl.StringArrayVar(&f.cacheTo, "cache-to", nil, "export cache, as buildx: type=registry,ref=REF,mode=max, type=local,dest=DIR, type=s3,..., type=gha,mode=max, type=azblob,... or type=inline (repeatable)")
+	fl.StringArrayVar(&f.secrets, "secret", nil, "hand a secret to every router stage (RUN --mount=type=secret,id=ID): id=ID,src=FILE or id=ID,env=VAR (repeatable); it reaches no image, cache, log or metadata")
+	fl.StringArrayVar(&f.ssh, "ssh", nil, "forward an SSH agent or keys to every router stage (RUN --mount=type=ssh): default (SSH_AUTH_SOCK), default=SOCKET or ID=KEYFILE[,KEYFILE] (repeatable)")
+	fl.StringVar(&f.sbom, "sbom", "false", "SBOM attestation attached to each image: true (BuildKit's scanner, docker/buildkit-syft-scanner, through --mirror), generator=IMAGE, or false")
+	fl.StringVar(&f.list, "list", "", "list the releases and exit, as buildx bake --list: releases, or type=releases,format=json")
+	addOverrideFlags(cmd, &f.overrides)
+	f.format = addFormatFlag(cmd)
 	addDaemonFlags(cmd, &f)
 	fl.StringArrayVar(&f.nodes, "node", nil, "spread releases over BuildKit nodes: NAME=ADDR (repeatable); a release sticks to one node while it is healthy")
 	fl.StringVar(&f.buildersFile, "builders", "", "JSON file of nodes with TLS settings: {\"nodes\": [{\"name\", \"addr\", \"tls\": {\"ca_cert\", \"cert\", \"key\"}}]}")
@@ -134,6 +146,9 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err := checkReleases(p, f.releases); err != nil {
 		return err
 	}
+	if f.list != "" {
+		return listReleases(cmd, p, f.list, f.format)
+	}
 	if f.metadataFile != "" {
 		if err := inputfile.CheckFolder(f.metadataFile); err != nil {
 			return err
@@ -143,15 +158,8 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
-	if len(f.tags) > 0 {
-		matrixDir, _ := filepath.Abs(filepath.Dir(matrixPath))
-		revision, _, err := sourceInfo(matrixDir, f.revision, f.epoch)
-		if err != nil {
-			return err
-		}
-		if err := addTags(p, f.tags, f.releases, revision); err != nil {
-			return err
-		}
+	if err := f.applyOverrides(p, matrixPath); err != nil {
+		return err
 	}
 	opts, err := f.builderOptions(matrixPath, mirrors, stderr)
 	if err != nil {
@@ -196,7 +204,7 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 			return errors.Join(buildErr, err)
 		}
 	}
-	return buildErr
+	return f.writeReport(cmd, report, buildErr)
 }
 
 // parseProvenance turns a --provenance value into the attestation's
@@ -272,20 +280,30 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 		}
 		outputs = append(outputs, out)
 	}
-	cacheFrom, err := build.ParseImportCache(f.cacheFrom)
+	cacheFrom, err := parseCaches("--cache-from", f.cacheFrom)
 	if err != nil {
-		return nil, usageErrorf("--cache-from: %w", err)
+		return nil, err
 	}
-	cacheTo, err := build.ParseExportCache(f.cacheTo)
+	cacheTo, err := parseCaches("--cache-to", f.cacheTo)
 	if err != nil {
-		return nil, usageErrorf("--cache-to: %w", err)
+		return nil, err
 	}
-	switch f.progress {
-	case "auto", "tty", "plain", "rawjson", "quiet":
-	default:
-		return nil, usageErrorf("--progress %q: use auto, tty, plain, rawjson or quiet", f.progress)
+	if _, err := f.format(); err != nil {
+		return nil, err
+	}
+	progress, err := parseProgress(f.progress)
+	if err != nil {
+		return nil, err
 	}
 	provenance, err := parseProvenance(f.provenance)
+	if err != nil {
+		return nil, err
+	}
+	sbom, err := parseSBOM(f.sbom, mirrors)
+	if err != nil {
+		return nil, err
+	}
+	attach, err := f.sessionAttachables()
 	if err != nil {
 		return nil, err
 	}
@@ -307,13 +325,13 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 		imagebuild.WithSource(revision, epoch),
 		imagebuild.WithPush(f.push),
 		imagebuild.WithOutputs(outputs...),
-		imagebuild.WithCache(cacheFrom, cacheTo),
+		imagebuild.WithCache(cacheOptions(cacheFrom), cacheOptions(cacheTo)),
 		imagebuild.WithParallel(f.parallel),
 		imagebuild.WithContinueOnError(f.continueOnError),
-		imagebuild.WithControls(imagebuild.Controls{NoCache: f.noCache, Pull: f.pull, Provenance: provenance}),
-		imagebuild.WithProgress(f.progress, progressOut),
+		imagebuild.WithControls(imagebuild.Controls{NoCache: f.noCache, Pull: f.pull, Provenance: provenance, SBOM: sbom}),
+		imagebuild.WithProgress(progress, progressOut),
 		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
-		imagebuild.WithSession(dockerAuth()),
+		imagebuild.WithSession(attach...),
 	}, nil
 }
 

@@ -8,7 +8,9 @@ import (
 func fixedValues() map[string][]string {
 	return map[string][]string{
 		"format":     {"text", "json"},
-		"progress":   {"auto", "tty", "plain", "rawjson", "quiet"},
+		"progress":   {"auto", "tty", "plain", "rawjson", "quiet", "none"},
+		"sbom":       {"true", "false"},
+		"list":       {"releases", "type=releases,format=json"},
 		"provenance": {"mode=min", "mode=max", "false"},
 	}
 }

@@ -18,7 +18,7 @@ func TestCompletion(t *testing.T) {
 	r = run(t, "__complete", "plan", "-f", path, "--release", "")
 	require.Contains(t, r.stdout, "jetpack7.0")
 	r = run(t, "__complete", "build", "--progress", "")
-	require.Equal(t, "auto\ntty\nplain\nrawjson\nquiet\n:4\n", strings.SplitAfter(r.stdout, ":4\n")[0])
+	require.Equal(t, "auto\ntty\nplain\nrawjson\nquiet\nnone\n:4\n", strings.SplitAfter(r.stdout, ":4\n")[0])
 	r = run(t, "__complete", "build", "--provenance", "")
 	require.Contains(t, r.stdout, "mode=max")
 	r = run(t, "__complete", "validate", "--format", "")

@@ -63,6 +63,11 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 		{[]string{"--metadata-file", "/nonexistent-jetbake/build.json"}, "cannot write /nonexistent-jetbake/build.json: the folder /nonexistent-jetbake does not exist"},
 		{[]string{"--addr", "127.0.0.1:1234"}, "--addr: BuildKit address \"127.0.0.1:1234\" is not an address"},
 		{[]string{"--progress", "fancy"}, `--progress "fancy"`},
+		{[]string{"--secret", "id=x,env=JETBAKE_TEST_UNSET_VARIABLE"}, `--secret "id=x,env=JETBAKE_TEST_UNSET_VARIABLE": the environment variable`},
+		{[]string{"--ssh", "deploy=/nonexistent/key"}, `--ssh "deploy=/nonexistent/key"`},
+		{[]string{"--sbom", "generator=Bad Ref"}, `--sbom "generator=Bad Ref"`},
+		{[]string{"--cache-to", "type=redis"}, `--cache-to "type=redis": type "redis" is not a BuildKit cache`},
+		{[]string{"--format", "yaml"}, `--format "yaml" is not known`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -77,6 +82,22 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 	r := run(t, "build", "-f", path)
 	require.Equal(t, ExitUsage, r.code)
 	require.Contains(t, r.stderr, `BUILDKIT_HOST: BuildKit address "docker://x": scheme "docker" is not known`)
+}
+
+// A GitHub Actions cache outside a workflow is no usage error: the build
+// leaves it out with a warning, as buildx does, so one command line serves
+// a workflow and a laptop. (Here the build goes on to the daemon, which is
+// not there.)
+func TestBuildGHACacheOutsideAWorkflow(t *testing.T) {
+	for _, v := range []string{"ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL", "ACTIONS_RUNTIME_TOKEN"} {
+		t.Setenv(v, "")
+		require.NoError(t, os.Unsetenv(v))
+	}
+	r := run(t, "build", "-f", matrixCopy(t, nil), "--addr", "unix:///nonexistent/buildkitd.sock", "--entrypoint-dir", t.TempDir(),
+		"--cache-to", "type=gha,mode=max", "--cache-from", "type=gha")
+	require.Equal(t, ExitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "does not answer")
+	require.NotContains(t, r.stderr, "requires url")
 }
 
 // An unreachable daemon is one sentence without gRPC text, exit status 1.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,11 +24,14 @@ func newPlanCommand() *cobra.Command {
 			"runtime bases, the SM targets with their nvcc arch and binary names, the tags, and the labels and\n" +
 			"annotations. The build adds the revision, creation time and base digest.",
 		Example: "  jetbake plan\n  jetbake plan --release jetpack6.2 --release jetpack7.0\n" +
-			"  jetbake plan --format json --repository 127.0.0.1:5000/jetbake/tei",
+			"  jetbake plan --format json --repository 127.0.0.1:5000/jetbake/tei\n" +
+			"  jetbake plan --build-arg CARGO_FEATURES=candle-cuda --set 'jetpack7.*.no-cache=true' --set '*.tags+={version}-{release}-rc'",
 		Args: noArgs,
 	}
 	cmd.Flags().StringSliceVar(&releases, "release", nil, "plan only this release (repeatable, or comma-separated)")
 	cmd.Flags().StringVar(&repository, "repository", "", "publish to this repository instead of the matrix's image.repository")
+	var overrides overrideFlags
+	addOverrideFlags(cmd, &overrides)
 	getFormat := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		f, err := getFormat()
@@ -45,6 +49,13 @@ func newPlanCommand() *cobra.Command {
 		p, err := plan.New(m, opts...)
 		if err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		matrixDir, _ := filepath.Abs(filepath.Dir(MatrixPath(cmd)))
+		if err := overrides.apply(p, overrideInput{revision: func() (string, error) {
+			revision, _, err := sourceInfo(matrixDir, "", "")
+			return revision, err
+		}}); err != nil {
+			return err
 		}
 		if f == formatJSON {
 			return writeJSON(cmd, p)
@@ -101,6 +112,15 @@ func writeReleaseText(b *strings.Builder, r *plan.Release) {
 	}
 	for i, k := range slices.Sorted(maps.Keys(r.BuildArgs)) {
 		writeField(b, "build args:", i, k+"="+r.BuildArgs[k])
+	}
+	for i, c := range r.CacheFrom {
+		writeField(b, "cache from:", i, c.String())
+	}
+	for i, c := range r.CacheTo {
+		writeField(b, "cache to:", i, c.String())
+	}
+	if r.NoCache != nil {
+		fmt.Fprintf(b, "  %-13s %t\n", "no cache:", *r.NoCache)
 	}
 	for i, k := range slices.Sorted(maps.Keys(r.Annotations)) {
 		writeField(b, "annotations:", i, k+"="+r.Annotations[k])

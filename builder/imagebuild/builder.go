@@ -48,7 +48,7 @@ func New(c *client.Client, opts ...Option) *Builder {
 // cache is), at most parallel releases at a time per node, and a release
 // whose node fails is retried on another node.
 func NewCluster(nodes []Node, opts ...Option) *Builder {
-	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2}
+	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2, lookupEnv: os.LookupEnv}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -82,6 +82,10 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 		return nil, err
 	}
 	progress.warned = frontendWarnings(jobs)
+	shareEmulationNotice(jobs, progress.warnf)
+	for _, line := range b.unusableCaches(jobs) {
+		progress.warnf("jetbake: warning: %s", line)
+	}
 	sessions, err := b.startSessions(ctx, jobs)
 	if err != nil {
 		progress.close()
@@ -105,7 +109,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 // each build's own. No node gets one then.
 func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedSessions, error) {
 	sessions := sharedSessions{}
-	if len(jobs) == 0 || len(b.opts.outputs) > 0 || hasLocalCache(b.opts.cacheFrom) || hasLocalCache(b.opts.cacheTo) {
+	if len(jobs) == 0 || len(b.opts.outputs) > 0 || hasLocalCache(b.opts.cacheFrom) || hasLocalCache(b.opts.cacheTo) || hasLocalCaches(jobs) {
 		return sessions, nil
 	}
 	// Every release has the same local folders: one router, one entrypoint.
@@ -172,7 +176,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	}
 	if err == nil {
 		var resp *client.SolveResponse
-		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(smoke.hand()), progress.channel(j.release.Name))
+		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(n.Name, smoke.hand()), progress.channel(j.release.Name))
 		if err = smoke.wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
 		}
@@ -272,6 +276,9 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	for _, rel := range selected {
 		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, dockerfile: dfName,
 			revision: b.opts.revision, toolVersion: b.opts.toolVersion, controls: b.opts.controls, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
+		if rel.NoCache != nil {
+			j.controls.NoCache = *rel.NoCache // --set RELEASE.no-cache
+		}
 		if j.buildBase, err = b.opts.mirrors.Rewrite(rel.BuildBase, b.opts.locks[rel.BuildBase]); err != nil {
 			return nil, fmt.Errorf("release %s: build_base: %w", rel.Name, err)
 		}

@@ -31,14 +31,18 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		return client.SolveOpt{}, noCleanup, err
 	}
 	opt := client.SolveOpt{
-		LocalMounts:  mounts,
-		Session:      b.opts.sessionAttach,
-		CacheImports: perRelease(b.opts.cacheFrom, j.release.Name),
-		CacheExports: perRelease(b.opts.cacheTo, j.release.Name),
+		LocalMounts: mounts,
+		Session:     b.opts.sessionAttach,
 		FrontendAttrs: map[string]string{
 			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
 			"platform":                    platforms.Format(arm64Platform()),
 		},
+	}
+	opt.CacheImports, opt.CacheExports = b.releaseCaches(j)
+	if b.opts.controls.SBOM != "" {
+		// As buildx sends --sbom: BuildKit's controller runs the scanner on
+		// the image and attaches its SPDX document (control.go, "attest:sbom").
+		opt.FrontendAttrs["attest:sbom"] = b.opts.controls.SBOM
 	}
 	if b.opts.controls.Provenance != "" {
 		// As buildx sends it: BuildKit's controller attaches the attestation
@@ -205,7 +209,10 @@ func (j *releaseJob) localsKey(entrypointDir string) string {
 }
 
 // perRelease gives each release its own cache entry: a registry ref gets the
-// release in its tag, a local folder a subfolder, other backends a scope.
+// release in its tag (and registry.insecure where the registry is reached
+// over plain HTTP, as the image exporter is told), a local folder a
+// subfolder, S3 and Azure Blob a name, the inline cache nothing, other
+// backends (the GitHub Actions cache) a scope.
 func perRelease(entries []client.CacheOptionsEntry, release string) []client.CacheOptionsEntry {
 	out := make([]client.CacheOptionsEntry, 0, len(entries))
 	for _, e := range entries {
@@ -216,16 +223,20 @@ func perRelease(entries []client.CacheOptionsEntry, release string) []client.Cac
 		switch e.Type {
 		case "registry":
 			attrs["ref"] = cacheRef(attrs["ref"], release)
+			if _, ok := attrs["registry.insecure"]; !ok && refs.PlainHTTP(attrs["ref"]) {
+				attrs["registry.insecure"] = "true"
+			}
 		case "local":
 			for _, k := range []string{"src", "dest"} {
 				if v, ok := attrs[k]; ok {
 					attrs[k] = filepath.Join(v, release)
 				}
 			}
+		case "s3", "azblob":
+			attrs["name"] = releaseName(attrs["name"], release)
+		case "inline":
 		default:
-			if _, ok := attrs["scope"]; !ok {
-				attrs["scope"] = release
-			}
+			attrs["scope"] = releaseScope(attrs["scope"], release)
 		}
 		out = append(out, client.CacheOptionsEntry{Type: e.Type, Attrs: attrs})
 	}

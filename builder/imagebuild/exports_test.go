@@ -39,7 +39,13 @@ func TestPerRelease(t *testing.T) {
 		{
 			name: "registry without tag",
 			in:   client.CacheOptionsEntry{Type: "registry", Attrs: map[string]string{"ref": "127.0.0.1:5000/cache"}},
-			want: client.CacheOptionsEntry{Type: "registry", Attrs: map[string]string{"ref": "127.0.0.1:5000/cache:jetpack7.2"}},
+			// Reached over plain HTTP, as the image exporter is told.
+			want: client.CacheOptionsEntry{Type: "registry", Attrs: map[string]string{"ref": "127.0.0.1:5000/cache:jetpack7.2", "registry.insecure": "true"}},
+		},
+		{
+			name: "registry over HTTPS",
+			in:   client.CacheOptionsEntry{Type: "registry", Attrs: map[string]string{"ref": "ghcr.io/acme/cache:main"}},
+			want: client.CacheOptionsEntry{Type: "registry", Attrs: map[string]string{"ref": "ghcr.io/acme/cache:main-jetpack7.2"}},
 		},
 		{
 			name: "local import",
@@ -52,14 +58,34 @@ func TestPerRelease(t *testing.T) {
 			want: client.CacheOptionsEntry{Type: "local", Attrs: map[string]string{"dest": "cache/jetpack7.2", "mode": "max"}},
 		},
 		{
-			name: "other backend gets a scope",
+			name: "gha gets a scope",
 			in:   client.CacheOptionsEntry{Type: "gha", Attrs: map[string]string{"url": "http://cache"}},
 			want: client.CacheOptionsEntry{Type: "gha", Attrs: map[string]string{"url": "http://cache", "scope": "jetpack7.2"}},
 		},
 		{
-			name: "other backend keeps its scope",
-			in:   client.CacheOptionsEntry{Type: "s3", Attrs: map[string]string{"scope": "mine"}},
-			want: client.CacheOptionsEntry{Type: "s3", Attrs: map[string]string{"scope": "mine"}},
+			name: "gha scope given: one per release still",
+			in:   client.CacheOptionsEntry{Type: "gha", Attrs: map[string]string{"scope": "main"}},
+			want: client.CacheOptionsEntry{Type: "gha", Attrs: map[string]string{"scope": "main-jetpack7.2"}},
+		},
+		{
+			name: "s3 gets a name",
+			in:   client.CacheOptionsEntry{Type: "s3", Attrs: map[string]string{"bucket": "b", "region": "r"}},
+			want: client.CacheOptionsEntry{Type: "s3", Attrs: map[string]string{"bucket": "b", "region": "r", "name": "jetpack7.2"}},
+		},
+		{
+			name: "s3 names given: each per release",
+			in:   client.CacheOptionsEntry{Type: "s3", Attrs: map[string]string{"name": "main;pr-1"}},
+			want: client.CacheOptionsEntry{Type: "s3", Attrs: map[string]string{"name": "main-jetpack7.2;pr-1-jetpack7.2"}},
+		},
+		{
+			name: "azblob gets a name",
+			in:   client.CacheOptionsEntry{Type: "azblob", Attrs: map[string]string{"account_url": "https://a"}},
+			want: client.CacheOptionsEntry{Type: "azblob", Attrs: map[string]string{"account_url": "https://a", "name": "jetpack7.2"}},
+		},
+		{
+			name: "inline is the image's own",
+			in:   client.CacheOptionsEntry{Type: "inline", Attrs: map[string]string{}},
+			want: client.CacheOptionsEntry{Type: "inline", Attrs: map[string]string{}},
 		},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 		{Role: "runtime", Ref: j.release.RuntimeBase, Resolved: j.runtimeBase, Digest: j.baseDigest},
 	}
 	rr.Annotations = maps.Clone(j.annotations)
+	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
 	if rr.Digest != "" {
 		rr.Repository = j.plan.Repository

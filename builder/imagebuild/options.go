@@ -71,6 +71,8 @@ type options struct {
 	progressOut     io.Writer
 	remoteOpts      []remote.Option
 	sessionAttach   []session.Attachable
+	// lookupEnv reads the environment that caches are completed from.
+	lookupEnv func(string) (string, bool)
 }
 
 // Option configures a Builder.
@@ -117,6 +119,9 @@ type Controls struct {
 	// Provenance is the provenance attestation's attributes, e.g.
 	// "mode=min" or "mode=max"; "" attaches none (--provenance=false).
 	Provenance string
+	// SBOM is the SBOM attestation's attributes, e.g.
+	// "generator=docker/buildkit-syft-scanner:stable-1"; "" attaches none.
+	SBOM string
 }
 
 // WithControls sets the build's cache, pull and attestation switches
@@ -130,8 +135,11 @@ func WithPush(push bool) Option { return func(o *options) { o.push = push } }
 // WithOutputs writes each image locally too.
 func WithOutputs(outs ...Output) Option { return func(o *options) { o.outputs = outs } }
 
-// WithCache imports from and exports to caches; registry refs and local
-// folders get one entry per release so that releases do not evict each other.
+// WithCache imports from and exports to caches; every entry gets a scope per
+// release (a registry ref's tag, a local subfolder, an S3 name, a GitHub
+// Actions scope) so that releases do not evict each other, and GitHub
+// Actions and S3 entries are completed from the environment as buildx
+// completes them.
 func WithCache(from, to []client.CacheOptionsEntry) Option {
 	return func(o *options) { o.cacheFrom, o.cacheTo = from, to }
 }
@@ -162,7 +170,8 @@ func WithRemoteOptions(opts ...remote.Option) Option {
 	return func(o *options) { o.remoteOpts = opts }
 }
 
-// WithSession attaches session providers (credentials) to every build.
+// WithSession attaches session providers (credentials, secrets, SSH
+// agents) to every build: BuildKit asks the session for them.
 func WithSession(attachables ...session.Attachable) Option {
 	return func(o *options) { o.sessionAttach = attachables }
 }

@@ -109,6 +109,18 @@ func (p *progress) logf(format string, args ...any) {
 	}
 }
 
+// warnf shows a warning of jetbake's own as logf does, and in quiet mode
+// too, where no display runs for it to garble.
+func (p *progress) warnf(format string, args ...any) {
+	if p.mode == progressui.QuietMode && p.out != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		fmt.Fprintf(p.out, format+"\n", args...)
+		return
+	}
+	p.logf(format, args...)
+}
+
 // close waits for every session's channel and stops the display.
 func (p *progress) close() {
 	p.wg.Wait()

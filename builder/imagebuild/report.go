@@ -81,6 +81,12 @@ type ReleaseReport struct {
 	DurationSeconds float64 `json:"duration_seconds"`
 	// Node is the BuildKit node that built it.
 	Node string `json:"node,omitempty"`
+	// BuildPlatform is the node's native platform, e.g. "linux/amd64".
+	BuildPlatform string `json:"build_platform,omitempty"`
+	// Emulated says whether the routers compiled under emulation: no
+	// worker of the node runs linux/arm64 natively. Unset when the build
+	// did not start.
+	Emulated *bool `json:"emulated,omitempty"`
 	// Retries are the earlier attempts on nodes that failed, with the reason.
 	Retries []Retry `json:"retries,omitempty"`
 

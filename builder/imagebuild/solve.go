@@ -54,9 +54,11 @@ type releaseJob struct {
 	multiOutput bool
 
 	// timings records jetbake's own calls; resolved is the build's one
-	// resolve per base reference, shared by every release.
-	timings  *timingRecorder
-	resolved *resolveCache
+	// resolve per base reference, shared by every release; emulation warns
+	// once that a router compiles under emulation.
+	timings   *timingRecorder
+	resolved  *resolveCache
+	emulation *emulationNotice
 
 	mu          sync.Mutex
 	buildDigest string
@@ -64,6 +66,10 @@ type releaseJob struct {
 	annotations map[string]string
 	// findings are the Dockerfile checks' findings of the latest attempt.
 	lintFindings []Finding
+	// emulated and buildPlatform say whether the latest attempt's node
+	// compiles the routers under emulation, and its native platform.
+	emulated      *bool
+	buildPlatform string
 }
 
 // arm64Platform is the platform of every Jetson image.
@@ -84,8 +90,9 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // returned for export, unless deferSmoke is given: it then gets the run,
 // to solve beside the export in a build of its own, and the release fails
 // if it fails, before anything is tagged.
-func (j *releaseJob) build(deferSmoke func(*llb.Definition, []gateway.CacheOptionsEntry)) gateway.BuildFunc {
+func (j *releaseJob) build(node string, deferSmoke func(*llb.Definition, []gateway.CacheOptionsEntry)) gateway.BuildFunc {
 	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
+		j.noteEmulation(node, c.BuildOpts().Workers)
 		return j.buildImage(ctx, c, deferSmoke)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/plan"
 )
 
 const pinDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -111,4 +113,16 @@ func TestRouterOptsControls(t *testing.T) {
 	require.Contains(t, opts, "no-cache")
 	require.Equal(t, "pull", opts["image-resolve-mode"])
 	require.Equal(t, "pull", j.resolveMode().String())
+}
+
+// The build args jetbake gives every router stage are the ones --build-arg
+// and --set refuse (plan.ReservedBuildArg): the two lists stay one.
+func TestJetbakeBuildArgsAreReserved(t *testing.T) {
+	j := &releaseJob{plan: testPlan(), release: plan.Release{Name: "r"}}
+	args := j.routerArgs(plan.Target{SM: "8.7", BuildArgs: map[string]string{}}, "base")
+	require.NotEmpty(t, args)
+	for k := range args {
+		require.NotEmpty(t, plan.ReservedBuildArg(k), "%s is set by jetbake but plan.ReservedBuildArg does not know it", k)
+	}
+	require.Empty(t, plan.ReservedBuildArg("CARGO_FEATURES"))
 }

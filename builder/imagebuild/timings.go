@@ -56,6 +56,9 @@ type Timings struct {
 	// OutsideSeconds is the wall time in which no step of any phase ran:
 	// session setup, gateway round trips, jetbake's own work, waiting.
 	OutsideSeconds float64 `json:"outside_steps_seconds"`
+	// Releases say, per release, where its routers compiled and how many of
+	// their steps BuildKit found in its cache.
+	Releases []ReleaseTiming `json:"releases,omitempty"`
 }
 
 // PhaseTiming is one phase's share of a build.
@@ -72,11 +75,13 @@ type PhaseTiming struct {
 	Cached int `json:"cached,omitempty"`
 }
 
-// span is one step of a phase.
+// span is one step of a phase; release and vertex say whose, when BuildKit
+// reported it.
 type span struct {
-	phase      Phase
-	start, end time.Time
-	cached     bool
+	phase           Phase
+	start, end      time.Time
+	cached          bool
+	release, vertex string
 }
 
 // timingRecorder collects the steps of every release's session.
@@ -88,10 +93,12 @@ type timingRecorder struct {
 	// vertex that runs twice (the exporter: export, then push) counts twice.
 	steps map[string]span
 	own   []span // jetbake's own calls
+	// platforms are the releases' build platforms, as noteRelease heard them.
+	platforms map[string]buildPlatform
 }
 
 func newTimingRecorder() *timingRecorder {
-	return &timingRecorder{start: time.Now(), steps: map[string]span{}}
+	return &timingRecorder{start: time.Now(), steps: map[string]span{}, platforms: map[string]buildPlatform{}}
 }
 
 // observe records the vertices and statuses of one status update of release.
@@ -103,7 +110,7 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 		if v.Started == nil {
 			continue
 		}
-		s := span{phase: classify(v.Name), start: *v.Started, cached: v.Cached}
+		s := span{phase: classify(v.Name), start: *v.Started, cached: v.Cached, release: release, vertex: v.Digest.String()}
 		if v.Completed != nil {
 			s.end = *v.Completed
 		}
@@ -113,7 +120,7 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 		if vs.Started == nil || !strings.HasPrefix(vs.ID, "pushing") {
 			continue
 		}
-		s := span{phase: PhasePush, start: *vs.Started}
+		s := span{phase: PhasePush, start: *vs.Started, release: release}
 		if vs.Completed != nil {
 			s.end = *vs.Completed
 		}
@@ -215,6 +222,7 @@ func (r *timingRecorder) result() *Timings {
 		t.Phases = append(t.Phases, pt)
 	}
 	t.OutsideSeconds = seconds(max(0, end.Sub(r.start)-union(all)))
+	t.Releases = r.releaseTimings()
 	return t
 }
 
@@ -276,5 +284,8 @@ func (t *Timings) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "outside any step\t%.3f\t\t\t\t\n", t.OutsideSeconds)
 	fmt.Fprintf(tw, "total\t%.3f\t\t\t\t\n", t.TotalSeconds)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return t.writeReleases(w)
 }

@@ -70,6 +70,15 @@ type Release struct {
 	Labels map[string]string `json:"labels"`
 	// Annotations go on the manifest and the index.
 	Annotations map[string]string `json:"annotations"`
+	// CacheFrom and CacheTo, when not nil, are the release's cache imports
+	// and exports in place of the build's --cache-from and --cache-to
+	// (--set RELEASE.cache-from=...). The build still gives each a scope of
+	// the release's own.
+	CacheFrom []Cache `json:"cache_from,omitempty"`
+	CacheTo   []Cache `json:"cache_to,omitempty"`
+	// NoCache, when not nil, says whether the release is built without
+	// BuildKit's cache, over --no-cache (--set RELEASE.no-cache=true).
+	NoCache *bool `json:"no_cache,omitempty"`
 }
 
 // Target is one SM target of a release.

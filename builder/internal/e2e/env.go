@@ -173,13 +173,22 @@ func (e *Env) PushStandins(ctx context.Context, p *plan.Plan) ([]string, error) 
 // linux/arm64 from this checkout into dir, reproducibly.
 func (e *Env) BuildEntrypoint(ctx context.Context, dir string) error {
 	for pkg, out := range map[string]string{"./entrypoint": "jetbake-entrypoint", "./entrypoint/cudaprobe": "jetbake-cudaprobe"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=",
-			"-o", filepath.Join(dir, out), pkg)
-		cmd.Dir = e.RepoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
-		if outb, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s for linux/arm64: %w: %s", pkg, err, outb)
+		if err := GoBuild(ctx, e.RepoRoot, pkg, "arm64", filepath.Join(dir, out), "-buildvcs=false", "-ldflags=-s -w -buildid="); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// GoBuild compiles the Go package pkg of the checkout at root for
+// linux/goarch, statically, into out.
+func GoBuild(ctx context.Context, root, pkg, goarch, out string, flags ...string) error {
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+	if data, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s for linux/%s: %w: %s", pkg, goarch, err, data)
 	}
 	return nil
 }

@@ -5,8 +5,9 @@
 # Debian's docker.io (dockerd and the docker client) for the Docker-engine tests,
 # which start their own dockerd, gcc and Debian's aarch64 cross compiler for
 # the ELF stand-ins (libcuda, the libraries a base provides), Debian's arm64
-# glibc (libc6, libc-bin) for the stand-in bases' dynamic loader, and curl for
-# the test of the action's install script.
+# glibc (libc6, libc-bin) for the stand-in bases' dynamic loader, curl for
+# the test of the action's install script, and OpenSSH's client (ssh-agent,
+# ssh-add, ssh-keygen) for the test of --ssh.
 # It is idempotent: a second run only checks. BuildKit is built by the Makefile.
 set -euo pipefail
 
@@ -21,6 +22,7 @@ command -v gcc >/dev/null || need_apt+=(gcc)
 command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
 command -v curl >/dev/null || need_apt+=(curl)
+{ command -v ssh-agent && command -v ssh-add && command -v ssh-keygen; } >/dev/null || need_apt+=(openssh-client)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need_apt[*]}; run 'make deps' as root or install them with apt-get" >&2

@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/cmd/buildctl/build"
+	"github.com/moby/buildkit/session"
+	"github.com/moby/buildkit/session/secrets/secretsprovider"
+	"github.com/moby/buildkit/session/sshforward/sshprovider"
+	"github.com/tonistiigi/go-csvvalue"
+
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
+)
+
+// defaultSBOMGenerator is the scanner BuildKit runs for an SBOM when none is
+// named (BuildKit's frontend/attestations/parse.go, defaultSBOMGenerator).
+const defaultSBOMGenerator = "docker/buildkit-syft-scanner:stable-1"
+
+// cacheTypes are BuildKit's cache backends (cache/remotecache) for flag:
+// --cache-to can also write the inline cache.
+func cacheTypes(flag string) []string {
+	types := []string{"registry", "local", "gha", "s3", "azblob"}
+	if flag == "--cache-to" {
+		types = append(types, "inline")
+	}
+	return types
+}
+
+// parseCaches parses the values of --cache-from or --cache-to (flag).
+func parseCaches(flag string, values []string) ([]plan.Cache, error) {
+	var out []plan.Cache
+	for _, v := range values {
+		caches, err := parseCache(flag, v)
+		if err != nil {
+			return nil, usageErrorf("%s %q: %v", flag, v, err)
+		}
+		out = append(out, caches...)
+	}
+	return out, nil
+}
+
+// parseCache parses one cache value of flag (--cache-from or --cache-to)
+// as buildx does (util/buildflags/cache.go): CSV type=TYPE,KEY=VALUE, or a
+// bare list of registry references. It checks what each type needs.
+func parseCache(flag, v string) ([]plan.Cache, error) {
+	if v == "" {
+		return nil, nil
+	}
+	fields, err := csvvalue.Fields(v, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%v: write type=TYPE,KEY=VALUE,...", err)
+	}
+	if !strings.Contains(v, "=") {
+		var out []plan.Cache
+		for _, ref := range fields {
+			out = append(out, plan.Cache{Type: "registry", Attrs: map[string]string{"ref": ref}})
+		}
+		return out, nil
+	}
+	c := plan.Cache{Attrs: map[string]string{}}
+	for _, field := range fields {
+		k, val, ok := strings.Cut(field, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not KEY=VALUE", field)
+		}
+		if k = strings.ToLower(k); k == "type" {
+			c.Type = val
+		} else {
+			c.Attrs[k] = val
+		}
+	}
+	if err := checkCache(flag, c); err != nil {
+		return nil, err
+	}
+	return []plan.Cache{c}, nil
+}
+
+// checkCache checks that a cache names a backend of flag's direction and
+// the attributes jetbake scopes per release.
+func checkCache(flag string, c plan.Cache) error {
+	types := cacheTypes(flag)
+	switch {
+	case c.Type == "":
+		return errors.New("no type: write type=registry,ref=REF, type=local, type=s3, type=gha or type=azblob")
+	case !slices.Contains(types, c.Type):
+		return fmt.Errorf("type %q is not a BuildKit cache for %s: use %s", c.Type, flag, strings.Join(types, ", "))
+	case c.Type == "registry" && c.Attrs["ref"] == "":
+		return errors.New("type=registry needs ref=REF, e.g. type=registry,ref=ghcr.io/acme/cache")
+	case c.Type == "local" && flag == "--cache-from" && c.Attrs["src"] == "":
+		return errors.New("type=local needs src=DIR, e.g. type=local,src=cache")
+	case c.Type == "local" && flag == "--cache-to" && c.Attrs["dest"] == "":
+		return errors.New("type=local needs dest=DIR, e.g. type=local,dest=cache")
+	}
+	return nil
+}
+
+// cacheOptions are caches as BuildKit's client takes them.
+func cacheOptions(caches []plan.Cache) []client.CacheOptionsEntry {
+	out := make([]client.CacheOptionsEntry, len(caches))
+	for i, c := range caches {
+		out[i] = client.CacheOptionsEntry{Type: c.Type, Attrs: c.Attrs}
+	}
+	return out
+}
+
+// parseSecrets turns --secret values, as buildx and buildctl take them
+// (id=ID[,src=FILE|,env=VAR][,type=file|env]), into BuildKit's secrets
+// provider. Every source is checked now: a file that is missing or an
+// environment variable that is unset (which BuildKit would hand on as an
+// empty secret) is a usage error. It returns nil for no secrets.
+func parseSecrets(values []string) (session.Attachable, error) {
+	var sources []secretsprovider.Source
+	for _, v := range values {
+		src, err := parseSecret(v)
+		if err != nil {
+			return nil, err
+		}
+		if i := slices.IndexFunc(sources, func(s secretsprovider.Source) bool { return s.ID == src.ID }); i >= 0 {
+			return nil, usageErrorf("--secret %q: id %q is given twice: give each secret once", v, src.ID)
+		}
+		sources = append(sources, src)
+	}
+	if len(sources) == 0 {
+		return nil, nil
+	}
+	store, err := secretsprovider.NewStore(sources)
+	if err != nil {
+		return nil, usageErrorf("--secret: %w", err)
+	}
+	return secretsprovider.NewSecretProvider(store), nil
+}
+
+// parseSecret parses one --secret value and checks its source.
+func parseSecret(v string) (secretsprovider.Source, error) {
+	fields, err := csvvalue.Fields(v, nil)
+	if err != nil {
+		return secretsprovider.Source{}, usageErrorf("--secret %q: %v: write id=ID,src=FILE or id=ID,env=VAR", v, err)
+	}
+	var s secretsprovider.Source
+	var typ string
+	for _, field := range fields {
+		k, val, ok := strings.Cut(field, "=")
+		if !ok {
+			return s, usageErrorf("--secret %q: %q is not KEY=VALUE: write id=ID,src=FILE or id=ID,env=VAR", v, field)
+		}
+		switch strings.ToLower(k) {
+		case "type":
+			if val != "file" && val != "env" {
+				return s, usageErrorf("--secret %q: type %q is not file or env", v, val)
+			}
+			typ = val
+		case "id":
+			s.ID = val
+		case "src", "source":
+			s.FilePath = val
+		case "env":
+			s.Env = val
+		default:
+			return s, usageErrorf("--secret %q: unknown key %q: the keys are id, src (or source), env and type", v, k)
+		}
+	}
+	if typ == "env" && s.Env == "" {
+		s.Env, s.FilePath = s.FilePath, ""
+	}
+	if s.ID == "" {
+		return s, usageErrorf("--secret %q: no id: write id=ID,src=FILE or id=ID,env=VAR (the Dockerfile mounts it with RUN --mount=type=secret,id=ID)", v)
+	}
+	if s.Env == "" && s.FilePath == "" {
+		// As BuildKit's secretsprovider.NewStore: the variable named ID, else the file.
+		if _, ok := os.LookupEnv(s.ID); ok {
+			s.Env = s.ID
+		} else if _, err := os.Stat(s.ID); err == nil {
+			s.FilePath = s.ID
+		} else {
+			return s, usageErrorf("--secret %q: neither an environment variable nor a file is named %s: write id=%s,src=FILE or id=%s,env=VAR", v, s.ID, s.ID, s.ID)
+		}
+	}
+	if s.Env != "" {
+		if _, ok := os.LookupEnv(s.Env); !ok {
+			return s, usageErrorf("--secret %q: the environment variable %s is not set: export it, or give src=FILE", v, s.Env)
+		}
+	} else if st, err := os.Stat(s.FilePath); err != nil || st.IsDir() {
+		return s, usageErrorf("--secret %q: %s is not a readable file: give the path of the file that holds the secret", v, s.FilePath)
+	}
+	return s, nil
+}
+
+// parseSSH turns --ssh values, as buildx and buildctl take them (default,
+// ID=SOCKET or ID=KEYFILE[,KEYFILE...]), into BuildKit's SSH agent
+// provider. It returns nil for none.
+func parseSSH(values []string) (session.Attachable, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	configs, err := build.ParseSSH(values)
+	if err != nil {
+		return nil, usageErrorf("--ssh: %w", err)
+	}
+	for i, c := range configs {
+		if c.ID == "" {
+			return nil, usageErrorf("--ssh %q: no id: write default, default=SOCKET or ID=KEYFILE", values[i])
+		}
+		if j := slices.IndexFunc(configs[:i], func(o sshprovider.AgentConfig) bool { return o.ID == c.ID }); j >= 0 {
+			return nil, usageErrorf("--ssh %q: id %q is given twice: give each agent once", values[i], c.ID)
+		}
+		// One at a time, so that the error names the value.
+		if _, err := sshprovider.NewSSHAgentProvider([]sshprovider.AgentConfig{c}); err != nil {
+			return nil, usageErrorf("--ssh %q: %v: give an ssh-agent socket (default uses SSH_AUTH_SOCK) or unencrypted private key files; for a key with a passphrase, ssh-add it to an agent", values[i], err)
+		}
+	}
+	p, err := sshprovider.NewSSHAgentProvider(configs)
+	if err != nil {
+		return nil, usageErrorf("--ssh: %w", err)
+	}
+	return p, nil
+}
+
+// parseSBOM turns an --sbom value, as buildx takes it (true, false, or
+// attributes such as generator=IMAGE), into the SBOM attestation's
+// attributes, "" for none. The generator defaults to BuildKit's and goes
+// through the --mirror rewrites, as base images do.
+func parseSBOM(v string, mirrors refs.Mirrors) (string, error) {
+	switch strings.TrimSpace(v) {
+	case "", "false", "0":
+		return "", nil
+	case "true", "1":
+		v = ""
+	}
+	var fields []string
+	if v != "" {
+		var err error
+		if fields, err = csvvalue.Fields(v, nil); err != nil {
+			return "", usageErrorf("--sbom %q: %v: write true, false or generator=IMAGE", v, err)
+		}
+	}
+	generator := defaultSBOMGenerator
+	var params []string
+	for _, field := range fields {
+		k, val, ok := strings.Cut(field, "=")
+		switch {
+		case !ok || k == "":
+			return "", usageErrorf("--sbom %q: %q is not KEY=VALUE: write true, false or generator=IMAGE", v, field)
+		case k == "generator":
+			generator = val
+		case k == "disabled" && val == "true":
+			return "", nil
+		case k != "disabled" && k != "type":
+			params = append(params, field) // the scanner gets it as BUILDKIT_SCAN_KEY
+		}
+	}
+	if _, err := name.ParseReference(generator); err != nil {
+		return "", usageErrorf("--sbom %q: generator %q is not an image reference: %v", v, generator, err)
+	}
+	ref, err := mirrors.Rewrite(generator, "")
+	if err != nil {
+		return "", usageErrorf("--sbom %q: %w", v, err)
+	}
+	return strings.Join(append([]string{"generator=" + ref}, params...), ","), nil
+}
+
+// parseProgress checks a --progress value; none is quiet, as buildx takes it.
+func parseProgress(v string) (string, error) {
+	switch v {
+	case "auto", "tty", "plain", "rawjson", "quiet":
+		return v, nil
+	case "none":
+		return "quiet", nil
+	}
+	return "", usageErrorf("--progress %q: use auto, tty, plain, rawjson, quiet or none", v)
+}
+
+// sessionAttachables are the providers of every build's session: the
+// Docker config's registry credentials, then the --secret and --ssh ones.
+func (f *buildFlags) sessionAttachables() ([]session.Attachable, error) {
+	out := []session.Attachable{dockerAuth()}
+	secrets, err := parseSecrets(f.secrets)
+	if err != nil {
+		return nil, err
+	}
+	if secrets != nil {
+		out = append(out, secrets)
+	}
+	ssh, err := parseSSH(f.ssh)
+	if err != nil {
+		return nil, err
+	}
+	if ssh != nil {
+		out = append(out, ssh)
+	}
+	return out, nil
+}

@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/moby/buildkit/client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/imagebuild"
+)
+
+// TestCLIBuildS3CacheRoundTrip is a pipeline on ephemeral runners with an
+// S3 cache (a Go S3 server on 127.0.0.1): one build exports its cache, a
+// build on a fresh buildkitd with an empty state imports it and compiles no
+// router again, which BuildKit's cached-step records (the solve status
+// vertices' Cached flag, per release in the metadata's timings) show. A
+// third fresh runner, after a one-line change in the router's source,
+// recompiles the steps from the change on. Each release has its own cache
+// name in the bucket.
+func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	bucket := s3mem.New()
+	require.NoError(t, bucket.CreateBucket("jetbake-cache"))
+	srv := httptest.NewServer(gofakes3.New(bucket).Server())
+	t.Cleanup(srv.Close)
+	s3 := "type=s3,bucket=jetbake-cache,region=us-east-1,endpoint_url=" + srv.URL +
+		",use_path_style=true,access_key_id=jetbake,secret_access_key=jetbake-test-key"
+	releases := []string{"jetpack6.2", "jetpack7.2"}
+	matrixPath := f.demoPlanFile(t, "matrix.json", func(m map[string]any) { keepReleases(m, releases...) })
+	p, err := LoadPlan(matrixPath)
+	require.NoError(t, err)
+	_, err = f.env.PushStandins(ctx, p)
+	require.NoError(t, err)
+	build := func(matrix, addr string, args ...string) (*imagebuild.Report, map[string]vertexCount) {
+		t.Helper()
+		metadata := filepath.Join(t.TempDir(), "build.json")
+		code, _, stderr := jetbake(ctx, append([]string{"build", "-f", matrix, "--addr", addr, "--mirror", "nvcr.io=" + f.env.Registry,
+			"--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata, "--progress", "rawjson"}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		data, err := os.ReadFile(metadata)
+		require.NoError(t, err)
+		var report imagebuild.Report
+		require.NoError(t, json.Unmarshal(data, &report))
+		require.Len(t, report.Timings.Releases, len(releases))
+		return &report, routerRuns(t, stderr)
+	}
+	freshDaemon := func() string {
+		conn, err := daemon.Connect(ctx, daemon.WithBuildkitd(filepath.Join(f.env.BinDir(), "buildkitd")), daemon.WithStateDir(t.TempDir()))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close() })
+		return conn.Addr
+	}
+
+	first, _ := build(matrixPath, f.env.Daemon.Addr, "--cache-to", s3+",mode=max")
+	for _, rt := range first.Timings.Releases {
+		require.Less(t, rt.RouterCached, rt.RouterSteps, "%s: the first build compiles", rt.Name)
+		t.Logf("first runner, empty cache: %s: %d of %d router steps cached", rt.Name, rt.RouterCached, rt.RouterSteps)
+	}
+	for _, r := range releases {
+		_, err := bucket.HeadObject("jetbake-cache", "manifests/"+r)
+		require.NoError(t, err, "the cache of %s under a name of its own", r)
+	}
+
+	second, vertices := build(matrixPath, freshDaemon(), "--cache-from", s3)
+	for _, rt := range second.Timings.Releases {
+		require.Positive(t, rt.RouterSteps, rt.Name)
+		require.Equal(t, rt.RouterSteps, rt.RouterCached, "%s: a fresh runner compiles no router step again", rt.Name)
+		t.Logf("fresh runner, no change: %s: %d of %d router steps cached", rt.Name, rt.RouterCached, rt.RouterSteps)
+	}
+	for _, r := range releases {
+		require.Positive(t, vertices[r].runs, "%s: the status stream has its RUN steps", r)
+		require.Equal(t, vertices[r].runs, vertices[r].cached, "%s: every RUN step of the router stage is CACHED in BuildKit's status", r)
+	}
+
+	// A one-line change in the router's source: a copy of it with one more line.
+	changed := t.TempDir()
+	require.NoError(t, os.CopyFS(changed, os.DirFS(filepath.Join(f.env.RepoRoot, StandinRouter))))
+	require.NoError(t, os.WriteFile(filepath.Join(changed, "one-line-change.txt"), []byte("one line\n"), 0o644))
+	changedMatrix := f.demoPlanFile(t, "changed.json", func(m map[string]any) {
+		keepReleases(m, releases...)
+		router := m["router"].(map[string]any)
+		router["context"], router["dockerfile"] = changed, filepath.Join(changed, "Dockerfile")
+	})
+	third, _ := build(changedMatrix, freshDaemon(), "--cache-from", s3)
+	for _, rt := range third.Timings.Releases {
+		require.Less(t, rt.RouterCached, rt.RouterSteps, "%s: the changed source compiles again", rt.Name)
+		t.Logf("fresh runner, one-line change: %s: %d of %d router steps cached", rt.Name, rt.RouterCached, rt.RouterSteps)
+	}
+}
+
+// vertexCount counts a release's router RUN steps in a status stream.
+type vertexCount struct{ runs, cached int }
+
+// routerStep matches a router stage's RUN step as the progress names it.
+var routerStep = regexp.MustCompile(`^\[([^\]]+)\] \[[^\]]*[0-9]+/[0-9]+\] RUN `)
+
+// routerRuns reads a --progress rawjson stream (BuildKit's SolveStatus, one
+// JSON object a line) and counts, per release, the router's RUN steps that
+// completed and how many of them BuildKit took from its cache.
+func routerRuns(t *testing.T, stream string) map[string]vertexCount {
+	t.Helper()
+	done := map[string]bool{} // release and vertex digest, by cached
+	cached := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(stream))
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "{") {
+			continue // jetbake's summary lines
+		}
+		var st client.SolveStatus
+		require.NoError(t, json.Unmarshal([]byte(line), &st), line)
+		for _, v := range st.Vertexes {
+			m := routerStep.FindStringSubmatch(v.Name)
+			if m == nil || v.Completed == nil {
+				continue
+			}
+			key := m[1] + "\x00" + v.Digest.String()
+			done[key] = true
+			cached[key] = cached[key] || v.Cached
+		}
+	}
+	out := map[string]vertexCount{}
+	for key := range done {
+		release, _, _ := strings.Cut(key, "\x00")
+		c := out[release]
+		c.runs++
+		if cached[key] {
+			c.cached++
+		}
+		out[release] = c
+	}
+	return out
+}
