@@ -38,7 +38,7 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 		",use_path_style=true,access_key_id=jetbake,secret_access_key=jetbake-test-key"
 	releases := []string{"jetpack6.2", "jetpack7.2"}
 	matrixPath := f.demoPlanFile(t, "matrix.json", func(m map[string]any) { keepReleases(m, releases...) })
-	p, err := LoadPlan(matrixPath)
+	p, err := LoadPlan(matrixPath, AllowStandin(f.env.RepoRoot))
 	require.NoError(t, err)
 	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 		t.Helper()
 		metadata := filepath.Join(t.TempDir(), "build.json")
 		code, _, stderr := jetbake(ctx, append([]string{"build", "-f", matrix, "--addr", addr, "--mirror", "nvcr.io=" + f.env.Registry,
-			"--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata, "--progress", "rawjson"}, args...)...)
+			"--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata, "--progress", "rawjson"}, append(f.allow(), args...)...)...)
 		require.Equal(t, 0, code, stderr)
 		data, err := os.ReadFile(metadata)
 		require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 		router := m["router"].(map[string]any)
 		router["context"], router["dockerfile"] = changed, filepath.Join(changed, "Dockerfile")
 	})
-	third, _ := build(changedMatrix, freshDaemon(), "--cache-from", s3)
+	third, _ := build(changedMatrix, freshDaemon(), "--cache-from", s3, "--allow", "fs.read="+changed)
 	for _, rt := range third.Timings.Releases {
 		require.Less(t, rt.RouterCached, rt.RouterSteps, "%s: the changed source compiles again", rt.Name)
 		t.Logf("fresh runner, one-line change: %s: %d of %d router steps cached", rt.Name, rt.RouterCached, rt.RouterSteps)

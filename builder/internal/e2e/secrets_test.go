@@ -24,6 +24,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
+	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 // secretsRouter is the tests' own router Dockerfile for --secret and --ssh.
@@ -57,7 +58,7 @@ func TestCLIBuildSecretsAndSSH(t *testing.T) {
 		delete(router, "smoke") // the "router" is a text file
 		keepReleases(m, "jetpack6.2", "jetpack7.2")
 	})
-	p, err := LoadPlan(matrixPath)
+	p, err := LoadPlan(matrixPath, matrix.WithAllowRead(routerDir))
 	require.NoError(t, err)
 	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
@@ -75,7 +76,7 @@ func TestCLIBuildSecretsAndSSH(t *testing.T) {
 	deployKey, deployPrint := sshKey(t, "deploy")
 
 	common := []string{"build", "-f", matrixPath, "--addr", f.env.Daemon.Addr, "--mirror", "nvcr.io=" + f.env.Registry,
-		"--entrypoint-dir", f.entrypointDir,
+		"--entrypoint-dir", f.entrypointDir, "--allow", "fs.read=" + routerDir,
 		"--secret", "id=token,env=JETBAKE_TEST_TOKEN", "--secret", "id=file,src=" + secretFile,
 		"--ssh", "default=" + agentSock, "--ssh", "deploy=" + deployKey,
 		"--build-arg", "JETBAKE_CANARY=" + canary}
