@@ -114,7 +114,7 @@ func checkDockerConfig(t *testing.T, got DockerInspect, rel plan.Release) {
 	require.Equal(t, "arm64", got.Architecture)
 	require.Equal(t, "linux", got.Os)
 	require.Equal(t, []string{imagebuild.EntrypointPath}, got.Config.Entrypoint, rel.Name)
-	for _, e := range []string{"NVIDIA_REQUIRE_CUDA=cuda>=" + rel.CUDA, "NVIDIA_VISIBLE_DEVICES=all",
+	for _, e := range []string{"NVIDIA_REQUIRE_CUDA=cuda>=" + rel.CUDA, "NVIDIA_DISABLE_REQUIRE=true", "NVIDIA_VISIBLE_DEVICES=all",
 		"NVIDIA_DRIVER_CAPABILITIES=compute,utility"} {
 		require.Contains(t, got.Config.Env, e, rel.Name)
 	}
