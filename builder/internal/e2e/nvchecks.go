@@ -56,6 +56,14 @@ func (c NVCheck) RuntimeName() string {
 	return c.Runtime
 }
 
+// mode is the runtime's mode for the check.
+func (c NVCheck) mode() nvtoolkit.Mode {
+	if c.Runtime == RuntimeCDI {
+		return nvtoolkit.ModeCDI
+	}
+	return nvtoolkit.ModeCSV
+}
+
 // NVOutcome is what an NVCheck saw.
 type NVOutcome struct {
 	NVCheck
@@ -226,7 +234,7 @@ func RunNVChecks(ctx context.Context, d *Dockerd, b *NVBed, images map[string]st
 		case o.On == nil:
 			o.Err = fmt.Errorf("no fake host %s on the bed", c.Host)
 		default:
-			o.Err = b.Use(o.On, map[bool]nvtoolkit.Mode{true: nvtoolkit.ModeCDI, false: nvtoolkit.ModeCSV}[c.Runtime == RuntimeCDI])
+			o.Err = b.Use(o.On, c.mode())
 		}
 		if o.Err == nil {
 			o.Result, o.Err = d.Docker(ctx, NVRunArgs(image, o.On, b.Fakes[c.Host], c)...)

@@ -96,6 +96,6 @@ func NewNVBed(ctx context.Context, dir string, env *Env) (*NVBed, error) {
 
 // nvSpec is the fake host h as the toolkit's host tree describes it.
 func nvSpec(h FakeHost) nvtoolkit.HostSpec {
-	return nvtoolkit.HostSpec{Name: h.Name, L4T: h.L4T, SocID: h.SocID, Family: "Tegra", Machine: h.Machine,
+	return nvtoolkit.HostSpec{Name: h.Name, L4T: h.L4T, SocID: h.SocID, SocFamily: "Tegra", Machine: h.Machine,
 		GPU: h.GPU, DriverCUDA: h.DriverCUDA}
 }

@@ -1,14 +1,19 @@
 package nvtoolkit_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/stretchr/testify/require"
 
@@ -20,8 +25,12 @@ import (
 )
 
 // base is the stand-in base image the runs use: Debian's arm64 busybox and
-// glibc (with ldconfig), nothing of NVIDIA's.
-const base = "jetbake.test/nvtoolkit-base:1"
+// glibc (with ldconfig), nothing of NVIDIA's; compat is base with CUDA 13.2
+// images' forward-compatibility driver for Orin.
+const (
+	base   = "jetbake.test/nvtoolkit-base:1"
+	compat = "jetbake.test/nvtoolkit-compat:1"
+)
 
 // rig is a bed, a dockerd whose "nvidia" runtime is the bed's, and the base.
 type rig struct {
@@ -52,13 +61,43 @@ func newRig(t *testing.T) *rig {
 		Glibc: filepath.Join(bin, "deps", "glibc-arm64"), Cache: filepath.Join(bin, "standin")}
 	img, err := kit.Image(ctx, standin.Base{Ref: base, CUDA: "12.6"})
 	require.NoError(t, err)
-	ref, err := name.ParseReference(base)
+	withCompat, err := mutate.AppendLayers(img, compatLayer(t))
 	require.NoError(t, err)
-	tb := filepath.Join(work, "base.tar")
-	require.NoError(t, tarball.WriteToFile(tb, ref, img))
-	_, err = e2e.DockerLoad(ctx, d, tb)
-	require.NoError(t, err)
+	for ref, img := range map[string]v1.Image{base: img, compat: withCompat} {
+		tag, err := name.NewTag(ref)
+		require.NoError(t, err)
+		tb := filepath.Join(work, strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar")
+		require.NoError(t, tarball.WriteToFile(tb, tag, img))
+		_, err = e2e.DockerLoad(ctx, d, tb)
+		require.NoError(t, err)
+	}
 	return &rig{bed: bed, d: d}
+}
+
+// compatLayer holds /usr/local/cuda/compat_orin/libcuda.so.1 and its
+// versioned file, as the CUDA 13.2 images ship them for Orin.
+func compatLayer(t *testing.T) v1.Layer {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dir := "usr/local/cuda/compat_orin/"
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeDir, Name: "usr/local/cuda/", Mode: 0o755},
+		{Typeflag: tar.TypeDir, Name: dir, Mode: 0o755},
+		{Typeflag: tar.TypeReg, Name: dir + "libcuda.so.1.13.2", Mode: 0o644, Size: 5},
+		{Typeflag: tar.TypeSymlink, Name: dir + "libcuda.so.1", Linkname: "libcuda.so.1.13.2", Mode: 0o777},
+	} {
+		require.NoError(t, tw.WriteHeader(h))
+		if h.Size > 0 {
+			_, err := tw.Write([]byte("\x7fELF\n"[:h.Size]))
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, tw.Close())
+	data := buf.Bytes()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	require.NoError(t, err)
+	return l
 }
 
 // host adds a fake host of spec.
@@ -75,14 +114,14 @@ func (r *rig) host(t *testing.T, spec nvtoolkit.HostSpec) *nvtoolkit.Host {
 // cuda>=CUDA_VERSION: the runs turn that off (see TestRequirementCheck).
 func (r *rig) run(t *testing.T, h *nvtoolkit.Host, m nvtoolkit.Mode, script string) string {
 	t.Helper()
-	res := r.docker(t, h, m, script, "NVIDIA_DISABLE_REQUIRE=true")
+	res := r.docker(t, h, m, base, script, "NVIDIA_DISABLE_REQUIRE=true")
 	log, _ := os.ReadFile(h.RuntimeLog())
 	require.Equal(t, 0, res.ExitCode, "stderr: %s\nruntime log:\n%s", res.Stderr, tail(string(log), 20))
 	return res.Stdout
 }
 
-// docker runs script in the base on h through the runtime in mode m with env.
-func (r *rig) docker(t *testing.T, h *nvtoolkit.Host, m nvtoolkit.Mode, script string, env ...string) runimage.Result {
+// docker runs script in image on h through the runtime in mode m with env.
+func (r *rig) docker(t *testing.T, h *nvtoolkit.Host, m nvtoolkit.Mode, image, script string, env ...string) runimage.Result {
 	t.Helper()
 	require.NoError(t, r.bed.Use(h, m))
 	args := []string{"run", "--rm", "--platform", "linux/arm64", "--runtime", "nvidia",
@@ -90,7 +129,7 @@ func (r *rig) docker(t *testing.T, h *nvtoolkit.Host, m nvtoolkit.Mode, script s
 	for _, e := range env {
 		args = append(args, "-e", e)
 	}
-	res, err := r.d.Docker(context.Background(), append(args, base, "sh", "-c", script)...)
+	res, err := r.d.Docker(context.Background(), append(args, image, "sh", "-c", script)...)
 	require.NoError(t, err)
 	return res
 }
@@ -128,7 +167,7 @@ func want(h *nvtoolkit.Host) string {
 }
 
 func spec(name, l4t string, socID int, gpu computecap.Capability, cuda computecap.CUDAVersion) nvtoolkit.HostSpec {
-	return nvtoolkit.HostSpec{Name: name, L4T: l4t, SocID: socID, Family: "Tegra", Machine: "fake " + name,
+	return nvtoolkit.HostSpec{Name: name, L4T: l4t, SocID: socID, SocFamily: "Tegra", Machine: "fake " + name,
 		GPU: gpu, DriverCUDA: cuda}
 }
 
@@ -205,12 +244,25 @@ func TestRequirementCheck(t *testing.T) {
 	r := newRig(t)
 	h := r.host(t, spec("r35-xavier", "35.4.1", 25, computecap.Capability{Major: 7, Minor: 2},
 		computecap.CUDAVersion{Major: 11, Minor: 4}))
-	res := r.docker(t, h, nvtoolkit.ModeCSV, "true")
+	res := r.docker(t, h, nvtoolkit.ModeCSV, base, "true")
 	require.Equal(t, 125, res.ExitCode, res.Stderr)
 	require.Contains(t, res.Stderr, "requirements not met: unsatisfied condition: cuda>=12.6 (cuda=11.4)")
-	res = r.docker(t, h, nvtoolkit.ModeCSV, "true", "NVIDIA_REQUIRE_CUDA=cuda>=11.4")
+	res = r.docker(t, h, nvtoolkit.ModeCSV, base, "true", "NVIDIA_REQUIRE_CUDA=cuda>=11.4")
 	require.Equal(t, 0, res.ExitCode, res.Stderr)
-	res = r.docker(t, h, nvtoolkit.ModeCSV, "true", "NVIDIA_REQUIRE_CUDA=arch>=8.7")
+	res = r.docker(t, h, nvtoolkit.ModeCSV, base, "true", "NVIDIA_REQUIRE_CUDA=arch>=8.7")
 	require.Contains(t, res.Stderr, "unsatisfied condition: arch>=8.7 (arch=7.2)", "arch is the GPU the x86 twin reports")
-	require.Equal(t, 0, r.docker(t, h, nvtoolkit.ModeCSV, "true", "NVIDIA_DISABLE_REQUIRE=true").ExitCode)
+	require.Equal(t, 0, r.docker(t, h, nvtoolkit.ModeCSV, base, "true", "NVIDIA_DISABLE_REQUIRE=true").ExitCode)
+
+	// The check ignores forward-compatibility libraries: an Orin with a
+	// CUDA 13.0 driver (no JetPack pairs them; R39 has 13.2) is refused a
+	// cuda>=13.2 image that ships compat_orin, which only the
+	// enable-cuda-compat hook could enable, after the check and only where
+	// NVML answers (pkg/nvcdi/lib-csv.go, getEnableCUDACompatHookOptions).
+	orin130 := r.host(t, spec("r39-orin-cuda13.0", "39.2.0", 35, orin, computecap.CUDAVersion{Major: 13}))
+	res = r.docker(t, orin130, nvtoolkit.ModeCSV, compat, "test -e /usr/local/cuda/compat_orin/libcuda.so.1", "NVIDIA_REQUIRE_CUDA=cuda>=13.2")
+	require.Equal(t, 125, res.ExitCode, res.Stderr)
+	require.Contains(t, res.Stderr, "requirements not met: unsatisfied condition: cuda>=13.2 (cuda=13.0)")
+	res = r.docker(t, orin130, nvtoolkit.ModeCSV, compat, "test -e /usr/local/cuda/compat_orin/libcuda.so.1",
+		"NVIDIA_REQUIRE_CUDA=cuda>=13.2", "NVIDIA_DISABLE_REQUIRE=true")
+	require.Equal(t, 0, res.ExitCode, res.Stderr)
 }

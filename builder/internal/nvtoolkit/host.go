@@ -24,11 +24,11 @@ type HostSpec struct {
 	Name string
 	// L4T is its Jetson Linux release, such as "36.4.3".
 	L4T string
-	// SocID, Family and Machine are /sys/devices/soc0's soc_id, family
-	// ("Tegra") and machine.
-	SocID   int
-	Family  string
-	Machine string
+	// SocID, SocFamily and Machine are /sys/devices/soc0's soc_id,
+	// family ("Tegra") and machine.
+	SocID     int
+	SocFamily string
+	Machine   string
 	// GPU and DriverCUDA are what its libcuda answers (compute capability,
 	// cuDriverGetVersion).
 	GPU        computecap.Capability
@@ -103,7 +103,7 @@ func writeHost(ctx context.Context, dir, cache string, spec HostSpec) (*Host, er
 func (h *Host) writeFiles() error {
 	files := map[string]string{
 		filepath.Join(h.Root, tegraReleaseRow):            standin.TegraRelease(h.L4T),
-		filepath.Join(h.SysDevices, "soc0", "family"):     h.Family + "\n",
+		filepath.Join(h.SysDevices, "soc0", "family"):     h.SocFamily + "\n",
 		filepath.Join(h.SysDevices, "soc0", "soc_id"):     strconv.Itoa(h.SocID) + "\n",
 		filepath.Join(h.SysDevices, "soc0", "machine"):    h.Machine + "\n",
 		filepath.Join(h.Dir, "cdi", ".keep"):              "",

@@ -33,7 +33,7 @@ func TestWriteHost(t *testing.T) {
 	}
 	dir := t.TempDir()
 	h, err := writeHost(t.Context(), filepath.Join(dir, "thor"), filepath.Join(dir, "cache"), HostSpec{
-		Name: "thor", L4T: "39.2.0", SocID: 38, Family: "Tegra", Machine: "NVIDIA Jetson AGX Thor Developer Kit",
+		Name: "thor", L4T: "39.2.0", SocID: 38, SocFamily: "Tegra", Machine: "NVIDIA Jetson AGX Thor Developer Kit",
 		GPU: computecap.Capability{Major: 11}, DriverCUDA: computecap.CUDAVersion{Major: 13, Minor: 2}})
 	require.NoError(t, err)
 	require.Equal(t, "Thor", h.GPUFamily)
