@@ -56,7 +56,8 @@ release-version:
 	@if [ "$$RELEASE_ORIGIN" != 'command line' ] && [ -n "$$(git status --porcelain --untracked-files=no)" ]; then \
 	  echo "make release: the checkout has uncommitted changes: commit or stash them, so that $$RELEASE_VERSION is the tag's content" >&2; exit 2; fi
 
-## deps: runc, QEMU binfmt for aarch64, arm64 busybox, Debian docker.io (dockerd for the Docker-engine tests), buildkitd and buildctl from the BuildKit pinned in go.mod
+## deps: runc, QEMU binfmt for aarch64, arm64 busybox, Debian docker.io (dockerd for the Docker-engine tests), buildkitd and buildctl from the BuildKit pinned in go.mod,
+## NVIDIA's container runtime, nvidia-ctk and nvidia-cdi-hook from the toolkit pinned in builder/internal/nvtoolkit/toolkit
 # BuildKit refuses `go install pkg@version` (exclude directives); building it
 # inside this module uses exactly the version go.mod pins. The binaries are
 # rebuilt only when that version changes or buildkitd does not report it.
@@ -65,6 +66,16 @@ release-version:
 # the module's go.sum hash, which names the same source tree.
 BK_MOD     := github.com/moby/buildkit
 BK_LDFLAGS  = -X $(BK_MOD)/version.Version=$$v -X $(BK_MOD)/version.Revision=$$sum -X $(BK_MOD)/version.Package=$(BK_MOD)
+# NVIDIA's container toolkit comes from its own module (see its tools.go for
+# why), at the version that module's go.mod pins; the binaries are rebuilt
+# only when that version changes or they do not report it. Its release builds
+# link with these flags (the runtime loads libcuda.so.1 through cgo) and stamp
+# internal/info's version and gitCommit; the commit is the go.sum hash here.
+NVTK_DIR     := builder/internal/nvtoolkit/toolkit
+NVTK_MOD     := github.com/NVIDIA/nvidia-container-toolkit
+NVTK_CMDS    := nvidia-container-runtime nvidia-ctk nvidia-cdi-hook
+NVTK_LDFLAGS  = -s -w '-extldflags=-Wl,--export-dynamic -Wl,--unresolved-symbols=ignore-in-object-files -Wl,-z,lazy' \
+                -X $(NVTK_MOD)/internal/info.version=$$v -X $(NVTK_MOD)/internal/info.gitCommit=$$sum
 deps:
 	bash builder/internal/tools/deps.sh
 	@v=$$($(GO) list -m -f '{{.Version}}' $(BK_MOD)); sum=$$($(GO) list -m -f '{{.Sum}}' $(BK_MOD)); \
@@ -75,6 +86,19 @@ deps:
 	  $(GO) build -ldflags "$(BK_LDFLAGS)" -o $(BIN)/buildctl $(BK_MOD)/cmd/buildctl && \
 	  echo "$$v" > $(BIN)/.buildkit-version; \
 	else echo "deps: buildkitd $$v is built"; fi
+	@v=$$(cd $(NVTK_DIR) && $(GO) list -m -f '{{.Version}}' $(NVTK_MOD)) || exit 1; \
+	sum=$$(cd $(NVTK_DIR) && $(GO) list -m -f '{{.Sum}}' $(NVTK_MOD)); \
+	if [ "$$(cat $(BIN)/.nvidia-container-toolkit-version 2>/dev/null)" != "$$v" ] || \
+	   ! $(BIN)/nvidia-ctk --version 2>/dev/null | grep -qF "version $$v" || \
+	   ! $(BIN)/nvidia-container-runtime --version 2>/dev/null | grep -qF "version $$v" || [ ! -x $(BIN)/nvidia-cdi-hook ]; then \
+	  echo "deps: building NVIDIA's container toolkit $$v: $(NVTK_CMDS) (cgo; a minute or two the first time)"; \
+	  for c in $(NVTK_CMDS); do \
+	    (cd $(NVTK_DIR) && CGO_ENABLED=1 CGO_CFLAGS='-O2 -Wno-deprecated-declarations' \
+	      $(GO) build -trimpath -ldflags "$(NVTK_LDFLAGS)" -o $(CURDIR)/$(BIN)/$$c $(NVTK_MOD)/cmd/$$c) || \
+	    { echo "deps: building $$c of NVIDIA's container toolkit $$v failed (it needs cgo: gcc and the Go module proxy)" >&2; exit 1; }; \
+	  done; \
+	  echo "$$v" > $(BIN)/.nvidia-container-toolkit-version; \
+	else echo "deps: NVIDIA's container toolkit $$v is built"; fi
 
 ## demo: build the real matrix with stand-in bases and router, push to a local registry, run the images on fake Jetsons
 demo: deps build

@@ -71,6 +71,8 @@ func precheck(_ *config, _ *image, h *hostInfo) string {
 	switch {
 	case h.OverrideErr != nil:
 		return badOverrideMessage(h.OverrideErr)
+	case !h.found() && h.driverUnusable():
+		return driverFailedMessage(h)
 	case !h.found():
 		return noGPUMessage(h)
 	case !h.gpuAccess():

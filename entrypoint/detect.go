@@ -103,6 +103,13 @@ func (h *hostInfo) gpuAccess() bool {
 	return h.TegraRelease || len(h.Nodes) > 0
 }
 
+// driverUnusable reports whether the NVIDIA runtime's files are in the
+// container (the L4T release file or a GPU device node) and libcuda.so.1 was
+// found, but the driver gave no usable answer.
+func (h *hostInfo) driverUnusable() bool {
+	return h.DriverState == driverFailed && (h.TegraRelease || len(h.Nodes) > 0)
+}
+
 // Detection paths, shown by --explain.
 const (
 	// pathFast: a Tegra soc_id names the SoC, whose SM comes from the

@@ -193,3 +193,32 @@ func standinRelease(l4t string) string {
 	return "# R" + strconv.Itoa(v.Major) + " (release), REVISION: " + strconv.Itoa(v.Minor) + "." + strconv.Itoa(v.Patch) +
 		", GCID: 1, BOARD: generic, EABI: aarch64, DATE: Mon Jan  1 00:00:00 UTC 2026\n"
 }
+
+// TestDriverLoadFailureUnderTheRuntime: the NVIDIA runtime mounted its files
+// (nv_tegra_release, the GPU device nodes, libcuda.so.1) but soc_id is not
+// visible and the driver library does not load. The sentence names that
+// library and its failure, not a missing --runtime nvidia, which is wrong here.
+func TestDriverLoadFailureUnderTheRuntime(t *testing.T) {
+	b := buildBinaries(t)
+	root := newSysroot(t, "agx-orin-container", "jetpack6")
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "/sys/devices/soc0")))
+	lib := "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"
+	writeFile(t, root, lib, "not a shared object\n", 0o644)
+	r := runIn(t, root, nil, "JETBAKE_CUDAPROBE="+b.probe)
+	require.Equal(t, 1, r.code)
+	require.Nil(t, r.exec)
+	require.NotContains(t, r.stderr, "without --runtime nvidia")
+	require.Contains(t, r.stderr, "jetbake-entrypoint: the NVIDIA runtime is there (/etc/nv_tegra_release, "+
+		"GPU device nodes /dev/nvhost-ctrl-gpu, /dev/nvmap, "+lib+") but its CUDA driver "+lib+" cannot be used: "+lib+": ")
+	require.Contains(t, r.stderr, "dlopen ")
+	require.Contains(t, r.stderr, "Check the host's CUDA driver (nvidia-l4t-cuda) and that the CSV files in "+
+		"/etc/nvidia-container-runtime/host-files-for-container.d list it and what it links")
+
+	// Without the runtime's traces the sentence stays the --runtime nvidia one.
+	require.NoError(t, os.Remove(filepath.Join(root, tegraReleasePath)))
+	for _, n := range []string{"/dev/nvhost-ctrl-gpu", "/dev/nvmap"} {
+		require.NoError(t, os.Remove(filepath.Join(root, n)))
+	}
+	r = runIn(t, root, nil, "JETBAKE_CUDAPROBE="+b.probe)
+	require.Contains(t, r.stderr, "it was probably started without --runtime nvidia")
+}

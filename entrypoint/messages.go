@@ -18,6 +18,36 @@ func noGPUMessage(h *hostInfo) string {
 		envOverride + " (such as 8.7) to choose a binary by hand."
 }
 
+// driverFailedMessage says that the NVIDIA runtime's files are in the
+// container (nv_tegra_release, device nodes, libcuda.so.1) but the CUDA
+// driver library it mounted cannot be used, so that no GPU was found: the
+// cause is that library, not a missing --runtime nvidia.
+func driverFailedMessage(h *hostInfo) string {
+	traces := make([]string, 0, 3)
+	if h.TegraRelease {
+		traces = append(traces, tegraReleasePath)
+	}
+	if len(h.Nodes) > 0 {
+		traces = append(traces, "GPU device nodes "+strings.Join(h.Nodes, ", "))
+	}
+	lib := h.facts.Libcuda
+	traces = append(traces, lib)
+	detail := lib
+	for _, s := range h.Sources {
+		if s.Name == srcDriver && !s.Found {
+			detail = s.Detail
+		}
+	}
+	return "the NVIDIA runtime is there (" + strings.Join(traces, ", ") + ") but its CUDA driver " + lib +
+		" cannot be used: " + detail + ". Check the host's CUDA driver (nvidia-l4t-cuda) and that the CSV files in " +
+		csvFolder + " list it and what it links; run with --explain for details, or set " + envOverride +
+		" (such as 8.7) to choose a binary by hand."
+}
+
+// csvFolder is where the NVIDIA runtime reads, on a Jetson, the host files it
+// mounts into containers (nvidia-container-toolkit, modes.csv.mount-spec-path).
+const csvFolder = "/etc/nvidia-container-runtime/host-files-for-container.d"
+
 // noAccessMessage says that the device tree names a Jetson but the
 // container has no way to its GPU.
 func noAccessMessage(h *hostInfo) string {

@@ -69,11 +69,10 @@ func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels
 	img.Created = &created
 	img.Config.Entrypoint = []string{EntrypointPath}
 	img.Config.Cmd = slices.Clone(router.Cmd)
-	env := []string{
-		"NVIDIA_REQUIRE_CUDA", "cuda>=" + rel.CUDA,
+	env := append(nvidiaEnv(rel),
 		"NVIDIA_VISIBLE_DEVICES", "all",
 		"NVIDIA_DRIVER_CAPABILITIES", "compute,utility",
-	}
+	)
 	for _, k := range slices.Sorted(maps.Keys(router.Env)) {
 		env = append(env, k, router.Env[k])
 	}
@@ -101,6 +100,29 @@ func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels
 		Comment:   "jetbake",
 	})
 	return json.Marshal(img)
+}
+
+// nvidiaEnv is what the image says to NVIDIA's container runtime about the
+// CUDA it needs: NVIDIA_REQUIRE_CUDA=cuda>=X, as NVIDIA's images say, and
+// NVIDIA_DISABLE_REQUIRE=true, so that the runtime leaves the decision to the
+// entrypoint's host rule, whose sentence names the image to use. The runtime
+// (nvidia-container-toolkit v1.20, internal/modifier/csv.go,
+// checkRequirements) loads the host's libcuda in its own process before the
+// container exists, compares cuDriverGetVersion with the requirement and
+// stops with "requirements not met: unsatisfied condition: cuda>=12.6
+// (cuda=11.4)", naming no image. Without NVIDIA_REQUIRE_CUDA it would derive
+// cuda>=CUDA_VERSION from the base's CUDA_VERSION (internal/config/image,
+// IsLegacy), so the check is turned off rather than left out. Both CUDA
+// flavours need that, for different reasons:
+//   - Tegra (JetPack 6 and earlier): what decides is the host's L4T release
+//     (an R36.4 image on R36.3 fails; on R35 it needs the JetPack 5 image);
+//     the driver's CUDA version is a proxy that names neither.
+//   - SBSA (JetPack 7): the check ignores forward-compatibility libraries
+//     (compat_orin), which only the enable-cuda-compat hook enables after it,
+//     so it refuses a host that the image runs on through them; and it
+//     accepts a driver of a later CUDA major, which the host rule refuses.
+func nvidiaEnv(rel plan.Release) []string {
+	return []string{"NVIDIA_REQUIRE_CUDA", "cuda>=" + rel.CUDA, "NVIDIA_DISABLE_REQUIRE", "true"}
 }
 
 // setEnv sets KEY=VALUE pairs in env, replacing earlier values of the same key.

@@ -73,11 +73,13 @@ func TestImageConfig(t *testing.T) {
 	require.Equal(t, "/workspace", img.Config.WorkingDir, "the rest of the base config is kept")
 
 	require.Equal(t, []string{"cuda>=13.2"}, envValues(img.Config.Env, "NVIDIA_REQUIRE_CUDA"))
+	require.Equal(t, []string{"true"}, envValues(img.Config.Env, "NVIDIA_DISABLE_REQUIRE"),
+		"the entrypoint's host rule decides, not the runtime's requirement check")
 	require.Equal(t, []string{"all"}, envValues(img.Config.Env, "NVIDIA_VISIBLE_DEVICES"))
 	require.Equal(t, []string{"compute,utility"}, envValues(img.Config.Env, "NVIDIA_DRIVER_CAPABILITIES"))
 	require.Equal(t, []string{"/usr/local/cuda/bin:/usr/bin:/bin"}, envValues(img.Config.Env, "PATH"))
 	require.Equal(t, []string{"x"}, envValues(img.Config.Env, "CUDA_VERSION"), "router.env replaces the base's")
-	require.Len(t, img.Config.Env, 7)
+	require.Len(t, img.Config.Env, 8)
 
 	require.Equal(t, map[string]string{
 		"maintainer":                       "NVIDIA CORPORATION",
@@ -106,6 +108,7 @@ func TestImageConfigMinimalBase(t *testing.T) {
 	require.Empty(t, img.Variant)
 	require.Equal(t, []string{
 		"NVIDIA_REQUIRE_CUDA=cuda>=12.6",
+		"NVIDIA_DISABLE_REQUIRE=true",
 		"NVIDIA_VISIBLE_DEVICES=all",
 		"NVIDIA_DRIVER_CAPABILITIES=compute,utility",
 	}, img.Config.Env)

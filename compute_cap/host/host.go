@@ -240,14 +240,20 @@ func (f *Facts) State() computecap.HostState {
 }
 
 // LibcudaDirs returns the folders where a container runtime mounts the
-// host's libcuda.so.1, in the order they are searched: JetPack 6's nvidia
-// folder, JetPack 5's tegra folder, then the usual library folders.
+// host's libcuda.so.1, in the order they are searched: JetPack 6's and 7.0's
+// nvidia folder, JetPack 5's tegra folder, JetPack 7.2's per-GPU folders
+// (L4T R39 ships libcuda for Orin's nvgpu and Thor's OpenRM driver in
+// /opt/nvidia/l4t-gpu-libs/nvgpu and /openrm, which its drivers.csv lists:
+// the nvidia-l4t-cuda-nvgpu and -openrm files in jetpack-nixos'
+// pkgs/containers/r39-l4t.json), then the usual library folders.
 // LD_LIBRARY_PATH follows them, and CompatDir, the image's own
 // forward-compatibility driver, comes last: it is not the host's driver.
 func LibcudaDirs() []string {
 	return []string{
 		"/usr/lib/aarch64-linux-gnu/nvidia",
 		"/usr/lib/aarch64-linux-gnu/tegra",
+		"/opt/nvidia/l4t-gpu-libs/nvgpu",
+		"/opt/nvidia/l4t-gpu-libs/openrm",
 		"/usr/lib/aarch64-linux-gnu",
 		"/usr/lib/x86_64-linux-gnu",
 		"/usr/lib64",

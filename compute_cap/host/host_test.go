@@ -118,3 +118,20 @@ func FuzzParseTegraRelease(f *testing.F) {
 		require.Equal(t, v, back)
 	})
 }
+
+// FindLibcuda finds libcuda.so.1 where NVIDIA's CSV runtime mounts it on
+// each JetPack line (the lib and sym rows of its CSV files; see
+// builder/internal/nvtoolkit/jetpack.go for their sources).
+func TestFindLibcudaOnEachJetPackLine(t *testing.T) {
+	for line, path := range map[string]string{
+		"JetPack 5 (R35)":               "/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1",
+		"JetPack 6 (R36)":               "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1",
+		"JetPack 7.0, 7.1 (R38)":        "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1",
+		"JetPack 7.2 on Orin (R39)":     "/opt/nvidia/l4t-gpu-libs/nvgpu/libcuda.so.1",
+		"JetPack 7.2 on Thor (R39)":     "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1",
+		"a dGPU host or an old runtime": "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
+	} {
+		got, looked := FindLibcuda(tree(t, map[string]string{path: "x"}), "")
+		require.Equal(t, path, got, "%s: looked in %v", line, looked)
+	}
+}

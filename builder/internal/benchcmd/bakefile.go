@@ -189,7 +189,7 @@ func runtimeDockerfile(p *plan.Plan, rel plan.Release) []byte {
 	fmt.Fprintf(&b, "COPY --from=%s %s %s %s/\n", entrypointContext,
 		filepath.Base(imagebuild.EntrypointPath), filepath.Base(imagebuild.CUDAProbePath), filepath.Dir(imagebuild.EntrypointPath))
 	fmt.Fprintf(&b, "COPY image.json %s\n", imagespec.Path)
-	fmt.Fprintf(&b, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=%s\" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility\n", rel.CUDA)
+	fmt.Fprintf(&b, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=%s\" NVIDIA_DISABLE_REQUIRE=true NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility\n", rel.CUDA)
 	fmt.Fprintf(&b, "ENTRYPOINT [%q]\nCMD []\n", imagebuild.EntrypointPath)
 	return []byte(b.String())
 }

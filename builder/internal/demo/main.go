@@ -1,8 +1,10 @@
 // Command demo is `make demo`: on a machine with no GPU and no internet it
 // starts a registry on 127.0.0.1, pushes stand-ins for NVIDIA's bases, builds
 // the real matrix (stand-in router) with `jetbake build`, then runs the images
-// with runc on fake Jetsons and prints which binary each one chose, or why
-// none. Everything it starts it stops; bin/ keeps the build cache for next time.
+// on fake Jetsons, with runc and through NVIDIA's container runtime
+// (`docker run --runtime nvidia`), and prints which binary each one chose, or
+// why none, and the runtime that ran it. Everything it starts it stops; bin/
+// keeps the build cache for next time.
 package main
 
 import (
@@ -146,23 +148,46 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 		return err
 	}
 	outcomes := e2e.RunChecks(ctx, runner, images, hosts, e2e.DemoChecks())
-	fmt.Fprintln(out, "\n==> the images on fake Jetsons (runc, arm64 through QEMU)")
+	fmt.Fprintln(out, "==> the images through NVIDIA's container runtime (docker run --runtime nvidia)")
+	nvOutcomes, err := e2e.RunNVIDIARuntime(ctx, env, work, tags)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\n==> the images on fake Jetsons (arm64 through QEMU)")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "IMAGE\tHOST\tCHECK\tRESULT")
+	fmt.Fprintln(tw, "IMAGE\tHOST\tRUNTIME\tCHECK\tRESULT")
 	failed := 0
-	for _, o := range outcomes {
+	row := func(release, host, runtime string, ok bool, summary string) {
 		verdict := "ok"
-		if !o.OK() {
+		if !ok {
 			verdict, failed = "UNEXPECTED", failed+1
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shortTag(tags[o.Release]), o.Host, verdict, oneLine(o.Summary()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortTag(tags[release]), host, runtime, verdict, oneLine(summary))
+	}
+	for _, o := range outcomes {
+		row(o.Release, o.Host, "runc", o.OK(), o.Summary())
+	}
+	for _, o := range nvOutcomes {
+		row(o.Release, o.Host, o.RuntimeName(), o.OK(), o.Summary())
 	}
 	tw.Flush()
 	if failed > 0 {
-		return fmt.Errorf("%d of %d runs did not do what they should", failed, len(outcomes))
+		return fmt.Errorf("%d of %d runs did not do what they should", failed, len(outcomes)+len(nvOutcomes))
 	}
-	fmt.Fprintf(out, "\nall %d runs as expected. Explain a choice: JETBAKE_EXPLAIN=1, or the entrypoint's --explain.\n", len(outcomes))
+	fmt.Fprintf(out, "\nall %d runs as expected (%d with runc and a bind-mounted host view, %d with docker run, %d of them through NVIDIA's runtime). "+
+		"Explain a choice: JETBAKE_EXPLAIN=1, or the entrypoint's --explain.\n", len(outcomes)+len(nvOutcomes), len(outcomes), len(nvOutcomes), nvidiaRuns(nvOutcomes))
 	return nil
+}
+
+// nvidiaRuns counts the runs that went through NVIDIA's runtime.
+func nvidiaRuns(outcomes []e2e.NVOutcome) int {
+	n := 0
+	for _, o := range outcomes {
+		if o.Runtime != e2e.RuntimeNone {
+			n++
+		}
+	}
+	return n
 }
 
 // shortTag drops the registry and repository, which every row shares.

@@ -19,14 +19,16 @@ import (
 func TestDockerEngine(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	d, err := StartDockerd(ctx, filepath.Join(f.work, "dockerd"))
+	nv, err := NewNVBed(ctx, filepath.Join(f.work, "nv"), f.env)
+	require.NoError(t, err, "the runs through NVIDIA's runtime need its toolkit; they fail rather than skip")
+	d, err := StartDockerd(ctx, filepath.Join(f.work, "dockerd"), WithRuntime("nvidia", nv.RuntimePath()))
 	require.NoError(t, err, "the Docker-engine tests need dockerd; they fail rather than skip")
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 
 	p := f.demoPlan(t, "matrix.json")
 	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
-	releases := []string{"jetpack6.2", "jetpack7.2"}
+	releases := NVReleases()
 	report, err := f.build(ctx, p, imagebuild.WithReleases(releases...), imagebuild.WithPush(true),
 		imagebuild.WithOutputs(imagebuild.Output{Type: "docker", Dest: filepath.Join(f.work, "out", "image.tar")}))
 	require.NoError(t, err)
@@ -65,7 +67,7 @@ func TestDockerEngine(t *testing.T) {
 		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts-pick"))
 		require.NoError(t, err)
 		want := map[string]string{"orin-jp6": "jetpack6.2", "orin-jp7.2": "jetpack7.2", "thor-jp7.2": "jetpack7.2",
-			"thor-jp7.0": "", "none": ""}
+			"thor-jp7.0": "jetpack7.0", "orin-jp6.0": "", "none": ""}
 		for hostName, release := range want {
 			opts := []pick.Option{pick.WithSysroot(hostsByName[hostName].Root)}
 			if hostsByName[hostName].Root == "" {
@@ -92,6 +94,10 @@ func TestDockerEngine(t *testing.T) {
 		require.Contains(t, out.Stdout, "router built for sm_87 ")
 	})
 
+	t.Run("through NVIDIA's container runtime on every host line", func(t *testing.T) {
+		testNVIDIARuntime(t, d, nv, images)
+	})
+
 	t.Run("arguments after the image name reach the router unchanged", func(t *testing.T) {
 		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts-args"))
 		require.NoError(t, err)
@@ -114,7 +120,7 @@ func checkDockerConfig(t *testing.T, got DockerInspect, rel plan.Release) {
 	require.Equal(t, "arm64", got.Architecture)
 	require.Equal(t, "linux", got.Os)
 	require.Equal(t, []string{imagebuild.EntrypointPath}, got.Config.Entrypoint, rel.Name)
-	for _, e := range []string{"NVIDIA_REQUIRE_CUDA=cuda>=" + rel.CUDA, "NVIDIA_VISIBLE_DEVICES=all",
+	for _, e := range []string{"NVIDIA_REQUIRE_CUDA=cuda>=" + rel.CUDA, "NVIDIA_DISABLE_REQUIRE=true", "NVIDIA_VISIBLE_DEVICES=all",
 		"NVIDIA_DRIVER_CAPABILITIES=compute,utility"} {
 		require.Contains(t, got.Config.Env, e, rel.Name)
 	}

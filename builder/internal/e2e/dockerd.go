@@ -36,10 +36,19 @@ type Dockerd struct {
 	exited chan struct{}
 }
 
+// DockerdOption changes how StartDockerd starts dockerd.
+type DockerdOption func(*[]string)
+
+// WithRuntime registers an OCI runtime with dockerd under name, as
+// `dockerd --add-runtime NAME=PATH` does (`docker run --runtime NAME`).
+func WithRuntime(name, path string) DockerdOption {
+	return func(args *[]string) { *args = append(*args, "--add-runtime", name+"="+path) }
+}
+
 // StartDockerd starts dockerd with its state under dir and waits until it
 // answers (within a minute). It fails with the reason, never silently: the
 // missing binary and its fix, or the end of dockerd's log.
-func StartDockerd(ctx context.Context, dir string) (*Dockerd, error) {
+func StartDockerd(ctx context.Context, dir string, opts ...DockerdOption) (*Dockerd, error) {
 	dockerd, err := exec.LookPath("dockerd")
 	if err != nil {
 		return nil, errors.New("dockerd is not installed: run 'make deps' as root (apt-get install docker.io)")
@@ -70,13 +79,17 @@ func StartDockerd(ctx context.Context, dir string) (*Dockerd, error) {
 		return nil, err
 	}
 	defer logFile.Close()
-	d.cmd = exec.Command(dockerd,
+	args := []string{
 		"--host", d.Host,
 		"--data-root", filepath.Join(dir, "data"),
 		"--exec-root", execRoot,
 		"--pidfile", filepath.Join(dir, "dockerd.pid"),
 		"--iptables=false", "--ip-masq=false", "--bridge=none",
-	)
+	}
+	for _, o := range opts {
+		o(&args)
+	}
+	d.cmd = exec.Command(dockerd, args...)
 	d.cmd.Stdout, d.cmd.Stderr = logFile, logFile
 	// Its own process group: dockerd's managed containerd can be stopped
 	// with it, by this pid, if dockerd does not stop by itself.

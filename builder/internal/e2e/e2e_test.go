@@ -275,6 +275,7 @@ func checkMetadata(t *testing.T, rr imagebuild.ReleaseReport, p *plan.Plan) {
 	require.Equal(t, "8.7,11.0", cfg.Config.Labels["io.jetbake.sm-targets"])
 	require.Equal(t, rel.CUDA, cfg.Config.Labels["com.nvidia.cuda.version"])
 	require.Contains(t, cfg.Config.Env, "NVIDIA_REQUIRE_CUDA=cuda>="+rel.CUDA)
+	require.Contains(t, cfg.Config.Env, "NVIDIA_DISABLE_REQUIRE=true")
 	require.Equal(t, []string{imagebuild.EntrypointPath}, cfg.Config.Entrypoint)
 	require.Equal(t, "arm64", cfg.Architecture)
 	// router.env, router.cmd and router.ports of the matrix.

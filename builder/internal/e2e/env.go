@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/internal/nvtoolkit"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/plan"
 )
@@ -113,7 +114,7 @@ func (e *Env) Kit() standin.Kit {
 
 // CheckPrerequisites fails with the fix when something the end-to-end path
 // needs is missing: runc, the aarch64 binfmt handler, busybox, glibc, the
-// aarch64 cross compiler, buildkitd, root.
+// aarch64 cross compiler, buildkitd, NVIDIA's container toolkit, root.
 func (e *Env) CheckPrerequisites() error {
 	var missing []string
 	if os.Geteuid() != 0 {
@@ -136,6 +137,9 @@ func (e *Env) CheckPrerequisites() error {
 	}
 	if _, err := os.Stat(filepath.Join(e.BinDir(), "buildkitd")); err != nil {
 		missing = append(missing, "bin/buildkitd")
+	}
+	if _, err := nvtoolkit.Find(e.BinDir()); err != nil {
+		missing = append(missing, "NVIDIA's container toolkit in bin/ ("+err.Error()+")")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("the end-to-end environment lacks %v: run 'make deps' as root", missing)
