@@ -39,6 +39,18 @@ type Matrix struct {
 	// relative to. Load sets it; Parse leaves it empty, meaning the working
 	// directory.
 	Dir string `json:"-"`
+
+	// table is the table of Jetson facts the matrix was checked against.
+	table *computecap.Table
+}
+
+// Facts returns the table of Jetson facts the matrix was checked against:
+// the one WithTable gave, else the shipped one.
+func (m *Matrix) Facts() *computecap.Table {
+	if m.table == nil {
+		return computecap.DefaultTable()
+	}
+	return m.table
 }
 
 // Router says where the router's source is and how it is built.
@@ -235,6 +247,7 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 	m.Dir = dir
 	errs := checker{table: o.table}
 	checkRules(&m, &errs)
+	m.table = errs.facts()
 	if checkFiles {
 		checkFilesExist(&m, &errs)
 	}
