@@ -1,7 +1,10 @@
 package lock
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,13 +12,18 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/random"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 const (
@@ -34,12 +42,23 @@ func testPlan() *plan.Plan {
 	}}
 }
 
-// pushRandom pushes a small random image to host under ref's repository and
-// tag, and returns its digest.
+// pushRandom pushes a small image with a random file to host under ref's
+// repository and tag, and returns its digest. Like the real bases, it holds
+// a CUDA tree: Tegra CUDA 12.6 for the l4t images, SBSA CUDA 13.2 for the
+// others.
 func pushRandom(t *testing.T, host, ref string) string {
 	t.Helper()
-	img, err := random.Image(64, 1)
-	require.NoError(t, err)
+	if strings.Contains(ref, "/l4t-") {
+		return pushBase(t, host, ref, computecap.FlavourTegra, "12.6.11")
+	}
+	return pushBase(t, host, ref, computecap.FlavourSBSA, "13.2.0")
+}
+
+// pushBase pushes an image holding CUDA cuda of flavour f and a random
+// file to host under ref's repository and tag, and returns its digest.
+func pushBase(t *testing.T, host, ref string, f computecap.Flavour, cuda string) string {
+	t.Helper()
+	img := baseImage(t, f, cuda)
 	src, err := name.ParseReference(ref)
 	require.NoError(t, err)
 	dst, err := name.ParseReference(host+"/"+src.Context().RepositoryStr()+":"+src.Identifier(), name.Insecure)
@@ -48,6 +67,51 @@ func pushRandom(t *testing.T, host, ref string) string {
 	d, err := img.Digest()
 	require.NoError(t, err)
 	return d.String()
+}
+
+// baseImage is an arm64 image with NVIDIA's CUDA layout (/usr/local/cuda
+// linking to cuda-X.Y, its version.json and the flavour's targets folder)
+// and a random file.
+func baseImage(t *testing.T, f computecap.Flavour, cuda string) v1.Image {
+	t.Helper()
+	tree := "usr/local/cuda-" + cuda[:strings.LastIndexByte(cuda, '.')]
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	nonce := make([]byte, 16)
+	_, err := rand.Read(nonce)
+	require.NoError(t, err)
+	version := []byte(`{"cuda": {"name": "CUDA SDK", "version": "` + cuda + `"}}`)
+	for _, e := range []struct {
+		name, link string
+		body       []byte
+		dir        bool
+	}{
+		{name: "etc/nonce", body: nonce},
+		{name: tree + "/" + f.TargetDir() + "/lib", dir: true},
+		{name: tree + "/version.json", body: version},
+		{name: "usr/local/cuda", link: filepath.Base(tree)},
+	} {
+		hdr := &tar.Header{Name: e.name, Mode: 0o644, Typeflag: tar.TypeReg, Size: int64(len(e.body))}
+		if e.dir {
+			hdr.Typeflag, hdr.Mode = tar.TypeDir, 0o755
+		} else if e.link != "" {
+			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.link
+		}
+		require.NoError(t, tw.WriteHeader(hdr))
+		_, err := tw.Write(e.body)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	layer := static.NewLayer(buf.Bytes(), types.OCIUncompressedLayer)
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	require.NoError(t, err)
+	cf, err := img.ConfigFile()
+	require.NoError(t, err)
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", "arm64"
+	img, err = mutate.ConfigFile(img, cf)
+	require.NoError(t, err)
+	return img
 }
 
 // mirrorTo resolves nvcr.io references to host, as `--mirror nvcr.io=HOST` does.
@@ -76,7 +140,14 @@ func TestResolve(t *testing.T) {
 	want := pushAll(t, host)
 	f, err := Resolve(t.Context(), testPlan(), mirrorTo(host))
 	require.NoError(t, err)
-	require.Equal(t, &File{SchemaVersion: 1, Bases: want}, f)
+	require.Equal(t, 1, f.SchemaVersion)
+	require.Equal(t, want, f.Bases)
+	require.Len(t, f.Contents, len(want))
+	for ref, d := range want {
+		require.Equal(t, d, f.Contents[ref].Digest, ref)
+	}
+	require.Equal(t, "Tegra CUDA 12.6.11", f.Contents[l4tCUDABase].Describe())
+	require.Equal(t, "SBSA CUDA 13.2.0", f.Contents[cudaRuntime].Describe())
 }
 
 func TestResolveErrors(t *testing.T) {
@@ -232,8 +303,9 @@ func TestRead(t *testing.T) {
 // index or image alike.
 func TestResolveIndex(t *testing.T) {
 	host := testregistry.New(t)
-	idx, err := random.Index(64, 1, 2)
-	require.NoError(t, err)
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: baseImage(t, computecap.FlavourSBSA, "13.2.0"),
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
 	dst, err := name.ParseReference(host+"/nvidia/cuda:13.2.0-devel-ubuntu24.04", name.Insecure)
 	require.NoError(t, err)
 	require.NoError(t, remote.WriteIndex(dst, idx))
@@ -243,6 +315,7 @@ func TestResolveIndex(t *testing.T) {
 	f, err := Resolve(t.Context(), p, mirrorTo(host))
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{cudaDevel: want.String()}, f.Bases)
+	require.Equal(t, want.String(), f.Contents[cudaDevel].Digest)
 }
 
 // Without a resolver, the references are fetched as written; a registry on
