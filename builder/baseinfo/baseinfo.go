@@ -96,6 +96,16 @@ func WithRemoteOptions(opts ...remote.Option) Option {
 // the reference. "" keeps nothing (the default).
 func WithCacheDir(dir string) Option { return func(r *Reader) { r.cacheDir = dir } }
 
+// DefaultCacheDir is the folder of the reads that WithCacheDir keeps, in
+// the user's cache folder; "" when there is none (nothing is kept).
+func DefaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "jetbake", "bases")
+}
+
 // WithLimit stops a read after limit bytes of file content (DefaultLimit).
 func WithLimit(limit int64) Option { return func(r *Reader) { r.limit = limit } }
 

@@ -73,6 +73,9 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	report.Releases = make([]ReleaseReport, len(jobs))
 	timings := newTimingRecorder()
 	resolved := newResolveCache()
+	// What each base holds is read beside the sessions' start-up.
+	reads := b.readBases(ctx, jobs, timings)
+	defer reads.close()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
 		j.timings, j.resolved = timings, resolved

@@ -23,6 +23,9 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 		{Role: "build", Ref: j.release.BuildBase, Resolved: j.buildBase, Digest: j.buildDigest},
 		{Role: "runtime", Ref: j.release.RuntimeBase, Resolved: j.runtimeBase, Digest: j.baseDigest},
 	}
+	for i, info := range j.baseInfo {
+		rr.Bases[i].setContents(info)
+	}
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Findings = slices.Clone(j.lintFindings)
 	if rr.Digest != "" {

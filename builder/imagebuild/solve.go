@@ -21,6 +21,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
@@ -57,6 +58,10 @@ type releaseJob struct {
 	// resolve per base reference, shared by every release.
 	timings  *timingRecorder
 	resolved *resolveCache
+	// bases are the build's reads of what each base holds; baseInfo is
+	// what this release's build and runtime bases were read to hold.
+	bases    *baseReads
+	baseInfo [2]*baseinfo.Info
 
 	mu          sync.Mutex
 	buildDigest string
@@ -104,6 +109,10 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	var routers []llb.State
 	eg.Go(func() (err error) {
 		if buildDigest, _, err = j.resolveBase(egCtx, c, "build", j.buildBase); err != nil {
+			return err
+		}
+		// Nothing is compiled on bases that do not fit the release.
+		if err := j.checkBases(egCtx); err != nil {
 			return err
 		}
 		routers, err = j.solveRouters(egCtx, c, pin(j.buildBase, buildDigest))

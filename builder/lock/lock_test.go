@@ -1,10 +1,7 @@
 package lock
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,7 +13,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 
@@ -58,60 +54,7 @@ func pushRandom(t *testing.T, host, ref string) string {
 // file to host under ref's repository and tag, and returns its digest.
 func pushBase(t *testing.T, host, ref string, f computecap.Flavour, cuda string) string {
 	t.Helper()
-	img := baseImage(t, f, cuda)
-	src, err := name.ParseReference(ref)
-	require.NoError(t, err)
-	dst, err := name.ParseReference(host+"/"+src.Context().RepositoryStr()+":"+src.Identifier(), name.Insecure)
-	require.NoError(t, err)
-	require.NoError(t, remote.Write(dst, img))
-	d, err := img.Digest()
-	require.NoError(t, err)
-	return d.String()
-}
-
-// baseImage is an arm64 image with NVIDIA's CUDA layout (/usr/local/cuda
-// linking to cuda-X.Y, its version.json and the flavour's targets folder)
-// and a random file.
-func baseImage(t *testing.T, f computecap.Flavour, cuda string) v1.Image {
-	t.Helper()
-	tree := "usr/local/cuda-" + cuda[:strings.LastIndexByte(cuda, '.')]
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	nonce := make([]byte, 16)
-	_, err := rand.Read(nonce)
-	require.NoError(t, err)
-	version := []byte(`{"cuda": {"name": "CUDA SDK", "version": "` + cuda + `"}}`)
-	for _, e := range []struct {
-		name, link string
-		body       []byte
-		dir        bool
-	}{
-		{name: "etc/nonce", body: nonce},
-		{name: tree + "/" + f.TargetDir() + "/lib", dir: true},
-		{name: tree + "/version.json", body: version},
-		{name: "usr/local/cuda", link: filepath.Base(tree)},
-	} {
-		hdr := &tar.Header{Name: e.name, Mode: 0o644, Typeflag: tar.TypeReg, Size: int64(len(e.body))}
-		if e.dir {
-			hdr.Typeflag, hdr.Mode = tar.TypeDir, 0o755
-		} else if e.link != "" {
-			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.link
-		}
-		require.NoError(t, tw.WriteHeader(hdr))
-		_, err := tw.Write(e.body)
-		require.NoError(t, err)
-	}
-	require.NoError(t, tw.Close())
-	layer := static.NewLayer(buf.Bytes(), types.OCIUncompressedLayer)
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	require.NoError(t, err)
-	cf, err := img.ConfigFile()
-	require.NoError(t, err)
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "arm64"
-	img, err = mutate.ConfigFile(img, cf)
-	require.NoError(t, err)
-	return img
+	return testregistry.Push(t, host, ref, testregistry.CUDAImage(t, f.TargetDir(), cuda))
 }
 
 // mirrorTo resolves nvcr.io references to host, as `--mirror nvcr.io=HOST` does.
@@ -304,7 +247,7 @@ func TestRead(t *testing.T) {
 func TestResolveIndex(t *testing.T) {
 	host := testregistry.New(t)
 	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: baseImage(t, computecap.FlavourSBSA, "13.2.0"),
+		mutate.IndexAddendum{Add: testregistry.CUDAImage(t, computecap.FlavourSBSA.TargetDir(), "13.2.0"),
 			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
 	dst, err := name.ParseReference(host+"/nvidia/cuda:13.2.0-devel-ubuntu24.04", name.Insecure)
 	require.NoError(t, err)
