@@ -122,5 +122,18 @@ func (j *releaseJob) checkBases(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	j.mu.Lock()
+	j.baseErr = err
+	j.mu.Unlock()
+	return err
+}
+
+// baseError is the error checkBases failed the latest attempt with, or
+// nil: the release's error as jetbake wrote it, not as it comes back
+// through BuildKit ("failed to solve: ...").
+func (j *releaseJob) baseError() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.baseErr
 }

@@ -178,6 +178,8 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(smoke.hand()), progress.channel(j.release.Name))
 		if err = smoke.wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
+		} else if baseErr := j.baseError(); baseErr != nil {
+			err = baseErr
 		}
 	}
 	rr.duration = time.Since(start)

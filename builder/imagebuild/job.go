@@ -42,9 +42,9 @@ func (j *releaseJob) addFinding(f Finding) {
 	}
 }
 
-// resetFindings forgets the findings of an earlier attempt.
+// resetFindings forgets the findings and base error of an earlier attempt.
 func (j *releaseJob) resetFindings() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.lintFindings = nil
+	j.lintFindings, j.baseErr = nil, nil
 }

@@ -62,6 +62,7 @@ type releaseJob struct {
 	// what this release's build and runtime bases were read to hold.
 	bases    *baseReads
 	baseInfo [2]*baseinfo.Info
+	baseErr  error
 
 	mu          sync.Mutex
 	buildDigest string
