@@ -2,12 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/internal/testregistry"
+	"github.com/jetbake/jetbake/builder/lock"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -56,4 +60,47 @@ func TestPlanShowsBases(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "  build base:   nvcr.io/nvidia/l4t-jetpack:r36.4.0 (Tegra CUDA 12.6, from the table)\n")
 	require.Contains(t, r.stdout, "  runtime base: ghcr.io/acme/jetson-runtime:latest (flavour and CUDA unknown until read)\n")
+}
+
+// pushShippedBases pushes, for every base of the shipped matrix, an image
+// holding its release's CUDA of its flavour to host.
+func pushShippedBases(t *testing.T, host string) {
+	t.Helper()
+	m, err := matrix.Load(matrixCopy(t, nil))
+	require.NoError(t, err)
+	p, err := plan.New(m)
+	require.NoError(t, err)
+	for _, r := range p.Releases {
+		for _, ref := range []string{r.BuildBase, r.RuntimeBase} {
+			testregistry.Push(t, host, ref, testregistry.CUDAImage(t, r.Flavour.TargetDir(), r.CUDA+".1"))
+		}
+	}
+}
+
+// `jetbake lock` prints what each base holds; `lock --check` on a lock
+// file written before jetbake read bases passes, and says how to record
+// them.
+func TestLockRecordsContents(t *testing.T) {
+	host := testregistry.New(t)
+	pushShippedBases(t, host)
+	path := matrixCopy(t, nil)
+	r := run(t, "lock", "--matrix", path, "--mirror", "nvcr.io="+host)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `(?m)^nvcr\.io/nvidia/l4t-cuda:12\.6\.11-runtime@sha256:[0-9a-f]{64}  Tegra CUDA 12\.6\.1$`, r.stdout)
+	require.Regexp(t, `(?m)^nvcr\.io/nvidia/cuda:13\.0\.1-devel-ubuntu24\.04@sha256:[0-9a-f]{64}  SBSA CUDA 13\.0\.1$`, r.stdout)
+	lockFile := filepath.Join(filepath.Dir(path), lock.DefaultFile)
+	lf, err := lock.Read(lockFile)
+	require.NoError(t, err)
+	require.Len(t, lf.Contents, 8)
+
+	r = run(t, "lock", "--check", "--matrix", path, "--mirror", "nvcr.io="+host)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+
+	lf.Contents = nil
+	require.NoError(t, lf.Write(lockFile))
+	r = run(t, "lock", "--check", "--matrix", path, "--mirror", "nvcr.io="+host)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "8 bases, none moved")
+	require.Contains(t, r.stderr, "records no contents for 8 bases (written before jetbake read bases): run 'jetbake lock' to record their CUDA flavour and version")
 }
