@@ -135,9 +135,12 @@ func (s *scanner) add(hdr *tar.Header, body io.Reader) error {
 }
 
 // linkOfInterest reports whether a link can be on the way from
-// /usr/local/cuda to the CUDA tree.
+// /usr/local/cuda to the CUDA tree: one in /usr/local (cuda, cuda-12) or
+// in /etc/alternatives, where the CUDA packages' update-alternatives puts
+// its links. The many library links inside a tree are not.
 func linkOfInterest(name string) bool {
-	return strings.HasPrefix(name, "usr/local/") || strings.HasPrefix(name, "etc/alternatives/")
+	dir := path.Dir(name)
+	return dir == "usr/local" || dir == "etc/alternatives"
 }
 
 // cudaTree splits a path under /usr/local/cuda* into the tree

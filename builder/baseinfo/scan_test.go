@@ -1,6 +1,7 @@
 package baseinfo
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -142,6 +143,19 @@ func TestReadImageLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, got.Partial)
 	require.Equal(t, "Tegra CUDA 12.6.11", got.Describe())
+}
+
+// A tree's many library links do not crowd out the links on the way to it.
+func TestReadImageManyLinks(t *testing.T) {
+	var libs []entry
+	for i := range 3 * maxLinks {
+		libs = append(libs, link(fmt.Sprintf("usr/local/cuda-13.0/targets/sbsa-linux/lib/libx%d.so", i), "libx.so.13"))
+	}
+	img := testImage(t, nil, []entry{link("usr/local/cuda", "/etc/alternatives/cuda"), link("etc/alternatives/cuda", "/usr/local/cuda-13.0")},
+		append(libs, file("usr/local/cuda-13.0/version.json", versionJSON("13.0.1")), dir("usr/local/cuda-12.6/targets/aarch64-linux")))
+	got, err := ReadImage(img, DefaultLimit)
+	require.NoError(t, err)
+	require.Equal(t, "SBSA CUDA 13.0.1", got.Describe())
 }
 
 // A chain of links longer than the scan follows is not taken for a tree.
