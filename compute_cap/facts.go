@@ -1,8 +1,10 @@
 package computecap
 
 // This file is the one place that holds the Jetson facts: one row per SoC,
-// one per JetPack release and one per SM that nvcc builds. Adding a Jetson,
-// a JetPack release or an SM target means adding rows here and nowhere else.
+// one per JetPack release, one per SM that nvcc builds, and NVIDIA's base
+// image repositories with their CUDA flavour. Adding a Jetson, a JetPack
+// release, an SM target or a base repository means adding rows here and
+// nowhere else.
 //
 // Public sources, re-checked before a row is relied on for a release:
 //   - NVIDIA Jetson Linux (L4T) and JetPack release notes and archive:
@@ -35,7 +37,8 @@ package computecap
 
 // newDefaultTable builds the shipped rows.
 func newDefaultTable() *Table {
-	return &Table{SoCs: socRows(), JetPacks: jetPackRows(), Toolchain: toolchainRows()}
+	return &Table{SoCs: socRows(), JetPacks: jetPackRows(), Toolchain: toolchainRows(),
+		BaseRepositories: baseRepositoryRows(), BaseImages: baseImageRows()}
 }
 
 // socRows are the Jetson SoCs, oldest first. Module part numbers are
@@ -143,5 +146,61 @@ func toolchainRows() []ToolchainRow {
 		{SM: c(12, 0, true), Since: v(12, 8)},
 		{SM: c(12, 1, false), Since: v(12, 9)},
 		{SM: c(12, 1, true), Since: v(12, 9)},
+	}
+}
+
+// baseRepositoryRows are NVIDIA's base image repositories whose linux/arm64
+// images have a known CUDA flavour. Sources:
+//   - l4t-jetpack, l4t-cuda and l4t-base are the Jetson (L4T) containers,
+//     arm64 only, with Tegra CUDA (targets/aarch64-linux); l4t-base carries
+//     no CUDA from L4T R34.1 on ("the l4t-base will not bring CUDA, CuDNN
+//     and TensorRT from the host file system"):
+//     https://catalog.ngc.nvidia.com/orgs/nvidia/containers/l4t-jetpack,
+//     https://catalog.ngc.nvidia.com/orgs/nvidia/containers/l4t-cuda,
+//     https://catalog.ngc.nvidia.com/orgs/nvidia/containers/l4t-base
+//   - nvidia/cuda is multi-arch; its arm64 images are built from NVIDIA's
+//     sbsa package repositories (NVARCH=sbsa in the Dockerfiles of
+//     https://gitlab.com/nvidia/container-images/cuda), the CUDA that
+//     JetPack 7 runs on Thor: https://catalog.ngc.nvidia.com/orgs/nvidia/containers/cuda,
+//     the same images as https://hub.docker.com/r/nvidia/cuda.
+//   - The targets folders: the CUDA installation guide's cross-platform
+//     packages (cuda-cross-aarch64 installs targets/aarch64-linux for
+//     Jetson, cuda-cross-sbsa targets/sbsa-linux):
+//     https://docs.nvidia.com/cuda/cuda-installation-guide-linux/;
+//     jetson-containers tags the two builds "tegra-aarch64" and "arm64-sbsa"
+//     (https://github.com/dusty-nv/jetson-containers).
+func baseRepositoryRows() []BaseRepository {
+	return []BaseRepository{
+		{Repository: "nvcr.io/nvidia/l4t-jetpack", Flavour: FlavourTegra, Tags: TagL4T},
+		{Repository: "nvcr.io/nvidia/l4t-cuda", Flavour: FlavourTegra, Tags: TagCUDA},
+		{Repository: "nvcr.io/nvidia/l4t-base", Flavour: FlavourTegra, Tags: TagNoCUDA},
+		{Repository: "nvcr.io/nvidia/cuda", Flavour: FlavourSBSA, Tags: TagCUDA},
+		{Repository: "docker.io/nvidia/cuda", Flavour: FlavourSBSA, Tags: TagCUDA},
+	}
+}
+
+// baseImageRows are base images known to exist on NGC (the catalog pages
+// above list their tags), build (devel) bases first: the fixes offer them
+// for a release whose base does not fit. l4t-jetpack r36.4.3 was reported
+// missing; no l4t-jetpack tag for L4T R38 is known, and NVIDIA points
+// JetPack 7 to the nvidia/cuda images.
+func baseImageRows() []BaseImage {
+	devel := func(ref string) BaseImage { return BaseImage{Ref: ref, Devel: true} }
+	runtime := func(ref string) BaseImage { return BaseImage{Ref: ref} }
+	return []BaseImage{
+		devel("nvcr.io/nvidia/l4t-jetpack:r35.4.1"),
+		devel("nvcr.io/nvidia/l4t-cuda:11.4.19-devel"),
+		devel("nvcr.io/nvidia/l4t-jetpack:r36.3.0"),
+		devel("nvcr.io/nvidia/l4t-jetpack:r36.2.0"),
+		devel("nvcr.io/nvidia/l4t-cuda:12.2.12-devel"),
+		devel("nvcr.io/nvidia/l4t-jetpack:r36.4.0"),
+		devel("nvcr.io/nvidia/cuda:13.0.1-devel-ubuntu24.04"),
+		devel("nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04"),
+		runtime("nvcr.io/nvidia/l4t-cuda:11.4.19-runtime"),
+		runtime("nvcr.io/nvidia/l4t-cuda:12.2.12-runtime"),
+		runtime("nvcr.io/nvidia/l4t-cuda:12.6.11-runtime"),
+		runtime("nvcr.io/nvidia/l4t-base:r36.2.0"),
+		runtime("nvcr.io/nvidia/cuda:13.0.1-runtime-ubuntu24.04"),
+		runtime("nvcr.io/nvidia/cuda:13.2.0-runtime-ubuntu24.04"),
 	}
 }

@@ -120,6 +120,11 @@ type Table struct {
 	// Toolchain says which CUDA releases build each SM (Thor is handled
 	// apart, see CanCompile).
 	Toolchain []ToolchainRow
+	// BaseRepositories are the base image repositories whose CUDA flavour
+	// is known.
+	BaseRepositories []BaseRepository
+	// BaseImages are base images known to exist, offered by fixes.
+	BaseImages []BaseImage
 }
 
 // defaultTable holds the shipped rows. It is built once and never changed:
@@ -138,6 +143,9 @@ func (t *Table) Clone() *Table {
 		SoCs:      slices.Clone(t.SoCs),
 		JetPacks:  slices.Clone(t.JetPacks),
 		Toolchain: slices.Clone(t.Toolchain),
+
+		BaseRepositories: slices.Clone(t.BaseRepositories),
+		BaseImages:       slices.Clone(t.BaseImages),
 	}
 	for i := range c.SoCs {
 		s := &c.SoCs[i]

@@ -18,6 +18,7 @@ import (
 	"github.com/moby/buildkit/session/auth/authprovider"
 	"github.com/spf13/cobra"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
@@ -80,7 +81,10 @@ func newBuildCommand() *cobra.Command {
 			"matrix.lock.json when it exists (see 'jetbake lock').\n\n" +
 			"While converting the router's Dockerfile it runs BuildKit's Dockerfile checks (see 'jetbake check')\n" +
 			"and prints their warnings; it runs the router's smoke command with every binary on the runtime base\n" +
-			"and fails the release, untagged, when one fails.",
+			"and fails the release, untagged, when one fails. Before it compiles a release it reads what CUDA\n" +
+			"the release's bases hold (version.json and the Tegra or SBSA targets folder, from the image's files;\n" +
+			"the lock file's record for a pinned digest) and fails the release when a base's flavour or CUDA\n" +
+			"major.minor is not the release's.",
 		Example: "  jetbake build --push\n" +
 			"  jetbake build --release jetpack6.2 --output type=oci,dest=out/ --metadata-file build.json\n" +
 			"  jetbake build --mirror nvcr.io=127.0.0.1:5000 --push --continue-on-error --progress plain",
@@ -165,11 +169,16 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err != nil {
 		return err
 	}
-	locks, err := lock.Pins(ctx, p, lock.PinsOptions{File: f.lockFile, MatrixPath: matrixPath, Check: f.checkLock,
+	lf, err := lock.Pinned(ctx, p, lock.PinsOptions{File: f.lockFile, MatrixPath: matrixPath, Check: f.checkLock,
 		Resolve: func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }},
 		remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return err
+	}
+	var locks map[string]string
+	if lf != nil {
+		locks = lf.Bases
+		opts = append(opts, imagebuild.WithKnownBases(lf.Known()))
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...) }
 	epDir, err := entrypointDir(ctx, f.entrypointDir, logf)
@@ -331,6 +340,8 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 		imagebuild.WithControls(imagebuild.Controls{NoCache: f.noCache, Pull: f.pull, Provenance: provenance, SBOM: sbom}),
 		imagebuild.WithProgress(progress, progressOut),
 		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
+		imagebuild.WithBaseReader(baseinfo.New(baseinfo.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
+			baseinfo.WithCacheDir(baseinfo.DefaultCacheDir()))),
 		imagebuild.WithSession(attach...),
 	}, nil
 }

@@ -19,8 +19,11 @@ func newLockCommand() *cobra.Command {
 		Use:   "lock",
 		Short: "Pin every base image of the matrix to its digest in matrix.lock.json",
 		Long: "lock resolves the build and runtime base of every release to the digest its tag points at now and\n" +
-			"writes matrix.lock.json next to the matrix. 'jetbake build' then builds from those digests, and\n" +
-			"'jetbake build --check-lock' (or 'jetbake lock --check') fails when a tag has moved since.",
+			"writes matrix.lock.json next to the matrix. It reads what each base holds (its CUDA version and its\n" +
+			"Tegra or SBSA flavour, from the image's files, without running it), records it, and refuses a base\n" +
+			"that does not fit a release using it. 'jetbake build' then builds from those digests, and\n" +
+			"'jetbake build --check-lock' (or 'jetbake lock --check') fails when a tag has moved since, naming\n" +
+			"what the base held and holds now when that changed too.",
 		Example: "  jetbake lock\n  jetbake lock --check\n  jetbake lock --mirror nvcr.io=127.0.0.1:5000",
 		Args:    cobra.NoArgs,
 	}
@@ -59,6 +62,10 @@ func newLockCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases, none moved\n", lockFile, len(lf.Bases))
+			if missing := lf.MissingContents(p); len(missing) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: %s records no contents for %d bases (written before jetbake read bases): run 'jetbake lock' to record their CUDA flavour and version\n",
+					lockFile, len(missing))
+			}
 			return nil
 		}
 		lf, err := lock.Resolve(ctx, p, resolve, auth)
@@ -84,7 +91,11 @@ func printLock(cmd *cobra.Command, f format, path string, lf *lock.File) error {
 	}
 	slices.Sort(refsSorted)
 	for _, r := range refsSorted {
-		fmt.Fprintf(w, "%s@%s\n", r, lf.Bases[r])
+		line := r + "@" + lf.Bases[r]
+		if info, ok := lf.Contents[r]; ok {
+			line += "  " + info.Describe()
+		}
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "wrote %s\n", path)
 	return nil

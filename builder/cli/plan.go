@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/plan"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 // newPlanCommand builds `jetbake plan`.
@@ -22,7 +23,9 @@ func newPlanCommand() *cobra.Command {
 		Short: "Print what a build would produce, without building",
 		Long: "plan resolves the matrix like `docker buildx bake --print`: per release the platform, the build and\n" +
 			"runtime bases, the SM targets with their nvcc arch and binary names, the tags, and the labels and\n" +
-			"annotations. The build adds the revision, creation time and base digest.",
+			"annotations. Each base shows its CUDA flavour (Tegra or SBSA) and version as the table of Jetson\n" +
+			"facts knows them from its reference, or \"unknown until read\": the build reads every base itself and\n" +
+			"fails a release whose base does not match it. The build adds the revision, creation time and base digest.",
 		Example: "  jetbake plan\n  jetbake plan --release jetpack6.2 --release jetpack7.0\n" +
 			"  jetbake plan --format json --repository 127.0.0.1:5000/jetbake/tei\n" +
 			"  jetbake plan --build-arg CARGO_FEATURES=candle-cuda --set 'jetpack7.*.no-cache=true' --set '*.tags+={version}-{release}-rc'",
@@ -98,8 +101,8 @@ func writeReleaseText(b *strings.Builder, r *plan.Release) {
 		r.Name, r.JetPack, r.L4T, r.CUDA, r.Ubuntu, r.Tier)
 	fmt.Fprintf(b, "  platform:     %s\n", r.Platform)
 	fmt.Fprintf(b, "  hardware:     %s\n", strings.Join(r.Hardware, ", "))
-	fmt.Fprintf(b, "  build base:   %s\n", r.BuildBase)
-	fmt.Fprintf(b, "  runtime base: %s\n", r.RuntimeBase)
+	fmt.Fprintf(b, "  build base:   %s%s\n", r.BuildBase, baseNote(r, 0))
+	fmt.Fprintf(b, "  runtime base: %s%s\n", r.RuntimeBase, baseNote(r, 1))
 	for i, t := range r.Targets {
 		line := fmt.Sprintf("%s  %s  CUDA_COMPUTE_CAP=%s  %s", t.SM, t.Arch, t.ComputeCap, t.Path)
 		for _, k := range slices.Sorted(maps.Keys(t.BuildArgs)) {
@@ -140,4 +143,24 @@ func writeField(b *strings.Builder, name string, i int, value string) {
 		name = ""
 	}
 	fmt.Fprintf(b, "  %-13s %s\n", name, value)
+}
+
+// baseNote says what the table tells of base i of r: " (Tegra CUDA 12.6,
+// from the table)", or that the build reads it.
+func baseNote(r *plan.Release, i int) string {
+	if i >= len(r.Bases) {
+		return ""
+	}
+	b := r.Bases[i]
+	if b.From != plan.FromTable {
+		return " (flavour and CUDA " + plan.UnknownUntilRead + ")"
+	}
+	name := computecap.Flavour(b.Flavour).Name()
+	switch b.CUDA {
+	case plan.NoCUDA:
+		return " (" + name + ", no CUDA, from the table)"
+	case plan.UnknownUntilRead:
+		return " (" + name + " CUDA, its version " + plan.UnknownUntilRead + ")"
+	}
+	return " (" + name + " CUDA " + b.CUDA + ", from the table)"
 }

@@ -73,6 +73,9 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	report.Releases = make([]ReleaseReport, len(jobs))
 	timings := newTimingRecorder()
 	resolved := newResolveCache()
+	// What each base holds is read beside the sessions' start-up.
+	reads := b.readBases(ctx, jobs, timings)
+	defer reads.close()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
 		j.timings, j.resolved = timings, resolved
@@ -179,6 +182,8 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(n.Name, smoke.hand()), progress.channel(j.release.Name))
 		if err = smoke.wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
+		} else if baseErr := j.baseError(); baseErr != nil {
+			err = baseErr
 		}
 	}
 	rr.duration = time.Since(start)

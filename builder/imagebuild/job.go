@@ -23,6 +23,9 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 		{Role: "build", Ref: j.release.BuildBase, Resolved: j.buildBase, Digest: j.buildDigest},
 		{Role: "runtime", Ref: j.release.RuntimeBase, Resolved: j.runtimeBase, Digest: j.baseDigest},
 	}
+	for i, info := range j.baseInfo {
+		rr.Bases[i].setContents(info)
+	}
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
@@ -40,9 +43,9 @@ func (j *releaseJob) addFinding(f Finding) {
 	}
 }
 
-// resetFindings forgets the findings of an earlier attempt.
+// resetFindings forgets the findings and base error of an earlier attempt.
 func (j *releaseJob) resetFindings() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.lintFindings = nil
+	j.lintFindings, j.baseErr = nil, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
@@ -71,6 +72,8 @@ type options struct {
 	progressOut     io.Writer
 	remoteOpts      []remote.Option
 	sessionAttach   []session.Attachable
+	baseReader      *baseinfo.Reader
+	knownBases      map[string]baseinfo.Info
 	// lookupEnv reads the environment that caches are completed from.
 	lookupEnv func(string) (string, bool)
 }
@@ -174,4 +177,15 @@ func WithRemoteOptions(opts ...remote.Option) Option {
 // agents) to every build: BuildKit asks the session for them.
 func WithSession(attachables ...session.Attachable) Option {
 	return func(o *options) { o.sessionAttach = attachables }
+}
+
+// WithBaseReader reads what each base holds with r (default: a reader with
+// the WithRemoteOptions credentials and no cache).
+func WithBaseReader(r *baseinfo.Reader) Option { return func(o *options) { o.baseReader = r } }
+
+// WithKnownBases gives what bases were read to hold before, by matrix
+// reference, such as a lock file's contents: a base pinned (WithLocks) to
+// the digest an entry was read at is not read again.
+func WithKnownBases(known map[string]baseinfo.Info) Option {
+	return func(o *options) { o.knownBases = known }
 }

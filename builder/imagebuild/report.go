@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
@@ -111,6 +113,30 @@ type Base struct {
 	Resolved string `json:"resolved"`
 	// Digest is the digest the build used, when known.
 	Digest string `json:"digest,omitempty"`
+	// Flavour is the base's CUDA build as read from the image: "tegra",
+	// "sbsa", or "unknown" when it holds no marker of either; empty when
+	// the base was not read (the release did not start).
+	Flavour string `json:"flavour,omitempty"`
+	// CUDA is the base's CUDA version as read from the image ("12.6.11"),
+	// "none" when it names none; empty when not read.
+	CUDA string `json:"cuda,omitempty"`
+	// ReadFrom names where the flavour and CUDA were read: files of the
+	// image ("/usr/local/cuda-12.6/version.json") or "config: CUDA_VERSION".
+	ReadFrom []string `json:"read_from,omitempty"`
+}
+
+// setContents records what the base was read to hold; nil records nothing.
+func (b *Base) setContents(info *baseinfo.Info) {
+	if info == nil {
+		return
+	}
+	b.Flavour, b.CUDA, b.ReadFrom = string(info.Flavour), info.CUDA, slices.Clone(info.From)
+	if b.Flavour == "" {
+		b.Flavour = "unknown"
+	}
+	if b.CUDA == "" {
+		b.CUDA = "none"
+	}
 }
 
 // Failed reports whether any release did not succeed.

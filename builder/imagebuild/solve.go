@@ -21,6 +21,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
@@ -59,6 +60,11 @@ type releaseJob struct {
 	timings   *timingRecorder
 	resolved  *resolveCache
 	emulation *emulationNotice
+	// bases are the build's reads of what each base holds; baseInfo is
+	// what this release's build and runtime bases were read to hold.
+	bases    *baseReads
+	baseInfo [2]*baseinfo.Info
+	baseErr  error
 
 	mu          sync.Mutex
 	buildDigest string
@@ -111,6 +117,10 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	var routers []llb.State
 	eg.Go(func() (err error) {
 		if buildDigest, _, err = j.resolveBase(egCtx, c, "build", j.buildBase); err != nil {
+			return err
+		}
+		// Nothing is compiled on bases that do not fit the release.
+		if err := j.checkBases(egCtx); err != nil {
 			return err
 		}
 		routers, err = j.solveRouters(egCtx, c, pin(j.buildBase, buildDigest))

@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -33,6 +33,11 @@ type File struct {
 	SchemaVersion int `json:"schema_version"`
 	// Bases maps each base reference of the matrix to its digest.
 	Bases map[string]string `json:"bases"`
+	// Contents maps each base reference to what the image at its digest
+	// holds: its CUDA flavour and version, as read when it was locked.
+	// Lock files written before jetbake read bases have none; the next
+	// 'jetbake lock' adds them.
+	Contents map[string]baseinfo.Info `json:"contents,omitempty"`
 }
 
 // Resolver turns a base reference into the reference actually fetched (a
@@ -40,18 +45,36 @@ type File struct {
 type Resolver func(ref string) (string, error)
 
 // Resolve looks up the digest of every base of p, in the registry that
-// resolve names for it.
+// resolve names for it, and reads what each holds (see package baseinfo).
+// It fails, writing nothing, when a base does not fit a release that uses
+// it: another CUDA flavour or CUDA version than the release's.
 func Resolve(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote.Option) (*File, error) {
-	f := &File{SchemaVersion: 1, Bases: map[string]string{}}
+	contents, err := readAll(ctx, p, resolve, opts)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{SchemaVersion: 1, Bases: map[string]string{}, Contents: contents}
+	for ref, info := range contents {
+		f.Bases[ref] = info.Digest
+	}
+	if err := checkContents(p, contents); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// digests looks up the digest of every base of p, without reading them.
+func digests(ctx context.Context, p *plan.Plan, resolve Resolver, opts []remote.Option) (map[string]string, error) {
+	out := map[string]string{}
 	opts = append([]remote.Option{remote.WithContext(ctx)}, opts...)
 	for _, ref := range Bases(p) {
 		digest, err := digestOf(ref, resolve, opts)
 		if err != nil {
 			return nil, err
 		}
-		f.Bases[ref] = digest
+		out[ref] = digest
 	}
-	return f, nil
+	return out, nil
 }
 
 // Bases lists every base reference of p once, sorted.
@@ -65,18 +88,9 @@ func Bases(p *plan.Plan) []string {
 }
 
 func digestOf(ref string, resolve Resolver, opts []remote.Option) (string, error) {
-	fetched := ref
-	if resolve != nil {
-		var err error
-		if fetched, err = resolve(ref); err != nil {
-			return "", err
-		}
-	}
-	// go-containerregistry reaches loopback and private registries over
-	// plain HTTP by itself (name.Registry.Scheme).
-	parsed, err := name.ParseReference(fetched)
+	fetched, parsed, err := fetchRef(ref, resolve)
 	if err != nil {
-		return "", fmt.Errorf("base %s: %w", ref, err)
+		return "", err
 	}
 	desc, err := remote.Head(parsed, opts...)
 	if err != nil {
@@ -120,6 +134,9 @@ func Read(path string) (*File, error) {
 				"is not a digest such as sha256:<64 hex digits>", "")
 		}
 	}
+	if err := checkContentsField(doc, &f); err != nil {
+		return nil, err
+	}
 	return &f, nil
 }
 
@@ -144,7 +161,9 @@ func (f *File) Missing(p *plan.Plan) []string {
 }
 
 // Check resolves every base of p again and reports each whose tag has moved
-// away from the digest in f, or that f does not pin.
+// away from the digest in f, or that f does not pin. A moved base is read,
+// and when what it holds differs from what f records, the report names
+// both (Tegra CUDA 12.6.11, then SBSA CUDA 12.6.11).
 func (f *File) Check(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote.Option) error {
 	return f.check(ctx, p, resolve, false, opts)
 }
@@ -158,7 +177,7 @@ func (f *File) CheckAll(ctx context.Context, p *plan.Plan, resolve Resolver, opt
 
 // check is Check, with unused pins reported when unused is set.
 func (f *File) check(ctx context.Context, p *plan.Plan, resolve Resolver, unused bool, opts []remote.Option) error {
-	now, err := Resolve(ctx, p, resolve, opts...)
+	now, err := digests(ctx, p, resolve, opts)
 	if err != nil {
 		return err
 	}
@@ -167,8 +186,9 @@ func (f *File) check(ctx context.Context, p *plan.Plan, resolve Resolver, unused
 		switch locked := f.Bases[ref]; {
 		case locked == "":
 			moved = append(moved, fmt.Sprintf("%s is not in the lock file", ref))
-		case locked != now.Bases[ref]:
-			moved = append(moved, fmt.Sprintf("%s moved from %s to %s", ref, locked, now.Bases[ref]))
+		case locked != now[ref]:
+			moved = append(moved, fmt.Sprintf("%s moved from %s to %s", ref, locked, now[ref])+
+				f.contentsChange(ctx, ref, now[ref], resolve, opts))
 		}
 	}
 	if unused {
@@ -228,6 +248,16 @@ type PinsOptions struct {
 // when there is no lock file (and no check is asked for), else every base
 // of p from the lock file, which must pin them all.
 func Pins(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Option) (map[string]string, error) {
+	lf, err := Pinned(ctx, p, o, opts...)
+	if lf == nil {
+		return nil, err
+	}
+	return lf.Bases, nil
+}
+
+// Pinned is Pins returning the lock file itself, or nil when the build
+// uses none: its Known contents spare the build reading the bases again.
+func Pinned(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Option) (*File, error) {
 	path := o.File
 	if path == "" {
 		var err error
@@ -253,5 +283,5 @@ func Pins(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Optio
 			return nil, err
 		}
 	}
-	return lf.Bases, nil
+	return lf, nil
 }

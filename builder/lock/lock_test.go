@@ -9,14 +9,18 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/random"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
+	computecap "github.com/jetbake/jetbake/compute_cap"
 )
 
 const (
@@ -35,20 +39,23 @@ func testPlan() *plan.Plan {
 	}}
 }
 
-// pushRandom pushes a small random image to host under ref's repository and
-// tag, and returns its digest.
+// pushRandom pushes a small image with a random file to host under ref's
+// repository and tag, and returns its digest. Like the real bases, it holds
+// a CUDA tree: Tegra CUDA 12.6 for the l4t images, SBSA CUDA 13.2 for the
+// others.
 func pushRandom(t *testing.T, host, ref string) string {
 	t.Helper()
-	img, err := random.Image(64, 1)
-	require.NoError(t, err)
-	src, err := name.ParseReference(ref)
-	require.NoError(t, err)
-	dst, err := name.ParseReference(host+"/"+src.Context().RepositoryStr()+":"+src.Identifier(), name.Insecure)
-	require.NoError(t, err)
-	require.NoError(t, remote.Write(dst, img))
-	d, err := img.Digest()
-	require.NoError(t, err)
-	return d.String()
+	if strings.Contains(ref, "/l4t-") {
+		return pushBase(t, host, ref, computecap.FlavourTegra, "12.6.11")
+	}
+	return pushBase(t, host, ref, computecap.FlavourSBSA, "13.2.0")
+}
+
+// pushBase pushes an image holding CUDA cuda of flavour f and a random
+// file to host under ref's repository and tag, and returns its digest.
+func pushBase(t *testing.T, host, ref string, f computecap.Flavour, cuda string) string {
+	t.Helper()
+	return testregistry.Push(t, host, ref, testregistry.CUDAImage(t, f.TargetDir(), cuda))
 }
 
 // mirrorTo resolves nvcr.io references to host, as `--mirror nvcr.io=HOST` does.
@@ -77,7 +84,14 @@ func TestResolve(t *testing.T) {
 	want := pushAll(t, host)
 	f, err := Resolve(t.Context(), testPlan(), mirrorTo(host))
 	require.NoError(t, err)
-	require.Equal(t, &File{SchemaVersion: 1, Bases: want}, f)
+	require.Equal(t, 1, f.SchemaVersion)
+	require.Equal(t, want, f.Bases)
+	require.Len(t, f.Contents, len(want))
+	for ref, d := range want {
+		require.Equal(t, d, f.Contents[ref].Digest, ref)
+	}
+	require.Equal(t, "Tegra CUDA 12.6.11", f.Contents[l4tCUDABase].Describe())
+	require.Equal(t, "SBSA CUDA 13.2.0", f.Contents[cudaRuntime].Describe())
 }
 
 func TestResolveErrors(t *testing.T) {
@@ -234,7 +248,7 @@ func TestRead(t *testing.T) {
 		{name: "cut short", content: "{", wantErr: ":1:2: $: not valid JSON at line 1, column 2: unexpected end of the file; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew"},
 		{name: "empty", content: "", wantErr: ":1:1: $: not valid JSON at line 1, column 1: unexpected end of the file; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew"},
 		{name: "wrong type", content: `{"schema_version": "1"}`, wantErr: `:1:20: schema_version: "1": must be a whole number, not a string` + fix},
-		{name: "matrix given as the lock", content: "{\n  \"releases\": []\n}", wantErr: `:2:15: releases: unknown field; fix: remove it; known fields here: bases, schema_version`},
+		{name: "matrix given as the lock", content: "{\n  \"releases\": []\n}", wantErr: `:2:15: releases: unknown field; fix: remove it; known fields here: bases, contents, schema_version`},
 		{name: "array of bases", content: `{"schema_version": 1, "bases": ["a"]}`, wantErr: ":1:32: bases: must be an object, not an array" + fix},
 		{name: "NUL", content: "\x00", wantErr: `:1:1: $: not valid JSON at line 1, column 1: invalid character '\x00' at start of value; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew`},
 		{name: "unknown version", content: `{"schema_version": 2, "bases": {}}`, wantErr: ":1:20: schema_version: 2: is not a lock file schema this jetbake reads (1)" + fix},
@@ -260,8 +274,9 @@ func TestRead(t *testing.T) {
 // index or image alike.
 func TestResolveIndex(t *testing.T) {
 	host := testregistry.New(t)
-	idx, err := random.Index(64, 1, 2)
-	require.NoError(t, err)
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: testregistry.CUDAImage(t, computecap.FlavourSBSA.TargetDir(), "13.2.0"),
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
 	dst, err := name.ParseReference(host+"/nvidia/cuda:13.2.0-devel-ubuntu24.04", name.Insecure)
 	require.NoError(t, err)
 	require.NoError(t, remote.WriteIndex(dst, idx))
@@ -271,6 +286,7 @@ func TestResolveIndex(t *testing.T) {
 	f, err := Resolve(t.Context(), p, mirrorTo(host))
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{cudaDevel: want.String()}, f.Bases)
+	require.Equal(t, want.String(), f.Contents[cudaDevel].Digest)
 }
 
 // Without a resolver, the references are fetched as written; a registry on

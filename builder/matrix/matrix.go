@@ -46,6 +46,18 @@ type Matrix struct {
 	// allowRead are the folders outside Root granted with WithAllowRead,
 	// resolved.
 	allowRead []string
+
+	// table is the table of Jetson facts the matrix was checked against.
+	table *computecap.Table
+}
+
+// Facts returns the table of Jetson facts the matrix was checked against:
+// the one WithTable gave, else the shipped one.
+func (m *Matrix) Facts() *computecap.Table {
+	if m.table == nil {
+		return computecap.DefaultTable()
+	}
+	return m.table
 }
 
 // Router says where the router's source is and how it is built.
@@ -254,6 +266,7 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 	}
 	errs := checker{table: o.table}
 	checkRules(&m, &errs)
+	m.table = errs.facts()
 	if checkFiles {
 		checkFilesExist(&m, &errs)
 	}

@@ -64,6 +64,7 @@ func checkRules(m *Matrix, errs *checker) {
 			names[r.Name] = i
 		}
 		checkJetPack(r, path, errs)
+		checkBases(r, path, errs)
 		checkTargets(r, path, errs)
 		checkBuildArgs(path+".build_args", r.BuildArgs, errs)
 		checkTargetBuildArgs(m, r, path, errs)

@@ -165,10 +165,13 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 	maps.Copy(labels, m.Image.Labels)
 	annotations := common
 	maps.Copy(annotations, m.Image.Annotations)
+	facts := m.Facts()
+	flavour, _ := facts.FlavourOfJetPack(r.JetPack)
 	out := Release{
 		Name: r.Name, JetPack: r.JetPack, L4T: r.L4T, CUDA: r.CUDA, Ubuntu: r.Ubuntu,
 		Tier: r.Tier, Hardware: slices.Clone(r.Hardware), Platform: Platform,
 		BuildBase: r.BuildBase, RuntimeBase: r.RuntimeBase,
+		Flavour: flavour, Bases: bases(facts, r.BuildBase, r.RuntimeBase),
 		Targets: targets, Tags: refs, Labels: labels, Annotations: annotations,
 	}
 	if len(r.BuildArgs) > 0 {

@@ -3,6 +3,8 @@
 // labels and annotations, as `buildx bake --print` shows its targets.
 package plan
 
+import computecap "github.com/jetbake/jetbake/compute_cap"
+
 // Platform is the OCI platform of every Jetson image.
 const Platform = "linux/arm64"
 
@@ -59,6 +61,13 @@ type Release struct {
 	BuildBase string `json:"build_base"`
 	// RuntimeBase is the image the runtime image starts from.
 	RuntimeBase string `json:"runtime_base"`
+	// Flavour is the CUDA build the release's JetPack line runs: "tegra"
+	// (JetPack 6 and earlier) or "sbsa" (JetPack 7 and later); "" when the
+	// table does not know the JetPack (a plan made by hand).
+	Flavour computecap.Flavour `json:"flavour,omitempty"`
+	// Bases are the build and runtime bases with what the table of Jetson
+	// facts tells of them.
+	Bases []Base `json:"bases,omitempty"`
 	// Targets are the SM targets, one router binary each.
 	Targets []Target `json:"targets"`
 	// Tags are full image references, repository included.

@@ -53,6 +53,10 @@ func TestCLIBuildWithLock(t *testing.T) {
 	for _, b := range rr.Bases {
 		require.Equal(t, lf.Bases[b.Ref], b.Digest, "%s base was built from its locked digest", b.Role)
 		require.Contains(t, b.Resolved, "@"+lf.Bases[b.Ref])
+		// What the lock read at that digest: Tegra CUDA 12.6, as the stand-ins hold.
+		require.Equal(t, "tegra", b.Flavour, b.Ref)
+		require.Equal(t, "12.6", b.CUDA, b.Ref)
+		require.Equal(t, lf.Contents[b.Ref].From, b.ReadFrom, b.Ref)
 	}
 	require.FileExists(t, filepath.Join(cacheDir, "jetpack6.2", "index.json"), "one cache per release")
 
