@@ -25,6 +25,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	}
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Findings = slices.Clone(j.lintFindings)
+	rr.Binaries = slices.Clone(j.binaries)
 	if rr.Digest != "" {
 		rr.Repository = j.plan.Repository
 	}
