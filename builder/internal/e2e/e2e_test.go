@@ -75,6 +75,14 @@ func (f *fixture) demoPlanFile(t *testing.T, file string, mutate ...func(map[str
 	return path
 }
 
+// hosts lays out the fake hosts under the run's folder dir.
+func (f *fixture) hosts(t *testing.T, dir string) map[string]runimage.Host {
+	t.Helper()
+	h, err := WriteHosts(t.Context(), f.env.Kit().Cache, filepath.Join(f.work, dir))
+	require.NoError(t, err)
+	return h
+}
+
 // jetbake runs the jetbake CLI in this process, as a pipeline runs the
 // binary, and returns its exit code, standard output and standard error.
 func jetbake(ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -122,6 +130,21 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("the smoke run read each router's DT_NEEDED and loader", func(t *testing.T) {
+		want := map[string][]string{
+			"jetpack6.2": {"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"},
+			"jetpack7.2": {"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"},
+		}
+		for _, rr := range report.Releases {
+			require.Len(t, rr.Binaries, len(rr.Targets), rr.Name)
+			for _, b := range rr.Binaries {
+				require.Empty(t, b.NotELF, "%s %s", rr.Name, b.Binary)
+				require.Equal(t, want[rr.Name], b.Needed, "%s %s: static linking needs only the driver from CUDA", rr.Name, b.Binary)
+				require.Equal(t, "/lib/ld-linux-aarch64.so.1", b.Interpreter)
+			}
+		}
+	})
+
 	t.Run("index, platform, annotations and labels", func(t *testing.T) {
 		checkMetadata(t, report.Releases[1], p)
 	})
@@ -156,8 +179,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("images run the right binary on each host", func(t *testing.T) {
-		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts"))
-		require.NoError(t, err)
+		hostsByName := f.hosts(t, "hosts")
 		images, err := Images(ctx, filepath.Join(f.work, "rootfs"), tags)
 		require.NoError(t, err)
 		runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles"))
@@ -177,7 +199,7 @@ func TestEndToEnd(t *testing.T) {
 			outcomes[rr.Name] = rr
 		}
 		require.Equal(t, imagebuild.Failed, outcomes["broken"].Outcome)
-		require.Contains(t, outcomes["broken"].Error, "JETBAKE_TEST_FAIL")
+		require.Contains(t, outcomes["broken"].Error, "none of the selected packages contains this feature: candle-cuda-nope", "cargo's own refusal")
 		require.Equal(t, imagebuild.Untagged, outcomes["jetpack6.1"].Outcome)
 		require.NotEmpty(t, outcomes["jetpack6.1"].Digest, "the good release is still pushed by digest")
 		for _, name := range []string{"jetpack6.1", "broken"} {
@@ -235,7 +257,7 @@ func withFailingRelease(m map[string]any) {
 	}
 	broken["name"] = "broken"
 	broken["tags"] = []any{"broken-{jetpack}"}
-	broken["build_args"] = map[string]any{"JETBAKE_TEST_FAIL": "1"}
+	broken["build_args"] = map[string]any{"CARGO_FEATURES": "candle-cuda-nope"}
 	m["releases"] = append(rels, broken)
 	image := m["image"].(map[string]any)
 	image["tags"] = []any{"{version}-{release}"}
