@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/jetbake/jetbake/dockerfiles"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // result is what one in-process run of jetbake produced.

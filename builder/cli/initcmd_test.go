@@ -2,13 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-
-	"github.com/jetbake/jetbake/dockerfiles"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // init writes a matrix that validates once the Dockerfile it names exists,

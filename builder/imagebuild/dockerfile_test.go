@@ -95,8 +95,10 @@ func TestDockerfileCopiesWhatTEICopies(t *testing.T) {
 	require.NotContains(t, cargo, "target-cpu")
 }
 
-// The real router's compile caches are keyed by architecture and SM, so that
-// no target reuses objects built for another GPU.
+// The real router's compile caches are keyed by architecture, SM and CUDA
+// release, so that no target reuses objects built for another GPU or
+// linked against another CUDA, and the target folder is locked: releases
+// of one SM built at once must not take each other's binary.
 func TestDockerfileJetsonCachesPerSM(t *testing.T) {
 	data, err := os.ReadFile(dockerfileJetson)
 	require.NoError(t, err)
@@ -117,10 +119,12 @@ func TestDockerfileJetsonCachesPerSM(t *testing.T) {
 	for _, id := range ids {
 		require.Contains(t, id, "${TARGETARCH}", "cache %s is keyed by architecture", id)
 		if strings.Contains(id, "${CUDA_COMPUTE_CAP}") {
+			require.Contains(t, id, "${CUDA_RELEASE}", "cache %s is keyed by CUDA release", id)
 			perSM++
 		}
 	}
 	require.GreaterOrEqual(t, perSM, 2, "the compiler cache and the target folder are per SM")
+	require.Contains(t, string(data), "target=/src/target,sharing=locked")
 }
 
 // Both Dockerfiles' router stages take jetson-compute-cap.sh from the named

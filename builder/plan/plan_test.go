@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"github.com/jetbake/jetbake/dockerfiles"
-
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // shippedMatrix parses the matrix the repository ships.

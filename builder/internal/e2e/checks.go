@@ -121,17 +121,27 @@ func DefaultChecks() []Check {
 	}
 }
 
-// DemoChecks are DefaultChecks plus a run of every other release on a host it is for.
+// ReleaseChecks run every other release of the shipped matrix on a host it
+// is for, each through its router's gate, Xavier's built with its own cargo
+// features, and the refusals between them.
+func ReleaseChecks() []Check {
+	return []Check{
+		{Release: "jetpack6.1", Host: "orin-jp6", WantArch: "sm_87"},
+		{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
+		{Release: "jetpack7.0", Host: "thor-jp7.1", WantArch: "sm_110"},
+		{Release: "jetpack7.0", Host: "thor-jp7.2", WantArch: "sm_110"},
+		{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "no text-embeddings-router binary"},
+		{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
+		{Release: "jetpack5.1", Host: "orin-jp5.1.2", WantArch: "sm_87", WantOutput: []string{"features: candle,candle-cuda,http,static-linking\n"}},
+		{Release: "jetpack5.1", Host: "xavier-jp5.1.2", WantArch: "sm_72", WantOutput: []string{"features: candle,candle-cuda-volta,http,static-linking\n"}},
+	}
+}
+
+// DemoChecks are DefaultChecks and ReleaseChecks, then the images built
+// from a changed Dockerfile-jetson: without jetson-compute-cap.sh (TEI's
+// refusal on an Orin) and with TEI's .cargo (SIGILL on an Orin).
 func DemoChecks() []Check {
-	return append(DefaultChecks(),
-		Check{Release: "jetpack6.1", Host: "orin-jp6", WantArch: "sm_87"},
-		Check{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "thor-jp7.1", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "thor-jp7.2", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "no text-embeddings-router binary"},
-		Check{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
-		Check{Release: "jetpack5.1", Host: "orin-jp5.1.2", WantArch: "sm_87"},
-		Check{Release: "jetpack5.1", Host: "xavier-jp5.1.2", WantArch: "sm_72", WantOutput: []string{"features: candle,candle-cuda-volta,"}},
+	return append(append(DefaultChecks(), ReleaseChecks()...),
 		Check{Release: NoComputeCapRelease, Host: "orin-jp6", WantFailure: RefusalOnOrin},
 		Check{Release: NativeCPURelease, Host: "orin-jp6", WantExit: ExitSIGILL},
 	)

@@ -101,6 +101,13 @@ func TestDefaultChecks(t *testing.T) {
 
 	all := DemoChecks()
 	require.Equal(t, checks, all[:len(checks)], "the demo runs the default checks first")
+	released := map[string]bool{}
+	for _, c := range append(checks, ReleaseChecks()...) {
+		if c.WantArch != "" {
+			released[c.Release] = true
+		}
+	}
+	require.Len(t, released, len(shippedNames), "every shipped release routes on some fake host: %v", released)
 	for _, c := range all {
 		require.Contains(t, hostsByName, c.Host, "check %+v", c)
 		require.Contains(t, append(shippedNames, NoComputeCapRelease, NativeCPURelease), c.Release, "check %+v", c)

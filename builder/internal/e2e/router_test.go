@@ -111,30 +111,6 @@ func TestRouterContract(t *testing.T) {
 		require.Contains(t, res.Stdout, "Using CPU instead")
 	})
 
-	t.Run("Xavier's binary is built with its own cargo features and accepts SM 7.2", func(t *testing.T) {
-		p := f.demoPlan(t, "matrix.json")
-		_, err := f.env.PushStandins(t.Context(), p)
-		require.NoError(t, err)
-		_, err = f.build(t.Context(), p, imagebuild.WithPush(true), imagebuild.WithReleases("jetpack5.1"))
-		require.NoError(t, err)
-		rel, _ := p.Release("jetpack5.1")
-		images, err := Images(t.Context(), filepath.Join(f.work, "rootfs-jp5"), map[string]string{rel.Name: rel.Tags[0]})
-		require.NoError(t, err)
-		img := images[rel.Name]
-		res := f.runOn(t, img, hostsByName["xavier-jp5.1.2"], nil)
-		require.Equal(t, 0, res.ExitCode, res.Stderr)
-		require.Contains(t, res.Stdout, "router built for sm_72 (SM 72), compute cap: runtime 72 accepted by compile time 72")
-		require.Contains(t, res.Stdout, "features: candle,candle-cuda-volta,http,static-linking\n")
-		res = f.runOn(t, img, hostsByName["orin-jp5.1.2"], nil)
-		require.Equal(t, 0, res.ExitCode, res.Stderr)
-		require.Contains(t, res.Stdout, "router built for sm_87 (SM 87), compute cap: runtime 87 accepted by compile time 87")
-		require.Contains(t, res.Stdout, "features: candle,candle-cuda,http,static-linking\n")
-		facts, err := tei.ReadFacts(filepath.Join(img.Rootfs, "usr/local/bin/router-72"))
-		require.NoError(t, err)
-		require.Equal(t, []string{"cargo", "build", "--release", "--bin", "text-embeddings-router", "-F", "candle-cuda-volta",
-			"-F", "static-linking", "-F", "http", "--no-default-features"}, facts.Command)
-	})
-
 	t.Run("the linking feature removed: cudarc's build script panics", func(t *testing.T) {
 		p := f.demoPlan(t, "no-linking.json", f.edited(t, WithoutLinkingFeature), only("no-linking", nil))
 		msg := f.buildFails(t, p, nil)
