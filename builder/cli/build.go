@@ -72,8 +72,10 @@ func newBuildCommand() *cobra.Command {
 			"the user cache folder, and stops it afterwards unless --keep-daemon. Base images are pinned by\n" +
 			"matrix.lock.json when it exists (see 'jetbake lock').\n\n" +
 			"While converting the router's Dockerfile it runs BuildKit's Dockerfile checks (see 'jetbake check')\n" +
-			"and prints their warnings; it runs the router's smoke command with every binary on the runtime base\n" +
-			"and fails the release, untagged, when one fails.",
+			"and prints their warnings. Images are assembled on the router's runtime stage (router.runtime_target)\n" +
+			"or on the runtime base. It runs the router's smoke command with every binary on that image, the build\n" +
+			"base's CUDA driver stub standing in for the Jetson's driver, after listing the libraries each binary\n" +
+			"needs (DT_NEEDED) that the image lacks, and fails the release, untagged, when one fails.",
 		Example: "  jetbake build --push\n" +
 			"  jetbake build --release jetpack6.2 --output type=oci,dest=out/ --metadata-file build.json\n" +
 			"  jetbake build --mirror nvcr.io=127.0.0.1:5000 --push --continue-on-error --progress plain",

@@ -31,7 +31,8 @@ func TestSmokeResultNamesTheMissingLibrary(t *testing.T) {
 // have a CA bundle.
 func TestJudgeSmoke(t *testing.T) {
 	p := testPlan()
-	j := &releaseJob{plan: p, release: p.Releases[1]} // router-87 and router-110
+	j := &releaseJob{plan: p, release: p.Releases[1], // router-87 and router-110
+		binaries: []Binary{{Binary: "router-87", Needed: []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libc.so.6"}}}}
 	files := map[string]string{
 		"router-87.ldd":  "\tlinux-vdso.so.1 (0x0000)\n\tlibcuda.so.1 => /jetbake-smoke-driver/libcuda.so.1 (0x1)\n\tlibssl.so.3 => not found\n\tlibcrypto.so.3 => not found\n",
 		"router-110.ldd": "\tlibcuda.so.1 => not found\n\tlibssl.so.3 => not found\n",
@@ -49,6 +50,7 @@ func TestJudgeSmoke(t *testing.T) {
 		{name: "every missing library at once", result: "ldd router-87 1\nrc router-87 127\nldd router-110 1\nrc router-110 127\nca\n",
 			want: []string{"router-87, router-110: the smoke run's loader finds no libssl.so.3, libcrypto.so.3, libcuda.so.1 in " + testImage,
 				"error while loading shared libraries: libssl.so.3: cannot open shared object file",
+				"router-87's DT_NEEDED: libcuda.so.1, libssl.so.3, libcrypto.so.3, libc.so.6",
 				"libcuda.so.1 is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands the build base's driver stub in for it, and the build base nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04 has none",
 				"install what provides libssl.so.3, libcrypto.so.3 in the runtime stage"}},
 		{name: "no loader", result: "nointerp router-87\n", want: []string{testImage + " lacks its dynamic loader, the dynamic loader router-87 names"}},

@@ -83,7 +83,7 @@ func (j *releaseJob) judgeLibraries(image string, f smokeFindings, read func(nam
 		name := path.Base(t.Path)
 		if f.noInterp[name] {
 			interp := "its dynamic loader"
-			if b := j.binary(name); b != nil {
+			if b := j.binary(name); b != nil && b.Interpreter != "" {
 				interp = b.Interpreter
 			}
 			return fmt.Errorf("%s lacks %s, the dynamic loader %s names: use a glibc-based runtime base (NVIDIA's l4t and CUDA images are Ubuntu)", image, interp, name)
@@ -117,6 +117,9 @@ func (j *releaseJob) judgeLibraries(image string, f smokeFindings, read func(nam
 	msg := fmt.Sprintf("%s: the smoke run's loader finds no %s in %s", strings.Join(who, ", "), strings.Join(missing, ", "), image)
 	if loaderSays != "" {
 		msg += " (" + loaderSays + ")"
+	}
+	if b := j.binary(who[0]); b != nil && len(b.Needed) > 0 {
+		msg += fmt.Sprintf("; %s's DT_NEEDED: %s", who[0], strings.Join(b.Needed, ", "))
 	}
 	if slices.Contains(missing, driverLib) {
 		msg += fmt.Sprintf("; %s is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands the build base's driver stub in for it, and the build base %s has none (%s): use a CUDA devel image as build base",
