@@ -10,7 +10,7 @@ EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='
 EP_TRIM   := -trimpath
 GOFLAGS_R := -trimpath -buildvcs=false
 
-.PHONY: all build release release-version deps demo test test-unit bench bench-scale fuzz clean
+.PHONY: all build release release-version deps demo test test-unit bench bench-scale fuzz clean real-build
 
 all: build
 
@@ -111,6 +111,11 @@ test: deps build
 
 test-unit:
 	$(GO) test -short -count=1 ./...
+
+## real-build: the pinned TEI for sm_87 on NVIDIA's real bases, then its DT_NEEDED, --version with the
+## driver stub and the image size; needs network, NGC login and an arm64 BuildKit node (not run in CI)
+real-build: build
+	bash builder/internal/tools/real-build.sh
 
 ## bench: benchmarks of the rules, planning and the entrypoint, and jetbake against buildx bake
 ## (default output and rewrite-timestamp=true) on the shipped matrix and synthetic ones of 5 and 20

@@ -1,5 +1,7 @@
 package computecap
 
+import "strings"
+
 // This file is the one place that holds the Jetson facts: one row per SoC,
 // one per JetPack release, one per SM that nvcc builds, and NVIDIA's base
 // image repositories with their CUDA flavour. Adding a Jetson, a JetPack
@@ -31,6 +33,17 @@ package computecap
 //   - The Linux kernel: /sys/devices/soc0/soc_id is the Tegra chip id
 //     (drivers/soc/tegra/fuse/fuse-tegra.c: 0x19 T194, 0x23 T234, 0x26
 //     T264; 0x24 is T241 Grace, not a Jetson).
+//   - The CPU cores: NVIDIA's Jetson module data sheets (Xavier: Carmel,
+//     Orin: Arm Cortex-A78AE, Thor: Arm Neoverse V3AE). Cortex-A78AE's
+//     features are Arm's Technical Reference Manual's
+//     (https://developer.arm.com/documentation/101779/) as Linux names them,
+//     the same list that lscpu prints on an Orin Nano under JetPack 6
+//     (L4T 36.4.7): no SVE, no i8mm, no bf16. The kernel's names:
+//     arch/arm64/kernel/cpuinfo.c.
+//   - Where the driver lives: nvidia-container-toolkit's CSV lists and its
+//     test roots (testdata/lookup/rootfs-orin and rootfs-thor-dgpu:
+//     /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1 on JetPack 6 and 7;
+//     JetPack 5's l4t.csv lists /usr/lib/aarch64-linux-gnu/tegra).
 //   - LLVM's table of CUDA GPUs (clang/lib/Basic/Cuda.cpp) and
 //     text-embeddings-inference's compute-cap table
 //     (backends/candle/src/compute_cap.rs) as peer references.
@@ -60,11 +73,14 @@ func socRows() []SoC {
 				{Class: "Jetson TX2", Parts: []string{"p3310", "p3489"}, Words: []string{"TX2"}},
 			}},
 		{Name: "tegra194", SocID: 25, Family: "Xavier", Capability: cc(7, 2), JetPacks: []string{"4", "5"},
+			CPU: CPU{Name: "Carmel"},
 			Modules: []Module{
 				{Class: "Jetson AGX Xavier", Parts: []string{"p2888"}, Words: []string{"AGX Xavier"}},
 				{Class: "Jetson Xavier NX", Parts: []string{"p3668"}, Words: []string{"Xavier NX"}},
 			}},
 		{Name: "tegra234", SocID: 35, Family: "Orin", Capability: cc(8, 7), JetPacks: []string{"5", "6", "7.2"},
+			CPU: CPU{Name: "Cortex-A78AE", Features: strings.Fields("fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp " +
+				"asimdhp cpuid asimdrdm lrcpc dcpop asimddp uscat ilrcpc flagm paca pacg")},
 			Modules: []Module{
 				{Class: "Jetson AGX Orin", Parts: []string{"p3701"}, Words: []string{"AGX Orin"}},
 				{Class: "Jetson Orin Nano Super", Parts: []string{"p3767-0003-super", "p3767-0004-super", "p3767-0005-super"},
@@ -74,7 +90,7 @@ func socRows() []SoC {
 			},
 			ForwardCompat: []ForwardCompat{{Dir: "/usr/local/cuda/compat_orin", Since: CUDAVersion{Major: 13, Minor: 2}, Flavour: FlavourSBSA}}},
 		{Name: "tegra264", SocID: 38, Family: "Thor", Capability: cc(11, 0), Aliases: []Capability{cc(10, 1)},
-			JetPacks: []string{"7"},
+			JetPacks: []string{"7"}, CPU: CPU{Name: "Neoverse-V3AE"},
 			Modules: []Module{
 				{Class: "Jetson AGX Thor", Parts: []string{"p3834-0008"}, Words: []string{"AGX Thor"}},
 			}},
@@ -84,11 +100,19 @@ func socRows() []SoC {
 // jetPackRows are the JetPack releases, oldest first.
 func jetPackRows() []JetPackRelease {
 	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
+	const (
+		tegraDriver  = "/usr/lib/aarch64-linux-gnu/tegra"  // JetPack 4 and 5
+		nvidiaDriver = "/usr/lib/aarch64-linux-gnu/nvidia" // JetPack 6 and 7
+	)
 	tegra := func(jp, l4t string, cuda CUDAVersion, ubuntu string) JetPackRelease {
-		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: ubuntu, Flavour: FlavourTegra, Rule: RuleL4T}
+		dir := nvidiaDriver
+		if strings.HasPrefix(jp, "5.") {
+			dir = tegraDriver
+		}
+		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: ubuntu, Flavour: FlavourTegra, Rule: RuleL4T, DriverDir: dir}
 	}
 	sbsa := func(jp, l4t string, cuda CUDAVersion) JetPackRelease {
-		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: "24.04", Flavour: FlavourSBSA, Rule: RuleDriverCUDA}
+		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: "24.04", Flavour: FlavourSBSA, Rule: RuleDriverCUDA, DriverDir: nvidiaDriver}
 	}
 	preview := func(r JetPackRelease) JetPackRelease { r.Preview = true; return r }
 	also := func(r JetPackRelease, l4t ...string) JetPackRelease { r.AlsoL4T = l4t; return r }

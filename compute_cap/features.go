@@ -68,3 +68,22 @@ func CheckFeatures(target Capability, features string) error {
 	}
 	return nil
 }
+
+// LinkingBuildArg is the build argument that chooses cudarc's linking mode
+// in Dockerfile-jetson: one of LinkingModes.
+const LinkingBuildArg = "CUDA_LINKING"
+
+// LinkingModes are TEI's router features that turn cudarc's linking on
+// (router/Cargo.toml): without one, cudarc's build script panics (TEI
+// issue 709). static-linking needs only the driver at run time.
+var LinkingModes = []string{"static-linking", "dynamic-linking"}
+
+// CheckLinking reports whether mode is one of LinkingModes.
+func CheckLinking(mode string) error {
+	for _, m := range LinkingModes {
+		if m == mode {
+			return nil
+		}
+	}
+	return fmt.Errorf("is not a linking mode of TEI's router: without static-linking or dynamic-linking, cudarc's build script panics (TEI issue 709)")
+}

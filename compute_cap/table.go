@@ -82,6 +82,18 @@ type SoC struct {
 	// ForwardCompat lists the forward-compatibility libraries images ship
 	// for its GPU.
 	ForwardCompat []ForwardCompat
+	// CPU is the SoC's CPU core.
+	CPU CPU
+}
+
+// CPU is a Jetson SoC's CPU core: what code tuned for it may use.
+type CPU struct {
+	// Name is the core's name, which is also its -C target-cpu (LLVM
+	// -mcpu) name in lower case, such as "Cortex-A78AE".
+	Name string
+	// Features are the CPU features Linux reports for it in /proc/cpuinfo's
+	// "Features" line, when known; nil when not.
+	Features []string
 }
 
 // JetPackRelease is one JetPack release: one row of the table.
@@ -107,6 +119,10 @@ type JetPackRelease struct {
 	// Capabilities are the SMs of the SoCs whose JetPack lines cover it;
 	// Table.Releases fills them from the SoC rows.
 	Capabilities []Capability
+	// DriverDir is where the host's CUDA driver (libcuda.so.1.1 and its
+	// libcuda.so.1 link) lives on its Jetsons, the folder NVIDIA's runtime
+	// mounts it from and into containers.
+	DriverDir string
 }
 
 // Table is the one table of Jetson facts: SoCs, JetPack releases and which
@@ -151,6 +167,7 @@ func (t *Table) Clone() *Table {
 		s := &c.SoCs[i]
 		s.Aliases, s.JetPacks = slices.Clone(s.Aliases), slices.Clone(s.JetPacks)
 		s.ForwardCompat = slices.Clone(s.ForwardCompat)
+		s.CPU.Features = slices.Clone(s.CPU.Features)
 		s.Modules = slices.Clone(s.Modules)
 		for j := range s.Modules {
 			m := &s.Modules[j]

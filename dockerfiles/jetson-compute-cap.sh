@@ -4,7 +4,7 @@
 # Makes text-embeddings-inference (TEI) accept the Jetson GPUs it is compiled
 # for. TEI's backends/candle/src/compute_cap.rs decides at start-up, in
 # compute_cap_matching(runtime, compile), whether the GPU may run the kernels
-# compiled in. Upstream (v1.8.0) has no arm for Orin (87), Thor (110) or
+# compiled in. Upstream (v1.5.0 to v1.9.3, and main) has no arm for Orin (87), Thor (110) or
 # Xavier (72), so a router built with CUDA_COMPUTE_CAP=87 stops on an Orin with
 # "Runtime compute cap 87 is not compatible with compile time compute cap 87"
 # (huggingface/text-embeddings-inference issue 466; pull request 844 adds the

@@ -80,11 +80,13 @@ func newBuildCommand() *cobra.Command {
 			"the user cache folder, and stops it afterwards unless --keep-daemon. Base images are pinned by\n" +
 			"matrix.lock.json when it exists (see 'jetbake lock').\n\n" +
 			"While converting the router's Dockerfile it runs BuildKit's Dockerfile checks (see 'jetbake check')\n" +
-			"and prints their warnings; it runs the router's smoke command with every binary on the runtime base\n" +
-			"and fails the release, untagged, when one fails. Before it compiles a release it reads what CUDA\n" +
-			"the release's bases hold (version.json and the Tegra or SBSA targets folder, from the image's files;\n" +
-			"the lock file's record for a pinned digest) and fails the release when a base's flavour or CUDA\n" +
-			"major.minor is not the release's.",
+			"and prints their warnings. Before it compiles a release it reads what CUDA the release's bases hold\n" +
+			"(version.json and the Tegra or SBSA targets folder, from the image's files; the lock file's record\n" +
+			"for a pinned digest) and fails the release when a base's flavour or CUDA major.minor is not the\n" +
+			"release's. Images are assembled on the router's runtime stage (router.runtime_target) or on the\n" +
+			"runtime base. It runs the router's smoke command with every binary on that image, the build base's\n" +
+			"CUDA driver stub standing in for the Jetson's driver, after listing the libraries each binary needs\n" +
+			"(DT_NEEDED) that the image lacks, and fails the release, untagged, when one fails.",
 		Example: "  jetbake build --push\n" +
 			"  jetbake build --release jetpack6.2 --output type=oci,dest=out/ --metadata-file build.json\n" +
 			"  jetbake build --mirror nvcr.io=127.0.0.1:5000 --push --continue-on-error --progress plain",

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // result is what one in-process run of jetbake produced.
@@ -45,7 +46,7 @@ func matrixCopy(t *testing.T, edit func(doc map[string]any)) string {
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "dockerfiles"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "dockerfiles", "Dockerfile-jetson"), []byte("FROM scratch\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dockerfiles", "Dockerfile-jetson"), dockerfiles.DockerfileJetson(), 0o644))
 	path := filepath.Join(dir, "matrix.json")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	return path
@@ -60,7 +61,7 @@ func TestValidateAcceptsShippedMatrix(t *testing.T) {
 	path := matrixCopy(t, nil)
 	r := run(t, "validate", "--matrix", path)
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, path+": 5 releases, 7 SM targets, 11 tags: ok\n", r.stdout)
+	require.Equal(t, path+": 5 releases, 7 SM targets, 11 tags, on stage runtime-base: ok\n", r.stdout)
 	require.Empty(t, r.stderr)
 
 	// The flag is persistent: it may come before the command too.
@@ -102,7 +103,7 @@ func TestValidateJSON(t *testing.T) {
 	require.Equal(t, 0, r.code)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &report))
 	require.True(t, report.OK)
-	require.Equal(t, "5 releases, 7 SM targets, 11 tags", report.Summary)
+	require.Equal(t, "5 releases, 7 SM targets, 11 tags, on stage runtime-base", report.Summary)
 	require.Empty(t, report.Errors)
 }
 
@@ -118,14 +119,17 @@ func TestPlanText(t *testing.T) {
 	r := run(t, "plan", "--matrix", matrixCopy(t, nil), "--release", "jetpack7.2")
 	require.Equal(t, 0, r.code, r.stderr)
 	for _, want := range []string{
-		"router text-embeddings-router 1.8.0",
+		"router text-embeddings-router 1.9.3",
 		"release jetpack7.2: JetPack 7.2, L4T 39.2.0, CUDA 13.2, Ubuntu 24.04, tier evaluate-later",
 		"platform:     linux/arm64",
 		"build base:   nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04",
 		"runtime base: nvcr.io/nvidia/cuda:13.2.0-runtime-ubuntu24.04",
+		"runtime:    stage runtime-base of the Dockerfile, on each release's runtime base",
+		"commit:     06670157fb6c1523482219bdb2d1660277d38088 (GIT_SHA)",
+		"runtime args: CARGO_FEATURES=candle-cuda\n                CUDA_LINKING=static-linking\n",
 		"8.7  sm_87  CUDA_COMPUTE_CAP=87  /usr/local/bin/router-87",
 		"11.0  sm_110  CUDA_COMPUTE_CAP=110  /usr/local/bin/router-110",
-		"ghcr.io/jetbake/text-embeddings-router:1.8.0-jetpack7.2",
+		"ghcr.io/jetbake/text-embeddings-router:1.9.3-jetpack7.2",
 		"ghcr.io/jetbake/text-embeddings-router:jetpack7",
 		"io.jetbake.sm-targets=8.7,11.0",
 		"labels:       same as annotations",
@@ -194,7 +198,7 @@ func TestCompatMatrix(t *testing.T) {
 	r := run(t, "compat", "8.7", "--matrix", path)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "jetpack6.2 (JetPack 6.2): picks 8.7 (router-87)")
-	require.Contains(t, r.stdout, "image: ghcr.io/jetbake/text-embeddings-router:1.8.0-jetpack6.2")
+	require.Contains(t, r.stdout, "image: ghcr.io/jetbake/text-embeddings-router:1.9.3-jetpack6.2")
 	require.Contains(t, r.stdout, "jetpack7.0 (JetPack 7.0): no binary: no binary for Jetson Orin (SM 8.7) in this image: it holds sm_110")
 
 	r = run(t, "compat", "10.1", "--matrix", path, "--format", "json")

@@ -96,7 +96,7 @@ func TestEvidenceAddAndSupport(t *testing.T) {
 	require.Contains(t, r.stdout, "jetpack6.2  supported       JetPack 6.2 (L4T 36.4.3): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super\n"+
 		"    Jetson Orin Nano Super, ")
 	require.Contains(t, r.stdout, "sha256:c2efadaaded6, rev 677e5d8f2a41 (counts)\n")
-	require.Contains(t, r.stdout, "jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (cudarc 0.13 loads libcublas.so.12 by name): below supported until a router built for CUDA 13 has run on a Jetson Thor\n    no evidence\n")
+	require.Contains(t, r.stdout, "jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (TEI v1.8.0 to v1.9.3 pin cudarc 0.13.5, which has no CUDA 13 feature, cuda-13000 first being in cudarc 0.17.1, so its router compiles against CUDA 12.2 bindings): below supported until a router built for CUDA 13 has run on a Jetson Thor\n    no evidence\n")
 
 	r = runEv(t, "support", "--matrix", path, "--registry=false", "--format", "markdown")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -142,7 +142,7 @@ func TestEvidenceAddRefuses(t *testing.T) {
 // where the image's index carries io.jetbake.release.
 func TestEvidenceAddFromRegistry(t *testing.T) {
 	repo := testregistry.New(t) + "/jetbake/tei"
-	digest := pushAnnotated(t, repo+":1.8.0-jetpack6.2", map[string]string{matrix.KeyRelease: "jetpack6.2"})
+	digest := pushAnnotated(t, repo+":1.9.3-jetpack6.2", map[string]string{matrix.KeyRelease: "jetpack6.2"})
 	path := supportedMatrix(t)
 	file := probeFile(t, func(ev *evidence.Evidence) { ev.Image.Digest = digest })
 
@@ -153,7 +153,7 @@ func TestEvidenceAddFromRegistry(t *testing.T) {
 	// validate --strict: the current digest is what the first tag resolves to.
 	strict := strictRun(t, path, "--strict", "--repository", repo)
 	require.Empty(t, strict)
-	pushAnnotated(t, repo+":1.8.0-jetpack6.2", map[string]string{matrix.KeyRelease: "jetpack6.2", "rebuilt": "yes"})
+	pushAnnotated(t, repo+":1.9.3-jetpack6.2", map[string]string{matrix.KeyRelease: "jetpack6.2", "rebuilt": "yes"})
 	strict = strictRun(t, path, "--strict", "--repository", repo)
 	require.Len(t, strict, 1)
 	require.Equal(t, "releases[2].tier", strict[0].Path)

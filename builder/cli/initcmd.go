@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // starterMatrix is what `jetbake init` writes: the current JetPack lines
@@ -82,42 +83,112 @@ const starterMatrix = `{
 }
 `
 
+// teiRouter is the router section `jetbake init --router
+// text-embeddings-inference` writes: TEI at the release jetbake's own
+// matrix pins (tag and commit), built by the Dockerfile-jetson written beside
+// it, with the settings of TEI's own images. It is the shipped matrix's
+// router section (a test keeps them equal).
+const teiRouter = `{
+    "name": "text-embeddings-router",
+    "version": "1.9.3",
+    "context": "https://github.com/huggingface/text-embeddings-inference.git?ref=v1.9.3&checksum=06670157fb6c1523482219bdb2d1660277d38088",
+    "dockerfile": "Dockerfile-jetson",
+    "target": "router",
+    "runtime_target": "runtime-base",
+    "output": "/usr/local/bin/text-embeddings-router",
+    "smoke": ["--version"],
+    "build_args": {"CARGO_FEATURES": "candle-cuda", "CUDA_LINKING": "static-linking"},
+    "target_build_args": {"7.2": {"CARGO_FEATURES": "candle-cuda-volta"}},
+    "env": {"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"},
+    "cmd": ["--json-output"],
+    "ports": ["80/tcp"]
+  }`
+
+// RouterTEI is the value of `init --router` that writes TEI's router section
+// and Dockerfile-jetson.
+const RouterTEI = "text-embeddings-inference"
+
+// teiDockerfile is the file name init writes jetbake's Dockerfile-jetson to.
+const teiDockerfile = "Dockerfile-jetson"
+
 func newInitCommand() *cobra.Command {
-	var repository, source string
+	var repository, source, router string
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a starting matrix.json",
 		Long: "init writes a matrix (the file of -f/--file, matrix.json by default) with the current JetPack lines\n" +
 			"and a router section that builds the target \"router\" of the Dockerfile beside it. Edit the router\n" +
-			"and the repository, write the Dockerfile, then run 'jetbake validate'.",
-		Example: "  jetbake init --repository ghcr.io/acme/embedder\n  jetbake init -f ci/matrix.json --force",
-		Args:    noArgs,
+			"and the repository, write the Dockerfile, then run 'jetbake validate'.\n\n" +
+			"With --router text-embeddings-inference it writes text-embeddings-inference's router section (the\n" +
+			"release jetbake pins, static cudarc linking, TEI's image settings) and jetbake's Dockerfile-jetson\n" +
+			"beside the matrix: your repository then builds TEI for Jetson with nothing else.",
+		Example: "  jetbake init --repository ghcr.io/acme/embedder\n  jetbake init --router text-embeddings-inference --repository ghcr.io/acme/tei\n" +
+			"  jetbake init -f ci/matrix.json --force",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := MatrixPath(cmd)
-			if _, err := os.Stat(path); err == nil && !force {
-				return usageErrorf("%s exists: give --force to replace it, or -f to write another file", path)
-			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			data := []byte(strings.NewReplacer("REPOSITORY", repository, "SOURCE", source).Replace(starterMatrix))
-			if _, err := matrix.Parse(data); err != nil {
-				return usageErrorf("--repository %q, --source %q: %w", repository, source, err)
-			}
-			if err := inputfile.WriteFile(path, data, 0o644); err != nil {
+			files, err := initFiles(path, router, repository, source)
+			if err != nil {
 				return err
 			}
-			// The schema beside the matrix, for editors ("$schema" names it).
-			schema := filepath.Join(filepath.Dir(path), "matrix.schema.json")
-			if err := inputfile.WriteFile(schema, matrix.SchemaJSON, 0o644); err != nil {
-				return err
+			for _, f := range files {
+				if _, err := os.Stat(f.path); err == nil && !force && f.guarded {
+					return usageErrorf("%s exists: give --force to replace it, or -f to write another file", f.path)
+				} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("%s: %w", f.path, err)
+				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s: next, a Dockerfile with a \"router\" target beside it, then 'jetbake validate'\n", path, schema)
+			var names []string
+			for _, f := range files {
+				if err := inputfile.WriteFile(f.path, f.data, 0o644); err != nil {
+					return err
+				}
+				names = append(names, f.path)
+			}
+			next := "next, a Dockerfile with a \"router\" target beside it, then 'jetbake validate'"
+			if router == RouterTEI {
+				next = "next, 'jetbake validate', then 'jetbake lock' and 'jetbake build'"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s\n", strings.Join(names, ", "), next)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&repository, "repository", "ghcr.io/example/router", "the image repository to publish to")
 	cmd.Flags().StringVar(&source, "source", "https://github.com/example/router", "the URL of your repository (org.opencontainers.image.source)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace an existing matrix file")
+	cmd.Flags().StringVar(&router, "router", "", "write a known router's section and Dockerfile: "+RouterTEI)
+	cmd.Flags().BoolVar(&force, "force", false, "replace existing files")
 	return cmd
+}
+
+// initFile is one file init writes; guarded files are not replaced without --force.
+type initFile struct {
+	path    string
+	data    []byte
+	guarded bool
+}
+
+// initFiles are the files init writes for path: the matrix, the schema
+// beside it (for editors; "$schema" names it), and for TEI Dockerfile-jetson.
+func initFiles(path, router, repository, source string) ([]initFile, error) {
+	doc := starterMatrix
+	switch router {
+	case "":
+	case RouterTEI:
+		start := strings.Index(doc, `"router": {`) + len(`"router": `)
+		end := start + strings.Index(doc[start:], "},") + 1
+		doc = doc[:start] + teiRouter + doc[end:]
+	default:
+		return nil, usageErrorf("--router %q: jetbake knows %s; leave --router out for a router of your own", router, RouterTEI)
+	}
+	data := []byte(strings.NewReplacer("REPOSITORY", repository, "SOURCE", source).Replace(doc))
+	if _, err := matrix.Parse(data); err != nil {
+		return nil, usageErrorf("--repository %q, --source %q: %w", repository, source, err)
+	}
+	dir := filepath.Dir(path)
+	files := []initFile{{path: path, data: data, guarded: true}, {path: filepath.Join(dir, "matrix.schema.json"), data: matrix.SchemaJSON}}
+	if router == RouterTEI {
+		files = append(files, initFile{path: filepath.Join(dir, teiDockerfile), data: dockerfiles.DockerfileJetson(), guarded: true})
+	}
+	return files, nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // init writes a matrix that validates once the Dockerfile it names exists,
@@ -32,6 +34,48 @@ func TestInitWritesAMatrixThatValidates(t *testing.T) {
 	r = run(t, "init", "-f", filepath.Join(dir, "other.json"), "--repository", "Not A Repo")
 	require.Equal(t, ExitUsage, r.code)
 	require.Contains(t, r.stderr, `--repository "Not A Repo"`)
+}
+
+// init --router text-embeddings-inference writes TEI's router section,
+// the shipped matrix's, and jetbake's Dockerfile-jetson beside the matrix:
+// the matrix validates as it is, with nothing copied from jetbake's checkout.
+func TestInitTEI(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ci", "matrix.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	r := run(t, "init", "-f", path, "--router", "text-embeddings-inference", "--repository", "registry.example.com/acme/tei")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	dockerfile := filepath.Join(dir, "ci", "Dockerfile-jetson")
+	require.Contains(t, r.stdout, "wrote "+path+", "+filepath.Join(dir, "ci", "matrix.schema.json")+", "+dockerfile)
+	data, err := os.ReadFile(dockerfile)
+	require.NoError(t, err)
+	require.Equal(t, dockerfiles.DockerfileJetson(), data, "jetbake's embedded copy")
+
+	var written, shipped map[string]any
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &written))
+	data, err = os.ReadFile("../../matrix.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &shipped))
+	router, want := written["router"].(map[string]any), shipped["router"].(map[string]any)
+	require.Equal(t, "Dockerfile-jetson", router["dockerfile"])
+	delete(router, "dockerfile")
+	delete(want, "dockerfile")
+	require.Equal(t, want, router, "the shipped matrix's router section")
+
+	r = run(t, "validate", "-f", path)
+	require.Equal(t, ExitOK, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "on stage runtime-base: ok")
+
+	require.NoError(t, os.Remove(path))
+	r = run(t, "init", "-f", path, "--router", "text-embeddings-inference")
+	require.Equal(t, ExitUsage, r.code, "Dockerfile-jetson is not replaced without --force")
+	require.Contains(t, r.stderr, dockerfile+" exists: give --force")
+	require.NoFileExists(t, path, "nothing is written when one file is refused")
+	r = run(t, "init", "-f", path, "--router", "tgi")
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, `--router "tgi": jetbake knows text-embeddings-inference`)
 }
 
 func TestVersionCommand(t *testing.T) {

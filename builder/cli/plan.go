@@ -74,6 +74,12 @@ func writePlanText(w io.Writer, p *plan.Plan) error {
 	fmt.Fprintf(&b, "router %s %s\n", p.Router.Name, p.Router.Version)
 	fmt.Fprintf(&b, "  context:    %s\n  dockerfile: %s (stage %s, binary %s)\n",
 		p.Router.Context, p.Router.Dockerfile, p.Router.Target, p.Router.Output)
+	if p.Router.Commit != "" {
+		fmt.Fprintf(&b, "  commit:     %s (GIT_SHA)\n", p.Router.Commit)
+	}
+	if p.Router.RuntimeTarget != "" {
+		fmt.Fprintf(&b, "  runtime:    stage %s of the Dockerfile, on each release's runtime base\n", p.Router.RuntimeTarget)
+	}
 	if len(p.Router.Env) > 0 {
 		var env []string
 		for _, k := range slices.Sorted(maps.Keys(p.Router.Env)) {
@@ -103,6 +109,9 @@ func writeReleaseText(b *strings.Builder, r *plan.Release) {
 	fmt.Fprintf(b, "  hardware:     %s\n", strings.Join(r.Hardware, ", "))
 	fmt.Fprintf(b, "  build base:   %s%s\n", r.BuildBase, baseNote(r, 0))
 	fmt.Fprintf(b, "  runtime base: %s%s\n", r.RuntimeBase, baseNote(r, 1))
+	for i, k := range slices.Sorted(maps.Keys(r.RuntimeBuildArgs)) {
+		writeField(b, "runtime args:", i, k+"="+r.RuntimeBuildArgs[k])
+	}
 	for i, t := range r.Targets {
 		line := fmt.Sprintf("%s  %s  CUDA_COMPUTE_CAP=%s  %s", t.SM, t.Arch, t.ComputeCap, t.Path)
 		for _, k := range slices.Sorted(maps.Keys(t.BuildArgs)) {

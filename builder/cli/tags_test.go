@@ -21,9 +21,9 @@ func TestAddTags(t *testing.T) {
 	p := load()
 	require.NoError(t, addTags(p, []string{"{version}-jetpack{jetpack}-{sha}"}, nil, sha))
 	rel, _ := p.Release("jetpack6.2")
-	require.Contains(t, rel.Tags, p.Repository+":1.8.0-jetpack6.2-0123456789ab")
+	require.Contains(t, rel.Tags, p.Repository+":1.9.3-jetpack6.2-0123456789ab")
 	rel, _ = p.Release("jetpack7.2")
-	require.Contains(t, rel.Tags, p.Repository+":1.8.0-jetpack7.2-0123456789ab")
+	require.Contains(t, rel.Tags, p.Repository+":1.9.3-jetpack7.2-0123456789ab")
 
 	p = load()
 	require.NoError(t, addTags(p, []string{"latest"}, []string{"jetpack7.2"}, sha))

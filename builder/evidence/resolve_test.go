@@ -22,16 +22,16 @@ func TestRegistryResolver(t *testing.T) {
 	host := testregistry.New(t)
 	repo := host + "/jetbake/tei"
 	m := testMatrix(t, t.TempDir())
-	current := pushIndex(t, repo+":1.8.0-jetpack6.2", annotationsOf("jetpack6.2"))
+	current := pushIndex(t, repo+":1.9.3-jetpack6.2", annotationsOf("jetpack6.2"))
 	older := pushIndex(t, repo+":old-jetpack6.2", annotationsOf("jetpack6.2"))
 	foreign := pushIndex(t, repo+":not-ours", nil)
-	pushIndex(t, repo+":1.8.0-jetpack6.1", annotationsOf("jetpack6.2"))
+	pushIndex(t, repo+":1.9.3-jetpack6.1", annotationsOf("jetpack6.2"))
 	r, err := NewRegistryResolver(m, repo)
 	require.NoError(t, err)
 
 	b, err := r.Current(t.Context(), "jetpack6.2")
 	require.NoError(t, err)
-	require.Equal(t, Built{Release: "jetpack6.2", Digest: current, Revision: goldenRevision, Source: "registry " + repo + ":1.8.0-jetpack6.2"}, b)
+	require.Equal(t, Built{Release: "jetpack6.2", Digest: current, Revision: goldenRevision, Source: "registry " + repo + ":1.9.3-jetpack6.2"}, b)
 
 	b, err = r.Lookup(t.Context(), older)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestChain(t *testing.T) {
 	host := testregistry.New(t)
 	repo := host + "/jetbake/tei"
 	m := testMatrix(t, t.TempDir())
-	pushed := pushIndex(t, repo+":1.8.0-jetpack6.2", annotationsOf("jetpack6.2"))
+	pushed := pushIndex(t, repo+":1.9.3-jetpack6.2", annotationsOf("jetpack6.2"))
 	reg, err := NewRegistryResolver(m, repo)
 	require.NoError(t, err)
 	c := Chain{metadata(goldenDigest), reg}
@@ -76,7 +76,7 @@ func TestChain(t *testing.T) {
 	require.Equal(t, "registry "+repo, b.Source)
 	_, err = c.Current(t.Context(), "jetpack7.0")
 	require.ErrorIs(t, err, ErrNotFound)
-	require.EqualError(t, err, "build.json has no built image of jetpack7.0; "+repo+":1.8.0-jetpack7.0 is not in the registry")
+	require.EqualError(t, err, "build.json has no built image of jetpack7.0; "+repo+":1.9.3-jetpack7.0 is not in the registry")
 
 	down, err := NewRegistryResolver(m, "127.0.0.1:1/jetbake/tei")
 	require.NoError(t, err)

@@ -136,9 +136,9 @@ func TestSupport(t *testing.T) {
 		"jetpack6.2  supported       JetPack 6.2 (L4T 36.4.3): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super\n"+
 		"    Jetson Orin Nano Super, 2026-11-20, sha256:c2efadaaded6, rev 677e5d8f2a41\n"+
 		"    Jetson AGX Orin, 2026-11-01, sha256:3bfcb1f42ae9, rev 677e5d8f2a41\n"+
-		"jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (cudarc 0.13 loads libcublas.so.12 by name): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
+		"jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (TEI v1.8.0 to v1.9.3 pin cudarc 0.13.5, which has no CUDA 13 feature, cuda-13000 first being in cudarc 0.17.1, so its router compiles against CUDA 12.2 bindings): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
 		"    no evidence\n"+
-		"jetpack7.2  evaluate-later  JetPack 7.2 (L4T 39.2.0): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (cudarc 0.13 loads libcublas.so.12 by name): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
+		"jetpack7.2  evaluate-later  JetPack 7.2 (L4T 39.2.0): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (TEI v1.8.0 to v1.9.3 pin cudarc 0.13.5, which has no CUDA 13 feature, cuda-13000 first being in cudarc 0.17.1, so its router compiles against CUDA 12.2 bindings): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
 		"    no evidence\n", text.String())
 
 	// With the current digest known, each piece says whether it counts.

@@ -201,6 +201,9 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	}
 	if err != nil {
 		_, _ = cleanup(false)
+		if out := progress.failureOutput(j.release.Name); out != "" {
+			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
+		}
 		rr.Outcome, rr.Error = Failed, err.Error()
 		return rr, err
 	}

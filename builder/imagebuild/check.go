@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -82,9 +83,10 @@ func (b *Builder) Check(ctx context.Context, p *plan.Plan) ([]Finding, error) {
 			return nil, err
 		}
 		buildBase := arm64Manifest(ctx, j.buildBase, b.opts.remoteOpts)
+		runtimeBase := arm64Manifest(ctx, j.runtimeBase, b.opts.remoteOpts)
 		opt := client.SolveOpt{LocalMounts: mounts, Session: b.opts.sessionAttach}
 		_, err = b.nodes[0].Client.Build(ctx, opt, "jetbake", func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
-			found, err := j.check(ctx, c, buildBase)
+			found, err := j.check(ctx, c, buildBase, runtimeBase)
 			mu.Lock()
 			out = append(out, found...)
 			mu.Unlock()
@@ -97,17 +99,27 @@ func (b *Builder) Check(ctx context.Context, p *plan.Plan) ([]Finding, error) {
 	return out, nil
 }
 
-// check lints the router stage for every target of the release.
-func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase string) ([]Finding, error) {
+// check lints the router stage for every target of the release, and its
+// runtime stage; the bases are the arm64 manifests of the release's.
+func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase, runtimeBase string) ([]Finding, error) {
 	inputs, err := jetbakeContext(ctx, j.epoch)
 	if err != nil {
 		return nil, err
 	}
-	found := make([][]Finding, len(j.release.Targets))
+	// One lint per SM target of the router stage, and one of the runtime
+	// stage (no SM) when the router names one.
+	stages := slices.Clone(j.release.Targets)
+	if j.plan.Router.RuntimeTarget != "" {
+		stages = append(stages, plan.Target{})
+	}
+	found := make([][]Finding, len(stages))
 	eg, ctx := errgroup.WithContext(ctx)
-	for i, t := range j.release.Targets {
+	for i, t := range stages {
 		eg.Go(func() error {
 			opts := j.routerOpts(t, buildBase)
+			if t.SM == "" {
+				opts = j.stageOpts(j.plan.Router.RuntimeTarget, j.runtimeArgs(buildBase, runtimeBase))
+			}
 			opts["requestid"] = lint.RequestLint
 			// The checks judge the Dockerfile for the daemon's platform
 			// (they ignore the "platform" option), so this rule would flag
@@ -115,6 +127,9 @@ func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase stri
 			// linux/arm64 and resolves the bases for it.
 			opts["build-arg:BUILDKIT_DOCKERFILE_CHECK"] = "skip=InvalidBaseImagePlatform"
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: opts, FrontendInputs: inputs})
+			if err != nil && t.SM == "" {
+				return fmt.Errorf("stage %s: %w", j.plan.Router.RuntimeTarget, err)
+			}
 			if err != nil {
 				return fmt.Errorf("SM %s: %w", t.SM, err)
 			}

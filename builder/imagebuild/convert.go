@@ -43,39 +43,28 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 	if _, _, _, syntax := parser.DetectSyntax(dt); syntax {
 		return nil, false, nil
 	}
-	bopts := c.BuildOpts()
 	bc, err := j.converterClient(ctx, c, buildBase)
 	if err != nil {
 		return nil, true, err
 	}
-	buildPlatform := platforms.Normalize(platforms.DefaultSpec())
-	if w := bopts.Workers; len(w) > 0 && len(w[0].Platforms) > 0 {
-		buildPlatform = w[0].Platforms[0]
-	}
-	target := arm64Platform()
-	caps := bopts.LLBCaps
-	resolver := &cachedMetaResolver{c: c, cache: j.resolved}
 	states = make([]llb.State, len(j.release.Targets))
 	for i, t := range j.release.Targets {
-		res, err := dockerfile2llb.Dockerfile2LLB(ctx, dt, dockerfile2llb.ConvertOpt{
-			Config: dockerui.Config{
-				BuildArgs:       j.routerArgs(t, buildBase),
-				Target:          j.plan.Router.Target,
-				TargetPlatforms: []ocispecs.Platform{target},
-				BuildPlatforms:  []ocispecs.Platform{buildPlatform},
-			},
-			Client:         bc,
-			TargetPlatform: &target,
-			MetaResolver:   resolver,
-			LLBCaps:        &caps,
-			Warn:           j.lintWarn(t),
-		})
+		res, err := dockerfile2llb.Dockerfile2LLB(ctx, dt, j.convertOpt(c, bc, j.plan.Router.Target, j.routerArgs(t, buildBase), j.lintWarn(t)))
 		if err != nil {
 			return nil, true, fmt.Errorf("compile %s for %s: %s: %w", j.plan.Router.Name, t.Arch, filepath.Join(j.dockerfileDir, j.dockerfile), err)
 		}
 		states[i] = res.State
 	}
 	return states, true, nil
+}
+
+// buildPlatformOf is the daemon's first worker's platform, the build
+// platform of the converted stages.
+func buildPlatformOf(bopts gateway.BuildOpts) ocispecs.Platform {
+	if w := bopts.Workers; len(w) > 0 && len(w[0].Platforms) > 0 {
+		return w[0].Platforms[0]
+	}
+	return platforms.Normalize(platforms.DefaultSpec())
 }
 
 // lintWarn records the Dockerfile checks' warnings for t as findings: the

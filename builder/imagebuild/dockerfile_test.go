@@ -41,31 +41,66 @@ func declaresArg(s instructions.Stage, name string) bool {
 	return false
 }
 
-// Both Dockerfiles keep the contract jetbake builds them by: a router stage
+const dockerfileJetson = "../../dockerfiles/Dockerfile-jetson"
+
+// Dockerfile-jetson keeps the contract jetbake builds it by: a router stage
 // that takes CUDA_COMPUTE_CAP and starts (directly or through its parent
-// stage) from the BUILD_BASE build arg.
-func TestDockerfilesKeepTheRouterContract(t *testing.T) {
-	for _, path := range []string{"../../dockerfiles/Dockerfile-jetson", "../../testdata/standin-router/Dockerfile"} {
-		t.Run(path, func(t *testing.T) {
-			stages, router, metaArgs := routerStage(t, path)
-			require.True(t, declaresArg(router, "CUDA_COMPUTE_CAP"), "the router stage declares ARG CUDA_COMPUTE_CAP")
-			require.True(t, slices.ContainsFunc(metaArgs, func(a instructions.ArgCommand) bool {
-				return slices.ContainsFunc(a.Args, func(kv instructions.KeyValuePairOptional) bool { return kv.Key == "BUILD_BASE" })
-			}), "BUILD_BASE is a global ARG")
-			base := router.BaseName
-			for base != "${BUILD_BASE}" {
-				i := slices.IndexFunc(stages, func(s instructions.Stage) bool { return s.Name == base })
-				require.GreaterOrEqual(t, i, 0, "stage %q starts from BUILD_BASE or from a stage that does", router.Name)
-				base = stages[i].BaseName
-			}
-		})
+// stage) from the BUILD_BASE build arg, and a runtime-base stage from
+// RUNTIME_BASE.
+func TestDockerfileKeepsTheRouterContract(t *testing.T) {
+	stages, router, metaArgs := routerStage(t, dockerfileJetson)
+	require.True(t, declaresArg(router, "CUDA_COMPUTE_CAP"), "the router stage declares ARG CUDA_COMPUTE_CAP")
+	for _, arg := range []string{"BUILD_BASE", "RUNTIME_BASE", "CUDA_LINKING"} {
+		require.True(t, slices.ContainsFunc(metaArgs, func(a instructions.ArgCommand) bool {
+			return slices.ContainsFunc(a.Args, func(kv instructions.KeyValuePairOptional) bool { return kv.Key == arg })
+		}), "%s is a global ARG", arg)
 	}
+	from := func(stage, arg string) {
+		base := stage
+		for base != "${"+arg+"}" {
+			i := slices.IndexFunc(stages, func(s instructions.Stage) bool { return s.Name == base })
+			require.GreaterOrEqual(t, i, 0, "stage %q starts from %s or from a stage that does", stage, arg)
+			base = stages[i].BaseName
+		}
+	}
+	from(router.Name, "BUILD_BASE")
+	from("runtime-base", "RUNTIME_BASE")
 }
 
-// The real router's compile caches are keyed by architecture and SM, so that
-// no target reuses objects built for another GPU.
+// The router stage copies what TEI's own Dockerfiles copy (backends, core,
+// router, Cargo.toml and Cargo.lock; rust-toolchain.toml in the toolchain
+// stage), never the whole tree: TEI's .cargo/config.toml sets
+// target-cpu=native. Its cargo line is TEI's Dockerfile-cuda's, with the
+// linking feature from CUDA_LINKING.
+func TestDockerfileCopiesWhatTEICopies(t *testing.T) {
+	stages, router, _ := routerStage(t, dockerfileJetson)
+	var copied []string
+	for _, st := range stages {
+		for _, c := range st.Commands {
+			cp, ok := c.(*instructions.CopyCommand)
+			if !ok || cp.From != "" {
+				continue
+			}
+			copied = append(copied, cp.SourcePaths...)
+		}
+	}
+	require.ElementsMatch(t, []string{"rust-toolchain.toml", "Cargo.toml", "Cargo.lock", "backends", "core", "router"}, copied)
+	var cargo string
+	for _, c := range router.Commands {
+		if r, ok := c.(*instructions.RunCommand); ok && strings.Contains(strings.Join(r.CmdLine, " "), "cargo build") {
+			cargo = strings.Join(strings.Fields(strings.Join(r.CmdLine, " ")), " ")
+		}
+	}
+	require.Contains(t, cargo, `cargo build --release --bin text-embeddings-router -F "${CARGO_FEATURES}" -F "${CUDA_LINKING}" -F http --no-default-features`)
+	require.NotContains(t, cargo, "target-cpu")
+}
+
+// The real router's compile caches are keyed by architecture, SM and CUDA
+// release, so that no target reuses objects built for another GPU or
+// linked against another CUDA, and the target folder is locked: releases
+// of one SM built at once must not take each other's binary.
 func TestDockerfileJetsonCachesPerSM(t *testing.T) {
-	data, err := os.ReadFile("../../dockerfiles/Dockerfile-jetson")
+	data, err := os.ReadFile(dockerfileJetson)
 	require.NoError(t, err)
 	var ids []string
 	for _, field := range strings.Fields(string(data)) {
@@ -84,10 +119,12 @@ func TestDockerfileJetsonCachesPerSM(t *testing.T) {
 	for _, id := range ids {
 		require.Contains(t, id, "${TARGETARCH}", "cache %s is keyed by architecture", id)
 		if strings.Contains(id, "${CUDA_COMPUTE_CAP}") {
+			require.Contains(t, id, "${CUDA_RELEASE}", "cache %s is keyed by CUDA release", id)
 			perSM++
 		}
 	}
 	require.GreaterOrEqual(t, perSM, 2, "the compiler cache and the target folder are per SM")
+	require.Contains(t, string(data), "target=/src/target,sharing=locked")
 }
 
 // Both Dockerfiles' router stages take jetson-compute-cap.sh from the named
@@ -96,8 +133,7 @@ func TestDockerfileJetsonCachesPerSM(t *testing.T) {
 // it was built for. Removing the step from Dockerfile-jetson fails here.
 func TestDockerfilesRunTheComputeCapScript(t *testing.T) {
 	for path, compile := range map[string]string{
-		"../../dockerfiles/Dockerfile-jetson":      "cargo build",
-		"../../testdata/standin-router/Dockerfile": "compile-table.sh",
+		dockerfileJetson: "cargo build",
 	} {
 		t.Run(path, func(t *testing.T) {
 			_, router, _ := routerStage(t, path)

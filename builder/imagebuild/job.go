@@ -29,6 +29,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
+	rr.Binaries = slices.Clone(j.binaries)
 	if rr.Digest != "" {
 		rr.Repository = j.plan.Repository
 	}

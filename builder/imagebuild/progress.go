@@ -27,13 +27,30 @@ type progress struct {
 	// warned is told of every warning a session reports: the Dockerfile
 	// frontend's check warnings when it builds the router stage itself.
 	warned func(release string, w *client.VertexWarning)
+	// tails holds the last lines each step printed, by vertex (steps are
+	// shared between releases), and failed each release's last failed step.
+	tails  map[digest.Digest][]string
+	failed map[string]failedStep
+	// seenLogs drops the copies of a shared step's output that several
+	// releases' sessions report.
+	seenLogs map[string]bool
 }
+
+// failedStep is a step that failed and the lines it printed last.
+type failedStep struct {
+	name   string
+	vertex digest.Digest
+}
+
+// tailLines is how many lines of a step's output a failure quotes.
+const tailLines = 25
 
 func newProgress(ctx context.Context, mode string, out io.Writer, timings *timingRecorder) (*progress, error) {
 	if out == nil || mode == "" {
 		mode = string(progressui.QuietMode)
 	}
-	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: displayMode(mode, out), timings: timings}
+	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: displayMode(mode, out), timings: timings,
+		tails: map[digest.Digest][]string{}, failed: map[string]failedStep{}, seenLogs: map[string]bool{}}
 	display, err := progressui.NewDisplay(out, p.mode)
 	if err != nil {
 		return nil, fmt.Errorf("--progress %s: %w", mode, err)
@@ -62,6 +79,7 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 					p.warned(release, w)
 				}
 			}
+			p.keepTails(release, st)
 			prefix := "[" + release + "] "
 			for _, v := range st.Vertexes {
 				if !strings.HasPrefix(v.Name, prefix) {
@@ -72,6 +90,43 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 		}
 	}()
 	return ch
+}
+
+// keepTails keeps the last lines of each step's output and notes the
+// release's failed steps, whose output a failure quotes (BuildKit's error
+// says only that a process did not complete).
+func (p *progress) keepTails(release string, st *client.SolveStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range st.Logs {
+		key := fmt.Sprintf("%s %d %d %d", l.Vertex, l.Timestamp.UnixNano(), l.Stream, len(l.Data))
+		if p.seenLogs[key] {
+			continue
+		}
+		p.seenLogs[key] = true
+		lines := append(p.tails[l.Vertex], strings.Split(strings.TrimRight(string(l.Data), "\n"), "\n")...)
+		if len(lines) > tailLines {
+			lines = lines[len(lines)-tailLines:]
+		}
+		p.tails[l.Vertex] = lines
+	}
+	for _, v := range st.Vertexes {
+		if v.Error != "" && !strings.Contains(v.Error, "context canceled") {
+			p.failed[release] = failedStep{name: v.Name, vertex: v.Digest}
+		}
+	}
+}
+
+// failureOutput is the last output of the release's failed step, each line
+// indented, or "".
+func (p *progress) failureOutput(release string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, ok := p.failed[release]
+	if !ok || len(p.tails[f.vertex]) == 0 {
+		return ""
+	}
+	return "    " + strings.Join(p.tails[f.vertex], "\n    ")
 }
 
 // displayMode resolves auto as BuildKit's display does: tty on a console,

@@ -74,6 +74,9 @@ type ReleaseReport struct {
 	Targets []string `json:"sm_targets"`
 	// Annotations are the manifest and index annotations.
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// Binaries are what the smoke run read from each router binary: its
+	// DT_NEEDED libraries and its loader.
+	Binaries []Binary `json:"binaries,omitempty"`
 	// Findings are the warnings of BuildKit's Dockerfile checks on the
 	// router's Dockerfile, per SM target, found while it was built.
 	Findings []Finding `json:"findings,omitempty"`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/moby/buildkit/client"
-	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	"github.com/moby/buildkit/session"
 	"github.com/moby/buildkit/session/filesync"
@@ -135,11 +134,11 @@ func (d *deferredSmoke) buildContext(ctx context.Context) context.Context {
 
 // hand returns the function the release's build hands its smoke run to,
 // or nil (solve it inline) when d is nil.
-func (d *deferredSmoke) hand() func(*llb.Definition, []gateway.CacheOptionsEntry) {
+func (d *deferredSmoke) hand() func(*smokeRun) {
 	if d == nil {
 		return nil
 	}
-	return func(def *llb.Definition, imports []gateway.CacheOptionsEntry) {
+	return func(run *smokeRun) {
 		d.done = make(chan error, 1)
 		opt := client.SolveOpt{SharedSession: d.session.s, SessionPreInitialized: true,
 			// A check of the build, not a build of its own: BuildKit keeps
@@ -148,7 +147,7 @@ func (d *deferredSmoke) hand() func(*llb.Definition, []gateway.CacheOptionsEntry
 			Internal: true}
 		go func() {
 			_, err := d.node.Client.Build(d.ctx, opt, "jetbake", func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
-				return gateway.NewResult(), d.job.smokeCheck(ctx, c, def, imports)
+				return gateway.NewResult(), d.job.smokeCheck(ctx, c, run)
 			}, d.progress.channel(d.job.release.Name))
 			if err != nil && d.ctx.Err() == nil && d.stopBuild != nil {
 				d.stopBuild(err)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/moby/buildkit/client/llb"
@@ -18,36 +16,67 @@ import (
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
-// smokeDir is where the build-time smoke run writes what each router printed.
-const smokeDir = "/jetbake-smoke"
+// Folders of the build-time smoke run: what each router printed, and the
+// build base's CUDA driver stub, which stands in for the Jetson's driver.
+const (
+	smokeDir    = "/jetbake-smoke"
+	smokeDriver = "/jetbake-smoke-driver"
+)
 
-// missingLib finds the library in the dynamic loader's sentence
-// "error while loading shared libraries: libssl.so.3: cannot open ...".
-var missingLib = regexp.MustCompile(`error while loading shared libraries: ([^:\s]+):`)
+// driverStubPaths are where NVIDIA's CUDA devel images keep the driver's
+// link-time stub, stubs/libcuda.so (soname libcuda.so.1), first match wins.
+var driverStubPaths = []string{
+	"/usr/local/cuda/lib64/stubs/libcuda.so",
+	"/usr/local/cuda/targets/*/lib/stubs/libcuda.so",
+	"/usr/local/cuda-*/targets/*/lib/stubs/libcuda.so",
+}
 
-// smokeDefinition is the router's smoke run (router.smoke, e.g.
-// --version) with every router binary on the runtime base, under QEMU on
-// the building machine, plus a check that the base has a CA bundle. So a
-// runtime base that lacks a library the router links (libssl) or the CA
-// bundle it needs to download models fails the build, naming what is
-// missing, instead of failing on the Jetson. Each binary is mounted
-// read-only at its path in the image, from the router build's output:
-// the same bytes, path, libraries and environment as in the assembled
-// image, without waiting for the image's layers to be staged. The
-// binaries run directly, not through the entrypoint, which needs a Jetson
-// to choose one. It is nil when the router has no smoke command.
-func (j *releaseJob) smokeDefinition(ctx context.Context, base llb.State, routers []llb.State, baseConfig []byte) (*llb.Definition, error) {
+// smokeRun is a release's build-time smoke run (router.smoke, e.g.
+// --version): every router binary run on the runtime image, under QEMU on
+// the building machine, with what the image would give it on a Jetson.
+type smokeRun struct {
+	image   runtimeImage
+	routers []llb.State
+	stub    llb.State
+	imports []gateway.CacheOptionsEntry
+}
+
+// newSmokeRun prepares the smoke run on image, nil when the router has no
+// smoke command. Every linking mode of TEI's router needs the driver,
+// libcuda.so.1, which NVIDIA's runtime mounts from the Jetson and no
+// runtime image has; the run loads the build base's driver stub as
+// libcuda.so.1 instead, for the run only, never in the image.
+func (j *releaseJob) newSmokeRun(image runtimeImage, routers []llb.State, buildBase string, imports []gateway.CacheOptionsEntry) *smokeRun {
 	if len(j.plan.Router.Smoke) == 0 {
-		return nil, nil
+		return nil
 	}
+	var find strings.Builder
+	find.WriteString("for f in " + strings.Join(driverStubPaths, " ") + "; do ")
+	find.WriteString(`if [ -f "$f" ]; then cp "$f" /out/libcuda.so.1 && echo "$f" >/out/from; break; fi; done; exit 0`)
+	stub := llb.Image(buildBase, llb.Platform(arm64Platform()), j.resolveMode()).
+		Run(llb.Args([]string{"/bin/sh", "-c", find.String()}),
+			llb.WithCustomName("smoke: the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only")).
+		AddMount("/out", llb.Scratch())
+	return &smokeRun{image: image, routers: routers, stub: stub, imports: imports}
+}
+
+// smokeDefinition runs every binary with the smoke arguments on the runtime
+// image, each mounted read-only at its path in the image from the router
+// build's output (the same bytes, path, libraries and environment as in the
+// assembled image, without waiting for the image's layers to be staged),
+// and checks that the image has a CA bundle. Before the run, the dynamic
+// loader of the binary (its PT_INTERP) lists what it finds of the binary's
+// libraries, as ldd has it do (LD_TRACE_LOADED_OBJECTS: every library, where
+// `ld.so --list` stops at the first one missing). The binaries run directly, not through the entrypoint, which
+// needs a Jetson to choose one.
+func (j *releaseJob) smokeDefinition(ctx context.Context, run *smokeRun, bins []Binary) (*llb.Definition, error) {
 	var config ocispecs.Image
-	if err := json.Unmarshal(baseConfig, &config); err != nil {
-		return nil, fmt.Errorf("runtime base %s: config is not valid JSON: %w", j.release.RuntimeBase, err)
+	if err := json.Unmarshal(run.image.config, &config); err != nil {
+		return nil, fmt.Errorf("%s: config is not valid JSON: %w", run.image.name, err)
 	}
-	script := j.smokeScript()
 	opts := []llb.RunOption{
-		llb.Args(append([]string{"/bin/sh", "-c", script, "jetbake-smoke"}, j.plan.Router.Smoke...)),
-		llb.WithCustomNamef("smoke: %s %s on the runtime base", j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
+		llb.Args(append([]string{"/bin/sh", "-c", j.smokeScript(bins), "jetbake-smoke"}, j.plan.Router.Smoke...)),
+		llb.WithCustomNamef("smoke: %s %s on the runtime image", j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
 	}
 	for _, kv := range config.Config.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -62,9 +91,10 @@ func (j *releaseJob) smokeDefinition(ctx context.Context, base llb.State, router
 	for i, t := range j.release.Targets {
 		// A mount follows a link at the source path, as the copy into the
 		// image does (see runtimeState).
-		opts = append(opts, llb.AddMount(t.Path, routers[i], llb.SourcePath(j.plan.Router.Output), llb.Readonly))
+		opts = append(opts, llb.AddMount(t.Path, run.routers[i], llb.SourcePath(j.plan.Router.Output), llb.Readonly))
 	}
-	out := base.Run(opts...).AddMount(smokeDir, llb.Scratch())
+	opts = append(opts, llb.AddMount(smokeDriver, run.stub, llb.Readonly))
+	out := run.image.state.Run(opts...).AddMount(smokeDir, llb.Scratch())
 	def, err := out.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, fmt.Errorf("marshal the smoke run: %w", err)
@@ -72,17 +102,25 @@ func (j *releaseJob) smokeDefinition(ctx context.Context, base llb.State, router
 	return def, nil
 }
 
-// smokeScript runs every binary with the smoke arguments ("$@") and
-// writes one line per finding to smokeDir/result: "rc NAME CODE" per
-// binary, "ca" when the base has a CA bundle, and "link DIR" for each folder
-// jetbake's layers create that is a symbolic link in the base (the layers
-// would put a real folder over it, hiding what it points to). Each binary's
-// output goes to NAME.log.
-func (j *releaseJob) smokeScript() string {
+// smokeScript writes one line per finding to smokeDir/result: "stub PATH"
+// when the build base had a driver stub; per binary "ldd NAME CODE" (its
+// loader's trace, output in NAME.ldd) or "nointerp NAME" when the image
+// lacks the loader, then "rc NAME CODE" (output in NAME.log); "ca" when the
+// image has a CA bundle; and "link DIR" for each folder jetbake's layers
+// create that is a symbolic link in the image (the layers would put a real
+// folder over it, hiding what it points to).
+func (j *releaseJob) smokeScript(bins []Binary) string {
 	var script strings.Builder
 	result := smokeDir + "/" + smokeResultFile
-	for _, t := range j.release.Targets {
+	fmt.Fprintf(&script, "[ -s %s/libcuda.so.1 ] && echo \"stub $(cat %s/from)\" >>%s\n", smokeDriver, smokeDriver, result)
+	fmt.Fprintf(&script, "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n", smokeDriver)
+	for i, t := range j.release.Targets {
 		name := path.Base(t.Path)
+		if i < len(bins) && bins[i].Interpreter != "" {
+			interp := shellQuote(bins[i].Interpreter)
+			fmt.Fprintf(&script, "if [ -x %s ]; then LD_TRACE_LOADED_OBJECTS=1 %s %s >%s/%s.ldd 2>&1; echo \"ldd %s $?\" >>%s; else echo \"nointerp %s\" >>%s; fi\n",
+				interp, interp, shellQuote(t.Path), smokeDir, name, name, result, name, result)
+		}
 		fmt.Fprintf(&script, "%s \"$@\" >%s/%s.log 2>&1; echo \"rc %s $?\" >>%s\n",
 			shellQuote(t.Path), smokeDir, name, name, result)
 	}
@@ -115,10 +153,22 @@ func (j *releaseJob) layerDirs() []string {
 // smokeResultFile is the smoke run's findings, one per line.
 const smokeResultFile = "result"
 
-// smokeCheck solves the smoke run def and judges what each binary did.
-func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, def *llb.Definition, imports []gateway.CacheOptionsEntry) error {
+// smokeCheck reads each router's DT_NEEDED and loader, then solves the
+// smoke run and judges what each binary did.
+func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smokeRun) error {
 	// Evaluate: the routers' compile errors surface here, as themselves.
-	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: imports})
+	bins, err := j.readBinaries(ctx, c, run)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.binaries = bins
+	j.mu.Unlock()
+	def, err := j.smokeDefinition(ctx, run, bins)
+	if err != nil {
+		return err
+	}
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
 	if err != nil {
 		return err
 	}
@@ -133,75 +183,5 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, def *llb.
 		}
 		return strings.TrimSpace(string(data))
 	}
-	return j.judgeSmoke(read(smokeResultFile), func(name string) string { return read(name + ".log") })
+	return j.judgeSmoke(run.image.name, read(smokeResultFile), read)
 }
-
-// judgeSmoke turns the smoke run's result file into the build's verdict;
-// logOf reads a binary's output, which is only read when it failed.
-func (j *releaseJob) judgeSmoke(result string, logOf func(name string) string) error {
-	rcs, ca := map[string]string{}, false
-	var links []string
-	for _, line := range strings.Split(result, "\n") {
-		switch f := strings.Fields(line); {
-		case len(f) == 3 && f[0] == "rc":
-			rcs[f[1]] = f[2]
-		case len(f) == 1 && f[0] == "ca":
-			ca = true
-		case len(f) == 2 && f[0] == "link":
-			links = append(links, f[1])
-		}
-	}
-	for _, t := range j.release.Targets {
-		name := path.Base(t.Path)
-		rc, ok := rcs[name]
-		if !ok {
-			return fmt.Errorf("smoke run of %s on the runtime base left no exit status: does the runtime base %s have /bin/sh?", name, j.release.RuntimeBase)
-		}
-		if rc == "0" {
-			continue
-		}
-		if err := j.smokeResult(name, rc, logOf(name)); err != nil {
-			return err
-		}
-	}
-	if len(links) > 0 {
-		return fmt.Errorf("the runtime base %s has %s as a symbolic link: jetbake's layers put a real folder there, which would hide what the link points to in the image; use a base where %s is a folder",
-			j.release.RuntimeBase, strings.Join(links, ", "), strings.Join(links, ", "))
-	}
-	if !ca {
-		return fmt.Errorf("the runtime base %s has no CA bundle at %s: the router could not download models over HTTPS; install ca-certificates in the runtime base, or use a base that has it",
-			j.release.RuntimeBase, CABundlePath)
-	}
-	return nil
-}
-
-// smokeResult turns one binary's exit status and output into an error
-// that names a missing library when the loader named one.
-func (j *releaseJob) smokeResult(name, rc, log string) error {
-	if rc == "0" {
-		return nil
-	}
-	cmd := name + " " + strings.Join(j.plan.Router.Smoke, " ")
-	if code, err := strconv.Atoi(rc); err == nil {
-		cmd += " (exit " + strconv.Itoa(code) + ")"
-	}
-	if m := missingLib.FindStringSubmatch(log); m != nil {
-		return fmt.Errorf("%s fails on the runtime base: it needs %s, which the runtime base %s lacks; install the package that provides %s in the runtime base (TEI's images install libssl and ca-certificates), or use a base that has it",
-			cmd, m[1], j.release.RuntimeBase, m[1])
-	}
-	last := log
-	if i := strings.LastIndex(strings.TrimSpace(log), "\n"); i >= 0 {
-		last = strings.TrimSpace(log[i+1:])
-	}
-	return fmt.Errorf("%s fails on the runtime base: %s", cmd, last)
-}
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// CABundlePath is where Debian and Ubuntu (and so NVIDIA's l4t and CUDA
-// images) keep the CA bundle the router needs to download models
-// (ca-certificates' /etc/ssl/certs/ca-certificates.crt).
-const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"

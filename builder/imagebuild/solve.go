@@ -76,6 +76,8 @@ type releaseJob struct {
 	// compiles the routers under emulation, and its native platform.
 	emulated      *bool
 	buildPlatform string
+	// binaries are what the smoke run read from the router binaries.
+	binaries []Binary
 }
 
 // arm64Platform is the platform of every Jetson image.
@@ -92,11 +94,11 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // per release lets the targets run in parallel while the release stays one
 // unit that succeeds or fails (and is tagged) as a whole.
 //
-// The smoke run (see smokeDefinition) is solved before the image is
-// returned for export, unless deferSmoke is given: it then gets the run,
-// to solve beside the export in a build of its own, and the release fails
-// if it fails, before anything is tagged.
-func (j *releaseJob) build(node string, deferSmoke func(*llb.Definition, []gateway.CacheOptionsEntry)) gateway.BuildFunc {
+// The smoke run (see smokeRun) is solved before the image is returned for
+// export, unless deferSmoke is given: it then gets the run, to solve
+// beside the export in a build of its own, and the release fails if it
+// fails, before anything is tagged.
+func (j *releaseJob) build(node string, deferSmoke func(*smokeRun)) gateway.BuildFunc {
 	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
 		j.noteEmulation(node, c.BuildOpts().Workers)
 		return j.buildImage(ctx, c, deferSmoke)
@@ -104,7 +106,7 @@ func (j *releaseJob) build(node string, deferSmoke func(*llb.Definition, []gatew
 }
 
 // buildImage is build's gateway build function.
-func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmoke func(*llb.Definition, []gateway.CacheOptionsEntry)) (*gateway.Result, error) {
+func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmoke func(*smokeRun)) (*gateway.Result, error) {
 	// The runtime base is resolved while the routers' Dockerfiles are solved.
 	var baseDigest string
 	var baseConfig []byte
@@ -129,25 +131,26 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
+	buildBase := pin(j.buildBase, buildDigest)
+	image, err := j.runtimeBaseImage(ctx, c, buildBase, pin(j.runtimeBase, baseDigest), baseConfig)
+	if err != nil {
+		return nil, err
+	}
 	desc, err := ImageDescription(j.plan, j.release, j.revision)
 	if err != nil {
 		return nil, err
 	}
-	st := j.runtimeState(c, pin(j.runtimeBase, baseDigest), routers, desc)
+	st := j.runtimeState(c, image, routers, desc)
 	// The --cache-from imports the frontend used to apply go with every
 	// solve of the routers converted in jetbake.
 	imports, err := sessionCacheImports(c)
 	if err != nil {
 		return nil, err
 	}
-	smoke, err := j.smokeDefinition(ctx, j.runtimeBaseState(pin(j.runtimeBase, baseDigest)), routers, baseConfig)
-	if err != nil {
-		return nil, err
-	}
-	if smoke != nil && deferSmoke != nil {
-		deferSmoke(smoke, imports)
+	if smoke := j.newSmokeRun(image, routers, buildBase, imports); smoke != nil && deferSmoke != nil {
+		deferSmoke(smoke)
 	} else if smoke != nil {
-		if err := j.smokeCheck(ctx, c, smoke, imports); err != nil {
+		if err := j.smokeCheck(ctx, c, smoke); err != nil {
 			return nil, err
 		}
 	}
@@ -167,7 +170,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if j.toolVersion != "" {
 		meta[KeyToolVersion] = j.toolVersion
 	}
-	config, err := imageConfig(baseConfig, j.plan.Router, j.release, meta, epochTime(j.epoch))
+	config, err := imageConfig(image.config, j.plan.Router, j.release, meta, epochTime(j.epoch))
 	if err != nil {
 		return nil, err
 	}
@@ -264,13 +267,19 @@ func jetbakeContextState(epoch int64) llb.State {
 
 // routerOpts are the Dockerfile frontend options that build the router stage for t.
 func (j *releaseJob) routerOpts(t plan.Target, buildBase string) map[string]string {
+	return j.stageOpts(j.plan.Router.Target, j.routerArgs(t, buildBase))
+}
+
+// stageOpts are the Dockerfile frontend options that build stage target
+// with args.
+func (j *releaseJob) stageOpts(target string, args map[string]string) map[string]string {
 	opts := map[string]string{
-		"target":                             j.plan.Router.Target,
+		"target":                             target,
 		"platform":                           platforms.Format(arm64Platform()),
 		"filename":                           j.dockerfile,
 		"context:" + dockerfiles.ContextName: "input:" + dockerfiles.ContextName,
 	}
-	for k, v := range j.routerArgs(t, buildBase) {
+	for k, v := range args {
 		opts["build-arg:"+k] = v
 	}
 	if j.gitContext != "" {
@@ -294,14 +303,36 @@ func (j *releaseJob) routerArgs(t plan.Target, buildBase string) map[string]stri
 	if args == nil {
 		args = maps.Clone(j.release.BuildArgs)
 	}
+	args = j.withJetbakeArgs(args, buildBase, j.runtimeBase)
+	args["CUDA_COMPUTE_CAP"], args["CUDA_ARCH"] = t.ComputeCap, t.Arch
+	return args
+}
+
+// runtimeArgs are the build args of the runtime stage: the router's and
+// the release's (plan.Release.RuntimeBuildArgs), then jetbake's, with the
+// runtime base pinned to the digest the image is assembled on.
+func (j *releaseJob) runtimeArgs(buildBase, runtimeBase string) map[string]string {
+	args := maps.Clone(j.release.RuntimeBuildArgs)
+	if args == nil {
+		args = maps.Clone(j.release.BuildArgs)
+	}
+	return j.withJetbakeArgs(args, buildBase, runtimeBase)
+}
+
+// withJetbakeArgs adds the build args jetbake passes to every stage: the
+// bases, the release's CUDA, the router's version, the commit time, and
+// GIT_SHA, the router source's pinned commit, unless the matrix sets it.
+func (j *releaseJob) withJetbakeArgs(args map[string]string, buildBase, runtimeBase string) map[string]string {
 	if args == nil {
 		args = map[string]string{}
 	}
+	if args["GIT_SHA"] == "" && j.plan.Router.Commit != "" {
+		args["GIT_SHA"] = j.plan.Router.Commit
+	}
 	maps.Copy(args, map[string]string{
-		"CUDA_COMPUTE_CAP":  t.ComputeCap,
-		"CUDA_ARCH":         t.Arch,
 		"BUILD_BASE":        buildBase,
-		"RUNTIME_BASE":      j.runtimeBase,
+		"RUNTIME_BASE":      runtimeBase,
+		"CUDA_RELEASE":      j.release.CUDA,
 		"ROUTER_VERSION":    j.plan.Router.Version,
 		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
 	})
@@ -332,7 +363,7 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 // no release: they end up in the image's history, and a vertex shared by
 // two releases must give both the same bytes; the progress display adds
 // the release to what it shows.
-func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.State, desc []byte) llb.State {
+func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers []llb.State, desc []byte) llb.State {
 	epoch := epochTime(j.epoch)
 	created := llb.WithCreatedTime(epoch)
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
@@ -356,7 +387,6 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch, FollowSymlinks: true})
 	}
 	release := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s) and %s", smList(j.release), imagespec.Path))
-	st := j.runtimeBaseState(base)
 	var noCache []llb.ConstraintsOpt
 	if j.controls.NoCache {
 		noCache = append(noCache, llb.IgnoreCache)
@@ -364,9 +394,19 @@ func (j *releaseJob) runtimeState(c gateway.Client, base string, routers []llb.S
 	stamp := func(stage llb.State) *llb.FileAction {
 		return llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
 	}
-	if caps := c.BuildOpts().LLBCaps; caps.Supports(pb.CapMergeOp) == nil {
+	st := image.state
+	caps := c.BuildOpts().LLBCaps
+	if caps.Supports(pb.CapMergeOp) == nil {
 		layers := []llb.State{st}
-		for _, stage := range []llb.State{tool, release} {
+		stages := []llb.State{tool, release}
+		if image.base != nil && caps.Supports(pb.CapDiffOp) == nil {
+			// The runtime stage's own changes, stamped like jetbake's layers:
+			// its RUN steps leave the time of the build on every file they
+			// write. (A file the stage deleted from the base stays.)
+			layers = []llb.State{*image.base}
+			stages = []llb.State{llb.Diff(*image.base, st, llb.WithCustomName("the runtime stage's changes")), tool, release}
+		}
+		for _, stage := range stages {
 			layers = append(layers, llb.Scratch().File(stamp(stage), append(noCache, llb.WithCustomName("stamp the layer with the commit's time"))...))
 		}
 		return llb.Merge(layers, llb.WithCustomName("merge onto the runtime base"))

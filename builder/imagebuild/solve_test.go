@@ -24,6 +24,7 @@ func TestRouterOpts(t *testing.T) {
 		"build-arg:BUILD_BASE":        buildBase,
 		"build-arg:RUNTIME_BASE":      runtimeBase,
 		"build-arg:ROUTER_VERSION":    "1.8.0",
+		"build-arg:CUDA_RELEASE":      "12.6",
 		"build-arg:SOURCE_DATE_EPOCH": "1767225600",
 		"build-arg:EXTRA":             "yes",
 		"context:jetbake":             "input:jetbake",
@@ -66,6 +67,25 @@ func TestRouterOptsTargetBuildArgs(t *testing.T) {
 	require.Equal(t, "candle-cuda-volta", opts["build-arg:CARGO_FEATURES"])
 	require.Equal(t, tgt.ComputeCap, opts["build-arg:CUDA_COMPUTE_CAP"], "jetbake's own args win")
 	require.NotContains(t, opts, "build-arg:EXTRA", "the target's args already hold the release's")
+}
+
+// The router source's pinned commit reaches the build as GIT_SHA, which
+// TEI's /info reports, unless the matrix sets one; the runtime stage gets
+// the release's args and the pinned runtime base, no SM.
+func TestStageArgs(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[0]
+	j := &releaseJob{plan: p, release: rel, runtimeBase: "rt", dockerfile: "Dockerfile"}
+	require.NotContains(t, j.routerOpts(rel.Targets[0], "base"), "build-arg:GIT_SHA", "a tag is not a commit")
+	p.Router.Commit = "06670157fb6c1523482219bdb2d1660277d38088"
+	require.Equal(t, p.Router.Commit, j.routerOpts(rel.Targets[0], "base")["build-arg:GIT_SHA"])
+	j.release.BuildArgs = map[string]string{"GIT_SHA": "mine"}
+	require.Equal(t, "mine", j.routerOpts(rel.Targets[0], "base")["build-arg:GIT_SHA"])
+
+	j.release.RuntimeBuildArgs = map[string]string{"CUDA_LINKING": "dynamic-linking", "CUDA_RELEASE": "9.9"}
+	args := j.runtimeArgs("base", "rt@"+pinDigest)
+	require.Equal(t, map[string]string{"CUDA_LINKING": "dynamic-linking", "CUDA_RELEASE": "12.6", "BUILD_BASE": "base",
+		"RUNTIME_BASE": "rt@" + pinDigest, "ROUTER_VERSION": "1.8.0", "SOURCE_DATE_EPOCH": "0", "GIT_SHA": p.Router.Commit}, args)
 }
 
 // Every target of a release gets its own compute capability and arch.

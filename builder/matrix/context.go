@@ -43,6 +43,36 @@ func GitRef(context string) string {
 	return ref.Ref
 }
 
+// GitCommit returns the commit a git context is pinned to: its
+// "checksum=" (or "commit=") value, or a ref that is a full commit hash;
+// "" for a tag or branch alone, or a local folder. It is what the router's
+// build reports as its commit (TEI's GIT_SHA).
+func GitCommit(context string) string {
+	ref, ok := ParseGitContext(context)
+	if !ok {
+		return ""
+	}
+	for _, c := range []string{ref.Checksum, ref.Ref} {
+		if isCommit(c) {
+			return strings.ToLower(c)
+		}
+	}
+	return ""
+}
+
+// isCommit reports whether s is a full SHA-1 or SHA-256 commit hash.
+func isCommit(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
+}
+
 // LocalPath resolves a path of the matrix against the matrix file's folder,
 // or against the working directory when the matrix was not loaded from a
 // file. Absolute paths are returned cleaned.
@@ -110,6 +140,8 @@ func checkFilesExist(m *Matrix, errs *checker) {
 				"name the Dockerfile itself")
 		} else if out := m.Inside(df); out != "" {
 			errs.addString("router.dockerfile", df, "Dockerfile "+out, allowFix(resolveExisting(p)))
+		} else {
+			checkStages(m, p, errs)
 		}
 	}
 }

@@ -73,6 +73,9 @@ type Router struct {
 	Dockerfile string `json:"dockerfile"`
 	// Target is the Dockerfile stage that compiles the router.
 	Target string `json:"target"`
+	// RuntimeTarget is the Dockerfile stage, FROM ${RUNTIME_BASE}, that
+	// images are assembled on instead of the raw runtime base; "" for none.
+	RuntimeTarget string `json:"runtime_target,omitempty"`
 	// Output is the absolute path of the compiled binary in the Target stage.
 	Output string `json:"output"`
 	// Smoke is the argument list of a smoke test run, e.g. ["--version"].
@@ -379,7 +382,8 @@ func coveredByAny(shapeErrs []FieldError, path string) bool {
 }
 
 // Summary describes a checked matrix in one line, e.g.
-// "5 releases, 7 SM targets, 11 tags".
+// "5 releases, 7 SM targets, 11 tags, on stage runtime-base" (the last part
+// when images are assembled on router.runtime_target).
 func (m *Matrix) Summary() string {
 	targets, tags := 0, 0
 	for i := range m.Releases {
@@ -388,7 +392,11 @@ func (m *Matrix) Summary() string {
 			tags += len(t)
 		}
 	}
-	return fmt.Sprintf("%s, %s, %s", plural(len(m.Releases), "release"), plural(targets, "SM target"), plural(tags, "tag"))
+	out := fmt.Sprintf("%s, %s, %s", plural(len(m.Releases), "release"), plural(targets, "SM target"), plural(tags, "tag"))
+	if m.Router.RuntimeTarget != "" {
+		out += ", on stage " + m.Router.RuntimeTarget
+	}
+	return out
 }
 
 // plural writes a count and a noun, adding "s" when the count is not one.

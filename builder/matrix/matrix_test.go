@@ -46,7 +46,7 @@ func TestParseShippedMatrix(t *testing.T) {
 	m, err := Parse(shipped(t))
 	require.NoError(t, err)
 	require.Equal(t, []string{"jetpack5.1", "jetpack6.1", "jetpack6.2", "jetpack7.0", "jetpack7.2"}, m.ReleaseNames())
-	require.Equal(t, "5 releases, 7 SM targets, 11 tags", m.Summary())
+	require.Equal(t, "5 releases, 7 SM targets, 11 tags, on stage runtime-base", m.Summary())
 	for _, r := range m.Releases {
 		require.NotEqual(t, "supported", r.Tier, "%s: no release is supported before hardware evidence exists", r.Name)
 	}
@@ -55,7 +55,7 @@ func TestParseShippedMatrix(t *testing.T) {
 	require.Equal(t, []computecap.Capability{computecap.MustParse("8.7"), computecap.MustParse("11.0")}, r.Targets)
 	tags, err := m.Tags(2)
 	require.NoError(t, err)
-	require.Equal(t, []string{"1.8.0-jetpack6.2", "jetpack6.2"}, tags)
+	require.Equal(t, []string{"1.9.3-jetpack6.2", "jetpack6.2"}, tags)
 }
 
 // ruleCase is one broken matrix and the error it must give.
@@ -87,15 +87,15 @@ func ruleCases() []ruleCase {
 		{name: "duplicate release names", edit: func(d map[string]any) { release(d, 2)["name"] = "jetpack6.1" },
 			path: "releases[2].name", message: "repeats the name of releases[1]", value: `"jetpack6.1"`},
 		{name: "duplicate tags across releases", edit: func(d map[string]any) { section(d, "image")["tags"] = []any{"{version}"} },
-			path: "image.tags[0]", message: `expands to "1.8.0" for releases[1] (jetpack6.1), a tag releases[0] (jetpack5.1) already has`},
+			path: "image.tags[0]", message: `expands to "1.9.3" for releases[1] (jetpack6.1), a tag releases[0] (jetpack5.1) already has`},
 		{name: "release tag repeats another release's", edit: func(d map[string]any) { release(d, 2)["tags"] = []any{"jetpack6.1"} },
 			path: "releases[2].tags[0]", message: `expands to "jetpack6.1" for releases[2] (jetpack6.2), a tag releases[1] (jetpack6.1) already has`},
 		{name: "unknown placeholder", edit: func(d map[string]any) { section(d, "image")["tags"] = []any{"{version}-{arch}"} },
 			path: "image.tags[0]", message: "unknown placeholder {arch}"},
 		{name: "unclosed placeholder", edit: func(d map[string]any) { release(d, 2)["tags"] = []any{"jp{jetpack"} },
 			path: "releases[2].tags[0]", message: "without a closing '}'"},
-		{name: "invalid tag after expansion", edit: func(d map[string]any) { section(d, "router")["version"] = "1.8.0+cu126" },
-			path: "image.tags[0]", message: `expands to "1.8.0+cu126-jetpack5.1.2" for releases[0] (jetpack5.1), which is not a valid OCI tag`},
+		{name: "invalid tag after expansion", edit: func(d map[string]any) { section(d, "router")["version"] = "1.9.3+cu126" },
+			path: "image.tags[0]", message: `expands to "1.9.3+cu126-jetpack5.1.2" for releases[0] (jetpack5.1), which is not a valid OCI tag`},
 		{name: "CUDA cannot build the SM", edit: func(d map[string]any) { release(d, 3)["cuda"] = "12.6" },
 			path: "releases[3].targets[0]", message: "sm_110 needs CUDA >= 13.0", value: `"11.0"`},
 		{name: "SM dropped by CUDA 13", edit: func(d map[string]any) { release(d, 4)["targets"] = []any{"7.2", "8.7", "11.0"} },
@@ -286,6 +286,11 @@ func TestLoadResolvesLocalPaths(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "docker"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "docker/Dockerfile"), []byte("FROM scratch\n"), 0o644))
+	_, err = Load(path)
+	require.ErrorAs(t, err, &verr)
+	require.NotNil(t, find(verr.Errors, "router.target", `is not a stage of `+filepath.Join(dir, "docker/Dockerfile")))
+	require.NotNil(t, find(verr.Errors, "router.runtime_target", `is not a stage of `))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "docker/Dockerfile"), []byte("FROM scratch AS router\nFROM ${RUNTIME_BASE} AS runtime-base\n"), 0o644))
 	m, err := Load(path)
 	require.NoError(t, err)
 	require.Equal(t, dir, m.Dir)
@@ -300,9 +305,9 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestExpandTag(t *testing.T) {
-	values := map[string]string{"version": "1.8.0", "jetpack": "6.2", "jetpack_major": "6"}
+	values := map[string]string{"version": "1.9.3", "jetpack": "6.2", "jetpack_major": "6"}
 	cases := []struct{ template, want, err string }{
-		{"{version}-jetpack{jetpack}", "1.8.0-jetpack6.2", ""},
+		{"{version}-jetpack{jetpack}", "1.9.3-jetpack6.2", ""},
 		{"jetpack{jetpack_major}", "jetpack6", ""},
 		{"latest", "latest", ""},
 		{"{nope}", "", "unknown placeholder {nope}"},
@@ -355,15 +360,15 @@ func TestGitContext(t *testing.T) {
 		context, ref string
 		git          bool
 	}{
-		{"https://github.com/huggingface/text-embeddings-inference.git#v1.8.0", "v1.8.0", true},
-		{"https://github.com/huggingface/text-embeddings-inference.git?ref=v1.8.0", "v1.8.0", true},
-		{"https://github.com/x/y.git#v1.8.0:sub/dir", "v1.8.0", true},
+		{"https://github.com/huggingface/text-embeddings-inference.git#v1.9.3", "v1.9.3", true},
+		{"https://github.com/huggingface/text-embeddings-inference.git?ref=v1.9.3", "v1.9.3", true},
+		{"https://github.com/x/y.git#v1.9.3:sub/dir", "v1.9.3", true},
 		{"https://github.com/x/y.git?ref=v1&subdir=sub", "v1", true},
 		{"https://github.com/x/y.git?checksum=0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567", true},
-		{"git@github.com:huggingface/text-embeddings-inference.git#v1.8.0", "v1.8.0", true},
+		{"git@github.com:huggingface/text-embeddings-inference.git#v1.9.3", "v1.9.3", true},
 		{"ssh://git@github.com/x/y.git#v2", "v2", true},
 		{"git://example.com/x/y.git#v3", "v3", true},
-		{"github.com/huggingface/text-embeddings-inference#v1.8.0", "v1.8.0", true},
+		{"github.com/huggingface/text-embeddings-inference#v1.9.3", "v1.9.3", true},
 		{"https://x/y.git", "", true},
 		{"http://git.example.com/x/y", "", false}, // no .git: BuildKit reads a remote file
 		{"./text-embeddings-inference", "", false},
@@ -382,7 +387,7 @@ func TestGitContext(t *testing.T) {
 
 func TestQueryPinnedContextIsAccepted(t *testing.T) {
 	doc := shippedTree(t)
-	section(doc, "router")["context"] = "https://github.com/huggingface/text-embeddings-inference.git?ref=v1.8.0"
+	section(doc, "router")["context"] = "https://github.com/huggingface/text-embeddings-inference.git?ref=v1.9.3"
 	data, err := json.Marshal(doc)
 	require.NoError(t, err)
 	_, err = Parse(data)
@@ -414,11 +419,11 @@ func TestTargetBuildArgsLayers(t *testing.T) {
 	m, err := Parse(shipped(t))
 	require.NoError(t, err)
 	r, _ := m.Release("jetpack5.1")
-	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda-volta"}, m.TargetBuildArgs(r, computecap.MustParse("7.2")))
-	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda"}, m.TargetBuildArgs(r, computecap.MustParse("8.7")))
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda-volta", "CUDA_LINKING": "static-linking"}, m.TargetBuildArgs(r, computecap.MustParse("7.2")))
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda", "CUDA_LINKING": "static-linking"}, m.TargetBuildArgs(r, computecap.MustParse("8.7")))
 	r.BuildArgs = map[string]string{"CARGO_FEATURES": "x", "A": "1"}
 	r.TargetBuildArgs = map[string]map[string]string{"8.7": {"A": "2"}}
-	require.Equal(t, map[string]string{"CARGO_FEATURES": "x", "A": "2"}, m.TargetBuildArgs(r, computecap.MustParse("8.7")))
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "x", "A": "2", "CUDA_LINKING": "static-linking"}, m.TargetBuildArgs(r, computecap.MustParse("8.7")))
 	require.Equal(t, map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"}, m.Router.Env)
 	require.Equal(t, []string{"--json-output"}, m.Router.Cmd)
 	require.Equal(t, []string{"80/tcp"}, m.Router.Ports)

@@ -77,11 +77,18 @@ func checkRules(m *Matrix, errs *checker) {
 	checkFloatingTags(m, errs)
 }
 
-// checkBuildArgs refuses build args that jetbake sets itself.
+// checkBuildArgs refuses build args that jetbake sets itself, and a
+// CUDA_LINKING that is not one of TEI's linking modes.
 func checkBuildArgs(path string, args map[string]string, errs *checker) {
 	if v, ok := args[buildArgCUDACC]; ok {
 		errs.addString(keyPath(path, buildArgCUDACC), v,
 			"is set by jetbake for every SM target", "remove it: list the SMs in targets instead")
+	}
+	if v, ok := args[computecap.LinkingBuildArg]; ok {
+		if err := computecap.CheckLinking(v); err != nil {
+			errs.addString(keyPath(path, computecap.LinkingBuildArg), v, err.Error(),
+				`set it to "static-linking" (only the driver needed at run time, as TEI's own images) or "dynamic-linking", or remove it`)
+		}
 	}
 }
 

@@ -194,9 +194,9 @@ func TestPickHostLines(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, res.Best)
 			require.Equal(t, h.want, res.Best.Meta.Release, "%+v", res.Candidates)
-			tag := "1.8.0-" + h.want
+			tag := "1.9.3-" + h.want
 			if h.want == "jetpack5.1" {
-				tag = "1.8.0-jetpack5.1.2" // the release's JetPack is 5.1.2 (L4T 35.4.1)
+				tag = "1.9.3-jetpack5.1.2" // the release's JetPack is 5.1.2 (L4T 35.4.1)
 			}
 			require.Equal(t, repo+":"+tag+"@"+digests[h.want], res.Best.Reference)
 			require.True(t, res.Candidates[0].Chosen)
@@ -220,11 +220,11 @@ func TestPickPrefersExactJetPackThenNewestThenTier(t *testing.T) {
 		return image{digest: "sha256:" + tag, tags: []string{tag}, meta: m}
 	}
 	images := []image{
-		mk("a-61-supported", "supported", rel("jetpack6.1"), "1.8.0"),
-		mk("b-62-candidate", "candidate", rel("jetpack6.2"), "1.8.0"),
-		mk("c-62-supported", "supported", rel("jetpack6.2"), "1.8.0"),
+		mk("a-61-supported", "supported", rel("jetpack6.1"), "1.9.3"),
+		mk("b-62-candidate", "candidate", rel("jetpack6.2"), "1.9.3"),
+		mk("c-62-supported", "supported", rel("jetpack6.2"), "1.9.3"),
 		mk("d-62-supported-old", "supported", rel("jetpack6.2"), "1.7.10"),
-		mk("e-72", "supported", rel("jetpack7.2"), "1.8.0"),
+		mk("e-72", "supported", rel("jetpack7.2"), "1.9.3"),
 	}
 	got := judge("r", orin, images, host.Compatible)
 	var order []string
@@ -236,7 +236,7 @@ func TestPickPrefersExactJetPackThenNewestThenTier(t *testing.T) {
 
 	// Without the exact release, the newest compatible one wins over a better tier.
 	orin.JetPack = "6.2.1"
-	images[0] = mk("a-61-supported", "supported", rel("jetpack6.1"), "1.8.0")
+	images[0] = mk("a-61-supported", "supported", rel("jetpack6.1"), "1.9.3")
 	got = judge("r", orin, images[:2], host.Compatible)
 	require.Equal(t, "b-62-candidate", got[0].Tag)
 }
@@ -257,8 +257,8 @@ func TestPickReadsLabelsAndRefusesOtherImages(t *testing.T) {
 
 	res, err := Pick(t.Context(), repo, hostLines()[4].options(t)...)
 	require.NoError(t, err)
-	require.Equal(t, repo+":1.8.0-jetpack6.2@"+d, res.Best.Reference)
-	require.ElementsMatch(t, []string{"1.8.0-jetpack6.2", "jetpack6.2"}, res.Best.Tags)
+	require.Equal(t, repo+":1.9.3-jetpack6.2@"+d, res.Best.Reference)
+	require.ElementsMatch(t, []string{"1.9.3-jetpack6.2", "jetpack6.2"}, res.Best.Tags)
 	reasons := map[string]string{}
 	for _, c := range res.Candidates {
 		reasons[c.Tag] = c.Verdict.Reason
@@ -305,7 +305,7 @@ func TestPickMirrorAndDockerCredentials(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", cfgDir)
 	res, err := Pick(t.Context(), shippedRepository, append(line.options(t), WithMirrors(mirrors))...)
 	require.NoError(t, err)
-	require.Equal(t, shippedRepository+":1.8.0-jetpack7.2@"+digests["jetpack7.2"], res.Best.Reference,
+	require.Equal(t, shippedRepository+":1.9.3-jetpack7.2@"+digests["jetpack7.2"], res.Best.Reference,
 		"the reference keeps the repository asked for")
 }
 

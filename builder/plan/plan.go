@@ -116,16 +116,18 @@ func router(m *matrix.Matrix) Router {
 		ctx = m.LocalPath(ctx)
 	}
 	return Router{
-		Name:       m.Router.Name,
-		Version:    m.Router.Version,
-		Context:    ctx,
-		Dockerfile: m.LocalPath(m.Router.Dockerfile),
-		Target:     m.Router.Target,
-		Output:     m.Router.Output,
-		Smoke:      slices.Clone(m.Router.Smoke),
-		Env:        maps.Clone(m.Router.Env),
-		Cmd:        slices.Clone(m.Router.Cmd),
-		Ports:      slices.Clone(m.Router.Ports),
+		Name:          m.Router.Name,
+		Version:       m.Router.Version,
+		Context:       ctx,
+		Dockerfile:    m.LocalPath(m.Router.Dockerfile),
+		Target:        m.Router.Target,
+		RuntimeTarget: m.Router.RuntimeTarget,
+		Commit:        matrix.GitCommit(m.Router.Context),
+		Output:        m.Router.Output,
+		Smoke:         slices.Clone(m.Router.Smoke),
+		Env:           maps.Clone(m.Router.Env),
+		Cmd:           slices.Clone(m.Router.Cmd),
+		Ports:         slices.Clone(m.Router.Ports),
 	}
 }
 
@@ -176,6 +178,16 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 	}
 	if len(r.BuildArgs) > 0 {
 		out.BuildArgs = maps.Clone(r.BuildArgs)
+	}
+	if m.Router.RuntimeTarget != "" {
+		args := maps.Clone(m.Router.BuildArgs)
+		if args == nil {
+			args = map[string]string{}
+		}
+		maps.Copy(args, r.BuildArgs)
+		if len(args) > 0 {
+			out.RuntimeBuildArgs = args
+		}
 	}
 	return out, nil
 }

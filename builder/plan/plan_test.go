@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // shippedMatrix parses the matrix the repository ships.
@@ -31,16 +32,18 @@ func TestPlanShippedMatrix(t *testing.T) {
 	require.Equal(t, repo, p.Repository)
 	require.Len(t, p.Releases, 5)
 	require.Equal(t, Router{
-		Name:       "text-embeddings-router",
-		Version:    "1.8.0",
-		Context:    "https://github.com/huggingface/text-embeddings-inference.git#v1.8.0",
-		Dockerfile: mustAbs(t, "dockerfiles/Dockerfile-jetson"),
-		Target:     "router",
-		Output:     "/usr/local/bin/text-embeddings-router",
-		Smoke:      []string{"--version"},
-		Env:        map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"},
-		Cmd:        []string{"--json-output"},
-		Ports:      []string{"80/tcp"},
+		Name:          "text-embeddings-router",
+		Version:       "1.9.3",
+		Context:       "https://github.com/huggingface/text-embeddings-inference.git?ref=v1.9.3&checksum=06670157fb6c1523482219bdb2d1660277d38088",
+		Dockerfile:    mustAbs(t, "dockerfiles/Dockerfile-jetson"),
+		Target:        "router",
+		RuntimeTarget: "runtime-base",
+		Commit:        "06670157fb6c1523482219bdb2d1660277d38088",
+		Output:        "/usr/local/bin/text-embeddings-router",
+		Smoke:         []string{"--version"},
+		Env:           map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"},
+		Cmd:           []string{"--json-output"},
+		Ports:         []string{"80/tcp"},
 	}, p.Router)
 
 	tags := map[string][]string{}
@@ -50,11 +53,11 @@ func TestPlanShippedMatrix(t *testing.T) {
 		tags[r.Name] = r.Tags
 	}
 	require.Equal(t, map[string][]string{
-		"jetpack5.1": {repo + ":1.8.0-jetpack5.1.2", repo + ":jetpack5.1.2", repo + ":jetpack5.1"},
-		"jetpack6.1": {repo + ":1.8.0-jetpack6.1", repo + ":jetpack6.1"},
-		"jetpack6.2": {repo + ":1.8.0-jetpack6.2", repo + ":jetpack6.2"},
-		"jetpack7.0": {repo + ":1.8.0-jetpack7.0", repo + ":jetpack7.0"},
-		"jetpack7.2": {repo + ":1.8.0-jetpack7.2", repo + ":jetpack7.2"},
+		"jetpack5.1": {repo + ":1.9.3-jetpack5.1.2", repo + ":jetpack5.1.2", repo + ":jetpack5.1"},
+		"jetpack6.1": {repo + ":1.9.3-jetpack6.1", repo + ":jetpack6.1"},
+		"jetpack6.2": {repo + ":1.9.3-jetpack6.2", repo + ":jetpack6.2"},
+		"jetpack7.0": {repo + ":1.9.3-jetpack7.0", repo + ":jetpack7.0"},
+		"jetpack7.2": {repo + ":1.9.3-jetpack7.2", repo + ":jetpack7.2"},
 	}, tags)
 }
 
@@ -72,7 +75,7 @@ func TestPlanAnnotations(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, map[string]string{
 		"org.opencontainers.image.title":     "text-embeddings-router",
-		"org.opencontainers.image.version":   "1.8.0",
+		"org.opencontainers.image.version":   "1.9.3",
 		"org.opencontainers.image.source":    "https://github.com/jetbake/jetbake",
 		"org.opencontainers.image.base.name": "nvcr.io/nvidia/cuda:13.2.0-runtime-ubuntu24.04",
 		"io.jetbake.release":                 "jetpack7.2",
@@ -87,17 +90,18 @@ func TestPlanAnnotations(t *testing.T) {
 	require.Equal(t, "nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04", r.BuildBase)
 	require.Equal(t, []Target{
 		{SM: "8.7", Arch: "sm_87", ComputeCap: "87", Binary: "router-87", Path: "/usr/local/bin/router-87",
-			BuildArgs: map[string]string{"CARGO_FEATURES": "candle-cuda"}},
+			BuildArgs: map[string]string{"CARGO_FEATURES": "candle-cuda", "CUDA_LINKING": "static-linking"}},
 		{SM: "11.0", Arch: "sm_110", ComputeCap: "110", Binary: "router-110", Path: "/usr/local/bin/router-110",
-			BuildArgs: map[string]string{"CARGO_FEATURES": "candle-cuda"}},
+			BuildArgs: map[string]string{"CARGO_FEATURES": "candle-cuda", "CUDA_LINKING": "static-linking"}},
 	}, r.Targets)
 
 	legacy, _ := p.Release("jetpack5.1")
 	require.Equal(t, "7.2,8.7", legacy.Annotations["io.jetbake.sm-targets"])
 	require.Equal(t, "legacy", legacy.Tier)
 	require.Equal(t, "sm_72", legacy.Targets[0].Arch)
-	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda-volta"}, legacy.Targets[0].BuildArgs, "Xavier builds without flash-attention v2")
-	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda"}, legacy.Targets[1].BuildArgs)
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda-volta", "CUDA_LINKING": "static-linking"}, legacy.Targets[0].BuildArgs, "Xavier builds without flash-attention v2")
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda", "CUDA_LINKING": "static-linking"}, legacy.RuntimeBuildArgs, "the runtime stage gets the router's and the release's, no target's")
+	require.Equal(t, map[string]string{"CARGO_FEATURES": "candle-cuda", "CUDA_LINKING": "static-linking"}, legacy.Targets[1].BuildArgs)
 	require.Equal(t, map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"}, p.Router.Env)
 	require.Equal(t, []string{"--json-output"}, p.Router.Cmd)
 	require.Equal(t, []string{"80/tcp"}, p.Router.Ports)
@@ -117,7 +121,7 @@ func TestPlanExtraLabelsAndAnnotations(t *testing.T) {
 	require.NotContains(t, r.Labels, "org.opencontainers.image.description")
 	require.Equal(t, "jetpack6.1", r.Labels["io.jetbake.release"])
 	require.Equal(t, map[string]string{"RUSTFLAGS": "-C opt-level=3"}, r.BuildArgs)
-	require.Equal(t, map[string]string{"RUSTFLAGS": "-C opt-level=3", "CARGO_FEATURES": "candle-cuda"}, r.Targets[0].BuildArgs)
+	require.Equal(t, map[string]string{"RUSTFLAGS": "-C opt-level=3", "CARGO_FEATURES": "candle-cuda", "CUDA_LINKING": "static-linking"}, r.Targets[0].BuildArgs)
 }
 
 func TestPlanWithReleases(t *testing.T) {
@@ -146,7 +150,7 @@ func TestPlanWithRepository(t *testing.T) {
 	p, err := New(m, WithRepository("127.0.0.1:5000/jetbake/tei"), WithReleases("jetpack6.2"))
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:5000/jetbake/tei", p.Repository)
-	require.Equal(t, []string{"127.0.0.1:5000/jetbake/tei:1.8.0-jetpack6.2", "127.0.0.1:5000/jetbake/tei:jetpack6.2"},
+	require.Equal(t, []string{"127.0.0.1:5000/jetbake/tei:1.9.3-jetpack6.2", "127.0.0.1:5000/jetbake/tei:jetpack6.2"},
 		p.Releases[0].Tags)
 
 	for _, bad := range []string{"Ghcr.io/Jetbake/TEI", "ghcr.io/jetbake/tei:latest", "ghcr.io/x/y/"} {
@@ -160,19 +164,20 @@ func TestPlanResolvesLocalContext(t *testing.T) {
 	data, err := os.ReadFile("../../matrix.json")
 	require.NoError(t, err)
 	data = []byte(strings.Replace(string(data),
-		"https://github.com/huggingface/text-embeddings-inference.git#v1.8.0", "../tei", 1))
+		"https://github.com/huggingface/text-embeddings-inference.git?ref=v1.9.3&checksum=06670157fb6c1523482219bdb2d1660277d38088", "../tei", 1))
 	path := filepath.Join(dir, "ci", "matrix.json")
 	// dir is a git work tree: the matrix may read anywhere in it.
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "ci", "dockerfiles"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tei"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ci", "dockerfiles", "Dockerfile-jetson"), []byte("FROM scratch\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ci", "dockerfiles", "Dockerfile-jetson"), dockerfiles.DockerfileJetson(), 0o644))
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	m, err := matrix.Load(path)
 	require.NoError(t, err)
 	p, err := New(m)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "tei"), p.Router.Context)
+	require.Empty(t, p.Router.Commit, "a local folder has no pinned commit")
 	require.Equal(t, filepath.Join(dir, "ci", "dockerfiles", "Dockerfile-jetson"), p.Router.Dockerfile)
 }
 
@@ -183,7 +188,8 @@ func TestPlanJSONFieldNames(t *testing.T) {
 	require.NoError(t, err)
 	for _, key := range []string{`"router"`, `"repository"`, `"releases"`, `"build_base"`, `"runtime_base"`,
 		`"compute_cap":"87"`, `"binary":"router-87"`, `"platform":"linux/arm64"`, `"annotations"`, `"labels"`,
-		`"build_args":{"CARGO_FEATURES":"candle-cuda"}`, `"env":{"HUGGINGFACE_HUB_CACHE":"/data","PORT":"80"}`,
+		`"build_args":{"CARGO_FEATURES":"candle-cuda","CUDA_LINKING":"static-linking"}`, `"runtime_target":"runtime-base"`,
+		`"runtime_build_args":{"CARGO_FEATURES":"candle-cuda","CUDA_LINKING":"static-linking"}`, `"env":{"HUGGINGFACE_HUB_CACHE":"/data","PORT":"80"}`,
 		`"cmd":["--json-output"]`, `"ports":["80/tcp"]`} {
 		require.Contains(t, string(data), key)
 	}

@@ -30,6 +30,13 @@ type Router struct {
 	Dockerfile string `json:"dockerfile"`
 	// Target is the Dockerfile stage that compiles one router binary for ARG CUDA_COMPUTE_CAP.
 	Target string `json:"target"`
+	// RuntimeTarget is the Dockerfile stage, FROM ${RUNTIME_BASE}, that
+	// every release's image is assembled on; "" assembles on the runtime base.
+	RuntimeTarget string `json:"runtime_target,omitempty"`
+	// Commit is the router source's commit when Context is a git URL
+	// pinned to one (checksum=, or a commit as ref): the build passes it
+	// as GIT_SHA, which TEI's /info reports.
+	Commit string `json:"commit,omitempty"`
 	// Output is the path of the compiled binary inside the Target stage.
 	Output string `json:"output"`
 	// Smoke is the router's argument list for a smoke test, e.g. ["--version"].
@@ -75,6 +82,9 @@ type Release struct {
 	// BuildArgs are the release's own build args (release.build_args).
 	// Each target's BuildArgs are what its router stage gets.
 	BuildArgs map[string]string `json:"build_args,omitempty"`
+	// RuntimeBuildArgs are what the runtime stage (Router.RuntimeTarget)
+	// gets besides jetbake's own: router.build_args, then the release's.
+	RuntimeBuildArgs map[string]string `json:"runtime_build_args,omitempty"`
 	// Labels go on the image config.
 	Labels map[string]string `json:"labels"`
 	// Annotations go on the manifest and the index.

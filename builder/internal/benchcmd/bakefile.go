@@ -101,6 +101,11 @@ func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string]
 			bf.Target[name] = routerTarget(p, rel, t, buildBase, runtimeBase, in.Epoch)
 			contexts[routerContextName(t)] = "target:" + name
 		}
+		if p.Router.RuntimeTarget != "" {
+			name := bakeName(rel.Name) + "-runtime"
+			bf.Target[name] = runtimeStageTarget(p, rel, buildBase, runtimeBase, in.Epoch)
+			contexts[runtimeStageContext] = "target:" + name
+		}
 		desc, err := imagebuild.ImageDescription(p, rel, in.Revision)
 		if err != nil {
 			return nil, nil, err
@@ -114,21 +119,51 @@ func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string]
 	return bf, files, nil
 }
 
+// runtimeStageContext is the named context a runtime Dockerfile starts
+// from when the router names a runtime stage.
+const runtimeStageContext = "jetbake-runtime"
+
 // routerTarget builds the router stage for t with the build args jetbake passes.
 func routerTarget(p *plan.Plan, rel plan.Release, t plan.Target, buildBase, runtimeBase string, epoch int64) bakeTarget {
-	args := map[string]string{
-		"CUDA_COMPUTE_CAP":  t.ComputeCap,
-		"CUDA_ARCH":         t.Arch,
-		"BUILD_BASE":        buildBase,
-		"RUNTIME_BASE":      runtimeBase,
-		"ROUTER_VERSION":    p.Router.Version,
-		"SOURCE_DATE_EPOCH": fmt.Sprint(epoch),
-	}
-	if t.BuildArgs != nil {
-		maps.Copy(args, t.BuildArgs)
-	} else {
+	args := stageArgs(p, rel, buildBase, runtimeBase, epoch, t.BuildArgs)
+	if t.BuildArgs == nil {
 		maps.Copy(args, rel.BuildArgs)
 	}
+	args["CUDA_COMPUTE_CAP"], args["CUDA_ARCH"] = t.ComputeCap, t.Arch
+	return stageTarget(p, p.Router.Target, args)
+}
+
+// runtimeStageTarget builds the router's runtime stage of rel, as jetbake
+// does, with the router's and the release's build args.
+func runtimeStageTarget(p *plan.Plan, rel plan.Release, buildBase, runtimeBase string, epoch int64) bakeTarget {
+	extra := rel.RuntimeBuildArgs
+	if extra == nil {
+		extra = rel.BuildArgs
+	}
+	return stageTarget(p, p.Router.RuntimeTarget, stageArgs(p, rel, buildBase, runtimeBase, epoch, extra))
+}
+
+// stageArgs are extra, then the build args jetbake passes every stage.
+func stageArgs(p *plan.Plan, rel plan.Release, buildBase, runtimeBase string, epoch int64, extra map[string]string) map[string]string {
+	args := maps.Clone(extra)
+	if args == nil {
+		args = map[string]string{}
+	}
+	if args["GIT_SHA"] == "" && p.Router.Commit != "" {
+		args["GIT_SHA"] = p.Router.Commit
+	}
+	maps.Copy(args, map[string]string{
+		"BUILD_BASE":        buildBase,
+		"RUNTIME_BASE":      runtimeBase,
+		"CUDA_RELEASE":      rel.CUDA,
+		"ROUTER_VERSION":    p.Router.Version,
+		"SOURCE_DATE_EPOCH": fmt.Sprint(epoch),
+	})
+	return args
+}
+
+// stageTarget builds stage target of the router's Dockerfile with args.
+func stageTarget(p *plan.Plan, target string, args map[string]string) bakeTarget {
 	dockerfile := p.Router.Dockerfile
 	if r, err := filepath.Rel(p.Router.Context, dockerfile); err == nil && filepath.IsAbs(dockerfile) && !strings.HasPrefix(r, "..") {
 		dockerfile = r
@@ -136,7 +171,7 @@ func routerTarget(p *plan.Plan, rel plan.Release, t plan.Target, buildBase, runt
 	return bakeTarget{
 		Context:    p.Router.Context,
 		Dockerfile: dockerfile,
-		Target:     p.Router.Target,
+		Target:     target,
 		Contexts:   map[string]string{dockerfiles.ContextName: jetbakeContextDir},
 		Platforms:  []string{plan.Platform},
 		Args:       args,
@@ -179,10 +214,15 @@ func runtimeTarget(rel plan.Release, dir string, contexts map[string]string, run
 }
 
 // runtimeDockerfile copies each router, the entrypoint and image.json into
-// the runtime base and sets what jetbake sets in the image config.
+// the runtime base (the router's runtime stage, when it names one) and sets
+// what jetbake sets in the image config.
 func runtimeDockerfile(p *plan.Plan, rel plan.Release) []byte {
 	var b strings.Builder
-	b.WriteString("ARG RUNTIME_BASE\nFROM ${RUNTIME_BASE}\n")
+	if p.Router.RuntimeTarget != "" {
+		b.WriteString("FROM " + runtimeStageContext + "\n")
+	} else {
+		b.WriteString("ARG RUNTIME_BASE\nFROM ${RUNTIME_BASE}\n")
+	}
 	for _, t := range rel.Targets {
 		fmt.Fprintf(&b, "COPY --from=%s %s %s\n", routerContextName(t), p.Router.Output, t.Path)
 	}

@@ -45,7 +45,7 @@ func TestBakeFileTargets(t *testing.T) {
 	for _, rel := range p.Releases {
 		routers += len(rel.Targets)
 	}
-	require.Len(t, bf.Target, len(p.Releases)+routers, "one runtime target per release, one router target per SM")
+	require.Len(t, bf.Target, 2*len(p.Releases)+routers, "one runtime target and one runtime stage per release, one router target per SM")
 	require.Len(t, bf.Group["default"].Targets, len(p.Releases), "only runtime targets are built by default")
 	require.Len(t, files, len(p.Releases)+1, "a folder per release, and the jetbake named context")
 	require.Contains(t, files[jetbakeContextDir], "jetson-compute-cap.sh")
@@ -62,14 +62,19 @@ func TestBakeFileTargets(t *testing.T) {
 			rt, ok := bf.Target[tt.target]
 			require.True(t, ok, "router target %s", tt.target)
 			require.Equal(t, "router", rt.Target)
-			require.Equal(t, "Dockerfile", rt.Dockerfile)
+			require.Equal(t, p.Router.Dockerfile, rt.Dockerfile, "the shipped Dockerfile, outside the context")
+			require.Equal(t, "12.6", bf.Target["jetpack6_2-sm87"].Args["CUDA_RELEASE"])
 			require.Equal(t, []string{"linux/arm64"}, rt.Platforms)
 			require.Equal(t, tt.computeCap, rt.Args["CUDA_COMPUTE_CAP"])
 			require.Equal(t, tt.arch, rt.Args["CUDA_ARCH"])
 			require.Equal(t, tt.buildBase, rt.Args["BUILD_BASE"])
 			require.Empty(t, rt.Output, "router targets are only built as links")
 
+			stage := bf.Target[bakeName(tt.release)+"-runtime"]
+			require.Equal(t, "runtime-base", stage.Target)
+			require.Equal(t, "static-linking", stage.Args["CUDA_LINKING"])
 			runtime := bf.Target[bakeName(tt.release)]
+			require.Equal(t, "target:"+bakeName(tt.release)+"-runtime", runtime.Contexts["jetbake-runtime"])
 			require.Equal(t, "target:"+tt.target, runtime.Contexts["router-"+tt.computeCap])
 			require.Equal(t, "/ep", runtime.Contexts[entrypointContext])
 			require.Contains(t, runtime.Output[0], "push=true")
@@ -87,9 +92,9 @@ func TestRuntimeDockerfile(t *testing.T) {
 	require.True(t, ok)
 	df := string(runtimeDockerfile(p, *rel))
 	for _, want := range []string{
-		"FROM ${RUNTIME_BASE}\n",
-		"COPY --from=router-87 /out/router /usr/local/bin/router-87\n",
-		"COPY --from=router-110 /out/router /usr/local/bin/router-110\n",
+		"FROM jetbake-runtime\n",
+		"COPY --from=router-87 /usr/local/bin/text-embeddings-router /usr/local/bin/router-87\n",
+		"COPY --from=router-110 /usr/local/bin/text-embeddings-router /usr/local/bin/router-110\n",
 		"COPY --from=jetbake-entrypoint jetbake-entrypoint jetbake-cudaprobe /usr/local/bin/\n",
 		"COPY image.json /etc/jetbake/image.json\n",
 		`ENTRYPOINT ["/usr/local/bin/jetbake-entrypoint"]`,

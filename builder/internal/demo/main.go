@@ -1,10 +1,11 @@
 // Command demo is `make demo`: on a machine with no GPU and no internet it
-// starts a registry on 127.0.0.1, pushes stand-ins for NVIDIA's bases, builds
-// the real matrix (stand-in router) with `jetbake build`, then runs the images
-// on fake Jetsons, with runc and through NVIDIA's container runtime
-// (`docker run --runtime nvidia`), and prints which binary each one chose, or
-// why none, and the runtime that ran it. Everything it starts it stops; bin/
-// keeps the build cache for next time.
+// starts a registry on 127.0.0.1, pushes stand-ins for NVIDIA's bases (with
+// the stand-in Rust toolchain in the build bases), builds the real matrix
+// with the shipped Dockerfile-jetson on a TEI-shaped source with `jetbake
+// build`, then runs the images on fake Jetsons, with runc and through
+// NVIDIA's container runtime (`docker run --runtime nvidia`), and prints which
+// binary each one chose, or why none, and the runtime that ran it. Everything
+// it starts it stops; bin/ keeps the build cache for next time.
 package main
 
 import (
@@ -70,7 +71,7 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "==> pushed %d stand-in bases (%s, ...)\n", len(pushed), pushed[0])
 	metadata := filepath.Join(work, "build.json")
-	fmt.Fprintf(out, "==> jetbake build of %d releases\n", len(p.Releases))
+	fmt.Fprintf(out, "==> jetbake build of %d releases from the shipped %s on %s\n", len(p.Releases), e2e.ShippedDockerfile, e2e.TEISource)
 	if err := jetbakeBuild(ctx, root, env.Registry, matrixPath, metadata, progress); err != nil {
 		return err
 	}
@@ -78,22 +79,36 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The same Orin image without jetson-compute-cap.sh, as upstream's
-	// Dockerfile builds it: the demo shows TEI's refusal on an Orin.
-	upstreamMatrix := filepath.Join(work, "matrix-no-compute-cap.json")
-	if err := e2e.WriteDemoMatrix(root, env.Registry, upstreamMatrix, e2e.OnlyNoComputeCap); err != nil {
-		return err
+	// The Orin image built from Dockerfile-jetson as a user might change it:
+	// without jetson-compute-cap.sh, as upstream's Dockerfile builds it (TEI's
+	// refusal on an Orin), and with TEI's .cargo folder copied
+	// (target-cpu=native: SIGILL on an Orin).
+	for _, v := range []struct {
+		release, what string
+		variant       func(root, dir string) (func(map[string]any), error)
+	}{
+		{release: e2e.NoComputeCapRelease, what: "Dockerfile-jetson without jetson-compute-cap.sh", variant: e2e.OnlyNoComputeCap},
+		{release: e2e.NativeCPURelease, what: "Dockerfile-jetson copying TEI's .cargo (target-cpu=native)", variant: e2e.OnlyNativeCPU},
+	} {
+		mutate, err := v.variant(root, filepath.Join(work, "dockerfiles"))
+		if err != nil {
+			return err
+		}
+		variantMatrix := filepath.Join(work, "matrix-"+v.release+".json")
+		if err := e2e.WriteDemoMatrix(root, env.Registry, variantMatrix, mutate); err != nil {
+			return err
+		}
+		variantMetadata := filepath.Join(work, "build-"+v.release+".json")
+		fmt.Fprintf(out, "==> jetbake build of %s (%s)\n", v.release, v.what)
+		if err := jetbakeBuild(ctx, root, env.Registry, variantMatrix, variantMetadata, progress); err != nil {
+			return err
+		}
+		variant, err := readReport(variantMetadata)
+		if err != nil {
+			return err
+		}
+		report.Releases = append(report.Releases, variant.Releases...)
 	}
-	upstreamMetadata := filepath.Join(work, "build-no-compute-cap.json")
-	fmt.Fprintf(out, "==> jetbake build of %s (router stage without jetson-compute-cap.sh)\n", e2e.NoComputeCapRelease)
-	if err := jetbakeBuild(ctx, root, env.Registry, upstreamMatrix, upstreamMetadata, progress); err != nil {
-		return err
-	}
-	upstream, err := readReport(upstreamMetadata)
-	if err != nil {
-		return err
-	}
-	report.Releases = append(report.Releases, upstream.Releases...)
 	return runChecks(ctx, env, work, report, out)
 }
 
@@ -139,7 +154,7 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if err != nil {
 		return err
 	}
-	hosts, err := e2e.WriteHosts(filepath.Join(work, "hosts"))
+	hosts, err := e2e.WriteHosts(ctx, env.Kit().Cache, filepath.Join(work, "hosts"))
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ type Check struct {
 	WantArch string
 	// WantFailure is a phrase the failure on stderr must contain, or "".
 	WantFailure string
+	// WantExit is the exit status a failure must have, or 0 for any.
+	WantExit int
 	// WantOutput are phrases a successful run's stdout must contain too.
 	WantOutput []string
 }
@@ -60,6 +62,9 @@ func (o Outcome) OK() bool {
 		}
 		return true
 	}
+	if o.WantExit != 0 && o.Result.ExitCode != o.WantExit {
+		return false
+	}
 	return o.Result.ExitCode != 0 && strings.Contains(o.Result.Stderr, o.WantFailure)
 }
 
@@ -72,17 +77,28 @@ func (o Outcome) Summary() string {
 	if o.Result.ExitCode == 0 {
 		return strings.SplitN(strings.TrimSpace(o.Result.Stdout), "\n", 2)[0]
 	}
+	if o.Result.ExitCode == ExitSIGILL && strings.TrimSpace(o.Result.Stderr) == "" {
+		return fmt.Sprintf("exit %d: killed by SIGILL (illegal instruction)", o.Result.ExitCode)
+	}
 	return fmt.Sprintf("exit %d: %s", o.Result.ExitCode, strings.TrimSpace(o.Result.Stderr))
 }
 
 // RefusalOnOrin is TEI's sentence when a router built for Orin lacks the (87, 87) arm.
 const RefusalOnOrin = "Runtime compute cap 87 is not compatible with compile time compute cap 87"
 
+// NoLibcuda is the dynamic loader's sentence when the driver is not in the container.
+const NoLibcuda = "error while loading shared libraries: libcuda.so.1: cannot open shared object file"
+
+// ExitSIGILL is the status runc and Docker report for a process killed by
+// SIGILL (128 + 4).
+const ExitSIGILL = 132
+
 // DefaultChecks are the runs the issues ask for: the right binary per GPU,
-// accepted by its own compute-cap gate, the host rule on every release line
-// (R35, R36.3, R36.4.x, R38.2, R38.4, R39.2), the `--runtime nvidia`
-// sentence, arguments passed through and the image's default arguments and
-// port when none are given.
+// accepted by its own compute-cap gate through the host's driver, the host
+// rule on every release line (R35, R36.3, R36.4.x, R38.2, R38.4, R39.2),
+// the `--runtime nvidia` sentence, the loader's sentence on a Jetson whose
+// runtime did not mount the driver, arguments passed through and the
+// image's default arguments and port when none are given.
 func DefaultChecks() []Check {
 	return []Check{
 		{Release: "jetpack6.2", Host: "orin-jp6", Args: []string{"--port", "8080"}, WantArch: "sm_87"},
@@ -101,19 +117,33 @@ func DefaultChecks() []Check {
 			WantFailure: "needs a driver for CUDA 13.2 or a later 13.x, but the host has a driver for CUDA 13.0 on L4T R38.2.0 (JetPack 7.0)"},
 		{Release: "jetpack7.2", Host: "thor-jp7.1",
 			WantFailure: "but the host has a driver for CUDA 13.0 on L4T R38.4.0 (JetPack 7.1)"},
+		{Release: "jetpack6.2", Host: "orin-jp6-no-driver", WantFailure: NoLibcuda, WantExit: 127},
 	}
 }
 
-// DemoChecks are DefaultChecks plus a run of every other release on a host it is for.
+// ReleaseChecks run every other release of the shipped matrix on a host it
+// is for, each through its router's gate, Xavier's built with its own cargo
+// features, and the refusals between them.
+func ReleaseChecks() []Check {
+	return []Check{
+		{Release: "jetpack6.1", Host: "orin-jp6", WantArch: "sm_87"},
+		{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
+		{Release: "jetpack7.0", Host: "thor-jp7.1", WantArch: "sm_110"},
+		{Release: "jetpack7.0", Host: "thor-jp7.2", WantArch: "sm_110"},
+		{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "no text-embeddings-router binary"},
+		{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
+		{Release: "jetpack5.1", Host: "orin-jp5.1.2", WantArch: "sm_87", WantOutput: []string{"features: candle,candle-cuda,http,static-linking\n"}},
+		{Release: "jetpack5.1", Host: "xavier-jp5.1.2", WantArch: "sm_72", WantOutput: []string{"features: candle,candle-cuda-volta,http,static-linking\n"}},
+	}
+}
+
+// DemoChecks are DefaultChecks and ReleaseChecks, then the images built
+// from a changed Dockerfile-jetson: without jetson-compute-cap.sh (TEI's
+// refusal on an Orin) and with TEI's .cargo (SIGILL on an Orin).
 func DemoChecks() []Check {
-	return append(DefaultChecks(),
-		Check{Release: "jetpack6.1", Host: "orin-jp6", WantArch: "sm_87"},
-		Check{Release: "jetpack7.0", Host: "thor-jp7.0", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "thor-jp7.1", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "thor-jp7.2", WantArch: "sm_110"},
-		Check{Release: "jetpack7.0", Host: "orin-jp7.2", WantFailure: "no text-embeddings-router binary"},
-		Check{Release: "jetpack5.1", Host: "orin-jp6", WantFailure: "JetPack"},
+	return append(append(DefaultChecks(), ReleaseChecks()...),
 		Check{Release: NoComputeCapRelease, Host: "orin-jp6", WantFailure: RefusalOnOrin},
+		Check{Release: NativeCPURelease, Host: "orin-jp6", WantExit: ExitSIGILL},
 	)
 }
 

@@ -44,6 +44,10 @@ func TestOutcomeOK(t *testing.T) {
 			outcome: Outcome{Check: failCheck, Result: runimage.Result{ExitCode: 1, Stderr: "jetbake: no binary for SM 8.7\n"}}},
 		{name: "expected failure but ran",
 			outcome: Outcome{Check: failCheck, Result: runimage.Result{Stdout: ran, Stderr: "--runtime nvidia"}}},
+		{name: "SIGILL", want: true,
+			outcome: Outcome{Check: Check{WantExit: ExitSIGILL}, Result: runimage.Result{ExitCode: 132}}},
+		{name: "another exit status",
+			outcome: Outcome{Check: Check{WantExit: ExitSIGILL}, Result: runimage.Result{ExitCode: 1, Stderr: "Error"}}},
 		{name: "expected failure, run error",
 			outcome: Outcome{Check: failCheck, Result: runimage.Result{ExitCode: 1, Stderr: "--runtime nvidia"}, Err: errors.New("x")}},
 	}
@@ -65,6 +69,7 @@ func TestOutcomeSummary(t *testing.T) {
 		{name: "failed", outcome: Outcome{Result: runimage.Result{ExitCode: 3, Stderr: "  no binary \n"}},
 			want: "exit 3: no binary"},
 		{name: "error", outcome: Outcome{Err: errors.New("runc run: boom")}, want: "error: runc run: boom"},
+		{name: "SIGILL", outcome: Outcome{Result: runimage.Result{ExitCode: 132}}, want: "exit 132: killed by SIGILL (illegal instruction)"},
 		{name: "empty", outcome: Outcome{}, want: ""},
 	}
 	for _, tt := range tests {
@@ -84,7 +89,7 @@ func TestDefaultChecks(t *testing.T) {
 	}
 	require.Equal(t, []string{"jetpack6.2", "jetpack7.2"}, releases)
 
-	hostsByName, err := WriteHosts(t.TempDir())
+	hostsByName, err := WriteHosts(t.Context(), t.TempDir(), t.TempDir())
 	require.NoError(t, err)
 	root, err := FindRepoRoot()
 	require.NoError(t, err)
@@ -96,10 +101,17 @@ func TestDefaultChecks(t *testing.T) {
 
 	all := DemoChecks()
 	require.Equal(t, checks, all[:len(checks)], "the demo runs the default checks first")
+	released := map[string]bool{}
+	for _, c := range append(checks, ReleaseChecks()...) {
+		if c.WantArch != "" {
+			released[c.Release] = true
+		}
+	}
+	require.Len(t, released, len(shippedNames), "every shipped release routes on some fake host: %v", released)
 	for _, c := range all {
 		require.Contains(t, hostsByName, c.Host, "check %+v", c)
-		require.Contains(t, append(shippedNames, NoComputeCapRelease), c.Release, "check %+v", c)
-		require.True(t, (c.WantArch == "") != (c.WantFailure == ""), "check %+v wants exactly one of an arch or a failure", c)
+		require.Contains(t, append(shippedNames, NoComputeCapRelease, NativeCPURelease), c.Release, "check %+v", c)
+		require.True(t, (c.WantArch == "") != (c.WantFailure == "" && c.WantExit == 0), "check %+v wants exactly one of an arch or a failure", c)
 	}
 
 	var wantArchs []string

@@ -55,8 +55,7 @@ func TestDockerEngine(t *testing.T) {
 	})
 
 	t.Run("each host runs the right binary or gets the sentence", func(t *testing.T) {
-		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts"))
-		require.NoError(t, err)
+		hostsByName := f.hosts(t, "hosts")
 		for _, o := range RunDockerChecks(ctx, d, images, hostsByName, DefaultChecks()) {
 			require.Truef(t, o.OK(), "docker run %s on %s: %s\nstdout: %s\nstderr: %s",
 				o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
@@ -64,8 +63,7 @@ func TestDockerEngine(t *testing.T) {
 	})
 
 	t.Run("pick chooses the pushed image that runs on each host", func(t *testing.T) {
-		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts-pick"))
-		require.NoError(t, err)
+		hostsByName := f.hosts(t, "hosts-pick")
 		want := map[string]string{"orin-jp6": "jetpack6.2", "orin-jp7.2": "jetpack7.2", "thor-jp7.2": "jetpack7.2",
 			"thor-jp7.0": "jetpack7.0", "orin-jp6.0": "", "none": ""}
 		for hostName, release := range want {
@@ -99,8 +97,7 @@ func TestDockerEngine(t *testing.T) {
 	})
 
 	t.Run("arguments after the image name reach the router unchanged", func(t *testing.T) {
-		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts-args"))
-		require.NoError(t, err)
+		hostsByName := f.hosts(t, "hosts-args")
 		// Flags Docker would take for its own if they came before the image.
 		args := []string{"--model-id", "BAAI/bge-small-en-v1.5", "--port", "8080", "-e", "X=1", "--json-output"}
 		res, err := d.Docker(ctx, DockerRunArgs(images["jetpack7.2"], hostsByName["thor-jp7.2"], nil, args)...)

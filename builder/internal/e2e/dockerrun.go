@@ -19,10 +19,14 @@ import (
 // shows a Jetson's facts to a container (its sys/ over /sys, with
 // devices/soc0, and etc/nv_tegra_release over /etc/nv_tegra_release), so that
 // the entrypoint reads them as on a Jetson (JETBAKE_SYSROOT would move the
-// image's own files too); a host without Root gets nothing, as without
-// `--runtime nvidia`; the host's Env (the stand-in driver's answers) and each
-// entry of env as -e; the image; then args exactly as an operator types them
-// after the image name.
+// image's own files too); the host's driver library at its path and as its
+// links, and its /proc/cpuinfo; a host without Root gets nothing, as without
+// `--runtime nvidia`; the host's Env and each entry of env as -e; the image;
+// then args exactly as an operator types them after the image name.
+//
+// Docker without NVIDIA's runtime has no update-ldcache hook: LD_LIBRARY_PATH
+// names the driver's folder instead, which also replaces the image's own
+// (these runs use static-linking images, which need no other folder).
 func DockerRunArgs(image string, host runimage.Host, env, args []string) []string {
 	out := []string{"run", "--rm", "--platform", "linux/arm64"}
 	if host.Root != "" {
@@ -30,6 +34,22 @@ func DockerRunArgs(image string, host runimage.Host, env, args []string) []strin
 		if release := filepath.Join(host.Root, "etc", "nv_tegra_release"); fileExists(release) {
 			out = append(out, "-v", release+":/etc/nv_tegra_release:ro")
 		}
+	}
+	var dirs []string
+	for _, l := range host.Libs {
+		out = append(out, "-v", l.Source+":"+l.Path+":ro")
+		for _, link := range l.Links {
+			out = append(out, "-v", l.Source+":"+filepath.Join(filepath.Dir(l.Path), link)+":ro")
+		}
+		if d := filepath.Dir(l.Path); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) > 0 {
+		out = append(out, "-e", "LD_LIBRARY_PATH="+strings.Join(dirs, ":"))
+	}
+	if host.CPUInfo != "" {
+		out = append(out, "-v", host.CPUInfo+":/proc/cpuinfo:ro")
 	}
 	for _, e := range append(slices.Clone(host.Env), env...) {
 		out = append(out, "-e", e)

@@ -19,6 +19,7 @@ import (
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -79,6 +80,14 @@ func (f *fixture) demoPlanFile(t *testing.T, file string, mutate ...func(map[str
 // the stand-in router, which lies outside the temporary folder they are in.
 func (f *fixture) allow() []string { return AllowStandinFlags(f.env.RepoRoot) }
 
+// hosts lays out the fake hosts under the run's folder dir.
+func (f *fixture) hosts(t *testing.T, dir string) map[string]runimage.Host {
+	t.Helper()
+	h, err := WriteHosts(t.Context(), f.env.Kit().Cache, filepath.Join(f.work, dir))
+	require.NoError(t, err)
+	return h
+}
+
 // jetbake runs the jetbake CLI in this process, as a pipeline runs the
 // binary, and returns its exit code, standard output and standard error.
 func jetbake(ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -102,11 +111,10 @@ func TestEndToEnd(t *testing.T) {
 	p := f.demoPlan(t, "matrix.json")
 	_, err := f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
-	releases := []string{"jetpack6.2", "jetpack7.2"}
-
-	report, err := f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithReleases(releases...))
+	// Every release of the shipped matrix, from the shipped Dockerfile.
+	report, err := f.build(ctx, p, imagebuild.WithPush(true))
 	require.NoError(t, err)
-	require.Len(t, report.Releases, 2)
+	require.Len(t, report.Releases, len(p.Releases))
 	tags := map[string]string{}
 	for _, rr := range report.Releases {
 		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
@@ -126,8 +134,43 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("the smoke run read each router's DT_NEEDED and loader", func(t *testing.T) {
+		ssl3 := []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}
+		want := map[string][]string{"jetpack6.1": ssl3, "jetpack6.2": ssl3, "jetpack7.0": ssl3, "jetpack7.2": ssl3,
+			"jetpack5.1": {"libcuda.so.1", "libssl.so.1.1", "libcrypto.so.1.1", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}}
+		for _, rr := range report.Releases {
+			require.Len(t, rr.Binaries, len(rr.Targets), rr.Name)
+			for _, b := range rr.Binaries {
+				require.Empty(t, b.NotELF, "%s %s", rr.Name, b.Binary)
+				require.Equal(t, want[rr.Name], b.Needed, "%s %s: static linking needs only the driver from CUDA", rr.Name, b.Binary)
+				require.Equal(t, "/lib/ld-linux-aarch64.so.1", b.Interpreter)
+			}
+		}
+	})
+
 	t.Run("index, platform, annotations and labels", func(t *testing.T) {
-		checkMetadata(t, report.Releases[1], p)
+		for _, rr := range report.Releases {
+			if rr.Name == "jetpack7.2" {
+				checkMetadata(t, rr, p)
+			}
+		}
+	})
+
+	t.Run("the routers carry what their build compiled in", func(t *testing.T) {
+		img := pullArm64(t, tags["jetpack5.1"])
+		dir := t.TempDir()
+		require.NoError(t, runimage.Unpack(img, dir))
+		for bin, features := range map[string]string{"router-72": "candle-cuda-volta", "router-87": "candle-cuda"} {
+			facts, err := tei.ReadFacts(filepath.Join(dir, "usr/local/bin", bin))
+			require.NoError(t, err)
+			require.Equal(t, []string{"cargo", "build", "--release", "--bin", "text-embeddings-router", "-F", features,
+				"-F", "static-linking", "-F", "http", "--no-default-features"}, facts.Command, "TEI's Dockerfile-cuda line")
+			require.Equal(t, tei.LinkStatic, facts.Linking)
+			require.Equal(t, "generic", facts.TargetCPU, "no target-cpu: .cargo is not copied")
+			require.Equal(t, "1.92.0", facts.Toolchain, "rust-toolchain.toml's")
+			require.Equal(t, "06670157fb6c1523482219bdb2d1660277d38088", facts.GitSHA)
+			require.True(t, facts.Table.Accepts(facts.ComputeCap, facts.ComputeCap), "jetson-compute-cap.sh's arm")
+		}
 	})
 
 	t.Run("files in the image", func(t *testing.T) {
@@ -160,13 +203,12 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("images run the right binary on each host", func(t *testing.T) {
-		hostsByName, err := WriteHosts(filepath.Join(f.work, "hosts"))
-		require.NoError(t, err)
+		hostsByName := f.hosts(t, "hosts")
 		images, err := Images(ctx, filepath.Join(f.work, "rootfs"), tags)
 		require.NoError(t, err)
 		runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles"))
 		require.NoError(t, err)
-		for _, o := range RunChecks(ctx, runner, images, hostsByName, DefaultChecks()) {
+		for _, o := range RunChecks(ctx, runner, images, hostsByName, append(DefaultChecks(), ReleaseChecks()...)) {
 			require.Truef(t, o.OK(), "%s on %s: %s\nstdout: %s\nstderr: %s", o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
 		}
 	})
@@ -181,7 +223,7 @@ func TestEndToEnd(t *testing.T) {
 			outcomes[rr.Name] = rr
 		}
 		require.Equal(t, imagebuild.Failed, outcomes["broken"].Outcome)
-		require.Contains(t, outcomes["broken"].Error, "JETBAKE_TEST_FAIL")
+		require.Contains(t, outcomes["broken"].Error, "none of the selected packages contains this feature: candle-cuda-nope", "cargo's own refusal")
 		require.Equal(t, imagebuild.Untagged, outcomes["jetpack6.1"].Outcome)
 		require.NotEmpty(t, outcomes["jetpack6.1"].Digest, "the good release is still pushed by digest")
 		for _, name := range []string{"jetpack6.1", "broken"} {
@@ -199,8 +241,9 @@ func TestEndToEnd(t *testing.T) {
 			first[rr.Name] = rr.Digest
 		}
 		require.NoError(t, f.env.Daemon.Client.Prune(ctx, nil, client.PruneAll))
-		again, err := f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithReleases(releases...))
+		again, err := f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithReleases("jetpack6.2", "jetpack7.2"))
 		require.NoError(t, err)
+		require.Len(t, again.Releases, 2)
 		for _, rr := range again.Releases {
 			require.Equal(t, first[rr.Name], rr.Digest, rr.Name)
 		}
@@ -239,10 +282,11 @@ func withFailingRelease(m map[string]any) {
 	}
 	broken["name"] = "broken"
 	broken["tags"] = []any{"broken-{jetpack}"}
-	broken["build_args"] = map[string]any{"JETBAKE_TEST_FAIL": "1"}
+	broken["build_args"] = map[string]any{"CARGO_FEATURES": "candle-cuda-nope"}
 	m["releases"] = append(rels, broken)
 	image := m["image"].(map[string]any)
 	image["tags"] = []any{"{version}-{release}"}
+	image["repository"] = image["repository"].(string) + "-failing" // its own: the shipped releases are tagged already
 }
 
 func checkMetadata(t *testing.T, rr imagebuild.ReleaseReport, p *plan.Plan) {

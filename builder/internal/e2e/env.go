@@ -109,7 +109,7 @@ func (e *Env) Glibc() string { return filepath.Join(e.BinDir(), "deps", "glibc-a
 // Kit is what the stand-in bases are made from, with the compiled ELF
 // stand-ins cached under bin/standin.
 func (e *Env) Kit() standin.Kit {
-	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Cache: filepath.Join(e.BinDir(), "standin")}
+	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Cache: filepath.Join(e.BinDir(), "standin"), Source: e.RepoRoot}
 }
 
 // CheckPrerequisites fails with the fix when something the end-to-end path

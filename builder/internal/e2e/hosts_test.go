@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"debug/elf"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 )
 
 func readHostFile(t *testing.T, host runimage.Host, name string) string {
@@ -18,28 +20,35 @@ func readHostFile(t *testing.T, host runimage.Host, name string) string {
 	return string(data)
 }
 
+// Each fake host has what NVIDIA's runtime shows a container: soc0, the L4T
+// release file, its own driver at its JetPack's folder (with the CSV line
+// that names it), and for Orin the Cortex-A78AE's /proc/cpuinfo.
 func TestWriteHosts(t *testing.T) {
 	dir := t.TempDir()
-	got, err := WriteHosts(dir)
+	got, err := WriteHosts(t.Context(), filepath.Join(t.TempDir(), "cache"), dir)
 	require.NoError(t, err)
 	require.Len(t, got, len(hosts)+1)
-	require.Equal(t, runimage.Host{Name: "none"}, got["none"], "no root: the machine's own /sys, no L4T file")
+	require.Equal(t, runimage.Host{Name: "none"}, got["none"], "no root: the machine's own /sys, no L4T file, no driver")
 
 	tests := []struct {
-		name, machine, socID, release string
-		env                           []string
+		name, machine, socID, release, driver string
+		orinCPU                               bool
 	}{
 		{name: "orin-jp5.1.2", socID: "35\n", release: "# R35 (release), REVISION: 4.1, ", machine: agxOrin,
-			env: []string{"FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=11040"}},
-		{name: "orin-jp6.0", socID: "35\n", release: "# R36 (release), REVISION: 3.0, ", machine: agxOrin},
-		{name: "orin-jp6", socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper},
-		{name: "orin-jp6.2.1", socID: "35\n", release: "# R36 (release), REVISION: 4.7, ", machine: agxOrin},
+			driver: "/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1.1", orinCPU: true},
+		{name: "xavier-jp5.1.2", socID: "25\n", release: "# R35 (release), REVISION: 4.1, ", machine: agxXavier,
+			driver: "/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1.1"},
+		{name: "orin-jp6.0", socID: "35\n", release: "# R36 (release), REVISION: 3.0, ", machine: agxOrin,
+			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true},
+		{name: "orin-jp6", socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper,
+			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true},
+		{name: "orin-jp6-no-driver", socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper, orinCPU: true},
 		{name: "orin-jp7.2", socID: "35\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxOrin,
-			env: []string{"FAKE_CUDA_MAJOR=8", "FAKE_CUDA_MINOR=7", "FAKE_CUDA_DRIVER_VERSION=13020"}},
+			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true},
 		{name: "thor-jp7.0", socID: "38\n", release: "# R38 (release), REVISION: 2.0, ", machine: agxThor,
-			env: []string{"FAKE_CUDA_MAJOR=11", "FAKE_CUDA_MINOR=0", "FAKE_CUDA_DRIVER_VERSION=13000"}},
-		{name: "thor-jp7.1", socID: "38\n", release: "# R38 (release), REVISION: 4.0, ", machine: agxThor},
-		{name: "thor-jp7.2", socID: "38\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxThor},
+			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1"},
+		{name: "thor-jp7.2", socID: "38\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxThor,
+			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,6 +56,7 @@ func TestWriteHosts(t *testing.T) {
 			require.True(t, ok)
 			require.Equal(t, tt.name, host.Name)
 			require.Equal(t, filepath.Join(dir, tt.name), host.Root)
+			require.Empty(t, host.Env, "the driver's answers are compiled in; FAKE_CUDA_* is for injected failures")
 			require.Equal(t, tt.machine+"\n", readHostFile(t, host, "sys/devices/soc0/machine"))
 			require.Equal(t, tt.socID, readHostFile(t, host, "sys/devices/soc0/soc_id"))
 			require.Equal(t, "Tegra\n", readHostFile(t, host, "sys/devices/soc0/family"))
@@ -54,19 +64,46 @@ func TestWriteHosts(t *testing.T) {
 			require.True(t, strings.HasPrefix(release, tt.release), release)
 			_, err := os.Stat(filepath.Join(host.Root, "sys", "firmware"))
 			require.ErrorIs(t, err, os.ErrNotExist, "the device tree is masked, as in a default docker run")
-			if tt.env != nil {
-				require.Equal(t, tt.env, host.Env)
+			if tt.driver == "" {
+				require.Empty(t, host.Libs)
+			} else {
+				require.Equal(t, []runimage.HostLib{{Source: filepath.Join(host.Root, tt.driver), Path: tt.driver, Links: []string{"libcuda.so.1"}}}, host.Libs)
+				f, err := elf.Open(host.Libs[0].Source)
+				require.NoError(t, err)
+				soname, err := f.DynString(elf.DT_SONAME)
+				require.NoError(t, err)
+				require.Equal(t, []string{"libcuda.so.1"}, soname)
+				require.Equal(t, elf.EM_AARCH64, f.Machine)
+				f.Close()
+				require.Equal(t, "lib, "+tt.driver+"\nsym, "+filepath.Dir(tt.driver)+"/libcuda.so.1\n",
+					readHostFile(t, host, csvDir+"/drivers.csv"), "the CSV line NVIDIA's runtime reads")
 			}
+			if !tt.orinCPU {
+				require.Empty(t, host.CPUInfo)
+				return
+			}
+			features, ok := tei.FeaturesFromCPUInfo(readHostFile(t, host, "proc/cpuinfo"))
+			require.True(t, ok)
+			require.Contains(t, features, "asimddp")
+			require.NotContains(t, features, "sve", "Cortex-A78AE has no SVE")
 		})
 	}
+	require.NotEqual(t, got["orin-jp6"].Libs[0].Source, got["thor-jp7.2"].Libs[0].Source)
+	orin, err := os.ReadFile(got["orin-jp6"].Libs[0].Source)
+	require.NoError(t, err)
+	thor, err := os.ReadFile(got["thor-jp7.2"].Libs[0].Source)
+	require.NoError(t, err)
+	require.NotEqual(t, orin, thor, "each host's driver has its own answers compiled in")
 }
 
-// A host without an L4T version gets no release file.
+// A host without an L4T version gets no release file and no driver.
 func TestFakeHostWithoutL4T(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "plain")
 	h := FakeHost{Name: "plain", Machine: "Board", SocID: 1}
-	require.NoError(t, h.write(root))
-	_, err := os.Stat(filepath.Join(root, "etc", "nv_tegra_release"))
+	host, err := h.write(t.Context(), t.TempDir(), root)
+	require.NoError(t, err)
+	require.Empty(t, host.Libs)
+	_, err = os.Stat(filepath.Join(root, "etc", "nv_tegra_release"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	data, err := os.ReadFile(filepath.Join(root, "sys/devices/soc0/soc_id"))
 	require.NoError(t, err)
@@ -76,7 +113,7 @@ func TestFakeHostWithoutL4T(t *testing.T) {
 func TestWriteHostsFails(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	_, err := WriteHosts(file)
+	_, err := WriteHosts(t.Context(), t.TempDir(), file)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "fake host orin-jp5.1.2")
 }

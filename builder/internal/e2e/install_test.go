@@ -71,14 +71,14 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	require.Equal(t, "jetbake "+modVersion+" (commit "+modVersion[len(modVersion)-12:]+")\n", stdout)
 
 	git("init", "-q")
-	stdout, stderr, err = run("init", "--repository", f.env.Registry+"/acme/router", "--source", "https://example.com/acme/router")
+	stdout, stderr, err = run("init", "--router", "text-embeddings-inference", "--repository", f.env.Registry+"/acme/router", "--source", "https://example.com/acme/router")
 	require.NoError(t, err, stderr)
-	require.Contains(t, stdout, "wrote matrix.json")
-	// The user's router: the stand-in (its Dockerfile, its source with TEI's
-	// compute-cap table), whose binary is at /out/router.
-	require.NoError(t, os.CopyFS(repo, os.DirFS(filepath.Join(f.env.RepoRoot, StandinRouter))))
+	require.Contains(t, stdout, "wrote matrix.json, matrix.schema.json, Dockerfile-jetson")
+	// TEI's source, as a pipeline checks it out beside its matrix (this
+	// machine cannot reach GitHub): the TEI-shaped tree, nothing of jetbake's.
+	require.NoError(t, os.CopyFS(filepath.Join(repo, "tei"), os.DirFS(filepath.Join(f.env.RepoRoot, TEISource))))
 	editJSON(t, filepath.Join(repo, "matrix.json"), func(m map[string]any) {
-		m["router"].(map[string]any)["output"] = "/out/router"
+		m["router"].(map[string]any)["context"] = "tei"
 	})
 	_, stderr, err = run("validate")
 	require.NoError(t, err, stderr)
@@ -110,7 +110,9 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	var report imagebuild.Report
 	require.NoError(t, json.Unmarshal(data, &report))
 	require.Len(t, report.Releases, 1)
-	require.Contains(t, report.Releases[0].Tags, f.env.Registry+"/acme/router:0.1.0-jetpack6.2-"+userRevision[:12], "--tag with {sha}")
+	require.Contains(t, report.Releases[0].Tags, f.env.Registry+"/acme/router:1.9.3-jetpack6.2-"+userRevision[:12], "--tag with {sha}")
+	require.Equal(t, []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"},
+		report.Releases[0].Binaries[0].Needed, "TEI built by the Dockerfile init wrote")
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(data, &doc))
 	var bake map[string]any

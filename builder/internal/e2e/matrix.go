@@ -5,34 +5,52 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
-// StandinRouter is the stand-in router's folder, relative to the checkout.
-const StandinRouter = "testdata/standin-router"
+// TEISource is the source tree shaped like text-embeddings-inference's that
+// the tests and the demo build instead of a TEI clone, relative to the checkout.
+const TEISource = "testdata/tei-source"
 
-// AllowStandin grants a demo matrix read access to the stand-in router of
-// the checkout at repoRoot, as a user grants a matrix a folder outside its
+// AllowStandin grants a demo matrix read access to the TEI-shaped source and
+// the shipped Dockerfile-jetson of the checkout at repoRoot, and to the
+// folders or files in extra, as a user grants a matrix a folder outside its
 // repository: the demo matrices are written into temporary folders, so the
 // router they name lies outside theirs. It is the package API's
 // `--allow fs.read=PATH`; AllowStandinFlags is the flag itself.
-func AllowStandin(repoRoot string) matrix.Option {
-	return matrix.WithAllowRead(filepath.Join(repoRoot, StandinRouter))
+func AllowStandin(repoRoot string, extra ...string) matrix.Option {
+	return matrix.WithAllowRead(standinPaths(repoRoot, extra)...)
 }
 
-// AllowStandinFlags is `--allow fs.read=<the stand-in router>` for the
-// jetbake commands that read a demo matrix.
-func AllowStandinFlags(repoRoot string) []string {
-	return []string{"--" + cli.AllowFlag, "fs.read=" + filepath.Join(repoRoot, StandinRouter)}
+// AllowStandinFlags is `--allow fs.read=...` for the jetbake commands that
+// read a demo matrix, granting what AllowStandin grants.
+func AllowStandinFlags(repoRoot string, extra ...string) []string {
+	var flags []string
+	for _, p := range standinPaths(repoRoot, extra) {
+		flags = append(flags, "--"+cli.AllowFlag, "fs.read="+p)
+	}
+	return flags
 }
 
-// WriteDemoMatrix writes, at out, the real matrix.json with the stand-in
-// router in place of the real one and the images going to registry: the
-// demo and the tests build exactly the shipped releases, bases and tags.
-// Each entry of mutate can change the matrix further (the tests add a release).
+// standinPaths are the paths a demo matrix reads outside its folder.
+func standinPaths(repoRoot string, extra []string) []string {
+	return append([]string{filepath.Join(repoRoot, TEISource), filepath.Join(repoRoot, ShippedDockerfile)}, extra...)
+}
+
+// ShippedDockerfile is the router Dockerfile jetbake ships, relative to the checkout.
+const ShippedDockerfile = "dockerfiles/Dockerfile-jetson"
+
+// WriteDemoMatrix writes, at out, the real matrix.json building the
+// TEI-shaped source (TEISource) in place of TEI's git repository, with the
+// shipped Dockerfile-jetson unchanged, and the images going to registry:
+// the demo and the tests build exactly the shipped releases, bases, router
+// stages and tags. GIT_SHA is the commit the shipped context is pinned to,
+// as jetbake passes it for that context. Each entry of mutate can change
+// the matrix further (the tests add a release).
 func WriteDemoMatrix(repoRoot, registry, out string, mutate ...func(m map[string]any)) error {
 	data, err := os.ReadFile(filepath.Join(repoRoot, "matrix.json"))
 	if err != nil {
@@ -47,11 +65,17 @@ func WriteDemoMatrix(repoRoot, registry, out string, mutate ...func(m map[string
 	if !ok || !ok2 {
 		return fmt.Errorf("matrix.json: router or image is not an object")
 	}
-	routerDir := filepath.Join(repoRoot, StandinRouter)
-	router["context"] = routerDir
-	router["dockerfile"] = filepath.Join(routerDir, "Dockerfile")
-	router["target"] = "router"
-	router["output"] = "/out/router"
+	shippedContext, _ := router["context"].(string)
+	router["context"] = filepath.Join(repoRoot, TEISource)
+	router["dockerfile"] = filepath.Join(repoRoot, ShippedDockerfile)
+	if sha := matrix.GitCommit(shippedContext); sha != "" {
+		args, _ := router["build_args"].(map[string]any)
+		if args == nil {
+			args = map[string]any{}
+		}
+		args["GIT_SHA"] = sha
+		router["build_args"] = args
+	}
 	image["repository"] = registry + "/jetbake/text-embeddings-router"
 	delete(m, "$schema")
 	for _, f := range mutate {
@@ -74,28 +98,98 @@ func LoadPlan(path string, opts ...matrix.Option) (*plan.Plan, error) {
 	return plan.New(m)
 }
 
+// A DockerfileEdit changes Dockerfile-jetson the way a user might, to show
+// what the shipped one avoids: each replaces one exact piece of its text.
+type DockerfileEdit struct {
+	// Name names the variant's file.
+	Name string
+	// Old is replaced by New; Old must be in the shipped Dockerfile.
+	Old, New string
+}
+
+// The edits the tests and the demo build.
+var (
+	// WithoutComputeCap leaves out jetson-compute-cap.sh, as upstream's
+	// Dockerfile would: on an Orin the router refuses with TEI's sentence.
+	WithoutComputeCap = DockerfileEdit{Name: "no-compute-cap",
+		Old: "RUN test -n \"${CUDA_COMPUTE_CAP}\" && sh /usr/local/bin/jetson-compute-cap.sh /src \"${CUDA_COMPUTE_CAP}\"\n"}
+	// WithCargoConfig copies TEI's .cargo folder, as `COPY . .` would:
+	// target-cpu=native is back in effect.
+	WithCargoConfig = DockerfileEdit{Name: "cargo-config", Old: "COPY router router\n", New: "COPY router router\nCOPY .cargo .cargo\n"}
+	// WithoutLinkingFeature drops the linking feature from cargo's command
+	// line (the shipped Dockerfile before TEI issue 709 was known).
+	WithoutLinkingFeature = DockerfileEdit{Name: "no-linking", Old: ` -F "${CUDA_LINKING}"`}
+	// WithoutRuntimeSSL drops OpenSSL from the runtime stage's packages.
+	WithoutRuntimeSSL = DockerfileEdit{Name: "no-runtime-ssl", Old: `ca-certificates "$ssl" $cuda`, New: `ca-certificates $cuda`}
+)
+
+// WriteDockerfile writes the shipped Dockerfile-jetson with edit applied
+// into dir and returns the matrix change that builds it.
+func WriteDockerfile(repoRoot, dir string, edit DockerfileEdit) (func(map[string]any), error) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, ShippedDockerfile))
+	if err != nil {
+		return nil, err
+	}
+	if strings.Count(string(data), edit.Old) != 1 {
+		return nil, fmt.Errorf("Dockerfile-jetson edit %s: %q is not in the shipped Dockerfile exactly once", edit.Name, edit.Old)
+	}
+	path := filepath.Join(dir, "Dockerfile-jetson."+edit.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), edit.Old, edit.New, 1)), 0o644); err != nil {
+		return nil, err
+	}
+	return func(m map[string]any) { m["router"].(map[string]any)["dockerfile"] = path }, nil
+}
+
 // NoComputeCapRelease is the only release of the matrix OnlyNoComputeCap writes.
 const NoComputeCapRelease = "jetpack6.2-no-compute-cap"
 
-// OnlyNoComputeCap keeps one release: a copy of jetpack6.2, named
-// NoComputeCapRelease, whose router stage leaves out jetson-compute-cap.sh
-// as upstream's Dockerfile does; on an Orin it must refuse to start with
-// TEI's sentence. Its image is tagged "{version}-{release}", so that its
-// tags are its own.
-func OnlyNoComputeCap(m map[string]any) {
-	for _, r := range m["releases"].([]any) {
-		if r.(map[string]any)["name"] != "jetpack6.2" {
-			continue
+// NativeCPURelease is the only release of the matrix OnlyNativeCPU writes.
+const NativeCPURelease = "jetpack6.2-native-cpu"
+
+// onlyVariant keeps one release: a copy of jetpack6.2 named name, tagged
+// "{version}-{release}" so that its tags are its own.
+func onlyVariant(name string) func(m map[string]any) {
+	return func(m map[string]any) {
+		for _, r := range m["releases"].([]any) {
+			if r.(map[string]any)["name"] != "jetpack6.2" {
+				continue
+			}
+			c := map[string]any{}
+			for k, v := range r.(map[string]any) {
+				c[k] = v
+			}
+			c["name"] = name
+			c["tags"] = []any{}
+			m["releases"] = []any{c}
+			break
 		}
-		c := map[string]any{}
-		for k, v := range r.(map[string]any) {
-			c[k] = v
-		}
-		c["name"] = NoComputeCapRelease
-		c["tags"] = []any{}
-		c["build_args"] = map[string]any{"JETBAKE_TEST_NO_COMPUTE_CAP": "1"}
-		m["releases"] = []any{c}
-		break
+		m["image"].(map[string]any)["tags"] = []any{"{version}-{release}"}
 	}
-	m["image"].(map[string]any)["tags"] = []any{"{version}-{release}"}
+}
+
+// OnlyNoComputeCap keeps one release, NoComputeCapRelease, built from
+// Dockerfile-jetson without jetson-compute-cap.sh (written into dir), as
+// upstream's Dockerfile would: on an Orin it must refuse to start with
+// TEI's sentence.
+func OnlyNoComputeCap(repoRoot, dir string) (func(map[string]any), error) {
+	return onlyEdited(repoRoot, dir, NoComputeCapRelease, WithoutComputeCap)
+}
+
+// OnlyNativeCPU keeps one release, NativeCPURelease, built from
+// Dockerfile-jetson with TEI's .cargo folder copied: tuned for the
+// building CPU (QEMU's, with SVE), it must die by SIGILL on an Orin.
+func OnlyNativeCPU(repoRoot, dir string) (func(map[string]any), error) {
+	return onlyEdited(repoRoot, dir, NativeCPURelease, WithCargoConfig)
+}
+
+func onlyEdited(repoRoot, dir, release string, edit DockerfileEdit) (func(map[string]any), error) {
+	df, err := WriteDockerfile(repoRoot, dir, edit)
+	if err != nil {
+		return nil, err
+	}
+	only := onlyVariant(release)
+	return func(m map[string]any) { df(m); only(m) }, nil
 }

@@ -30,15 +30,16 @@ func TestWriteDemoMatrix(t *testing.T) {
 	shipped := readJSON(t, filepath.Join(root, "matrix.json"))
 	got := readJSON(t, out)
 
-	routerDir := filepath.Join(root, StandinRouter)
 	router := got["router"].(map[string]any)
-	require.Equal(t, routerDir, router["context"])
-	require.Equal(t, filepath.Join(routerDir, "Dockerfile"), router["dockerfile"])
-	require.Equal(t, "router", router["target"])
-	require.Equal(t, "/out/router", router["output"])
+	require.Equal(t, filepath.Join(root, TEISource), router["context"], "the TEI-shaped source for TEI's repository")
+	require.Equal(t, filepath.Join(root, "dockerfiles", "Dockerfile-jetson"), router["dockerfile"], "the shipped Dockerfile")
 	shippedRouter := shipped["router"].(map[string]any)
-	require.Equal(t, shippedRouter["name"], router["name"])
-	require.Equal(t, shippedRouter["version"], router["version"])
+	for _, k := range []string{"name", "version", "target", "runtime_target", "output", "smoke", "target_build_args", "env", "cmd", "ports"} {
+		require.Equal(t, shippedRouter[k], router[k], k)
+	}
+	wantArgs := shippedRouter["build_args"].(map[string]any)
+	wantArgs["GIT_SHA"] = "06670157fb6c1523482219bdb2d1660277d38088"
+	require.Equal(t, wantArgs, router["build_args"], "the shipped build args and the commit jetbake passes for the shipped pin")
 
 	image := got["image"].(map[string]any)
 	require.Equal(t, "127.0.0.1:5000/jetbake/text-embeddings-router", image["repository"])
@@ -48,8 +49,8 @@ func TestWriteDemoMatrix(t *testing.T) {
 	require.NotContains(t, got, "$schema")
 	require.Equal(t, shipped["releases"], got["releases"], "the shipped releases, bases and tags are built")
 
-	_, err = os.Stat(routerDir)
-	require.NoError(t, err, "the stand-in router is in the checkout")
+	_, err = os.Stat(filepath.Join(root, TEISource, "router", "Cargo.toml"))
+	require.NoError(t, err, "the TEI-shaped source is in the checkout")
 }
 
 func TestWriteDemoMatrixMutate(t *testing.T) {
@@ -95,7 +96,7 @@ func TestLoadPlanDemoMatrix(t *testing.T) {
 	p, err := LoadPlan(out, AllowStandin(root))
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:5000/jetbake/text-embeddings-router", p.Repository)
-	require.Equal(t, filepath.Join(root, StandinRouter), p.Router.Context)
+	require.Equal(t, filepath.Join(root, TEISource), p.Router.Context)
 
 	shipped := readJSON(t, filepath.Join(root, "matrix.json"))
 	var names []string
@@ -121,7 +122,7 @@ func TestDemoMatrixNeedsTheGrant(t *testing.T) {
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "matrix.json")
 	require.NoError(t, WriteDemoMatrix(root, "127.0.0.1:5000", out))
-	routerDir := filepath.Join(root, StandinRouter)
+	routerDir := filepath.Join(root, TEISource)
 
 	_, err = LoadPlan(out)
 	require.ErrorContains(t, err, "router.context: \""+routerDir+"\": local context folder "+routerDir+
@@ -163,4 +164,28 @@ func mustGetwd(t *testing.T) string {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	return wd
+}
+
+// Each edit the tests build applies to the shipped Dockerfile exactly once,
+// and a Dockerfile that moved on fails loudly.
+func TestWriteDockerfile(t *testing.T) {
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, edit := range []DockerfileEdit{WithoutComputeCap, WithCargoConfig, WithoutLinkingFeature, WithoutRuntimeSSL} {
+		set, err := WriteDockerfile(root, dir, edit)
+		require.NoError(t, err, edit.Name)
+		m := map[string]any{"router": map[string]any{}}
+		set(m)
+		path := m["router"].(map[string]any)["dockerfile"].(string)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		if edit.New == "" {
+			require.NotContains(t, string(data), edit.Old, edit.Name)
+		} else {
+			require.Contains(t, string(data), edit.New, edit.Name)
+		}
+	}
+	_, err = WriteDockerfile(root, dir, DockerfileEdit{Name: "gone", Old: "RUN make\n"})
+	require.ErrorContains(t, err, "is not in the shipped Dockerfile exactly once")
 }

@@ -205,8 +205,9 @@ func orNone(s string) string {
 // NVRunArgs are the `docker run` arguments of c for image on h: the arm64
 // platform, --runtime nvidia with NVIDIA_VISIBLE_DEVICES=all (unless the
 // check runs without the runtime), the host's soc0 view over /sys/devices
-// (unless HideSoC), the driver's answers for the stand-in router (fake's
-// Env) and c's environment, the image, then c.Args as typed after it.
+// (unless HideSoC), c's environment, the image, then c.Args as typed after
+// it. The stand-in router asks the host's stand-in driver for the GPU, as
+// TEI asks the real one.
 func NVRunArgs(image string, h *nvtoolkit.Host, fake FakeHost, c NVCheck) []string {
 	out := []string{"run", "--rm", "--platform", "linux/arm64"}
 	if c.Runtime != RuntimeNone {
@@ -215,7 +216,7 @@ func NVRunArgs(image string, h *nvtoolkit.Host, fake FakeHost, c NVCheck) []stri
 	if !c.HideSoC {
 		out = append(out, "-v", h.SysDevices+":/sys/devices:ro")
 	}
-	for _, e := range append(fake.Env(), c.Env...) {
+	for _, e := range c.Env {
 		out = append(out, "-e", e)
 	}
 	return append(append(out, image), c.Args...)

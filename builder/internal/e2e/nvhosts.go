@@ -7,14 +7,6 @@ import (
 	"github.com/jetbake/jetbake/builder/internal/nvtoolkit"
 )
 
-// agxXavier is the board name an AGX Xavier developer kit's device tree
-// gives on L4T R35 ("Jetson-AGX", as /proc/device-tree/model reads there).
-const agxXavier = "Jetson-AGX"
-
-// xavierJP5 is a Xavier on JetPack 5.1.2, the host line hosts.go has no
-// fake host for.
-var xavierJP5 = FakeHost{Name: "xavier-jp5.1.2", L4T: "35.4.1", SocID: 25, Machine: agxXavier, GPU: sm(7, 2), DriverCUDA: cuda(11, 4)}
-
 // HostLine is one host line of the runs through NVIDIA's runtime: a fake
 // host and the release whose image is for it.
 type HostLine struct {
@@ -65,7 +57,7 @@ func NewNVBed(ctx context.Context, dir string, env *Env) (*NVBed, error) {
 		return nil, err
 	}
 	b := &NVBed{Bed: bed, Hosts: map[string]*nvtoolkit.Host{}, Fakes: map[string]FakeHost{}}
-	byName := map[string]FakeHost{xavierJP5.Name: xavierJP5}
+	byName := map[string]FakeHost{}
 	for _, h := range hosts {
 		byName[h.Name] = h
 	}

@@ -83,14 +83,17 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 		require.Equal(t, vertices[r].runs, vertices[r].cached, "%s: every RUN step of the router stage is CACHED in BuildKit's status", r)
 	}
 
-	// A one-line change in the router's source: a copy of it with one more line.
+	// A one-line change in the router's source: a copy of it with one more
+	// line in router/src/main.rs, which Dockerfile-jetson copies.
 	changed := t.TempDir()
-	require.NoError(t, os.CopyFS(changed, os.DirFS(filepath.Join(f.env.RepoRoot, StandinRouter))))
-	require.NoError(t, os.WriteFile(filepath.Join(changed, "one-line-change.txt"), []byte("one line\n"), 0o644))
+	require.NoError(t, os.CopyFS(changed, os.DirFS(filepath.Join(f.env.RepoRoot, TEISource))))
+	mainRS := filepath.Join(changed, "router", "src", "main.rs")
+	src, err := os.ReadFile(mainRS)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(mainRS, append(src, []byte("// one line\n")...), 0o644))
 	changedMatrix := f.demoPlanFile(t, "changed.json", func(m map[string]any) {
 		keepReleases(m, releases...)
-		router := m["router"].(map[string]any)
-		router["context"], router["dockerfile"] = changed, filepath.Join(changed, "Dockerfile")
+		m["router"].(map[string]any)["context"] = changed
 	})
 	third, _ := build(changedMatrix, freshDaemon(), "--cache-from", s3, "--allow", "fs.read="+changed)
 	for _, rt := range third.Timings.Releases {

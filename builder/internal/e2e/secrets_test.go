@@ -55,7 +55,9 @@ func TestCLIBuildSecretsAndSSH(t *testing.T) {
 	matrixPath := f.demoPlanFile(t, "matrix.json", func(m map[string]any) {
 		router := m["router"].(map[string]any)
 		router["context"], router["dockerfile"] = routerDir, filepath.Join(routerDir, "Dockerfile")
-		delete(router, "smoke") // the "router" is a text file
+		router["output"] = "/out/router"
+		delete(router, "smoke")          // the "router" is a text file
+		delete(router, "runtime_target") // assembled on the raw runtime base
 		keepReleases(m, "jetpack6.2", "jetpack7.2")
 	})
 	p, err := LoadPlan(matrixPath, matrix.WithAllowRead(routerDir))

@@ -26,11 +26,14 @@ type Host struct {
 	// by default). Empty means a container started without the
 	// NVIDIA runtime: the machine's own /sys, no L4T file.
 	Root string
-	// Env is appended to every container's environment on this host: what
-	// the host's CUDA driver answers in the fake world (FAKE_CUDA_MAJOR,
-	// FAKE_CUDA_MINOR, FAKE_CUDA_DRIVER_VERSION, read by the stand-in
-	// router as TEI reads the driver), or nothing.
+	// Env is appended to every container's environment on this host.
 	Env []string
+	// Libs are the host's driver libraries (libcuda.so.1), as the NVIDIA
+	// runtime mounts them and updates the container's ld cache.
+	Libs []HostLib
+	// CPUInfo is a file bound over /proc/cpuinfo, as LXCFS does: the CPU
+	// the container reports; "" leaves the machine's.
+	CPUInfo string
 }
 
 // Result is what a container printed and how it exited.
@@ -67,11 +70,16 @@ func (r *Runner) Run(ctx context.Context, rootfs string, cfg *v1.ConfigFile, hos
 		return Result{}, err
 	}
 	defer os.RemoveAll(bundle)
-	spec := runtimeSpec(rootfs, cfg, host, args, env)
+	root, done, err := withDriver(ctx, rootfs, filepath.Join(bundle, "overlay"), host)
+	if err != nil {
+		return Result{}, err
+	}
+	defer done()
+	spec := runtimeSpec(root, cfg, host, args, env)
 	// runc creates missing bind-mount targets inside the root file system;
 	// remove them afterwards so that the next container on the same rootfs
 	// (a host without the NVIDIA runtime, say) does not see them.
-	defer removeCreatedTargets(rootfs, spec.Mounts)()
+	defer removeCreatedTargets(root, spec.Mounts)()
 	data, err := json.MarshalIndent(spec, "", "  ")
 	if err != nil {
 		return Result{}, err
@@ -122,6 +130,9 @@ func runtimeSpec(rootfs string, cfg *v1.ConfigFile, host Host, args, env []strin
 		if release := filepath.Join(host.Root, "etc", "nv_tegra_release"); fileExists(release) {
 			mounts = append(mounts, specs.Mount{Destination: "/etc/nv_tegra_release", Type: "bind", Source: release, Options: []string{"bind", "ro"}})
 		}
+	}
+	if host.CPUInfo != "" {
+		mounts = append(mounts, specs.Mount{Destination: "/proc/cpuinfo", Type: "bind", Source: host.CPUInfo, Options: []string{"bind", "ro"}})
 	}
 	return &specs.Spec{
 		Version:  specs.Version,

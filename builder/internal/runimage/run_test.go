@@ -166,3 +166,44 @@ func TestNewRunnerFindsRunc(t *testing.T) {
 	require.Equal(t, runc, r.runc)
 	require.Equal(t, "/work", r.workDir)
 }
+
+// A fake Orin's CPU is bound over /proc/cpuinfo, as LXCFS does.
+func TestRuntimeSpecCPUInfo(t *testing.T) {
+	host := Host{Name: "orin", Root: fakeHost(t, true), CPUInfo: "/hosts/orin/proc/cpuinfo"}
+	spec := runtimeSpec("/rootfs", testConfig(), host, nil, nil)
+	require.Equal(t, specs.Mount{Destination: "/proc/cpuinfo", Type: "bind", Source: "/hosts/orin/proc/cpuinfo", Options: []string{"bind", "ro"}},
+		mountsByDestination(spec)["/proc/cpuinfo"])
+	spec = runtimeSpec("/rootfs", testConfig(), Host{Name: "none"}, nil, nil)
+	require.NotContains(t, mountsByDestination(spec), "/proc/cpuinfo")
+}
+
+// The host's driver goes where NVIDIA's runtime puts it, with its links;
+// the ld cache is the image's own ldconfig's work, and an image without
+// one fails as the runtime's hook does.
+func TestDriverLibraries(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(t.TempDir(), "libcuda.so.1.1")
+	require.NoError(t, os.WriteFile(src, []byte("\x7fELF driver"), 0o644))
+	libs := []HostLib{{Source: src, Path: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", Links: []string{"libcuda.so.1"}}}
+	require.NoError(t, placeLibs(root, libs))
+	data, err := os.ReadFile(filepath.Join(root, "usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"))
+	require.NoError(t, err)
+	require.Equal(t, "\x7fELF driver", string(data))
+	link, err := os.Readlink(filepath.Join(root, "usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"))
+	require.NoError(t, err)
+	require.Equal(t, "libcuda.so.1.1", link, "the sym entry's link, by soname")
+
+	err = updateLdcache(t.Context(), root, libs)
+	require.ErrorContains(t, err, "update-ldcache: the image has no /sbin/ldconfig")
+	conf, err := filepath.Glob(filepath.Join(root, "etc/ld.so.conf.d/00-nvcr-*.conf"))
+	require.NoError(t, err)
+	require.Len(t, conf, 1)
+	data, err = os.ReadFile(conf[0])
+	require.NoError(t, err)
+	require.Equal(t, "/usr/lib/aarch64-linux-gnu/nvidia\n", string(data), "the folder, as the hook lists it")
+
+	same, done, err := withDriver(t.Context(), root, t.TempDir(), Host{Name: "none"})
+	require.NoError(t, err)
+	done()
+	require.Equal(t, root, same, "a host without libraries runs on the image itself")
+}

@@ -1,7 +1,10 @@
 // Package runimage runs a built image with runc, the way the NVIDIA container
 // runtime would start it on a Jetson: the host's facts (/etc/nv_tegra_release,
-// the device tree and soc0 in /sys) mounted in, or nothing for a container
-// started without `--runtime nvidia`. The end-to-end tests and `make demo` use it.
+// the device tree and soc0 in /sys) mounted in, the host's driver library
+// at its path with its links and a fresh ld cache (the runtime's CSV mode
+// and update-ldcache hook), the host's /proc/cpuinfo; or nothing for a
+// container started without `--runtime nvidia`. The end-to-end tests and
+// `make demo` use it.
 package runimage
 
 import (

@@ -3,11 +3,15 @@
 // busybox and arm64 glibc (the dynamic loader, libc and ldconfig, so that
 // dynamically linked aarch64 programs run in them as in the real Ubuntu-based
 // images), plus the files that identify each base (/etc/nv_tegra_release of
-// its L4T, the CUDA tree with version.json and its targets folder), named like
-// the real ones, and what the router needs from a base at run time: its
-// Ubuntu's libssl and libcrypto, as real aarch64 shared objects with their
-// sonames, and a CA bundle. Devel (build) bases carry CUDA's driver stub,
-// stubs/libcuda.so, as the CUDA devel images do.
+// its L4T, /etc/os-release, the CUDA tree with version.json and its targets
+// folder), named like the real ones, and what the router needs from a base
+// at run time: its Ubuntu's libssl and libcrypto and the GCC and C++
+// runtimes, as real aarch64 shared objects with their sonames, a CA bundle,
+// and in CUDA runtime images CUDA's libraries. Every base has a stand-in
+// apt-get over a local package index (apt.go). Devel (build) bases carry
+// what CUDA devel images link against (cuda.h, static libraries, the driver
+// stub stubs/libcuda.so) and the stand-in Rust toolchain that compiles
+// text-embeddings-inference's router (toolchain.go, package tei).
 package standin
 
 import (
@@ -43,13 +47,27 @@ type Base struct {
 	// or SBSA (targets/sbsa-linux). Empty lays out only
 	// /usr/local/cuda/version.json.
 	Flavour computecap.Flavour
-	// Devel puts CUDA's driver stub, stubs/libcuda.so (soname libcuda.so.1),
-	// in the CUDA library folder, as the devel images that builds run on have.
+	// Devel makes a build base: CUDA's driver stub, stubs/libcuda.so
+	// (soname libcuda.so.1), cuda.h and the static libraries in the CUDA
+	// tree, as the devel images that builds run on have, and the stand-in
+	// Rust toolchain. It implies CUDALibs.
 	Devel bool
+	// CUDALibs puts CUDA's shared libraries of the release (libcudart,
+	// libcublas, libcublasLt, libcurand, libnvrtc) in the CUDA tree, as
+	// NVIDIA's nvidia/cuda runtime and devel images have them; without, apt
+	// can install them (cuda-cudart-X-Y, ...).
+	CUDALibs bool
+	// CUDARoot puts the CUDA tree there, with CUDA_ROOT set to it, instead
+	// of /usr/local/cuda-X.Y and its /usr/local/cuda link.
+	CUDARoot string
+	// Ubuntu is the Ubuntu release, "22.04": /etc/os-release and the names
+	// of its packages.
+	Ubuntu string
 	// Index makes it a one-platform index, as NVIDIA's multi-arch nvidia/cuda tags are.
 	Index bool
 	// Libs are shared libraries (sonames) in /usr/lib/aarch64-linux-gnu,
-	// e.g. "libssl.so.3", each a real aarch64 shared object with that soname.
+	// e.g. "libssl.so.3", each a real aarch64 shared object with that soname
+	// (see UbuntuLibs).
 	Libs []string
 	// CABundle puts a CA bundle at CABundlePath, as ca-certificates does.
 	CABundle bool
@@ -81,9 +99,9 @@ func ForPlan(p *plan.Plan) []Base {
 			return
 		}
 		seen[ref] = true
-		b := Base{Ref: ref, CUDA: rel.CUDA, Flavour: flavourOf(rel.L4T), Devel: build,
-			Index: strings.Contains(ref, "/nvidia/cuda:"),
-			Libs:  []string{SSLSoname(rel.Ubuntu), CryptoSoname(rel.Ubuntu)}, CABundle: true}
+		cudaImage := strings.Contains(ref, "/nvidia/cuda:")
+		b := Base{Ref: ref, CUDA: rel.CUDA, Flavour: flavourOf(rel.L4T), Devel: build, Ubuntu: rel.Ubuntu,
+			Index: cudaImage, CUDALibs: build || cudaImage, Libs: UbuntuLibs(rel.Ubuntu), CABundle: true}
 		if build && strings.Contains(ref, "/l4t-") {
 			b.L4T = rel.L4T
 		}
@@ -131,6 +149,9 @@ type Kit struct {
 	Glibc string
 	// Cache holds the compiled shared objects.
 	Cache string
+	// Source is the jetbake module's root, which the stand-in toolchain's
+	// Go programs (package tei) are built from for build bases.
+	Source string
 }
 
 // Image builds the stand-in for b.
@@ -156,6 +177,9 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"CUDA_VERSION=" + b.CUDA,
 	}
+	if b.CUDARoot != "" {
+		cf.Config.Env = append(cf.Config.Env, "CUDA_ROOT="+b.CUDARoot)
+	}
 	cf.Config.Cmd = []string{"/bin/sh"}
 	cf.Config.Labels = map[string]string{"io.jetbake.standin": b.Ref}
 	return mutate.ConfigFile(img, cf)
@@ -175,6 +199,8 @@ func (k Kit) rootLayer(ctx context.Context, b Base) (v1.Layer, error) {
 	for _, a := range applets {
 		l.link("bin/"+a, "busybox")
 	}
+	// coreutils' install, which busybox-static lacks.
+	l.file("usr/bin/install", 0o755, installScript)
 	if err := k.addGlibc(l); err != nil {
 		return nil, err
 	}
@@ -187,21 +213,40 @@ func (k Kit) rootLayer(ctx context.Context, b Base) (v1.Layer, error) {
 			return nil, err
 		}
 	}
-	if b.CABundle {
-		l.file(strings.TrimPrefix(CABundlePath, "/"), 0o644, []byte("# stand-in CA bundle\n"))
-	}
 	if err := k.addCUDA(ctx, l, b); err != nil {
 		return nil, err
 	}
 	if b.L4T != "" {
 		l.file("etc/nv_tegra_release", 0o644, []byte(TegraRelease(b.L4T)))
 	}
+	if b.Ubuntu != "" {
+		l.file("etc/os-release", 0o644, []byte(osRelease(b.Ubuntu)))
+	}
+	// The index's installed packages (the CA bundle, OpenSSL, CUDA's
+	// libraries) put their files in place too.
+	x, err := k.aptIndexFor(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	l.addApt(x)
+	if b.Devel {
+		if err := k.addToolchain(ctx, l, b); err != nil {
+			return nil, err
+		}
+	}
 	return l.build()
 }
 
-// applets are the busybox commands linked into /bin: enough for the
-// stand-in router's build stage and for a shell in the image.
-var applets = []string{"sh", "echo", "printf", "cat", "mkdir", "chmod", "cp", "ls", "env", "rm", "test", "true", "false", "uname", "sleep"}
+// osRelease is /etc/os-release of an Ubuntu release, the lines scripts read.
+func osRelease(ubuntu string) string {
+	return fmt.Sprintf("NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"%s\"\nPRETTY_NAME=\"Ubuntu %s (jetbake stand-in)\"\n", ubuntu, ubuntu)
+}
+
+// applets are the busybox commands linked into /bin: what the Dockerfile's
+// RUN lines and the stand-in toolchain's scripts use, and a shell.
+var applets = []string{"sh", "echo", "printf", "cat", "mkdir", "chmod", "cp", "ls", "env", "rm", "test", "[", "true",
+	"false", "uname", "sleep", "ln", "mv", "grep", "sed", "cut", "tr", "head", "tail", "basename",
+	"dirname", "readlink", "find", "touch", "wc", "sort", "id", "stat", "xargs"}
 
 // glibcFiles are the parts of Debian's arm64 libc6 and libc-bin a base
 // needs to run dynamically linked programs: the loader (PT_INTERP of every
@@ -247,29 +292,36 @@ func (k Kit) addGlibc(l *layer) error {
 }
 
 // addCUDA lays out the CUDA tree. With a flavour it is NVIDIA's:
-// /usr/local/cuda-X.Y with version.json and the flavour's targets folder,
-// lib64 linking to that folder's lib, /usr/local/cuda linking to the tree,
-// and in devel bases the driver stub at lib/stubs/libcuda.so.
+// /usr/local/cuda-X.Y (or CUDARoot) with version.json and the flavour's
+// targets folder, lib64 linking to that folder's lib, /usr/local/cuda
+// linking to the tree, and in devel bases what builds link against (see
+// addCUDADevel). CUDA's shared libraries come with the apt index.
 func (k Kit) addCUDA(ctx context.Context, l *layer, b Base) error {
 	version := []byte(fmt.Sprintf("{\n  \"cuda\": {\"name\": \"CUDA SDK\", \"version\": %q}\n}\n", b.CUDA))
 	if b.Flavour == "" {
 		l.file("usr/local/cuda/version.json", 0o644, version)
 		return nil
 	}
-	tree := "usr/local/cuda-" + majorMinor(b.CUDA)
+	tree := strings.TrimPrefix(b.cudaTree(), "/")
 	lib := cudaTargetDir(b.Flavour) + "/lib"
 	l.file(tree+"/version.json", 0o644, version)
 	l.dir(tree + "/" + lib)
 	l.link(tree+"/lib64", lib)
-	l.link("usr/local/cuda", filepath.Base(tree))
+	if b.CUDARoot == "" {
+		l.link("usr/local/cuda", filepath.Base(tree))
+	}
 	if !b.Devel {
 		return nil
 	}
-	stub, err := BuildLibcuda(ctx, k.Cache, Driver{Arch: ARM64, Stub: true})
-	if err != nil {
-		return err
+	return k.addCUDADevel(ctx, l, b, lib)
+}
+
+// cudaTree is the CUDA tree's folder: CUDARoot, else /usr/local/cuda-X.Y.
+func (b Base) cudaTree() string {
+	if b.CUDARoot != "" {
+		return b.CUDARoot
 	}
-	return l.copyFile(tree+"/"+lib+"/stubs/libcuda.so", 0o644, stub)
+	return "/usr/local/cuda-" + majorMinor(b.CUDA)
 }
 
 // majorMinor is "12.6" of "12.6" or "12.6.11".

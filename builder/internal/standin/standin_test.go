@@ -33,11 +33,15 @@ const (
 var fakeBusybox = []byte("\x7fELF fake arm64 busybox")
 
 // testKit is a kit with a fake static busybox and a fake glibc tree laid
-// out as Debian's packages unpack, and its own cache folder.
+// out as Debian's packages unpack; its ELF and Go builds are cached in the
+// checkout's bin/standin, as the end-to-end tests' are.
 func testKit(t *testing.T) Kit {
 	t.Helper()
 	dir := t.TempDir()
-	k := Kit{Busybox: filepath.Join(dir, "busybox"), Glibc: filepath.Join(dir, "glibc"), Cache: filepath.Join(dir, "cache")}
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	k := Kit{Busybox: filepath.Join(dir, "busybox"), Glibc: filepath.Join(dir, "glibc"),
+		Cache: filepath.Join(root, "bin", "standin"), Source: root}
 	require.NoError(t, os.WriteFile(k.Busybox, fakeBusybox, 0o755))
 	for _, name := range glibcFiles {
 		path := filepath.Join(k.Glibc, name)
@@ -85,14 +89,15 @@ func TestForPlan(t *testing.T) {
 		{Name: "jetpack6.2", L4T: "36.4.3", CUDA: "12.6", Ubuntu: "22.04", BuildBase: jetpackBase, RuntimeBase: l4tCUDABase},
 		{Name: "jetpack7.2", L4T: "39.2.0", CUDA: "13.2", Ubuntu: "24.04", BuildBase: cudaDevel, RuntimeBase: cudaRuntime},
 	}}
-	ssl3 := []string{"libssl.so.3", "libcrypto.so.3"}
+	ssl3 := []string{"libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6"}
 	tegra, sbsa := computecap.FlavourTegra, computecap.FlavourSBSA
 	require.Equal(t, []Base{
-		{Ref: cudaDevel, CUDA: "13.2", Flavour: sbsa, Devel: true, Index: true, Libs: ssl3, CABundle: true},
-		{Ref: cudaRuntime, CUDA: "13.2", Flavour: sbsa, Index: true, Libs: ssl3, CABundle: true},
-		{Ref: l4tCUDABase, CUDA: "12.6", Flavour: tegra, Libs: ssl3, CABundle: true},
-		{Ref: jp5Base, L4T: "35.4.1", CUDA: "11.4", Flavour: tegra, Devel: true, Libs: []string{"libssl.so.1.1", "libcrypto.so.1.1"}, CABundle: true},
-		{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6", Flavour: tegra, Devel: true, Libs: ssl3, CABundle: true},
+		{Ref: cudaDevel, CUDA: "13.2", Flavour: sbsa, Devel: true, CUDALibs: true, Ubuntu: "24.04", Index: true, Libs: ssl3, CABundle: true},
+		{Ref: cudaRuntime, CUDA: "13.2", Flavour: sbsa, CUDALibs: true, Ubuntu: "24.04", Index: true, Libs: ssl3, CABundle: true},
+		{Ref: l4tCUDABase, CUDA: "12.6", Flavour: tegra, Ubuntu: "22.04", Libs: ssl3, CABundle: true},
+		{Ref: jp5Base, L4T: "35.4.1", CUDA: "11.4", Flavour: tegra, Devel: true, CUDALibs: true, Ubuntu: "20.04",
+			Libs: []string{"libssl.so.1.1", "libcrypto.so.1.1", "libgcc_s.so.1", "libstdc++.so.6"}, CABundle: true},
+		{Ref: jetpackBase, L4T: "36.4.0", CUDA: "12.6", Flavour: tegra, Devel: true, CUDALibs: true, Ubuntu: "22.04", Libs: ssl3, CABundle: true},
 	}, ForPlan(p))
 	require.Empty(t, ForPlan(&plan.Plan{}))
 }
@@ -104,8 +109,8 @@ func TestForPlanSharedBase(t *testing.T) {
 	p := &plan.Plan{Releases: []plan.Release{
 		{Name: "a", L4T: "36.2.0", CUDA: "12.2", BuildBase: shared, RuntimeBase: shared},
 	}}
-	require.Equal(t, []Base{{Ref: shared, L4T: "36.2.0", CUDA: "12.2", Flavour: computecap.FlavourTegra, Devel: true,
-		Libs: []string{"libssl.so.3", "libcrypto.so.3"}, CABundle: true}}, ForPlan(p))
+	require.Equal(t, []Base{{Ref: shared, L4T: "36.2.0", CUDA: "12.2", Flavour: computecap.FlavourTegra, Devel: true, CUDALibs: true,
+		Libs: []string{"libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6"}, CABundle: true}}, ForPlan(p))
 }
 
 func TestTegraRelease(t *testing.T) {

@@ -1,9 +1,11 @@
-// The stand-in router's compute-capability table, in the form of
-// text-embeddings-inference's backends/candle/src/compute_cap.rs at the
-// version the matrix pins (v1.8.0): no Jetson arms. The stand-in build runs
-// dockerfiles/jetson-compute-cap.sh on it, as the real build does, then
-// compile-table.sh turns the function's arms into the stand-in router's gate.
-// Written for jetbake; not TEI's code.
+// The compute-capability gate in the shape of text-embeddings-inference
+// v1.9.3's backends/candle/src/compute_cap.rs (jetbake test data): the table
+// has no Jetson arm. Dockerfile-jetson runs dockerfiles/jetson-compute-cap.sh
+// on it before the stand-in cargo compiles compute_cap_matching's arms into
+// the router, which asks the CUDA driver for the GPU at start and refuses
+// one the table does not accept.
+use anyhow::Context;
+
 pub fn get_compile_compute_cap() -> Result<usize, anyhow::Error> {
     env!("CUDA_COMPUTE_CAP")
         .parse::<usize>()
@@ -18,8 +20,7 @@ fn compute_cap_matching(runtime_compute_cap: usize, compile_compute_cap: usize) 
         (89, 89) => true,
         (90, 90) => true,
         (100, 100) => true,
-        (120..=121, 120) => true,
-        (121, 121) => true,
+        (120, 120) => true,
         (_, _) => false,
     }
 }

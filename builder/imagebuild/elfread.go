@@ -1,0 +1,142 @@
+package imagebuild
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/moby/buildkit/client/llb"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+)
+
+// Binary is what the smoke run read from one router binary: its DT_NEEDED
+// libraries and its dynamic loader (PT_INTERP), from the ELF file (Go's
+// debug/elf), before running it.
+type Binary struct {
+	// Binary is its name in the image, e.g. "router-87"; SM its target.
+	Binary string `json:"binary"`
+	SM     string `json:"sm"`
+	// Needed are its DT_NEEDED entries, in order.
+	Needed []string `json:"needed,omitempty"`
+	// Interpreter is its PT_INTERP, e.g. /lib/ld-linux-aarch64.so.1.
+	Interpreter string `json:"interpreter,omitempty"`
+	// NotELF says why it could not be read as an ELF file (a script, say).
+	NotELF string `json:"not_elf,omitempty"`
+}
+
+// binary returns what was read of the binary named name, or nil.
+func (j *releaseJob) binary(name string) *Binary {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := range j.binaries {
+		if j.binaries[i].Binary == name {
+			b := j.binaries[i]
+			return &b
+		}
+	}
+	return nil
+}
+
+// readBinaries builds every router of run and reads its ELF header,
+// program headers and dynamic section through the gateway, a few
+// kilobytes, not the whole binary (TEI's router is hundreds of megabytes).
+func (j *releaseJob) readBinaries(ctx context.Context, c gateway.Client, run *smokeRun) ([]Binary, error) {
+	out := make([]Binary, len(j.release.Targets))
+	for i, t := range j.release.Targets {
+		out[i] = Binary{Binary: path.Base(t.Path), SM: t.SM}
+		def, err := run.routers[i].Marshal(ctx, llb.Platform(arm64Platform()))
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
+		if err != nil {
+			return nil, fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
+		}
+		ref, err := res.SingleRef()
+		if err != nil {
+			return nil, err
+		}
+		st, err := ref.StatFile(ctx, gateway.StatRequest{Path: j.plan.Router.Output})
+		if err != nil {
+			return nil, fmt.Errorf("%s: the router stage has no %s: %w", t.Arch, j.plan.Router.Output, err)
+		}
+		r := &blockReader{read: func(off int64, n int) ([]byte, error) {
+			return ref.ReadFile(ctx, gateway.ReadRequest{Filename: j.plan.Router.Output,
+				Range: &gateway.FileRange{Offset: int(off), Length: n}})
+		}, size: st.Size, blocks: map[int64][]byte{}}
+		out[i].Needed, out[i].Interpreter, err = readELF(r)
+		if err != nil {
+			out[i].NotELF = err.Error()
+		}
+	}
+	return out, nil
+}
+
+// readELF returns the DT_NEEDED entries and PT_INTERP of an ELF file.
+func readELF(r io.ReaderAt) (needed []string, interp string, err error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		data, err := io.ReadAll(p.Open())
+		if err != nil {
+			return nil, "", err
+		}
+		interp = strings.TrimRight(string(data), "\x00")
+	}
+	needed, err = f.ImportedLibraries()
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		return nil, "", err
+	}
+	return needed, interp, nil
+}
+
+// blockReader reads a file of size bytes through read in 64 KiB blocks,
+// each read once.
+type blockReader struct {
+	read   func(off int64, n int) ([]byte, error)
+	size   int64
+	blocks map[int64][]byte
+}
+
+const readBlock = 64 << 10
+
+// ReadAt implements io.ReaderAt.
+func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		if pos >= b.size {
+			return n, io.EOF
+		}
+		start := pos - pos%readBlock
+		blk, ok := b.blocks[start]
+		if !ok {
+			length := int(min(readBlock, b.size-start))
+			data, err := b.read(start, length)
+			if err != nil {
+				return n, err
+			}
+			blk = bytes.Clone(data)
+			b.blocks[start] = blk
+		}
+		if int(pos-start) >= len(blk) {
+			return n, io.ErrUnexpectedEOF
+		}
+		n += copy(p[n:], blk[pos-start:])
+	}
+	return n, nil
+}

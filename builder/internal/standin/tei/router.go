@@ -1,0 +1,139 @@
+package tei
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Driver is the CUDA driver API the router's compute-cap gate calls
+// (libcuda.so.1; cudarc's driver::result::init and CudaDevice attributes).
+type Driver interface {
+	// Init is cuInit(0); it returns a CUresult.
+	Init() int
+	// ComputeCapability is cuDeviceGet(0), then cuDeviceGetAttribute 75
+	// (major) and 76 (minor); rc is the first failing CUresult.
+	ComputeCapability() (major, minor, rc int)
+}
+
+// RouterEnv is what the router reads at start besides its Facts.
+type RouterEnv struct {
+	// Args are its arguments, Getenv its environment.
+	Args   []string
+	Getenv func(string) string
+	// CPU is the CPU it runs on (/proc/cpuinfo, else the auxiliary vector).
+	CPU []string
+	// Driver is libcuda, which the loader has already found.
+	Driver Driver
+	// Stdout and Stderr take its output.
+	Stdout, Stderr io.Writer
+}
+
+// ExitIllegalInstruction is returned by RunRouter when the CPU lacks a
+// feature the code was compiled for: the program must then die by SIGILL,
+// as the real binary would on its first such instruction.
+const ExitIllegalInstruction = -4
+
+// RunRouter is the stand-in router's start-up, as TEI's: --version without
+// CUDA; otherwise the compute-cap gate of the candle CUDA backend (cuInit
+// failing means no usable GPU: TEI warns and carries on on the CPU; a GPU
+// the compiled table refuses stops it with TEI's sentence), then the lines
+// the tests read: the SM it was built for, the gate's verdict, its
+// features, port and arguments. It returns the exit status.
+func RunRouter(f Facts, e RouterEnv) int {
+	if len(Missing(f.CPUFeatures, e.CPU)) > 0 {
+		return ExitIllegalInstruction
+	}
+	if slices.Contains(e.Args, "--version") || slices.Contains(e.Args, "-V") {
+		fmt.Fprintf(e.Stdout, "%s %s\n", f.Package, f.Version)
+		return 0
+	}
+	verdict := "no CUDA backend compiled in"
+	if f.CUDA {
+		v, ok := computeCapGate(f, e)
+		if !ok {
+			return 1
+		}
+		verdict = v
+	}
+	fmt.Fprintf(e.Stdout, "router built for sm_%d (SM %d), %s\n", f.ComputeCap, f.ComputeCap, verdict)
+	fmt.Fprintf(e.Stdout, "features: %s\n", strings.Join(f.Features, ","))
+	fmt.Fprintf(e.Stdout, "linking: %s\n", orNone(f.Linking))
+	fmt.Fprintf(e.Stdout, "target cpu: %s\n", f.TargetCPU)
+	fmt.Fprintf(e.Stdout, "version: %s %s, sha %s\n", f.Package, f.Version, orNone(f.GitSHA))
+	fmt.Fprintf(e.Stdout, "listening on port %s\n", port(e))
+	fmt.Fprintf(e.Stdout, "args: %s\n", strings.Join(e.Args, " "))
+	fmt.Fprintf(e.Stdout, "LD_LIBRARY_PATH=%s\n", e.Getenv("LD_LIBRARY_PATH"))
+	return 0
+}
+
+// computeCapGate is TEI's candle backend start: the runtime compute
+// capability from the driver against the compiled table.
+func computeCapGate(f Facts, e RouterEnv) (string, bool) {
+	rc := e.Driver.Init()
+	var major, minor int
+	if rc == 0 {
+		major, minor, rc = e.Driver.ComputeCapability()
+	}
+	if rc != 0 {
+		fmt.Fprintf(e.Stdout, "WARN text_embeddings_backend_candle: Could not find a compatible CUDA device on host: CUDA is not available\n\nCaused by:\n    DriverError(%s, %q)\n", cuErrorName(rc), cuErrorString(rc))
+		fmt.Fprintln(e.Stdout, "WARN text_embeddings_backend_candle: Using CPU instead")
+		return "running on the CPU", true
+	}
+	runtime := major*10 + minor
+	if !f.Table.Accepts(runtime, f.ComputeCap) {
+		fmt.Fprintf(e.Stderr, "Error: Could not create backend\n\nCaused by:\n    Could not start backend: Runtime compute cap %d is not compatible with compile time compute cap %d\n", runtime, f.ComputeCap)
+		return "", false
+	}
+	return fmt.Sprintf("compute cap: runtime %d accepted by compile time %d", runtime, f.ComputeCap), true
+}
+
+// port is --port, else PORT, else TEI's default 3000.
+func port(e RouterEnv) string {
+	for i, a := range e.Args {
+		if a == "--port" && i+1 < len(e.Args) {
+			return e.Args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--port="); ok {
+			return v
+		}
+	}
+	if p := e.Getenv("PORT"); p != "" {
+		return p
+	}
+	return "3000"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// cuErrors are the CUresult values the stand-in driver returns, with the
+// names and strings of cuda.h and cuGetErrorString.
+var cuErrors = map[int][2]string{
+	1:   {"CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+	3:   {"CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+	34:  {"CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+	35:  {"CUDA_ERROR_INSUFFICIENT_DRIVER", "CUDA driver version is insufficient for CUDA runtime version"},
+	100: {"CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+	101: {"CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+}
+
+func cuErrorName(rc int) string {
+	if e, ok := cuErrors[rc]; ok {
+		return e[0]
+	}
+	return "CUresult(" + strconv.Itoa(rc) + ")"
+}
+
+func cuErrorString(rc int) string {
+	if e, ok := cuErrors[rc]; ok {
+		return e[1]
+	}
+	return "unknown error"
+}

@@ -1,0 +1,189 @@
+package standin
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jetbake/jetbake/builder/internal/standin/tei"
+)
+
+// The stand-in toolchain's scripts (see toolchain/*.sh).
+var (
+	//go:embed toolchain/curl.sh
+	curlScript []byte
+	//go:embed toolchain/rustup-init.sh
+	rustupInitScript []byte
+	//go:embed toolchain/rustup.sh
+	rustupScript []byte
+	//go:embed toolchain/rustc.sh
+	rustcScript []byte
+	//go:embed toolchain/sccache.sh
+	sccacheScript []byte
+	//go:embed toolchain/install.sh
+	installScript []byte
+)
+
+// aptIndexFor is the package index of base b: what Dockerfile-jetson's
+// apt-get lines install (and a few packages other Dockerfiles ask for),
+// those b already has marked installed. Every base can install
+// ca-certificates, its Ubuntu's OpenSSL, libssl-dev, curl, pkg-config,
+// build-essential and the CUDA libraries of its CUDA release.
+func (k Kit) aptIndexFor(ctx context.Context, b Base) (*aptIndex, error) {
+	x := &aptIndex{pkgs: map[string]*aptPackage{}}
+	lib := "usr/lib/aarch64-linux-gnu/"
+	has := func(soname string) bool { return contains(b.Libs, soname) }
+
+	x.add(&aptPackage{name: "ca-certificates", installed: b.CABundle,
+		files: map[string][]byte{strings.TrimPrefix(CABundlePath, "/"): []byte("# stand-in CA bundle\n")}})
+	ssl := &aptPackage{name: sslPackage(b.Ubuntu), files: map[string][]byte{}, installed: has(SSLSoname(b.Ubuntu))}
+	for _, so := range []string{SSLSoname(b.Ubuntu), CryptoSoname(b.Ubuntu)} {
+		data, err := k.sharedObject(ctx, so)
+		if err != nil {
+			return nil, err
+		}
+		ssl.files[lib+so] = data
+	}
+	x.add(ssl)
+	x.add(&aptPackage{name: "libssl-dev", deps: []string{ssl.name},
+		files: map[string][]byte{"usr/include/openssl/ssl.h": []byte("/* stand-in */\n"),
+			lib + "pkgconfig/openssl.pc": []byte("Name: OpenSSL\nDescription: jetbake stand-in\nVersion: 3.0.2\n")},
+		links: map[string]string{lib + "libssl.so": SSLSoname(b.Ubuntu), lib + "libcrypto.so": CryptoSoname(b.Ubuntu)}})
+	x.add(&aptPackage{name: "curl", files: map[string][]byte{"usr/bin/curl": curlScript}})
+	x.add(tool("pkg-config", "pkg-config"))
+	x.add(tool("build-essential", "cc", "gcc", "make"))
+	x.add(tool("git", "git"))
+	x.add(tool("protobuf-compiler", "protoc"))
+	x.add(tool("unzip", "unzip"))
+	if b.CUDA == "" || b.Flavour == "" {
+		return x, nil
+	}
+	dir := strings.TrimPrefix(b.cudaTree(), "/") + "/" + cudaTargetDir(b.Flavour) + "/lib/"
+	for _, cl := range cudaLibs(b.CUDA) {
+		name := cl.Package + cudaPackageSuffix(b.CUDA)
+		p := x.pkgs[name]
+		if p == nil {
+			p = &aptPackage{name: name, installed: b.CUDALibs || b.Devel, files: map[string][]byte{}}
+			x.add(p)
+		}
+		data, err := k.sharedObject(ctx, cl.Soname)
+		if err != nil {
+			return nil, err
+		}
+		p.files[dir+cl.Soname] = data
+	}
+	return x, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedObject is an empty aarch64 shared object with soname.
+func (k Kit) sharedObject(ctx context.Context, soname string) ([]byte, error) {
+	path, err := BuildSharedObject(ctx, k.Cache, ARM64, soname)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// addToolchain adds the stand-in Rust toolchain of a build base: the
+// installer that curl serves for https://sh.rustup.rs, rustup and rustc
+// stand-ins, the stand-in cargo, sccache, and the router templates the
+// stand-in cargo turns into target/release/text-embeddings-router, one per
+// linking mode, each linked as TEI's router is against this base's
+// libraries (its OpenSSL, its CUDA major).
+func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
+	share := strings.TrimPrefix(tei.StandinDir, "/")
+	l.file(share+"/rustup/rustup-init.sh", 0o755, rustupInitScript)
+	l.file(share+"/rustup/rustup", 0o755, rustupScript)
+	l.file(share+"/rustup/rustc", 0o755, rustcScript)
+	l.file(share+"/cargo/sccache", 0o755, sccacheScript)
+	cargo, err := k.buildGo(ctx, goProgram{Pkg: "./" + teiPackage + "/cmd/cargo", Name: "cargo"})
+	if err != nil {
+		return err
+	}
+	if err := l.copyFile(share+"/cargo/cargo", 0o755, cargo); err != nil {
+		return err
+	}
+	for _, linking := range []string{tei.LinkStatic, tei.LinkDynamic, ""} {
+		path, err := k.routerTemplate(ctx, b, linking)
+		if err != nil {
+			return err
+		}
+		if err := l.copyFile(strings.TrimPrefix(tei.TemplatePath(tei.Template(linking)), "/"), 0o755, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RouterNeeds are the libraries a router built on a base of ubuntu and
+// cuda with linking records as DT_NEEDED, besides the C library: the
+// driver (every CUDA linking mode), CUDA's shared libraries (dynamic
+// linking), OpenSSL, the GCC and C++ runtimes.
+func RouterNeeds(ubuntu, cuda, linking string) []string {
+	var out []string
+	if linking != "" {
+		out = append(out, "libcuda.so.1")
+	}
+	if linking == tei.LinkDynamic {
+		out = append(out, CUDASonames(cuda)...)
+	}
+	return append(out, UbuntuLibs(ubuntu)...)
+}
+
+// routerTemplate builds the stand-in router for linking on b.
+func (k Kit) routerTemplate(ctx context.Context, b Base, linking string) (string, error) {
+	var links []string
+	for _, so := range RouterNeeds(b.Ubuntu, b.CUDA, linking) {
+		var path string
+		var err error
+		if so == "libcuda.so.1" {
+			path, err = BuildLibcuda(ctx, k.Cache, Driver{Arch: ARM64, Stub: true})
+		} else {
+			path, err = BuildSharedObject(ctx, k.Cache, ARM64, so)
+		}
+		if err != nil {
+			return "", err
+		}
+		links = append(links, path)
+	}
+	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + tei.Template(linking), CgoLinks: links, Cgo: true}
+	if linking == "" {
+		prog.Tags = []string{"nocuda"}
+	}
+	path, err := k.buildGo(ctx, prog)
+	if err != nil {
+		return "", fmt.Errorf("stand-in router for %s: %w", filepath.Base(prog.Name), err)
+	}
+	return path, nil
+}
+
+// addCUDADevel adds what a CUDA devel image links against: cuda.h, the
+// static libraries of static linking, the development links of dynamic
+// linking, and the driver's stub, stubs/libcuda.so (soname libcuda.so.1).
+func (k Kit) addCUDADevel(ctx context.Context, l *layer, b Base, lib string) error {
+	tree := strings.TrimPrefix(b.cudaTree(), "/")
+	l.file(tree+"/include/cuda.h", 0o644, []byte("/* stand-in for CUDA's driver API header */\n"))
+	for _, a := range []string{"libcudart_static.a", "libcublas_static.a", "libcublasLt_static.a", "libcurand_static.a", "libculibos.a"} {
+		l.file(tree+"/"+lib+"/"+a, 0o644, []byte("!<arch>\n"))
+	}
+	for _, so := range CUDASonames(b.CUDA) {
+		l.link(tree+"/"+lib+"/"+devLink(so), so)
+	}
+	stub, err := BuildLibcuda(ctx, k.Cache, Driver{Arch: ARM64, Stub: true})
+	if err != nil {
+		return err
+	}
+	return l.copyFile(tree+"/"+lib+"/stubs/libcuda.so", 0o644, stub)
+}

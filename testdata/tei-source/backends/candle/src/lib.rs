@@ -1,0 +1,3 @@
+// Stand-in (jetbake test data): no Rust is compiled.
+#[cfg(feature = "cuda")]
+mod compute_cap;

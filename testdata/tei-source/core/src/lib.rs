@@ -1,0 +1,1 @@
+// Stand-in (jetbake test data): no Rust is compiled.
