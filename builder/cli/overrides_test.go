@@ -69,7 +69,7 @@ func TestPlanWithOverrides(t *testing.T) {
 	var p plan.Plan
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p))
 	rel62, _ := p.Release("jetpack6.2")
-	require.Equal(t, []string{p.Repository + ":1.8.0-jetpack6.2-rc", p.Repository + ":candidate"}, rel62.Tags, "= replaces the matrix's tags, += adds")
+	require.Equal(t, []string{p.Repository + ":1.9.3-jetpack6.2-rc", p.Repository + ":candidate"}, rel62.Tags, "= replaces the matrix's tags, += adds")
 	require.Equal(t, "release", rel62.Targets[0].BuildArgs["PROFILE"])
 	require.Equal(t, "-C target-cpu=cortex-a78ae", rel62.Targets[0].BuildArgs["JETBAKE_TEST_RUSTFLAGS"], "KEY alone takes the environment's value")
 	require.NotContains(t, rel62.Targets[0].BuildArgs, "JETBAKE_TEST_UNSET", "an unset KEY is left out")

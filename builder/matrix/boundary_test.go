@@ -15,13 +15,16 @@ import (
 // stand-in router folder and Dockerfile in it, and the shipped matrix at
 // ci/matrix.json with the router's context and Dockerfile set. It returns
 // the matrix's path and the repository's folder.
+// stagesDockerfile has the stages the shipped matrix's router names.
+const stagesDockerfile = "ARG RUNTIME_BASE\nFROM scratch AS router\nFROM ${RUNTIME_BASE} AS runtime-base\n"
+
 func repoWith(t *testing.T, context, dockerfile string) (string, string) {
 	t.Helper()
 	repo := t.TempDir()
 	for _, d := range []string{".git", "ci", "router"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(repo, d), 0o755))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "router", "Dockerfile"), []byte("FROM scratch\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "router", "Dockerfile"), []byte(stagesDockerfile), 0o644))
 	doc := shippedTree(t)
 	section(doc, "router")["context"] = context
 	section(doc, "router")["dockerfile"] = dockerfile
@@ -108,7 +111,7 @@ func TestLoadAcceptsPathsInTheRepository(t *testing.T) {
 	// Outside git, the matrix's own folder is the boundary.
 	plain := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(plain, "sub", "src"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(plain, "sub", "src", "Dockerfile"), []byte("FROM scratch\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(plain, "sub", "src", "Dockerfile"), []byte(stagesDockerfile), 0o644))
 	doc := shippedTree(t)
 	section(doc, "router")["context"], section(doc, "router")["dockerfile"] = "src", "src/Dockerfile"
 	data, err := json.Marshal(doc)

@@ -161,5 +161,5 @@ func TestPickHostileRegistry(t *testing.T) {
 	ref := strings.TrimSpace(text.String())
 	_, err = name.ParseReference(ref, name.StrictValidation)
 	require.NoError(t, err, ref)
-	require.Contains(t, ref, ":1.8.0-jetpack6.2@sha256:")
+	require.Contains(t, ref, ":1.9.3-jetpack6.2@sha256:")
 }

@@ -103,6 +103,8 @@ func ReservedBuildArg(name string) string {
 		return "jetbake sets it from the release's build_base and runtime_base, with --mirror and the lock applied: change the matrix instead"
 	case "ROUTER_VERSION":
 		return "jetbake sets it from router.version: change the matrix instead"
+	case "CUDA_RELEASE":
+		return "jetbake sets it from the release's cuda: change the matrix instead"
 	case "SOURCE_DATE_EPOCH":
 		return "jetbake sets it from the commit's time: use --source-date-epoch instead"
 	}

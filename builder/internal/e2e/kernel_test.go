@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,13 +10,11 @@ import (
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
-	"github.com/jetbake/jetbake/builder/internal/standin"
-	computecap "github.com/jetbake/jetbake/compute_cap"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // TestKernelCheckInImage builds the shipped matrix's JetPack 6.2 release
-// with jetbake and runs `--probe --kernel --smoke` in it with runc, on a
+// with jetbake and runs `--probe --kernel --smoke` in it with runc, on the
 // fake Orin Nano Super whose driver is the aarch64 stand-in libcuda, where
 // NVIDIA's runtime mounts the host's on JetPack 6. The arm64 entrypoint
 // and CUDA probe run under QEMU: the kernel passes, each failure mode of the
@@ -38,15 +35,7 @@ func TestKernelCheckInImage(t *testing.T) {
 	require.NoError(t, err)
 	img := images[rel.Name]
 
-	lib, err := standin.BuildLibcuda(ctx, f.env.Kit().Cache, standin.Driver{Arch: standin.ARM64,
-		GPU: computecap.Capability{Major: 8, Minor: 7}, CUDA: computecap.CUDAVersion{Major: 12, Minor: 6}})
-	require.NoError(t, err)
-	data, err := os.ReadFile(lib)
-	require.NoError(t, err)
-	driverDir := filepath.Join(img.Rootfs, "usr", "lib", "aarch64-linux-gnu", "nvidia")
-	require.NoError(t, os.MkdirAll(driverDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(driverDir, "libcuda.so.1"), data, 0o755))
-	hostRoot := writeKernelHost(t, filepath.Join(f.work, "orin-kernel"))
+	orin := f.hosts(t, "kernel-hosts")["orin-jp6"]
 	runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles"))
 	require.NoError(t, err)
 
@@ -68,7 +57,8 @@ func TestKernelCheckInImage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host := runimage.Host{Name: "orin-kernel", Root: hostRoot, Env: tt.knobs}
+			host := orin
+			host.Env = append(append([]string{}, orin.Env...), tt.knobs...)
 			res, err := runner.Run(ctx, img.Rootfs, img.Config, host, []string{"--probe", "--kernel", "--smoke"},
 				"JETBAKE_IMAGE_DIGEST="+rr.Digest)
 			require.NoError(t, err)
@@ -94,25 +84,6 @@ func TestKernelCheckInImage(t *testing.T) {
 			require.Contains(t, res.Stderr, "not a pass: failed ")
 		})
 	}
-}
-
-// writeKernelHost lays out a JetPack 6.2 Orin Nano Super under root as a
-// container sees it through NVIDIA's runtime: soc0 visible, the device tree
-// masked, nv_tegra_release mounted. Its driver answers come from the
-// stand-in libcuda's compiled-in values.
-func writeKernelHost(t *testing.T, root string) string {
-	t.Helper()
-	for name, content := range map[string]string{
-		"sys/devices/soc0/family":  "Tegra\n",
-		"sys/devices/soc0/soc_id":  "35\n",
-		"sys/devices/soc0/machine": orinNanoSuper + "\n",
-		"etc/nv_tegra_release":     standin.TegraRelease("36.4.3"),
-	} {
-		path := filepath.Join(root, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	}
-	return root
 }
 
 // checkNamed is the check of that name, or nil.
