@@ -33,6 +33,10 @@ type File struct {
 	SchemaVersion int `json:"schema_version"`
 	// Bases maps each base reference of the matrix to its digest.
 	Bases map[string]string `json:"bases"`
+	// GitContexts maps the router's git context, as the matrix writes it,
+	// to the commit its ref named when it was locked (see git.go). Lock
+	// files written before jetbake pinned git contexts have none.
+	GitContexts map[string]GitPin `json:"git_contexts,omitempty"`
 }
 
 // Resolver turns a base reference into the reference actually fetched (a
@@ -119,6 +123,9 @@ func Read(path string) (*File, error) {
 			return nil, doc.Problem(matrix.MemberPath("bases", ref), computecap.QuoteShort(f.Bases[ref]),
 				"is not a digest such as sha256:<64 hex digits>", "")
 		}
+	}
+	if err := checkGitContexts(doc, &f); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }
