@@ -26,6 +26,10 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
+	if j.routerSource != nil {
+		src := *j.routerSource
+		rr.RouterSource = &src
+	}
 	if rr.Digest != "" {
 		rr.Repository = j.plan.Repository
 	}
