@@ -183,3 +183,20 @@ func TestDescribeMasksCredentials(t *testing.T) {
 	require.NotContains(t, err.Error(), "s3cret")
 	require.True(t, strings.HasPrefix(err.Error(), `router.context "https://xxxxx:xxxxx@git.jetbake.invalid/router.git#v1": the host git.jetbake.invalid`), err.Error())
 }
+
+func FuzzDescribe(f *testing.F) {
+	f.Add("http://127.0.0.1:1/router.git#v1", "failed to fetch remote http://127.0.0.1:1/router.git: git stderr:\nfatal: unable to access 'x': Could not resolve host: a\nb\n")
+	f.Add("https://github.com/a/b.git?ref=v1&checksum=abc1", "expected checksum to match abc1, got  or 0123")
+	f.Add("git://h/r.git#v1:sub", "invalid subdir sub: failed to lstat \"sub\": statat sub: no such file or directory")
+	f.Fuzz(func(t *testing.T, context, msg string) {
+		c, ok := Parse(context)
+		if !ok {
+			return
+		}
+		err := Describer{Context: c}.Describe(errors.New(msg))
+		var described *Error
+		if errors.As(err, &described) && strings.ContainsAny(described.Error(), "\n\r") {
+			t.Fatalf("the sentence spans lines: %q", described.Error())
+		}
+	})
+}
