@@ -77,9 +77,6 @@ func TestGitContext(t *testing.T) {
 				require.NotContains(t, stderr, "names the branch")
 			}
 		}
-		for _, line := range b.builds {
-			t.Log(line)
-		}
 	})
 
 	t.Run("an unpinned branch is refused by validate", func(t *testing.T) {
@@ -92,6 +89,10 @@ func TestGitContext(t *testing.T) {
 	t.Run("a tag moved after jetbake lock", func(t *testing.T) { b.movedTag(t) })
 	t.Run("a private repository's token", func(t *testing.T) { b.private(t) })
 	t.Run("failures in one sentence", func(t *testing.T) { b.failures(t) })
+	// What BuildKit built for each form, for the record (go test -v).
+	for _, line := range b.builds {
+		t.Log(line)
+	}
 }
 
 // matrix writes the demo matrix with the router's source at context into the user's repository as file, keeping gitRelease only, with the
