@@ -83,7 +83,8 @@ func pushShippedBases(t *testing.T, host string) {
 func TestLockRecordsContents(t *testing.T) {
 	host := testregistry.New(t)
 	pushShippedBases(t, host)
-	path := matrixCopy(t, nil)
+	// A local router: the shipped git context would be resolved on github.com.
+	path := matrixCopy(t, func(doc map[string]any) { doc["router"].(map[string]any)["context"] = "." })
 	r := run(t, "lock", "--matrix", path, "--mirror", "nvcr.io="+host)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Regexp(t, `(?m)^nvcr\.io/nvidia/l4t-cuda:12\.6\.11-runtime@sha256:[0-9a-f]{64}  Tegra CUDA 12\.6\.1$`, r.stdout)

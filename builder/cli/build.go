@@ -86,7 +86,9 @@ func newBuildCommand() *cobra.Command {
 			"release's. Images are assembled on the router's runtime stage (router.runtime_target) or on the\n" +
 			"runtime base. It runs the router's smoke command with every binary on that image, the build base's\n" +
 			"CUDA driver stub standing in for the Jetson's driver, after listing the libraries each binary needs\n" +
-			"(DT_NEEDED) that the image lacks, and fails the release, untagged, when one fails.",
+			"(DT_NEEDED) that the image lacks, and fails the release, untagged, when one fails.\n\n" +
+			"A git router context is resolved once to the commit its ref names (matrix.lock.json's commit when\n" +
+			"'jetbake lock' pinned it: a tag that moved since fails the build), which the metadata file records.",
 		Example: "  jetbake build --push\n" +
 			"  jetbake build --release jetpack6.2 --output type=oci,dest=out/ --metadata-file build.json\n" +
 			"  jetbake build --mirror nvcr.io=127.0.0.1:5000 --push --continue-on-error --progress plain",
@@ -104,7 +106,7 @@ func newBuildCommand() *cobra.Command {
 	fl.BoolVar(&f.continueOnError, "continue-on-error", false, "build every release even after one failed (nothing is tagged unless all succeed)")
 	fl.StringArrayVar(&f.cacheFrom, "cache-from", nil, "import cache, as buildx: type=registry,ref=REF, type=local,src=DIR, type=s3,bucket=B,region=R, type=gha (url and token from the runner) or type=azblob; each release gets its own ref tag, folder, name or scope (repeatable)")
 	fl.StringArrayVar(&f.cacheTo, "cache-to", nil, "export cache, as buildx: type=registry,ref=REF,mode=max, type=local,dest=DIR, type=s3,..., type=gha,mode=max, type=azblob,... or type=inline (repeatable)")
-	fl.StringArrayVar(&f.secrets, "secret", nil, "hand a secret to every router stage (RUN --mount=type=secret,id=ID): id=ID,src=FILE or id=ID,env=VAR (repeatable); it reaches no image, cache, log or metadata")
+	fl.StringArrayVar(&f.secrets, "secret", nil, "hand a secret to every router stage (RUN --mount=type=secret,id=ID): id=ID,src=FILE or id=ID,env=VAR (repeatable); it reaches no image, cache, log or metadata. id=GIT_AUTH_TOKEN.<host> (or GIT_AUTH_HEADER.<host>) authenticates a git router context; JETBAKE_GIT_AUTH_TOKEN gives it from the environment")
 	fl.StringArrayVar(&f.ssh, "ssh", nil, "forward an SSH agent or keys to every router stage (RUN --mount=type=ssh): default (SSH_AUTH_SOCK), default=SOCKET or ID=KEYFILE[,KEYFILE] (repeatable)")
 	fl.StringVar(&f.sbom, "sbom", "false", "SBOM attestation attached to each image: true (BuildKit's scanner, docker/buildkit-syft-scanner, through --mirror), generator=IMAGE, or false")
 	fl.StringVar(&f.list, "list", "", "list the releases and exit, as buildx bake --list: releases, or type=releases,format=json")
@@ -167,13 +169,17 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	if err := f.applyOverrides(p, matrixPath); err != nil {
 		return err
 	}
-	opts, err := f.builderOptions(matrixPath, mirrors, stderr)
+	secrets, err := newSecretSet(f.secrets, p.Router.Context)
 	if err != nil {
 		return err
 	}
-	lf, err := lock.Pinned(ctx, p, lock.PinsOptions{File: f.lockFile, MatrixPath: matrixPath, Check: f.checkLock,
-		Resolve: func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }},
-		remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	opts, err := f.builderOptions(matrixPath, mirrors, stderr, secrets)
+	if err != nil {
+		return err
+	}
+	pinsOpts := lock.PinsOptions{File: f.lockFile, MatrixPath: matrixPath, Check: f.checkLock,
+		Resolve: func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }}
+	lf, err := lock.Pinned(ctx, p, pinsOpts, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return err
 	}
@@ -182,6 +188,11 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		locks = lf.Bases
 		opts = append(opts, imagebuild.WithKnownBases(lf.Known()))
 	}
+	gitOpts, err := gitPinOptions(ctx, p, pinsOpts, secrets, stderr)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, gitOpts...)
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "jetbake: "+format+"\n", args...) }
 	epDir, err := entrypointDir(ctx, f.entrypointDir, logf)
 	if err != nil {
@@ -207,6 +218,7 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		}
 	}
 	printSummary(cmd, report)
+	printRouterSource(stderr, report)
 	if f.timings && report.Timings != nil {
 		_ = report.Timings.WriteTable(stderr)
 	}
@@ -282,7 +294,7 @@ func loadPlan(cmd *cobra.Command, mirrorFlags []string) (*plan.Plan, refs.Mirror
 }
 
 // builderOptions turns the flags into imagebuild options.
-func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, progressOut io.Writer) ([]imagebuild.Option, error) {
+func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, progressOut io.Writer, secrets secretSet) ([]imagebuild.Option, error) {
 	var outputs []imagebuild.Output
 	for _, v := range f.outputs {
 		out, err := imagebuild.ParseOutput(v)
@@ -314,7 +326,7 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	if err != nil {
 		return nil, err
 	}
-	attach, err := f.sessionAttachables()
+	attach, err := f.sessionAttachables(secrets)
 	if err != nil {
 		return nil, err
 	}

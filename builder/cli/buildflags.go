@@ -116,6 +116,15 @@ func cacheOptions(caches []plan.Cache) []client.CacheOptionsEntry {
 // environment variable that is unset (which BuildKit would hand on as an
 // empty secret) is a usage error. It returns nil for no secrets.
 func parseSecrets(values []string) (session.Attachable, error) {
+	set, err := newSecretSet(values, "")
+	if err != nil || set.store == nil {
+		return nil, err
+	}
+	return secretsprovider.NewSecretProvider(set.store), nil
+}
+
+// parseSecretSources parses --secret values (see parseSecrets).
+func parseSecretSources(values []string) ([]secretsprovider.Source, error) {
 	var sources []secretsprovider.Source
 	for _, v := range values {
 		src, err := parseSecret(v)
@@ -127,14 +136,7 @@ func parseSecrets(values []string) (session.Attachable, error) {
 		}
 		sources = append(sources, src)
 	}
-	if len(sources) == 0 {
-		return nil, nil
-	}
-	store, err := secretsprovider.NewStore(sources)
-	if err != nil {
-		return nil, usageErrorf("--secret: %w", err)
-	}
-	return secretsprovider.NewSecretProvider(store), nil
+	return sources, nil
 }
 
 // parseSecret parses one --secret value and checks its source.
@@ -277,15 +279,12 @@ func parseProgress(v string) (string, error) {
 }
 
 // sessionAttachables are the providers of every build's session: the
-// Docker config's registry credentials, then the --secret and --ssh ones.
-func (f *buildFlags) sessionAttachables() ([]session.Attachable, error) {
+// Docker config's registry credentials, then the secrets (--secret and
+// the git context's, see newSecretSet) and --ssh.
+func (f *buildFlags) sessionAttachables(secrets secretSet) ([]session.Attachable, error) {
 	out := []session.Attachable{dockerAuth()}
-	secrets, err := parseSecrets(f.secrets)
-	if err != nil {
-		return nil, err
-	}
-	if secrets != nil {
-		out = append(out, secrets)
+	if secrets.store != nil {
+		out = append(out, secretsprovider.NewSecretProvider(secrets.store))
 	}
 	ssh, err := parseSSH(f.ssh)
 	if err != nil {

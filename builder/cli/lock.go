@@ -1,18 +1,21 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/jetbake/jetbake/builder/gitcontext"
 	"github.com/jetbake/jetbake/builder/lock"
 )
 
 func newLockCommand() *cobra.Command {
-	var mirrorFlags []string
+	var mirrorFlags, secretFlags []string
 	var lockFile string
 	var check bool
 	cmd := &cobra.Command{
@@ -23,7 +26,11 @@ func newLockCommand() *cobra.Command {
 			"Tegra or SBSA flavour, from the image's files, without running it), records it, and refuses a base\n" +
 			"that does not fit a release using it. 'jetbake build' then builds from those digests, and\n" +
 			"'jetbake build --check-lock' (or 'jetbake lock --check') fails when a tag has moved since, naming\n" +
-			"what the base held and holds now when that changed too.",
+			"what the base held and holds now when that changed too.\n\n" +
+			"A git router context is resolved too, with git ls-remote as BuildKit resolves it, to the commit its\n" +
+			"tag or branch names now; 'jetbake build' then builds that commit and fails, naming both commits, once\n" +
+			"the ref names another. A private repository's credentials come from --secret\n" +
+			"id=GIT_AUTH_TOKEN.<host>,env=VAR or JETBAKE_GIT_AUTH_TOKEN, as for the build.",
 		Example: "  jetbake lock\n  jetbake lock --check\n  jetbake lock --mirror nvcr.io=127.0.0.1:5000",
 		Args:    cobra.NoArgs,
 	}
@@ -31,6 +38,7 @@ func newLockCommand() *cobra.Command {
 	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
 	cmd.Flags().StringVar(&lockFile, "lock-file", "", "lock file (default: matrix.lock.json next to the matrix)")
 	cmd.Flags().BoolVar(&check, "check", false, "only check that no locked tag has moved; write nothing")
+	cmd.Flags().StringArrayVar(&secretFlags, "secret", nil, "credentials of a private git router context: id=GIT_AUTH_TOKEN.<host>,env=VAR or id=GIT_AUTH_HEADER.<host>,src=FILE (repeatable), as for 'jetbake build'")
 	deadline := addTimeoutFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		format, err := getFormat()
@@ -51,6 +59,10 @@ func newLockCommand() *cobra.Command {
 				return err
 			}
 		}
+		secrets, err := newSecretSet(secretFlags, p.Router.Context)
+		if err != nil {
+			return err
+		}
 		resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
 		auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
 		if check {
@@ -58,10 +70,10 @@ func newLockCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := lf.CheckAll(ctx, p, resolve, auth); err != nil {
+			if err := errors.Join(lf.CheckAll(ctx, p, resolve, auth), lf.CheckGit(ctx, p, secrets.store)); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases, none moved\n", lockFile, len(lf.Bases))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases%s, none moved\n", lockFile, len(lf.Bases), gitCount(lf))
 			if missing := lf.MissingContents(p); len(missing) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: %s records no contents for %d bases (written before jetbake read bases): run 'jetbake lock' to record their CUDA flavour and version\n",
 					lockFile, len(missing))
@@ -70,6 +82,9 @@ func newLockCommand() *cobra.Command {
 		}
 		lf, err := lock.Resolve(ctx, p, resolve, auth)
 		if err != nil {
+			return err
+		}
+		if lf.GitContexts, err = lock.ResolveGit(ctx, p, secrets.store); err != nil {
 			return err
 		}
 		if err := lf.Write(lockFile); err != nil {
@@ -97,6 +112,18 @@ func printLock(cmd *cobra.Command, f format, path string, lf *lock.File) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	for _, c := range slices.Sorted(maps.Keys(lf.GitContexts)) {
+		pin := lf.GitContexts[c]
+		fmt.Fprintf(w, "%s: %s %s\n", gitcontext.Redact(c), pin.Ref, pin.Commit)
+	}
 	fmt.Fprintf(w, "wrote %s\n", path)
 	return nil
+}
+
+// gitCount is ", 1 git context" when lf pins one, else "".
+func gitCount(lf *lock.File) string {
+	if len(lf.GitContexts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d git context", len(lf.GitContexts))
 }

@@ -200,6 +200,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 		return b.attempt(ctx, n, j, progress, nil)
 	}
 	if err != nil {
+		err = j.describeGitError(err)
 		_, _ = cleanup(false)
 		if out := progress.failureOutput(j.release.Name); out != "" {
 			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
@@ -280,9 +281,10 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 		return nil, err
 	}
 	ctxDir, gitContext, dfDir, dfName := routerSource(p.Router, b.opts.baseDir)
+	git := b.opts.newGitSource(gitContext)
 	var jobs []*releaseJob
 	for _, rel := range selected {
-		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, dockerfile: dfName,
+		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, git: git, dockerfile: dfName,
 			revision: b.opts.revision, toolVersion: b.opts.toolVersion, controls: b.opts.controls, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
 		if rel.NoCache != nil {
 			j.controls.NoCache = *rel.NoCache // --set RELEASE.no-cache

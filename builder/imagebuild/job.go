@@ -30,6 +30,10 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
 	rr.Binaries = slices.Clone(j.binaries)
+	if j.routerSource != nil {
+		src := *j.routerSource
+		rr.RouterSource = &src
+	}
 	if rr.Digest != "" {
 		rr.Repository = j.plan.Repository
 	}

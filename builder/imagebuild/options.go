@@ -53,6 +53,8 @@ type options struct {
 	releases        []string
 	mirrors         refs.Mirrors
 	locks           map[string]string
+	gitPin          gitPin   // see WithGitPin
+	gitCredentials  []string // see WithGitCredentials
 	entrypointDir   string
 	baseDir         string
 	revision        string

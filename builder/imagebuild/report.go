@@ -70,6 +70,9 @@ type ReleaseReport struct {
 	Tags []string `json:"tags"`
 	// Bases are the build and runtime bases as built from, with digests where known.
 	Bases []Base `json:"bases"`
+	// RouterSource is the commit the router was built from, when its
+	// context is a git repository.
+	RouterSource *RouterSource `json:"router_source,omitempty"`
 	// Targets are the SM targets, as "8.7".
 	Targets []string `json:"sm_targets"`
 	// Annotations are the manifest and index annotations.

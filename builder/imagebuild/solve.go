@@ -53,6 +53,13 @@ type releaseJob struct {
 	dockerfileDir string
 	// multiOutput is set when several releases share one --output destination.
 	multiOutput bool
+	// git is the build's git context (see gitsource.go), nil for a local
+	// folder; routerContextPinned and routerSource are what this release
+	// resolved it to, gitErr why it could not.
+	git                 *gitSource
+	routerContextPinned string
+	routerSource        *RouterSource
+	gitErr              error
 
 	// timings records jetbake's own calls; resolved is the build's one
 	// resolve per base reference, shared by every release; emulation warns
@@ -209,6 +216,9 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 // jetbake when it can (see convertRouters), else through the Dockerfile
 // frontend, all targets in parallel.
 func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBase string) ([]llb.State, error) {
+	if err := j.resolveGitContext(ctx, c); err != nil {
+		return nil, err
+	}
 	if states, ok, err := j.convertRouters(ctx, c, buildBase); ok || err != nil {
 		return states, err
 	}
@@ -283,7 +293,7 @@ func (j *releaseJob) stageOpts(target string, args map[string]string) map[string
 		opts["build-arg:"+k] = v
 	}
 	if j.gitContext != "" {
-		opts["context"] = j.gitContext
+		opts["context"] = j.routerContext()
 		opts["dockerfilekey"] = localDockerfile
 	}
 	if j.controls.NoCache {

@@ -38,6 +38,10 @@ type File struct {
 	// Lock files written before jetbake read bases have none; the next
 	// 'jetbake lock' adds them.
 	Contents map[string]baseinfo.Info `json:"contents,omitempty"`
+	// GitContexts maps the router's git context, as the matrix writes it,
+	// to the commit its ref named when it was locked (see git.go). Lock
+	// files written before jetbake pinned git contexts have none.
+	GitContexts map[string]GitPin `json:"git_contexts,omitempty"`
 }
 
 // Resolver turns a base reference into the reference actually fetched (a
@@ -135,6 +139,9 @@ func Read(path string) (*File, error) {
 		}
 	}
 	if err := checkContentsField(doc, &f); err != nil {
+		return nil, err
+	}
+	if err := checkGitContexts(doc, &f); err != nil {
 		return nil, err
 	}
 	return &f, nil

@@ -248,7 +248,7 @@ func TestRead(t *testing.T) {
 		{name: "cut short", content: "{", wantErr: ":1:2: $: not valid JSON at line 1, column 2: unexpected end of the file; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew"},
 		{name: "empty", content: "", wantErr: ":1:1: $: not valid JSON at line 1, column 1: unexpected end of the file; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew"},
 		{name: "wrong type", content: `{"schema_version": "1"}`, wantErr: `:1:20: schema_version: "1": must be a whole number, not a string` + fix},
-		{name: "matrix given as the lock", content: "{\n  \"releases\": []\n}", wantErr: `:2:15: releases: unknown field; fix: remove it; known fields here: bases, contents, schema_version`},
+		{name: "matrix given as the lock", content: "{\n  \"releases\": []\n}", wantErr: `:2:15: releases: unknown field; fix: remove it; known fields here: bases, contents, git_contexts, schema_version`},
 		{name: "array of bases", content: `{"schema_version": 1, "bases": ["a"]}`, wantErr: ":1:32: bases: must be an object, not an array" + fix},
 		{name: "NUL", content: "\x00", wantErr: `:1:1: $: not valid JSON at line 1, column 1: invalid character '\x00' at start of value; fix: correct the JSON at that place, or run 'jetbake lock' to write it anew`},
 		{name: "unknown version", content: `{"schema_version": 2, "bases": {}}`, wantErr: ":1:20: schema_version: 2: is not a lock file schema this jetbake reads (1)" + fix},

@@ -1,11 +1,13 @@
 package matrix
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/dfgitutil"
+	"github.com/moby/buildkit/util/urlutil"
 )
 
 // ParseGitContext parses a build context the way BuildKit's Dockerfile
@@ -89,7 +91,9 @@ func (m *Matrix) LocalPath(p string) string {
 	return filepath.Join(m.Dir, p)
 }
 
-// checkContext checks that a git context is pinned to a tag or commit.
+// checkContext checks that a git context is pinned to a tag, a commit, or
+// a ref with its commit (?ref=BRANCH&checksum=COMMIT), and holds no
+// password: the matrix, the logs and the provenance would all show it.
 func checkContext(m *Matrix, errs *checker) {
 	ctx := m.Router.Context
 	if ctx == "" || !IsGitContext(ctx) {
@@ -97,15 +101,39 @@ func checkContext(m *Matrix, errs *checker) {
 	}
 	parsed, _ := ParseGitContext(ctx)
 	ref := GitRef(ctx)
-	example := "\"" + parsed.Remote + "#v" + m.Router.Version + "\""
+	example := "\"" + urlutil.RedactCredentials(parsed.Remote) + "#v" + m.Router.Version + "\""
 	switch {
+	case hasPassword(parsed.Remote):
+		errs.addString("router.context", urlutil.RedactCredentials(ctx), "git context holds a password or token in its URL, which the matrix, the logs and the image's provenance would show",
+			"remove it from the URL and give it to the build as a secret: --secret id=GIT_AUTH_TOKEN.<host>,env=VAR (or JETBAKE_GIT_AUTH_TOKEN)")
 	case ref == "":
 		errs.addString("router.context", ctx, "git context is not pinned: builds would take whatever the default branch holds",
 			"append \"#<tag or commit>\", e.g. "+example)
-	case isMovingRef(ref):
+	case parsed.Checksum != "" && !isHexPrefix(parsed.Checksum):
+		errs.addString("router.context", ctx, "checksum "+quote(parsed.Checksum)+" is not a commit",
+			"give the commit's hex digits, e.g. checksum=$(git ls-remote REMOTE REF)")
+	case isMovingRef(ref) && parsed.Checksum == "":
 		errs.addString("router.context", ctx, "git context is pinned to the branch "+quote(ref)+", which moves",
-			"pin a tag or a commit instead, e.g. "+example)
+			"pin a tag or a commit instead, e.g. "+example+", or the branch with its commit: ?ref="+ref+"&checksum=COMMIT")
 	}
+}
+
+// hasPassword reports whether a git remote's URL holds a password.
+func hasPassword(remote string) bool {
+	u, err := url.Parse(remote)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, ok := u.User.Password()
+	return ok
+}
+
+// isHexPrefix reports whether s can be (a prefix of) a commit: 4 to 64 hex digits.
+func isHexPrefix(s string) bool {
+	if len(s) < 4 || len(s) > 64 {
+		return false
+	}
+	return strings.Trim(strings.ToLower(s), "0123456789abcdef") == ""
 }
 
 // isMovingRef reports whether a ref names a branch rather than a fixed

@@ -128,6 +128,12 @@ func ruleCases() []ruleCase {
 		{name: "git context on a branch", edit: func(d map[string]any) {
 			section(d, "router")["context"] = "https://github.com/huggingface/text-embeddings-inference.git#main"
 		}, path: "router.context", message: `pinned to the branch "main"`},
+		{name: "git context with a token", edit: func(d map[string]any) {
+			section(d, "router")["context"] = "https://x-access-token:ghp_s3cret@github.com/acme/router.git#v1.0.0"
+		}, path: "router.context", message: "holds a password or token in its URL", value: `"https://xxxxx:xxxxx@github.com/acme/router.git#v1.0.0"`},
+		{name: "checksum that is no commit", edit: func(d map[string]any) {
+			section(d, "router")["context"] = "https://github.com/acme/router.git?ref=v1&checksum=v1"
+		}, path: "router.context", message: `checksum "v1" is not a commit`},
 		{name: "relative output", edit: func(d map[string]any) { section(d, "router")["output"] = "target/release/router" },
 			path: "router.output", message: "is not an absolute path"},
 		{name: "unpinned base image", edit: func(d map[string]any) { release(d, 1)["build_base"] = "nvcr.io/nvidia/l4t-jetpack" },
@@ -386,12 +392,20 @@ func TestGitContext(t *testing.T) {
 }
 
 func TestQueryPinnedContextIsAccepted(t *testing.T) {
-	doc := shippedTree(t)
-	section(doc, "router")["context"] = "https://github.com/huggingface/text-embeddings-inference.git?ref=v1.9.3"
-	data, err := json.Marshal(doc)
-	require.NoError(t, err)
-	_, err = Parse(data)
-	require.NoError(t, err)
+	for _, ctx := range []string{
+		"https://github.com/huggingface/text-embeddings-inference.git?ref=v1.9.3",
+		// A branch with its commit is pinned: BuildKit fails the build once the branch moves.
+		"https://github.com/huggingface/text-embeddings-inference.git?ref=main&checksum=0123456789abcdef0123456789abcdef01234567",
+		"http://127.0.0.1:8080/embedder.git#v1.8.0:services/router",
+		"git://127.0.0.1:9418/router.git#release-1.8",
+	} {
+		doc := shippedTree(t)
+		section(doc, "router")["context"] = ctx
+		data, err := json.Marshal(doc)
+		require.NoError(t, err)
+		_, err = Parse(data)
+		require.NoError(t, err, ctx)
+	}
 }
 
 func TestReserved(t *testing.T) {

@@ -283,14 +283,32 @@ type spdxDoc struct {
 }
 
 // spdxDocument reads the SBOM attestation of the image at ref back from the
-// registry: the attestation manifest beside the arm64 image, its in-toto
-// layer of predicate type https://spdx.dev/Document.
+// registry: the in-toto layer of predicate type https://spdx.dev/Document
+// (see attestations).
 func spdxDocument(t *testing.T, ref name.Reference) spdxDoc {
+	t.Helper()
+	for _, dt := range attestations(t, ref)["https://spdx.dev/Document"] {
+		var stmt struct {
+			Predicate spdxDoc `json:"predicate"`
+		}
+		require.NoError(t, json.Unmarshal(dt, &stmt))
+		require.NotEmpty(t, stmt.Predicate.Packages)
+		return stmt.Predicate
+	}
+	require.Fail(t, "no SPDX attestation in "+ref.String())
+	return spdxDoc{}
+}
+
+// attestations reads the in-toto statements attached to the image index at
+// ref, by predicate type: the layers of its attestation manifests, beside
+// the arm64 image.
+func attestations(t *testing.T, ref name.Reference) map[string][][]byte {
 	t.Helper()
 	idx, err := remote.Index(ref)
 	require.NoError(t, err)
 	im, err := idx.IndexManifest()
 	require.NoError(t, err)
+	out := map[string][][]byte{}
 	for _, d := range im.Manifests {
 		if d.Annotations["vnd.docker.reference.type"] != "attestation-manifest" {
 			continue
@@ -300,24 +318,18 @@ func spdxDocument(t *testing.T, ref name.Reference) spdxDoc {
 		m, err := att.Manifest()
 		require.NoError(t, err)
 		for _, l := range m.Layers {
-			if l.Annotations["in-toto.io/predicate-type"] != "https://spdx.dev/Document" {
-				continue
-			}
 			layer, err := att.LayerByDigest(l.Digest)
 			require.NoError(t, err)
 			rc, err := layer.Uncompressed()
 			require.NoError(t, err)
-			var stmt struct {
-				Predicate spdxDoc `json:"predicate"`
-			}
-			require.NoError(t, json.NewDecoder(rc).Decode(&stmt))
+			dt, err := io.ReadAll(rc)
 			rc.Close()
-			require.NotEmpty(t, stmt.Predicate.Packages)
-			return stmt.Predicate
+			require.NoError(t, err)
+			kind := l.Annotations["in-toto.io/predicate-type"]
+			out[kind] = append(out[kind], dt)
 		}
 	}
-	require.Fail(t, "no SPDX attestation in "+ref.String())
-	return spdxDoc{}
+	return out
 }
 
 func randomHex(t *testing.T) string {

@@ -6,8 +6,10 @@
 # which start their own dockerd, gcc and Debian's aarch64 cross compiler for
 # the ELF stand-ins (libcuda, the libraries a base provides), Debian's arm64
 # glibc (libc6, libc-bin) for the stand-in bases' dynamic loader, curl for
-# the test of the action's install script, and OpenSSH's client (ssh-agent,
-# ssh-add, ssh-keygen) for the test of --ssh.
+# the test of the action's install script, OpenSSH's client (ssh-agent,
+# ssh-add, ssh-keygen) for the test of --ssh, and git, whose `git daemon` and
+# `git http-backend` serve the router's source on 127.0.0.1 for the tests of
+# git contexts (BuildKit's git source runs the host's git too).
 # It is idempotent: a second run only checks. BuildKit is built by the Makefile.
 set -euo pipefail
 
@@ -23,6 +25,7 @@ command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
 command -v curl >/dev/null || need_apt+=(curl)
 { command -v ssh-agent && command -v ssh-add && command -v ssh-keygen; } >/dev/null || need_apt+=(openssh-client)
+{ command -v git && [ -x "$(git --exec-path)/git-daemon" ] && [ -x "$(git --exec-path)/git-http-backend" ]; } >/dev/null 2>&1 || need_apt+=(git)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need_apt[*]}; run 'make deps' as root or install them with apt-get" >&2
@@ -72,4 +75,4 @@ if [ ! -e "$cache/glibc-arm64/lib/aarch64-linux-gnu/libc.so.6" ] || [ ! -x "$cac
   echo "deps: fetching Debian's arm64 libc6 and libc-bin"
   arm64_fetch glibc-arm64 libc6 libc-bin
 fi
-echo "deps: runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
+echo "deps: $(git --version), runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"

@@ -1,0 +1,131 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/moby/buildkit/session/secrets"
+	"github.com/moby/buildkit/util/gitutil"
+
+	"github.com/jetbake/jetbake/builder/gitcontext"
+	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/plan"
+	computecap "github.com/jetbake/jetbake/compute_cap"
+)
+
+// GitPin is the commit a git context's ref named when it was locked.
+type GitPin struct {
+	// Ref is the full ref the context's ref resolved to, e.g.
+	// "refs/tags/v1.8.0", or the commit a context names itself.
+	Ref string `json:"ref"`
+	// Commit is the commit checked out: an annotated tag's commit, not
+	// the tag object.
+	Commit string `json:"commit"`
+}
+
+// lockFetcher is who fetches when jetbake lock resolves a git context.
+const lockFetcher = "this machine (jetbake resolves the ref with git ls-remote)"
+
+// ResolveGit resolves the router's git context of p, when it has one, to
+// the commit its ref names now, as BuildKit will resolve it (see
+// gitcontext.Context.Resolve), with the git credentials in store (nil for
+// none). It returns nil for a local router folder.
+func ResolveGit(ctx context.Context, p *plan.Plan, store secrets.SecretStore) (map[string]GitPin, error) {
+	c, ok := gitcontext.Parse(p.Router.Context)
+	if !ok {
+		return nil, nil
+	}
+	got, err := c.Resolve(ctx, store, gitcontext.Describer{Fetcher: lockFetcher})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]GitPin{p.Router.Context: {Ref: got.Ref, Commit: got.Commit}}, nil
+}
+
+// CheckGit resolves the router's git context of p again and reports a ref
+// that has moved from the commit f pins, a context f does not pin, and
+// pins of contexts p no longer uses.
+func (f *File) CheckGit(ctx context.Context, p *plan.Plan, store secrets.SecretStore) error {
+	now, err := ResolveGit(ctx, p, store)
+	if err != nil {
+		return err
+	}
+	var moved []string
+	for context, pin := range now {
+		shown := gitcontext.Redact(context)
+		switch locked, ok := f.GitContexts[context]; {
+		case !ok:
+			moved = append(moved, fmt.Sprintf("router.context %s is not in the lock file", shown))
+		case locked.Commit != pin.Commit:
+			moved = append(moved, fmt.Sprintf("router.context %s: the %s %s moved from %s to %s", shown,
+				gitcontext.RefKind(locked.Ref), gitcontext.RefName(locked.Ref), locked.Commit, pin.Commit))
+		}
+	}
+	var unused []string
+	for context := range f.GitContexts {
+		if _, ok := now[context]; !ok {
+			unused = append(unused, fmt.Sprintf("router.context %s is pinned but the matrix does not use it", gitcontext.Redact(context)))
+		}
+	}
+	slices.Sort(unused)
+	if moved = append(moved, unused...); len(moved) > 0 {
+		return fmt.Errorf("the lock file is stale: %s; run 'jetbake lock' to pin the new commit after checking it", strings.Join(moved, "; "))
+	}
+	return nil
+}
+
+// GitPinned is the commit a build of p pins the router's git context to:
+// the lock file's (see Pins for which file), with its path; "" when p's
+// router is a local folder, there is no lock file, or it does not pin the
+// context (written before jetbake pinned git contexts): the build then
+// takes the commit the ref names. With o.Check the ref is resolved again,
+// with the credentials in store, and a moved ref or a missing pin fails.
+func GitPinned(ctx context.Context, p *plan.Plan, o PinsOptions, store secrets.SecretStore) (pin GitPin, path string, err error) {
+	if _, ok := gitcontext.Parse(p.Router.Context); !ok {
+		return GitPin{}, "", nil
+	}
+	if path = o.File; path == "" {
+		if path, err = DefaultPath(o.MatrixPath); err != nil {
+			return GitPin{}, "", err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return GitPin{}, "", nil // Pins has said what --check-lock needs
+		}
+	}
+	lf, err := Read(path)
+	if err != nil {
+		return GitPin{}, "", err
+	}
+	if o.Check {
+		if err := lf.CheckGit(ctx, p, store); err != nil {
+			return GitPin{}, "", err
+		}
+	}
+	return lf.GitContexts[p.Router.Context], path, nil
+}
+
+// checkGitContexts checks the git_contexts of a lock file that Read decoded.
+func checkGitContexts(doc *matrix.Document, f *File) error {
+	contexts := make([]string, 0, len(f.GitContexts))
+	for c := range f.GitContexts {
+		contexts = append(contexts, c)
+	}
+	slices.Sort(contexts)
+	for _, c := range contexts {
+		path := matrix.MemberPath("git_contexts", c)
+		pin := f.GitContexts[c]
+		if _, ok := gitcontext.Parse(c); !ok {
+			return doc.Problem(path, "", "is not a git context", "")
+		}
+		if !gitutil.IsCommitSHA(pin.Commit) {
+			return doc.Problem(matrix.MemberPath(path, "commit"), computecap.QuoteShort(pin.Commit), "is not a full commit (40 or 64 hex digits)", "")
+		}
+		if pin.Ref == "" {
+			return doc.Problem(matrix.MemberPath(path, "ref"), "", "is missing", "")
+		}
+	}
+	return nil
+}
