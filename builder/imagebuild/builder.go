@@ -200,9 +200,11 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 		return b.attempt(ctx, n, j, progress, nil)
 	}
 	if err != nil {
-		err = j.describeGitError(err)
 		_, _ = cleanup(false)
-		if out := progress.failureOutput(j.release.Name); out != "" {
+		if described := j.describeGitError(err); described != err {
+			// The git failure in one sentence, without git's raw output.
+			err = described
+		} else if out := progress.failureOutput(j.release.Name); out != "" {
 			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
 		}
 		rr.Outcome, rr.Error = Failed, err.Error()
