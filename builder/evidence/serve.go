@@ -1,9 +1,7 @@
 package evidence
 
 import (
-	"math"
 	"regexp"
-	"strconv"
 
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
@@ -29,17 +27,11 @@ func validateServe(s *Serve) error {
 	if s.Step != "" && !oneOf(s.Step, evidencespec.ServeSteps()) {
 		return schemaErr("result.serve.step", s.Step, "is not a step of the serving check, such as health")
 	}
-	for path, n := range map[string]int{"result.serve.dimensions": s.Dimensions, "result.serve.requests": s.Requests} {
-		if n < 0 || n > 1<<16 {
-			return schemaErr(path, strconv.Itoa(n), "is not a count from 0 to 65536")
-		}
+	if err := counts(map[string]int{"result.serve.dimensions": s.Dimensions, "result.serve.requests": s.Requests},
+		1<<16, "is not a count from 0 to 65536"); err != nil {
+		return err
 	}
-	for path, v := range map[string]float64{"result.serve.load_ms": s.LoadMillis, "result.serve.p50_ms": s.P50Millis, "result.serve.p95_ms": s.P95Millis} {
-		if math.IsNaN(v) || v < 0 || v > 3_600_000 {
-			return schemaErr(path, strconv.FormatFloat(v, 'g', -1, 64), "is not a time in milliseconds from 0 to 3600000")
-		}
-	}
-	return nil
+	return millis(map[string]float64{"result.serve.load_ms": s.LoadMillis, "result.serve.p50_ms": s.P50Millis, "result.serve.p95_ms": s.P95Millis})
 }
 
 // checkRun reports whether a passed check of name comes with its run, as

@@ -61,13 +61,7 @@ func TestKernelCheckInImage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host := orin
-			host.Env = append(append([]string{}, orin.Env...), tt.knobs...)
-			res, err := runner.Run(ctx, img.Rootfs, img.Config, host, []string{"--probe", "--kernel", "--smoke"},
-				"JETBAKE_IMAGE_DIGEST="+rr.Digest)
-			require.NoError(t, err)
-			ev, err := evidence.Parse([]byte(res.Stdout))
-			require.NoError(t, err, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+			ev, res := probeOn(t, runner, img, withKnobs(orin, tt.knobs), []string{"--probe", "--kernel", "--smoke"}, rr.Digest)
 			kernel := checkNamed(ev, evidencespec.CheckCUDAKernel)
 			require.NotNil(t, kernel, res.Stdout)
 			require.NotNil(t, ev.Result.Kernel, res.Stdout)
@@ -124,13 +118,9 @@ func testServeInImage(t *testing.T, f *fixture, img Unpacked, orin runimage.Host
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host := orin
-			host.Env = append(append([]string{}, orin.Env...), tt.knobs...)
+			host := withKnobs(orin, tt.knobs)
 			host.Volumes = []runimage.Volume{{Source: tt.folder, Destination: "/model"}}
-			res, err := runner.Run(ctx, img.Rootfs, img.Config, host, ServeArgs(tt.load), "JETBAKE_IMAGE_DIGEST="+digest)
-			require.NoError(t, err)
-			ev, err := evidence.Parse([]byte(res.Stdout))
-			require.NoError(t, err, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+			ev, res := probeOn(t, runner, img, host, ServeArgs(tt.load), digest)
 			serve := checkNamed(ev, evidencespec.CheckServe)
 			require.NotNil(t, serve, res.Stdout)
 			require.NotNil(t, ev.Result.Serve, res.Stdout)
@@ -169,6 +159,23 @@ func requireServed(t *testing.T, ev *evidence.Evidence, res runimage.Result) {
 	require.GreaterOrEqual(t, s.P95Millis, s.P50Millis)
 	require.NotContains(t, res.Stdout, "/model")
 	require.Contains(t, res.Stderr, "signal received, starting graceful shutdown", "stopped by SIGTERM")
+}
+
+// withKnobs is host with more environment entries, such as FAKE_CUDA_* knobs.
+func withKnobs(host runimage.Host, knobs []string) runimage.Host {
+	host.Env = append(append([]string{}, host.Env...), knobs...)
+	return host
+}
+
+// probeOn runs the probe with args in img on host with runc, the image's
+// digest in JETBAKE_IMAGE_DIGEST, and parses its evidence.
+func probeOn(t *testing.T, runner *runimage.Runner, img Unpacked, host runimage.Host, args []string, digest string) (*evidence.Evidence, runimage.Result) {
+	t.Helper()
+	res, err := runner.Run(t.Context(), img.Rootfs, img.Config, host, args, "JETBAKE_IMAGE_DIGEST="+digest)
+	require.NoError(t, err)
+	ev, err := evidence.Parse([]byte(res.Stdout))
+	require.NoError(t, err, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+	return ev, res
 }
 
 // checkNamed is the check of that name, or nil.
