@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	computecap "github.com/jetbake/jetbake/compute_cap"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
@@ -23,6 +24,9 @@ const (
 	probeFlag     = "--probe"
 	smokeFlag     = "--smoke"
 	kernelFlag    = "--kernel"
+	serveFlag     = "--serve"
+	downloadFlag  = "--allow-download"
+	loadFlag      = "--load-timeout"
 	outFlag       = "--out"
 	probeName     = "jetbake-cudaprobe"
 )
@@ -48,6 +52,15 @@ type config struct {
 	smoke bool
 	// kernel runs the CUDA kernel check during the probe.
 	kernel bool
+	// serve is the model (a folder in the container) the serving check
+	// starts the router with; "" leaves the check out.
+	serve string
+	// allowDownload lets the serving check give the router a Hub id to
+	// download; without it only a folder is served.
+	allowDownload bool
+	// loadTimeout bounds the serving check's wait for the router's health
+	// route; 0 for defaultLoadTimeout.
+	loadTimeout time.Duration
 	// out is the file the probe writes its evidence to; "" for stdout.
 	out string
 	// usageErr is set when the probe's arguments cannot be read.
@@ -74,30 +87,59 @@ func newConfig(args, env []string) config {
 	return cfg
 }
 
-// readProbeArgs reads what follows --probe: --smoke, --kernel and --out
-// FILE (or --out=FILE), in any order. Anything else is a usage error: in probe mode
-// no argument goes to the router.
+// readProbeArgs reads what follows --probe: --smoke, --kernel, --serve
+// MODEL, --allow-download, --load-timeout DURATION and --out FILE (each
+// flag with a value also as --flag=VALUE), in any order. Anything else is
+// a usage error: in probe mode no argument goes to the router.
 func (c *config) readProbeArgs(args []string) {
 	for i := 0; i < len(args); i++ {
-		a := args[i]
+		name, value, inline := strings.Cut(args[i], "=")
 		switch {
-		case a == smokeFlag:
+		case args[i] == smokeFlag:
 			c.smoke = true
-		case a == kernelFlag:
+		case args[i] == kernelFlag:
 			c.kernel = true
-		case a == outFlag && i+1 < len(args) && args[i+1] != "":
-			c.out = args[i+1]
-			i++
-		case strings.HasPrefix(a, outFlag+"=") && len(a) > len(outFlag)+1:
-			c.out = a[len(outFlag)+1:]
-		case a == outFlag || a == outFlag+"=":
-			c.usageErr = outFlag + " needs a file name, as in " + probeFlag + " " + outFlag + " evidence.json"
-			return
+		case args[i] == downloadFlag:
+			c.allowDownload = true
+		case name == outFlag || name == serveFlag || name == loadFlag:
+			if !inline && i+1 < len(args) {
+				value = args[i+1]
+				i++
+			}
+			if value == "" {
+				c.usageErr = name + " needs a value, as in " + probeUsage
+				return
+			}
+			c.setProbeValue(name, value)
+			if c.usageErr != "" {
+				return
+			}
 		default:
-			c.usageErr = probeFlag + " takes only " + smokeFlag + ", " + kernelFlag + " and " + outFlag + " FILE after it, not " + quoteShort(a) +
-				"; run it as: jetbake-entrypoint " + probeFlag + " [" + smokeFlag + "] [" + kernelFlag + "] [" + outFlag + " FILE]"
+			c.usageErr = probeFlag + " takes only " + smokeFlag + ", " + kernelFlag + ", " + serveFlag + " MODEL, " + downloadFlag +
+				", " + loadFlag + " DURATION and " + outFlag + " FILE after it, not " + quoteShort(args[i]) + "; run it as: " + probeUsage
 			return
 		}
+	}
+}
+
+// probeUsage is how --probe is run.
+const probeUsage = "jetbake-entrypoint " + probeFlag + " [" + smokeFlag + "] [" + kernelFlag + "] [" + serveFlag + " /model [" +
+	downloadFlag + "] [" + loadFlag + " 5m]] [" + outFlag + " evidence.json]"
+
+// setProbeValue sets the flag name's value.
+func (c *config) setProbeValue(name, value string) {
+	switch name {
+	case outFlag:
+		c.out = value
+	case serveFlag:
+		c.serve = value
+	case loadFlag:
+		d, err := time.ParseDuration(value)
+		if err != nil || d < time.Second || d > time.Hour {
+			c.usageErr = loadFlag + " " + quoteShort(value) + " is not a duration from 1s to 1h, such as 5m or 90s"
+			return
+		}
+		c.loadTimeout = d.Round(time.Second)
 	}
 }
 

@@ -104,7 +104,8 @@
 //
 // # Probe: evidence from real hardware
 //
-// A first argument --probe, followed by --smoke, --kernel and --out FILE in
+// A first argument --probe, followed by --smoke, --kernel, --serve MODEL
+// (with --allow-download and --load-timeout DURATION) and --out FILE in
 // any order, writes evidence that this exact image works on this Jetson, for
 // `jetbake evidence add`. It detects as --explain does but ignores
 // JETBAKE_COMPUTE_CAP and JETBAKE_SKIP_L4T_CHECK, and writes JSON (stdout,
@@ -118,8 +119,8 @@
 // image-description, image-digest, architecture, jetson-soc, device-class,
 // l4t-release, l4t-matches-image (the host rule above), cuda-driver,
 // gpu-matches-soc,
-// binary-chosen, cuda-kernel (only with --kernel) and smoke, each passed,
-// failed or skipped. With --kernel, jetbake-cudaprobe --kernel runs a CUDA
+// binary-chosen, cuda-kernel (only with --kernel), smoke and serve (only
+// with --serve), each passed, failed or skipped. With --kernel, jetbake-cudaprobe --kernel runs a CUDA
 // kernel on the GPU through the host's driver: the driver JIT-compiles a
 // small PTX kernel for the GPU's own SM, runs it on 4096 floats and the
 // probe checks every value is finite and exact; the check names the driver
@@ -129,7 +130,20 @@
 // kernel and total times (60 seconds at most). With --smoke the
 // chosen binary runs with the description's smoke arguments (--version when
 // it names none), its output on stderr, and its exit status is recorded;
-// without, the smoke check is skipped. The result is a pass only when every
+// without, the smoke check is skipped. With --serve MODEL the chosen binary
+// is started as the router it is, with TEI's flags --model-id MODEL
+// --hostname 127.0.0.1 --port (a free port), its output on stderr; the
+// probe waits for GET /health (5 minutes, or --load-timeout), reads GET
+// /info, sends POST /embed 20 times with fixed inputs, checks one vector per
+// input of the model's hidden_size (its config.json) with every value
+// finite (TEI's JSON writes NaN as null), then stops it with SIGTERM and,
+// 10 seconds later, SIGKILL. MODEL is a folder in the container; a Hub id
+// is handed to the router to download only with --allow-download.
+// result.serve keeps the dimensions, the dtype /info reported, the request
+// count, the failed step and the load time and p50 and p95 latencies, and
+// the model id only when it is a Hub id: never the folder's path. The
+// HTTP client is a small one over syscall sockets (httpclient.go,
+// loopback_linux.go): net/http would triple the binary. The result is a pass only when every
 // check passed. The device class comes from the module part numbers and
 // board-name words of the SoC rows of compute_cap's table; when neither the
 // part number nor the board name is visible it is the SoC's class ("Jetson
@@ -140,7 +154,7 @@
 // pass, 1 otherwise and 2 for bad arguments. Package evidencespec defines the
 // JSON, which builder/evidence reads with the same types.
 //
-// --explain and --probe (with --smoke, --kernel and --out) are the entrypoint's only
+// --explain and --probe (with its flags above) are the entrypoint's only
 // flags, and only as the first arguments: every other argument belongs to
 // the router.
 package main

@@ -60,7 +60,8 @@ func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps pr
 // collectEvidence detects as --explain does, with JETBAKE_COMPUTE_CAP and
 // JETBAKE_SKIP_L4T_CHECK ignored (evidence must show what the host is,
 // not what a user asked for), and runs every check: cuda-kernel only with
-// --kernel, before the smoke run. The evidence is an
+// --kernel, before the smoke run, and serve only with --serve, after it.
+// The evidence is an
 // allow-listed profile (see package evidencespec): nothing else may be
 // added, and TestProbeLeaksNoSecret plants secrets and looks for each.
 func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps probeSetup) *evidencespec.Evidence {
@@ -94,6 +95,10 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 	ev.Result.Binary = chosenBinary(img, &d)
 	smoke, run := smokeCheck(ctx, &pc, img, &d, stderr)
 	ev.Result.Checks, ev.Result.Smoke = append(checks, smoke), run
+	if pc.serve != "" {
+		serve, run := serveCheck(ctx, &pc, &d, stderr)
+		ev.Result.Checks, ev.Result.Serve = append(ev.Result.Checks, serve), run
+	}
 	ev.Result.Pass = allPassed(ev.Result.Checks)
 	return ev
 }

@@ -54,10 +54,10 @@ func kernelCheck(ctx context.Context, cfg *config, h *hostInfo, stderr io.Writer
 	probe := cfg.probePath()
 	switch {
 	case h.facts.Libcuda == "":
-		c.Detail = "not run: " + libcudaName + " not found: start the container with --runtime nvidia"
+		c.Detail = evidencespec.DetailKernelNoLibrary
 		return c, nil
 	case !probeExists(probe):
-		c.Detail = "not run: " + probeName + " is missing next to the entrypoint"
+		c.Detail = evidencespec.DetailKernelNoProbe
 		return c, nil
 	}
 	out, exit, err := runKernelProbe(ctx, probe, cfg.root.path(h.facts.Libcuda), cfg.env, stderr)
@@ -68,16 +68,16 @@ func kernelCheck(ctx context.Context, cfg *config, h *hostInfo, stderr io.Writer
 	k := out.evidence()
 	c.Status, c.Detail = evidencespec.Failed, out.failure(k)
 	if exit == 0 && out.passed(k) {
+		n := strconv.Itoa(k.Elements)
 		c.Status = evidencespec.Passed
-		c.Detail = "a PTX kernel JIT-compiled by the driver ran on SM " + k.SM + ": " + strconv.Itoa(k.Elements) + " of " +
-			strconv.Itoa(k.Elements) + " values exact (JIT " + millis(k.JITMillis) + ", kernel " + millis(k.KernelMillis) + ")"
+		c.Detail = evidencespec.Fill(evidencespec.DetailKernelPassed, k.SM, n, n, millis(k.JITMillis), millis(k.KernelMillis))
 	}
 	return c, k
 }
 
 // runKernelProbe runs jetbake-cudaprobe --kernel at probe (a real path) on
 // the library at lib (a real path), passes its stderr on and reads its
-// line. Its errors are fixed phrases, fit for the evidence.
+// line. Its errors are the check's phrases, fit for the evidence.
 func runKernelProbe(ctx context.Context, probe, lib string, env environ, stderr io.Writer) (kernelOutput, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, kernelTimeout)
 	defer cancel()
@@ -91,17 +91,17 @@ func runKernelProbe(ctx context.Context, probe, lib string, env environ, stderr 
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		return kernelOutput{}, -1, errors.New("the CUDA probe gave no answer within " + kernelTimeout.String())
+		return kernelOutput{}, -1, errors.New(evidencespec.Fill(evidencespec.DetailKernelTimeout, kernelTimeout.String()))
 	case errors.As(err, &ee) && ee.ExitCode() < 0:
-		return kernelOutput{}, -1, errors.New("the CUDA probe was killed by a signal")
+		return kernelOutput{}, -1, errors.New(evidencespec.DetailKernelSignal)
 	case errors.As(err, &ee):
 		exit = ee.ExitCode()
 	case err != nil:
-		return kernelOutput{}, -1, errors.New("the CUDA probe could not be started")
+		return kernelOutput{}, -1, errors.New(evidencespec.DetailKernelNoStart)
 	}
 	out, perr := parseKernelOutput(stdout.Bytes())
 	if perr != nil || exit > 1 {
-		return kernelOutput{}, exit, errors.New("the CUDA probe exited " + strconv.Itoa(exit) + " without a kernel check line")
+		return kernelOutput{}, exit, errors.New(evidencespec.Fill(evidencespec.DetailKernelNoLine, strconv.Itoa(exit)))
 	}
 	return out, exit, nil
 }
@@ -145,54 +145,39 @@ func (o *kernelOutput) passed(k *evidencespec.Kernel) bool {
 func (o *kernelOutput) failure(k *evidencespec.Kernel) string {
 	switch k.Step {
 	case "":
-		return "the CUDA probe's line does not hold together"
+		return evidencespec.DetailKernelIncoherent
 	case "dlopen":
-		return "the driver library could not be loaded (dlopen)"
+		return evidencespec.DetailKernelDlopen
 	case "dlsym":
-		return "the driver library lacks a call the kernel check makes (dlsym)"
+		return evidencespec.DetailKernelDlsym
 	case evidencespec.KernelStepResults:
 		return o.resultsFailure(k)
 	}
-	name := k.Error
+	name, code := k.Error, strconv.Itoa(bound(o.Code))
 	if name == "" {
 		name = "CUDA error"
 	}
-	msg := k.Step + " failed: " + name + " (" + strconv.Itoa(bound(o.Code)) + ")"
-	if hint := kernelHints[k.Error]; hint != "" {
-		msg += ": " + hint
+	if hint := evidencespec.KernelHints()[k.Error]; hint != "" {
+		return evidencespec.Fill(evidencespec.DetailKernelStepHint, k.Step, name, code, hint)
 	}
-	return msg
+	return evidencespec.Fill(evidencespec.DetailKernelStep, k.Step, name, code)
 }
 
 // resultsFailure describes values that are wrong or not finite.
 func (o *kernelOutput) resultsFailure(k *evidencespec.Kernel) string {
-	msg := strconv.Itoa(k.Wrong) + " wrong and " + strconv.Itoa(k.NonFinite) + " not finite of " + strconv.Itoa(k.Elements) + " values"
+	on, first := "", ""
 	if k.SM != "" {
-		msg += " on SM " + k.SM
+		on = evidencespec.Fill(evidencespec.DetailKernelOn, k.SM)
 	}
 	if b := o.FirstBad; b != nil {
 		got, gerr := strconv.ParseFloat(b.Got, 32)
 		want, werr := strconv.ParseFloat(b.Want, 32)
 		if gerr == nil && werr == nil && b.Index >= 0 && b.Index < k.Elements {
-			msg += " (first at index " + strconv.Itoa(b.Index) + ": got " + strconv.FormatFloat(got, 'g', -1, 32) +
-				", want " + strconv.FormatFloat(want, 'g', -1, 32) + ")"
+			first = evidencespec.Fill(evidencespec.DetailKernelFirst, strconv.Itoa(b.Index),
+				strconv.FormatFloat(got, 'g', -1, 32), strconv.FormatFloat(want, 'g', -1, 32))
 		}
 	}
-	return msg
-}
-
-// kernelHints say what a CUDA error of the kernel check means on a Jetson.
-var kernelHints = map[string]string{
-	"CUDA_ERROR_NO_DEVICE":               "no GPU is visible: start the container with --runtime nvidia",
-	"CUDA_ERROR_STUB_LIBRARY":            "this is CUDA's stub, not the host's driver: start the container with --runtime nvidia",
-	"CUDA_ERROR_INVALID_PTX":             "the driver's JIT could not compile the kernel for this GPU",
-	"CUDA_ERROR_NO_BINARY_FOR_GPU":       "the driver has no code of the kernel for this GPU",
-	"CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "the driver is older than the kernel's PTX ISA",
-	"CUDA_ERROR_JIT_COMPILER_NOT_FOUND":  "the driver's PTX JIT compiler library is not in the container",
-	"CUDA_ERROR_OUT_OF_MEMORY":           "the GPU had no memory free for the kernel's 32 KB",
-	"CUDA_ERROR_LAUNCH_FAILED":           "the kernel faulted on the GPU",
-	"CUDA_ERROR_ILLEGAL_ADDRESS":         "the kernel faulted on the GPU",
-	"CUDA_ERROR_LAUNCH_TIMEOUT":          "the kernel did not finish: the GPU may be hung",
+	return evidencespec.Fill(evidencespec.DetailKernelResults, strconv.Itoa(k.Wrong), strconv.Itoa(k.NonFinite), strconv.Itoa(k.Elements), on, first)
 }
 
 // cudaErrorName reports whether s has the form of a CUresult's name:

@@ -224,6 +224,9 @@ func TestProbeArguments(t *testing.T) {
 		smoke      bool
 		kernel     bool
 		out        string
+		serve      string
+		download   bool
+		load       time.Duration
 		usage      string
 		routerArgs []string
 	}{
@@ -233,9 +236,18 @@ func TestProbeArguments(t *testing.T) {
 		{name: "kernel", args: []string{"--probe", "--kernel", "--smoke"}, probe: true, smoke: true, kernel: true},
 		{name: "--kernel first belongs to the router", args: []string{"--kernel", "--probe"}, routerArgs: []string{"--kernel", "--probe"}},
 		{name: "a router flag after --probe", args: []string{"--probe", "--port", "80"}, probe: true,
-			usage: `--probe takes only --smoke, --kernel and --out FILE after it, not "--port"; run it as: jetbake-entrypoint --probe [--smoke] [--kernel] [--out FILE]`},
+			usage: `--probe takes only --smoke, --kernel, --serve MODEL, --allow-download, --load-timeout DURATION and --out FILE after it, not "--port"; run it as: ` + probeUsage},
 		{name: "--out without a file", args: []string{"--probe", "--smoke", "--out"}, probe: true, smoke: true,
-			usage: "--out needs a file name, as in --probe --out evidence.json"},
+			usage: "--out needs a value, as in " + probeUsage},
+		{name: "serve", args: []string{"--probe", "--serve", "/model", "--load-timeout=90s", "--smoke"}, probe: true, smoke: true,
+			serve: "/model", load: 90 * time.Second},
+		{name: "serve with = and a download", args: []string{"--probe", "--serve=BAAI/bge-small-en-v1.5", "--allow-download"}, probe: true,
+			serve: "BAAI/bge-small-en-v1.5", download: true},
+		{name: "--serve without a model", args: []string{"--probe", "--serve="}, probe: true, usage: "--serve needs a value, as in " + probeUsage},
+		{name: "a load timeout that is no duration", args: []string{"--probe", "--load-timeout", "soon"}, probe: true,
+			usage: `--load-timeout "soon" is not a duration from 1s to 1h, such as 5m or 90s`},
+		{name: "a load timeout under a second", args: []string{"--probe", "--load-timeout", "10ms"}, probe: true,
+			usage: `--load-timeout "10ms" is not a duration from 1s to 1h, such as 5m or 90s`},
 		{name: "--probe later belongs to the router", args: []string{"--port", "80", "--probe"}, routerArgs: []string{"--port", "80", "--probe"}},
 		{name: "--smoke first belongs to the router", args: []string{"--smoke", "--probe"}, routerArgs: []string{"--smoke", "--probe"}},
 	}
@@ -246,6 +258,9 @@ func TestProbeArguments(t *testing.T) {
 			require.Equal(t, tt.smoke, cfg.smoke)
 			require.Equal(t, tt.kernel, cfg.kernel)
 			require.Equal(t, tt.out, cfg.out)
+			require.Equal(t, tt.serve, cfg.serve)
+			require.Equal(t, tt.download, cfg.allowDownload)
+			require.Equal(t, tt.load, cfg.loadTimeout)
 			require.Equal(t, tt.usage, cfg.usageErr)
 			require.Equal(t, tt.routerArgs, cfg.routerArgs)
 		})
@@ -258,7 +273,7 @@ func TestProbeUsageError(t *testing.T) {
 	require.Equal(t, 2, r.code)
 	require.Nil(t, r.exec)
 	require.Empty(t, r.stdout)
-	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke, --kernel and --out FILE after it, not "--model-id"`)
+	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke, --kernel, --serve MODEL, --allow-download, --load-timeout DURATION and --out FILE after it, not "--model-id"`)
 }
 
 // TestProbeOutErrorsNameNoTemporaryFile writes the evidence into a folder

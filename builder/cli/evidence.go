@@ -87,11 +87,14 @@ func newEvidenceCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "evidence",
 		Short: "Keep and read evidence that an image works on a real Jetson",
-		Long: "A release may claim the tier \"supported\" only with evidence from a real Jetson running its exact image.\n" +
-			"Collect it inside the image on the Jetson:\n\n" +
-			"  docker run --rm --runtime nvidia -e JETBAKE_IMAGE_DIGEST=sha256:... -v $PWD:/out IMAGE@sha256:... \\\n" +
-			"    --probe --smoke --out /out/evidence.json\n\n" +
-			"then keep it with 'jetbake evidence add evidence.json'.",
+		Long: "A release may claim the tier \"supported\" only with evidence from a real Jetson running its exact image,\n" +
+			"of level serve: a CUDA kernel ran on the GPU (--kernel) and the router served embeddings of a model (--serve).\n" +
+			"Collect it inside the image on the Jetson, with a small embedding model's folder (config.json, tokenizer.json,\n" +
+			"the weights) mounted at /model:\n\n" +
+			"  docker run --rm --runtime nvidia -e JETBAKE_IMAGE_DIGEST=sha256:... -v $PWD:/out -v MODEL_DIR:/model:ro \\\n" +
+			"    IMAGE@sha256:... --probe --smoke --kernel --serve /model --out /out/evidence.json\n\n" +
+			"then keep it with 'jetbake evidence add evidence.json'. 'jetbake init --gate' writes a workflow that does\n" +
+			"this on a self-hosted Jetson runner.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -108,8 +111,9 @@ func newEvidenceAddCommand() *cobra.Command {
 		Long: "add reads each file the probe wrote, checks it against the schema, finds the release its digest was\n" +
 			"built for (in --metadata-file, else the image's io.jetbake.release annotation in the registry), and\n" +
 			"refuses it, naming the rule, when a check failed or was skipped, the digest is not one jetbake built,\n" +
-			"the host's L4T major or device is not the release's, the revision differs, or it is older than\n" +
-			"--max-evidence-age. Accepted evidence goes to evidence/<release>/<digest>-<device>-<date>.json.",
+			"the host's L4T major or device is not the release's, the revision differs, it is older than\n" +
+			"--max-evidence-age, or the release claims \"supported\" and the evidence lacks a passing cuda-kernel\n" +
+			"or serve check (level serve). Accepted evidence goes to evidence/<release>/<digest>-<device>-<date>.json.",
 		Example: "  jetbake evidence add evidence.json --metadata-file build.json\n" +
 			"  jetbake evidence add orin.json thor.json",
 		Args: cobra.MinimumNArgs(1),
@@ -183,8 +187,10 @@ func newEvidenceReportCommand() *cobra.Command {
 		Use:   "report FILE",
 		Short: "Write evidence as an issue body to paste, pass or not",
 		Long: "report checks FILE against the schema and writes it as Markdown for an issue: the image, the host,\n" +
-			"every check with its detail, and the evidence itself folded at the end. It does not judge the\n" +
-			"evidence against the matrix: a failing probe is worth reporting too.",
+			"the CUDA kernel and serving runs, the level the evidence reached (smoke, cuda-kernel, serve), every\n" +
+			"check with its detail, and the evidence itself folded at the end. It does not judge the evidence\n" +
+			"against the matrix: a failing probe is worth reporting too (the issue form 'jetbake init --gate'\n" +
+			"writes takes it).",
 		Example: "  jetbake evidence report evidence.json > issue.md",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -234,7 +240,7 @@ func addStrictFlags(cmd *cobra.Command) strictCheck {
 	var strict bool
 	var f evidenceFlags
 	cmd.Flags().BoolVar(&strict, "strict", false,
-		"also fail when a release claims tier \"supported\" without passing evidence for its current digest (see 'jetbake evidence')")
+		"also fail when a release claims tier \"supported\" without passing evidence of level serve (cuda-kernel and serve checks) for its current digest (see 'jetbake evidence')")
 	addEvidenceFlags(cmd, &f)
 	return func(ctx context.Context, m *matrix.Matrix) ([]matrix.FieldError, error) {
 		if !strict {

@@ -26,11 +26,14 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
-// The entrypoint's golden probe output and its digest.
+// The entrypoint's golden probe output (the smoke run), the same with the
+// cuda-kernel and serve checks (level serve, what "supported" needs), and
+// their digest.
 const (
-	probeGolden = "../../entrypoint/testdata/probe/orin-nano-jp6-pass.json"
-	probeDigest = "sha256:c2efadaaded60d602d1449d0432fe96f50982be593ee63a57a6d330dc8181799"
-	newerDigest = "sha256:3bfcb1f42ae944118cfffba59c059f10ac8b96060bd8a41af56b6f94ce3936d0"
+	probeGolden  = "../../entrypoint/testdata/probe/orin-nano-jp6-pass.json"
+	probeServing = "../evidence/testdata/orin-nano-jp6-serve.json"
+	probeDigest  = "sha256:c2efadaaded60d602d1449d0432fe96f50982be593ee63a57a6d330dc8181799"
+	newerDigest  = "sha256:3bfcb1f42ae944118cfffba59c059f10ac8b96060bd8a41af56b6f94ce3936d0"
 )
 
 // runEv runs jetbake with the evidence and support commands registered, as
@@ -49,11 +52,18 @@ func supportedMatrix(t *testing.T) string {
 	return matrixCopy(t, func(doc map[string]any) { releaseOf(doc, 2)["tier"] = "supported" })
 }
 
-// probeFile writes the golden evidence, dated an hour ago and changed by
+// probeFile writes the serving evidence, dated an hour ago and changed by
 // edit, to a file and returns its path.
 func probeFile(t *testing.T, edit func(ev *evidence.Evidence)) string {
 	t.Helper()
-	data, err := os.ReadFile(probeGolden)
+	return evidenceFile(t, probeServing, edit)
+}
+
+// evidenceFile writes the evidence of golden, dated an hour ago and
+// changed by edit, to a file and returns its path.
+func evidenceFile(t *testing.T, golden string, edit func(ev *evidence.Evidence)) string {
+	t.Helper()
+	data, err := os.ReadFile(golden)
 	require.NoError(t, err)
 	ev, err := evidence.Parse(data)
 	require.NoError(t, err)
@@ -95,7 +105,7 @@ func TestEvidenceAddAndSupport(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "jetpack6.2  supported       JetPack 6.2 (L4T 36.4.3): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super\n"+
 		"    Jetson Orin Nano Super, ")
-	require.Contains(t, r.stdout, "sha256:c2efadaaded6, rev 677e5d8f2a41 (counts)\n")
+	require.Contains(t, r.stdout, "sha256:c2efadaaded6, rev 677e5d8f2a41, level serve (counts)\n")
 	require.Contains(t, r.stdout, "jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (TEI v1.8.0 to v1.9.3 pin cudarc 0.13.5, which has no CUDA 13 feature, cuda-13000 first being in cudarc 0.17.1, so its router compiles against CUDA 12.2 bindings): below supported until a router built for CUDA 13 has run on a Jetson Thor\n    no evidence\n")
 
 	r = runEv(t, "support", "--matrix", path, "--registry=false", "--format", "markdown")
@@ -173,6 +183,40 @@ func strictRun(t *testing.T, matrixPath string, args ...string) []matrix.FieldEr
 	return errs
 }
 
+// TestSupportedNeedsServing: for a supported release, evidence add and
+// validate --strict refuse evidence of the smoke run alone (no cuda-kernel,
+// no serve check), and support shows its level; a candidate takes it.
+func TestSupportedNeedsServing(t *testing.T) {
+	path := supportedMatrix(t)
+	md := buildMetadata(t, probeDigest)
+	smoke := evidenceFile(t, probeGolden, nil)
+	r := runEv(t, "evidence", "add", smoke, "--matrix", path, "--metadata-file", md, "--registry=false")
+	require.Equal(t, ExitFailure, r.code)
+	require.Contains(t, r.stderr, smoke+": evidence refused (below-supported): release jetpack6.2 claims tier supported, which needs evidence of level serve "+
+		"(passing cuda-kernel and serve checks), but this evidence reached level smoke (no passing cuda-kernel check, no passing serve check); "+
+		"fix: run 'jetbake-entrypoint --probe --smoke --kernel --serve /model --out evidence.json' inside the image on a Jetson")
+	require.NoDirExists(t, filepath.Join(filepath.Dir(path), "evidence"))
+
+	// Stored while the release was a candidate, it does not back supported.
+	candidate := matrixCopy(t, nil)
+	r = runEv(t, "evidence", "add", smoke, "--matrix", candidate, "--metadata-file", md, "--registry=false")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runEv(t, "support", "--matrix", candidate, "--metadata-file", md, "--registry=false")
+	require.Contains(t, r.stdout, "rev 677e5d8f2a41, level smoke (counts)\n")
+	require.NoError(t, os.Rename(filepath.Join(filepath.Dir(candidate), "evidence"), filepath.Join(filepath.Dir(path), "evidence")))
+	errs := strictRun(t, path, "--strict", "--registry=false", "--metadata-file", md)
+	require.Len(t, errs, 1)
+	require.Contains(t, errs[0].Message, "(below-supported: release jetpack6.2 claims tier supported, which needs evidence of level serve")
+	r = runEv(t, "support", "--matrix", path, "--metadata-file", md, "--registry=false")
+	require.Contains(t, r.stdout, "jetpack6.2  supported (not backed by evidence)")
+	require.Contains(t, r.stdout, "rev 677e5d8f2a41, level smoke (does not count)\n")
+
+	r = runEv(t, "evidence", "report", probeServing)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "| Level | serve: a CUDA kernel ran and the router served embeddings: enough for supported |\n")
+	require.Contains(t, r.stdout, "| CUDA kernel | 4096 values exact on SM 8.7")
+}
+
 func TestStrictFlags(t *testing.T) {
 	path := supportedMatrix(t)
 	require.Empty(t, strictRun(t, path), "without --strict nothing is checked")
@@ -180,7 +224,7 @@ func TestStrictFlags(t *testing.T) {
 	require.Len(t, errs, 1)
 	require.Contains(t, errs[0].Error(), `releases[2].tier: "supported": release jetpack6.2 claims supported without passing evidence for its current image `+
 		probeDigest+" (")
-	require.Contains(t, errs[0].Error(), "no older than 30d: there is no evidence for the release; fix: run 'jetbake-entrypoint --probe --smoke")
+	require.Contains(t, errs[0].Error(), "no older than 30d: there is no evidence for the release; fix: run 'jetbake-entrypoint --probe --smoke --kernel --serve /model")
 
 	cmd := &cobra.Command{Use: "validate"}
 	check := addStrictFlags(cmd)
@@ -216,7 +260,7 @@ func TestEvidenceKeepsItsPromise(t *testing.T) {
 	path := supportedMatrix(t)
 	md := buildMetadata(t, probeDigest)
 	detail := func(d string) func(ev *evidence.Evidence) {
-		return func(ev *evidence.Evidence) { ev.Result.Checks[10].Detail = d }
+		return func(ev *evidence.Evidence) { ev.Result.Checks[11].Detail = d }
 	}
 	tests := []struct {
 		name string
@@ -225,9 +269,9 @@ func TestEvidenceKeepsItsPromise(t *testing.T) {
 		want string
 	}{
 		{"host name in a detail", detail("ran on jetson-01.lab.example.com"), ExitUsage,
-			`:82:19: result.checks[10].detail: "ran on jetson-01.lab.example.com": is not one of the phrases the probe writes for smoke`},
+			`:87:19: result.checks[11].detail: "ran on jetson-01.lab.example.com": is not one of the phrases the probe writes for smoke`},
 		{"address in a detail", detail("driver at 10.20.30.40 port 22"), ExitUsage,
-			`:82:19: result.checks[10].detail: "driver at 10.20.30.40 port 22": is not one of the phrases the probe writes for smoke`},
+			`:87:19: result.checks[11].detail: "driver at 10.20.30.40 port 22": is not one of the phrases the probe writes for smoke`},
 		{"foreign registry in a tag", func(ev *evidence.Evidence) {
 			ev.Image.Tags = append(ev.Image.Tags, "registry.evil.example.com/alice/text-embeddings-router:1.8.2-jetpack6.2")
 		}, ExitFailure, `: evidence refused (foreign-tag): image.tags[1] "registry.evil.example.com/alice/text-embeddings-router:1.8.2-jetpack6.2" names the repository`},

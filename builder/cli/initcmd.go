@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/dockerfiles"
 )
@@ -113,42 +109,50 @@ const teiDockerfile = "Dockerfile-jetson"
 
 func newInitCommand() *cobra.Command {
 	var repository, source, router string
-	var force bool
+	var force, gate bool
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Write a starting matrix.json",
+		Short: "Write a starting matrix.json, or with --gate the Jetson gate's workflow and issue form",
 		Long: "init writes a matrix (the file of -f/--file, matrix.json by default) with the current JetPack lines\n" +
 			"and a router section that builds the target \"router\" of the Dockerfile beside it. Edit the router\n" +
 			"and the repository, write the Dockerfile, then run 'jetbake validate'.\n\n" +
 			"With --router text-embeddings-inference it writes text-embeddings-inference's router section (the\n" +
 			"release jetbake pins, static cudarc linking, TEI's image settings) and jetbake's Dockerfile-jetson\n" +
-			"beside the matrix: your repository then builds TEI for Jetson with nothing else.",
+			"beside the matrix: your repository then builds TEI for Jetson with nothing else.\n\n" +
+			"With --gate it writes, at the root of the matrix's git repository, " + GateWorkflow + ": a workflow\n" +
+			"run by hand (workflow_dispatch, the default branch or a tag only) on a self-hosted Jetson runner\n" +
+			"(labels self-hosted, linux, ARM64, jetson) that runs jetbake doctor, jetbake pick, the probe with its\n" +
+			"CUDA kernel and serving checks on a model folder of the runner, jetbake evidence add and the evidence\n" +
+			"report into the step summary, and keeps the evidence and logs 30 days; and " + GateIssueForm + ",\n" +
+			"a form for people without a runner to paste 'jetbake evidence report' into; and, when the repository\n" +
+			"has no actionlint configuration, " + GateActionlint + " naming the runner label jetson. It reads the\n" +
+			"matrix for the image repository and writes nothing else.",
 		Example: "  jetbake init --repository ghcr.io/acme/embedder\n  jetbake init --router text-embeddings-inference --repository ghcr.io/acme/tei\n" +
-			"  jetbake init -f ci/matrix.json --force",
+			"  jetbake init -f ci/matrix.json --force\n  jetbake init --gate",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := MatrixPath(cmd)
-			files, err := initFiles(path, router, repository, source)
+			var files []initFile
+			var err error
+			next := "next, a Dockerfile with a \"router\" target beside it, then 'jetbake validate'"
+			switch {
+			case gate && router != "":
+				return usageErrorf("--gate writes the gate for the matrix there is, --router a new matrix: give one of them")
+			case gate:
+				files, err = gateFiles(path)
+				next = "next, commit them, register a Jetson as a self-hosted runner with the label jetson, and run the Jetson gate from the Actions tab"
+			default:
+				files, err = initFiles(path, router, repository, source)
+				if router == RouterTEI {
+					next = "next, 'jetbake validate', then 'jetbake lock' and 'jetbake build'"
+				}
+			}
 			if err != nil {
 				return err
 			}
-			for _, f := range files {
-				if _, err := os.Stat(f.path); err == nil && !force && f.guarded {
-					return usageErrorf("%s exists: give --force to replace it, or -f to write another file", f.path)
-				} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("%s: %w", f.path, err)
-				}
-			}
-			var names []string
-			for _, f := range files {
-				if err := inputfile.WriteFile(f.path, f.data, 0o644); err != nil {
-					return err
-				}
-				names = append(names, f.path)
-			}
-			next := "next, a Dockerfile with a \"router\" target beside it, then 'jetbake validate'"
-			if router == RouterTEI {
-				next = "next, 'jetbake validate', then 'jetbake lock' and 'jetbake build'"
+			names, err := writeInitFiles(files, force)
+			if err != nil {
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s\n", strings.Join(names, ", "), next)
 			return nil
@@ -157,6 +161,7 @@ func newInitCommand() *cobra.Command {
 	cmd.Flags().StringVar(&repository, "repository", "ghcr.io/example/router", "the image repository to publish to")
 	cmd.Flags().StringVar(&source, "source", "https://github.com/example/router", "the URL of your repository (org.opencontainers.image.source)")
 	cmd.Flags().StringVar(&router, "router", "", "write a known router's section and Dockerfile: "+RouterTEI)
+	cmd.Flags().BoolVar(&gate, "gate", false, "write the Jetson gate's workflow and issue form for the matrix instead of a matrix")
 	cmd.Flags().BoolVar(&force, "force", false, "replace existing files")
 	return cmd
 }
@@ -166,6 +171,8 @@ type initFile struct {
 	path    string
 	data    []byte
 	guarded bool
+	// makeDir creates the file's folder (.github/...) when it is missing.
+	makeDir bool
 }
 
 // initFiles are the files init writes for path: the matrix, the schema

@@ -89,3 +89,31 @@ func TestVersionCommand(t *testing.T) {
 	require.NotEmpty(t, got["version"])
 	require.NotEmpty(t, got["go"])
 }
+
+// init --gate writes the gate beside the matrix's repository root (here a
+// folder outside git: the matrix's), needs the matrix, and keeps an
+// actionlint configuration of the repository's own.
+func TestInitGate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "matrix.json")
+	r := run(t, "init", "--gate", "-f", path)
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, "init --gate reads the matrix for its image repository: matrix file "+path+" does not exist")
+	require.NoDirExists(t, filepath.Join(dir, ".github"))
+
+	require.Equal(t, ExitOK, run(t, "init", "-f", path, "--repository", "registry.example.com/acme/embedder").code)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".github"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".github", "actionlint.yml"), []byte("self-hosted-runner:\n  labels: [orin]\n"), 0o644))
+	r = run(t, "init", "--gate", "-f", path)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "wrote "+filepath.Join(dir, GateWorkflow)+", "+filepath.Join(dir, GateIssueForm)+": next, commit them")
+	require.NoFileExists(t, filepath.Join(dir, GateActionlint), "the repository's own actionlint.yml is kept")
+	data, err := os.ReadFile(filepath.Join(dir, GateWorkflow))
+	require.NoError(t, err)
+	require.Contains(t, string(data), `default: "registry.example.com/acme/embedder"`)
+	require.Contains(t, string(data), `MATRIX: "matrix.json"`)
+
+	r = run(t, "init", "--gate", "--router", RouterTEI, "-f", path)
+	require.Equal(t, ExitUsage, r.code)
+	require.Contains(t, r.stderr, "--gate writes the gate for the matrix there is, --router a new matrix: give one of them")
+}

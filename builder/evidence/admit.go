@@ -50,6 +50,9 @@ const (
 	ReasonNotCurrent Reason = "not-current"
 	// ReasonForeignTag: a tag of the evidence names another repository than the matrix's.
 	ReasonForeignTag Reason = "foreign-tag"
+	// ReasonBelowSupported: the release claims "supported", but the
+	// evidence lacks a passing cuda-kernel or serve check (LevelServe).
+	ReasonBelowSupported Reason = "below-supported"
 )
 
 // RefusedError says why evidence does not count and what to do.
@@ -72,8 +75,12 @@ func refuse(reason Reason, fix, format string, args ...any) error {
 	return &RefusedError{Reason: reason, Message: fmt.Sprintf(format, args...), Fix: fix}
 }
 
+// ProbeCommand is the probe run that collects evidence of every level,
+// inside the image on a Jetson with a model folder mounted at /model.
+const ProbeCommand = "jetbake-entrypoint --probe --smoke --kernel --serve /model --out evidence.json"
+
 // probeFix is the advice for evidence that does not prove the image.
-const probeFix = "run 'jetbake-entrypoint --probe --smoke --out evidence.json' inside the image on a Jetson, " +
+const probeFix = "run '" + ProbeCommand + "' inside the image on a Jetson (a small embedding model's folder mounted at /model), " +
 	"with JETBAKE_IMAGE_DIGEST set to the digest it was pulled by"
 
 // Admitted is evidence that Admit accepted, with the image it is for.
@@ -123,7 +130,8 @@ func Admit(ctx context.Context, ev *Evidence, m *matrix.Matrix, r Resolver, now 
 
 // Verify applies the rules that need no lookup: a passing result on arm64,
 // for the release and revision of built, on a host with the release's L4T
-// major and a device class among its hardware, no older than maxAge at now.
+// major and a device class among its hardware, no older than maxAge at
+// now, and of SupportedLevel for a release that claims "supported".
 func Verify(ev *Evidence, rel *matrix.Release, built Built, now time.Time, maxAge time.Duration) error {
 	if err := checkResult(ev); err != nil {
 		return err
@@ -143,7 +151,23 @@ func Verify(ev *Evidence, rel *matrix.Release, built Built, now time.Time, maxAg
 	if err := checkHost(ev, rel); err != nil {
 		return err
 	}
-	return checkAge(ev, now, maxAge)
+	if err := checkAge(ev, now, maxAge); err != nil {
+		return err
+	}
+	return checkLevel(ev, rel)
+}
+
+// checkLevel refuses, for a release that claims "supported", evidence
+// below SupportedLevel: the smoke run (--version) never touches CUDA, and
+// TEI checks the compute capability and loads its kernels only at model
+// load.
+func checkLevel(ev *Evidence, rel *matrix.Release) error {
+	if rel.Tier != TierSupported || LevelOf(ev) == SupportedLevel {
+		return nil
+	}
+	return refuse(ReasonBelowSupported, probeFix+"; or set the release's tier to \"candidate\", which this evidence may back",
+		"release %s claims tier supported, which needs evidence of level %s (passing cuda-kernel and serve checks), but this evidence reached level %s (%s)",
+		rel.Name, SupportedLevel, LevelOf(ev), Missing(ev))
 }
 
 // checkTags refuses evidence whose tags name another repository than the

@@ -10,7 +10,7 @@ import (
 
 func TestAdmitAccepts(t *testing.T) {
 	m := testMatrix(t, t.TempDir())
-	a, err := Admit(t.Context(), golden(t, nil), m, metadata(goldenDigest), goldenTime().Add(24*time.Hour), DefaultMaxAge)
+	a, err := Admit(t.Context(), supported(t, nil), m, metadata(goldenDigest), goldenTime().Add(24*time.Hour), DefaultMaxAge)
 	require.NoError(t, err)
 	require.Equal(t, "jetpack6.2", a.Release.Name)
 	require.Equal(t, Built{Release: "jetpack6.2", Digest: goldenDigest, Revision: goldenRevision, Source: "build.json"}, a.Built)
@@ -70,7 +70,7 @@ func TestAdmitRefuses(t *testing.T) {
 			if now.IsZero() {
 				now = goldenTime().Add(time.Hour)
 			}
-			_, err := Admit(t.Context(), golden(t, tt.edit), m, r, now, DefaultMaxAge)
+			_, err := Admit(t.Context(), supported(t, tt.edit), m, r, now, DefaultMaxAge)
 			var re *RefusedError
 			require.True(t, errors.As(err, &re), "%v", err)
 			require.Equal(t, tt.reason, re.Reason)
@@ -85,7 +85,7 @@ func TestAdmitRefuses(t *testing.T) {
 func TestVerifyNotCurrent(t *testing.T) {
 	m := testMatrix(t, t.TempDir())
 	rel, _ := m.Release("jetpack6.2")
-	err := Verify(golden(t, nil), rel, Built{Release: "jetpack6.2", Digest: otherDigest, Source: "build.json"}, goldenTime(), DefaultMaxAge)
+	err := Verify(supported(t, nil), rel, Built{Release: "jetpack6.2", Digest: otherDigest, Source: "build.json"}, goldenTime(), DefaultMaxAge)
 	var re *RefusedError
 	require.True(t, errors.As(err, &re))
 	require.Equal(t, ReasonNotCurrent, re.Reason)
@@ -96,8 +96,53 @@ func TestAdmitResolverUnreachable(t *testing.T) {
 	m := testMatrix(t, t.TempDir())
 	r, err := NewRegistryResolver(m, "127.0.0.1:1/jetbake/tei")
 	require.NoError(t, err)
-	_, err = Admit(t.Context(), golden(t, nil), m, r, goldenTime(), DefaultMaxAge)
+	_, err = Admit(t.Context(), supported(t, nil), m, r, goldenTime(), DefaultMaxAge)
 	require.ErrorContains(t, err, "cannot tell which release "+goldenDigest+" was built for: cannot look up 127.0.0.1:1/jetbake/tei@")
 	var re *RefusedError
 	require.False(t, errors.As(err, &re), "an unreachable registry is not a refusal")
+}
+
+// TestAdmitSupportedNeedsServing: for a release that claims "supported",
+// evidence add refuses the smoke run alone and a kernel without serving,
+// naming the level and what is missing; a candidate takes them.
+func TestAdmitSupportedNeedsServing(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(ev *Evidence)
+		level   Level
+		missing string
+	}{
+		{name: "the smoke run alone", edit: func(*Evidence) {}, level: LevelSmoke, missing: "no passing cuda-kernel check, no passing serve check"},
+		{name: "a kernel, no serving", level: LevelKernel, missing: "no passing serve check", edit: func(ev *Evidence) {
+			ev.Result.Checks = ev.Result.Checks[:len(ev.Result.Checks)-1]
+			ev.Result.Serve = nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := supported(t, tt.edit)
+			if tt.level == LevelSmoke {
+				ev = golden(t, nil)
+			}
+			require.Equal(t, tt.level, LevelOf(ev))
+			m := testMatrix(t, t.TempDir())
+			_, err := Admit(t.Context(), ev, m, metadata(goldenDigest), goldenTime().Add(time.Hour), DefaultMaxAge)
+			var re *RefusedError
+			require.True(t, errors.As(err, &re), "%v", err)
+			require.Equal(t, ReasonBelowSupported, re.Reason)
+			require.ErrorContains(t, err, "release jetpack6.2 claims tier supported, which needs evidence of level serve (passing cuda-kernel and serve checks), "+
+				"but this evidence reached level "+string(tt.level)+" ("+tt.missing+")")
+			require.Contains(t, re.Fix, "--probe --smoke --kernel --serve /model")
+
+			rel, _ := m.Release("jetpack6.2")
+			rel.Tier = "candidate"
+			_, err = Admit(t.Context(), ev, m, metadata(goldenDigest), goldenTime().Add(time.Hour), DefaultMaxAge)
+			require.NoError(t, err, "a candidate takes evidence of any level")
+		})
+	}
+	require.Equal(t, LevelServe, LevelOf(supported(t, nil)))
+	failed := supported(t, func(ev *Evidence) {
+		setCheck(ev, "serve", Failed, "the router exited 1 before its health route answered")
+	})
+	require.Equal(t, LevelNone, LevelOf(failed))
 }

@@ -3,10 +3,23 @@
 //
 // # Collecting
 //
-// `jetbake-entrypoint --probe --smoke --out evidence.json`, run inside the
-// image on a Jetson with JETBAKE_IMAGE_DIGEST set to the digest it was pulled
-// by, writes an allow-listed profile of the image and the host and a list of
-// named checks (see Parse for the schema). The probe lives in the entrypoint
+// `jetbake-entrypoint --probe --smoke --kernel --serve /model --out
+// evidence.json` (ProbeCommand), run inside the image on a Jetson with
+// JETBAKE_IMAGE_DIGEST set to the digest it was pulled by and a small
+// embedding model's folder mounted at /model, writes an allow-listed profile
+// of the image and the host and a list of named checks (see Parse for the
+// schema): among them the smoke run (--version, which never touches CUDA),
+// cuda-kernel (a PTX kernel JIT-compiled by the host's driver ran exact)
+// and serve (the router served finite embeddings of the model's size).
+//
+// # Levels
+//
+// LevelOf says how far evidence got: smoke, cuda-kernel, or serve when
+// both cuda-kernel and serve passed. A release of the tier "supported"
+// needs evidence of level serve (SupportedLevel): TEI checks the compute
+// capability and loads its kernels only at model load, so a smoke run
+// alone can pass for an image that refuses its GPU. Other tiers take
+// evidence of any level. The probe lives in the entrypoint
 // (package main under entrypoint/), which may import only the standard
 // library and a few packages of its own. One of those,
 // entrypoint/evidencespec, defines the JSON: the probe writes its types and
@@ -37,8 +50,9 @@
 // architecture is not arm64, it names no digest or a digest jetbake did not
 // build, its release differs from the digest's, the host's L4T major is not
 // the release's, its device class is not in the release's hardware, its
-// revision differs from the image's, or it is older than the age limit
-// (30 days by default) or dated in the future. Store writes admitted evidence
+// revision differs from the image's, it is older than the age limit
+// (30 days by default) or dated in the future, or the release claims
+// "supported" and the evidence is below SupportedLevel. Store writes admitted evidence
 // to evidence/<release>/<digest-short>-<device>-<date>.json next to the
 // matrix, atomically.
 //
@@ -47,6 +61,7 @@
 // IssueMarkdown writes one piece of evidence as an issue body a person can
 // paste; Support builds the table of every release's tier, hardware and
 // evidence; CheckStrict reports each release that claims "supported" without
-// passing evidence for its current digest within the age limit, for
-// `jetbake validate --strict`.
+// passing evidence of SupportedLevel for its current digest within the
+// age limit, for `jetbake validate --strict`. Support and IssueMarkdown
+// show the level each piece of evidence reached.
 package evidence

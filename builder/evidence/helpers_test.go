@@ -43,7 +43,13 @@ func goldenBytes(t testing.TB) []byte {
 // written and parsed again, so that every case is valid evidence.
 func golden(t testing.TB, edit func(ev *Evidence)) *Evidence {
 	t.Helper()
-	ev, err := Parse(goldenBytes(t))
+	return parsed(t, goldenBytes(t), edit)
+}
+
+// parsed parses data, changed by edit and written and parsed again.
+func parsed(t testing.TB, data []byte, edit func(ev *Evidence)) *Evidence {
+	t.Helper()
+	ev, err := Parse(data)
 	require.NoError(t, err)
 	if edit == nil {
 		return ev
@@ -55,7 +61,7 @@ func golden(t testing.TB, edit func(ev *Evidence)) *Evidence {
 			ev.Result.Checks[i].Detail = ev.Host.DeviceClass
 		}
 	}
-	data, err := ev.Marshal()
+	data, err = ev.Marshal()
 	require.NoError(t, err)
 	ev, err = Parse(data)
 	require.NoError(t, err)
@@ -140,4 +146,44 @@ func renamed(m *MetadataResolver, name string) *imagebuild.Report {
 	r.Releases = append([]imagebuild.ReleaseReport{}, r.Releases...)
 	r.Releases[0].Name = name
 	return &r
+}
+
+// Passing details of the checks --kernel and --serve add, as the probe writes them.
+const (
+	kernelPassed = "a PTX kernel JIT-compiled by the driver ran on SM 8.7: 4096 of 4096 values exact (JIT 0.812 ms, kernel 0.051 ms)"
+	servePassed  = "20 requests to the embed route gave finite vectors of 384 values (load 812.250 ms, p50 3.120 ms, p95 4.800 ms)"
+)
+
+// serving adds what the probe's --kernel and --serve add to evidence: a
+// passing cuda-kernel check before the smoke run and a passing serve check
+// after it, with their runs.
+func serving(ev *Evidence) {
+	var checks []Check
+	for _, c := range ev.Result.Checks {
+		if c.Name == "smoke" {
+			checks = append(checks, Check{Name: "cuda-kernel", Status: Passed, Detail: kernelPassed})
+		}
+		checks = append(checks, c)
+	}
+	ev.Result.Checks = append(checks, Check{Name: "serve", Status: Passed, Detail: servePassed})
+	ev.Result.Kernel = kernelRun()
+	ev.Result.Serve = serveRun()
+}
+
+// serveRun is a passing serve check's run, as the probe writes it.
+func serveRun() *Serve {
+	return &Serve{Dimensions: 384, DType: "float16", Requests: 20, LoadMillis: 812.25, P50Millis: 3.12, P95Millis: 4.8}
+}
+
+// servingFile is the golden evidence with what --kernel and --serve add
+// (serving), level serve; the CLI's tests read it too.
+const servingFile = "testdata/orin-nano-jp6-serve.json"
+
+// supported parses servingFile, changed by edit: what a release of the
+// tier "supported" needs.
+func supported(t testing.TB, edit func(ev *Evidence)) *Evidence {
+	t.Helper()
+	data, err := os.ReadFile(servingFile)
+	require.NoError(t, err)
+	return parsed(t, data, edit)
 }

@@ -30,12 +30,27 @@ func validateKernel(k *Kernel) error {
 	if err := optional("result.kernel.error", k.Error, cudaErrorRE, "is not a CUDA error's name such as CUDA_ERROR_INVALID_PTX"); err != nil {
 		return err
 	}
-	for path, n := range map[string]int{"result.kernel.elements": k.Elements, "result.kernel.wrong": k.Wrong, "result.kernel.non_finite": k.NonFinite} {
-		if n < 0 || n > 1<<24 {
-			return schemaErr(path, strconv.Itoa(n), "is not a count of values from 0 to 16777216")
+	if err := counts(map[string]int{"result.kernel.elements": k.Elements, "result.kernel.wrong": k.Wrong, "result.kernel.non_finite": k.NonFinite},
+		1<<24, "is not a count of values from 0 to 16777216"); err != nil {
+		return err
+	}
+	return millis(map[string]float64{"result.kernel.jit_ms": k.JITMillis, "result.kernel.kernel_ms": k.KernelMillis, "result.kernel.total_ms": k.TotalMillis})
+}
+
+// counts checks that each count, by its path, is from 0 to limit.
+func counts(values map[string]int, limit int, want string) error {
+	for path, n := range values {
+		if n < 0 || n > limit {
+			return schemaErr(path, strconv.Itoa(n), want)
 		}
 	}
-	for path, v := range map[string]float64{"result.kernel.jit_ms": k.JITMillis, "result.kernel.kernel_ms": k.KernelMillis, "result.kernel.total_ms": k.TotalMillis} {
+	return nil
+}
+
+// millis checks that each time, by its path, is in milliseconds from 0 to
+// an hour, as the probe bounds them.
+func millis(values map[string]float64) error {
+	for path, v := range values {
 		if math.IsNaN(v) || v < 0 || v > 3_600_000 {
 			return schemaErr(path, strconv.FormatFloat(v, 'g', -1, 64), "is not a time in milliseconds from 0 to 3600000")
 		}

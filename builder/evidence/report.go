@@ -48,10 +48,50 @@ func summaryRows(ev *Evidence) [][2]string {
 		{"Architecture", orDash(h.Architecture)},
 		{"Binary chosen", binaryText(ev.Result.Binary)},
 		{"Smoke run", smokeText(ev.Result.Smoke)},
+		{"CUDA kernel", kernelText(ev.Result.Kernel)},
+		{"Serving", serveText(ev.Result.Serve)},
+		{"Level", string(LevelOf(ev)) + ": " + LevelText(LevelOf(ev))},
 		{"Collected", ev.At().UTC().Format("2006-01-02 15:04 UTC")},
 	}
 	return rows
 }
+
+// kernelText describes the CUDA kernel check's run.
+func kernelText(k *Kernel) string {
+	switch {
+	case k == nil:
+		return "not run (add --kernel)"
+	case k.Step != "":
+		s := "failed at " + code(k.Step)
+		if k.Error != "" {
+			s += " with " + code(k.Error)
+		}
+		return s
+	}
+	return strconv.Itoa(k.Elements) + " values exact on SM " + k.SM + " (JIT " + ms(k.JITMillis) + ", kernel " + ms(k.KernelMillis) + ")"
+}
+
+// serveText describes the serving check's run.
+func serveText(s *Serve) string {
+	if s == nil {
+		return "not run (add --serve MODEL_DIR)"
+	}
+	model := "a local model"
+	if s.ModelID != "" {
+		model = code(s.ModelID)
+	}
+	out := model + ", " + strconv.Itoa(s.Dimensions) + " dimensions"
+	if s.DType != "" {
+		out += ", " + s.DType
+	}
+	if s.Step != "" {
+		return out + ": failed at " + code(s.Step) + " after " + strconv.Itoa(s.Requests) + " requests"
+	}
+	return out + ": " + strconv.Itoa(s.Requests) + " requests, load " + ms(s.LoadMillis) + ", p50 " + ms(s.P50Millis) + ", p95 " + ms(s.P95Millis)
+}
+
+// ms writes a time in milliseconds, as "3.1 ms".
+func ms(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " ms" }
 
 // verdict is "pass" or "not a pass".
 func verdict(ev *Evidence) string {

@@ -53,7 +53,7 @@ func TestRegistryResolver(t *testing.T) {
 	require.ErrorContains(t, err, `points at an image of release "jetpack6.2", not jetpack6.1`)
 
 	// Admitted through the registry alone, for the digest the probe names.
-	ev := golden(t, func(ev *Evidence) { ev.Image.Digest = current })
+	ev := supported(t, func(ev *Evidence) { ev.Image.Digest = current })
 	a, err := Admit(t.Context(), ev, m, r, goldenTime(), DefaultMaxAge)
 	require.NoError(t, err)
 	require.Equal(t, "jetpack6.2", a.Release.Name)

@@ -72,11 +72,31 @@ func TestIssueMarkdown(t *testing.T) {
 		"| L4T / JetPack | 36.4.3 / 6.2 |\n",
 		"| Binary chosen | `router-87` (SM 8.7) |\n",
 		"| Smoke run | `--version` exited 0 |\n",
+		"| CUDA kernel | not run (add --kernel) |\n",
+		"| Serving | not run (add --serve MODEL_DIR) |\n",
+		"| Level | smoke: the image starts on the Jetson (no CUDA work was checked) |\n",
 		"| Collected | 2026-11-20 09:30 UTC |\n",
 		"| cuda-driver | ✅ passed | the driver reports SM 8.7 and CUDA 12.6 |\n",
 	} {
 		require.Contains(t, body, want)
 	}
+	full, err := IssueMarkdown(supported(t, nil))
+	require.NoError(t, err)
+	for _, want := range []string{
+		"| CUDA kernel | 4096 values exact on SM 8.7 (JIT 0.812 ms, kernel 0.051 ms) |\n",
+		"| Serving | a local model, 384 dimensions, float16: 20 requests, load 812.25 ms, p50 3.12 ms, p95 4.8 ms |\n",
+		"| Level | serve: a CUDA kernel ran and the router served embeddings: enough for supported |\n",
+		"| serve | ✅ passed | " + servePassed + " |\n",
+	} {
+		require.Contains(t, full, want)
+	}
+	stuck, err := IssueMarkdown(supported(t, func(ev *Evidence) {
+		setCheck(ev, "serve", Failed, "the router's health route did not answer within 5m0s")
+		ev.Result.Serve = &Serve{ModelID: "BAAI/bge-small-en-v1.5", Dimensions: 384, Step: "health", LoadMillis: 300000}
+	}))
+	require.NoError(t, err)
+	require.Contains(t, stuck, "| Serving | `BAAI/bge-small-en-v1.5`, 384 dimensions: failed at `health` after 0 requests |\n")
+	require.Contains(t, stuck, "| Level | none: not a pass |\n")
 	// The folded JSON reads back as the same evidence.
 	_, rest, ok := strings.Cut(body, "```json\n")
 	require.True(t, ok)

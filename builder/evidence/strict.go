@@ -98,7 +98,9 @@ func backingOf(ctx context.Context, o *options, rel *matrix.Release) (*backing, 
 
 // CheckStrict reports, as matrix field errors on releases[i].tier, each
 // release that claims "supported" without stored evidence that passes
-// Verify for its current image at the age limit. The current image is what
+// Verify for its current image at the age limit, which for "supported"
+// means evidence of SupportedLevel: passing cuda-kernel and serve checks,
+// not only the smoke run. The current image is what
 // the resolver's Current says: with Chain{metadata, registry}, the digest
 // in the latest build's metadata, else what the release's first tag
 // resolves to. Releases of other tiers are not checked, and need no
@@ -123,13 +125,13 @@ func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix
 		case !b.backed():
 			fe.Message = "release " + rel.Name + " claims supported without passing evidence for its current image " +
 				b.current.Digest + " (" + b.current.Source + ") no older than " + FormatAge(o.maxAge) + ": " + whyNot(b)
-			fe.Fix = "run 'jetbake-entrypoint --probe --smoke --out evidence.json' in that image on a Jetson, then " +
-				"'jetbake evidence add evidence.json'; or set the tier to \"candidate\""
+			fe.Fix = "run '" + ProbeCommand + "' in that image on a Jetson, with a small embedding model's folder mounted at /model, then " +
+				"'jetbake evidence add evidence.json' (supported needs its cuda-kernel and serve checks); or set the tier to \"candidate\""
 		case !b.provenOn(rel):
 			u, _ := unprovenFor(rel)
 			fe.Message = "release " + rel.Name + " claims supported, but " + u.Why + ", and none of its passing evidence ran the SM " +
 				u.ProvenOn.String() + " binary"
-			fe.Fix = "run the probe with --smoke in the image on a Jetson Thor and add that evidence; or set the tier to \"candidate\""
+			fe.Fix = "run '" + ProbeCommand + "' in the image on a Jetson Thor and add that evidence; or set the tier to \"candidate\""
 		default:
 			continue
 		}

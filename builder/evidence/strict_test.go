@@ -17,15 +17,16 @@ import (
 func storeGolden(t *testing.T, m *matrix.Matrix, edit func(ev *Evidence)) {
 	t.Helper()
 	rel, _ := m.Release("jetpack6.2")
-	ev := golden(t, edit)
+	ev := supported(t, edit)
 	_, err := StoreFor(m).Add(&Admitted{Evidence: ev, Release: rel, Built: Built{Release: rel.Name, Digest: ev.Image.Digest}})
 	require.NoError(t, err)
 }
 
 func TestCheckStrict(t *testing.T) {
 	day := 24 * time.Hour
-	fix := "run 'jetbake-entrypoint --probe --smoke --out evidence.json' in that image on a Jetson, then " +
-		"'jetbake evidence add evidence.json'; or set the tier to \"candidate\""
+	fix := "run 'jetbake-entrypoint --probe --smoke --kernel --serve /model --out evidence.json' in that image on a Jetson, " +
+		"with a small embedding model's folder mounted at /model, then 'jetbake evidence add evidence.json' " +
+		"(supported needs its cuda-kernel and serve checks); or set the tier to \"candidate\""
 	tests := []struct {
 		name   string
 		store  bool
@@ -134,8 +135,8 @@ func TestSupport(t *testing.T) {
 		"jetpack6.1  candidate       JetPack 6.1 (L4T 36.4.0): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano\n"+
 		"    no evidence\n"+
 		"jetpack6.2  supported       JetPack 6.2 (L4T 36.4.3): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super\n"+
-		"    Jetson Orin Nano Super, 2026-11-20, sha256:c2efadaaded6, rev 677e5d8f2a41\n"+
-		"    Jetson AGX Orin, 2026-11-01, sha256:3bfcb1f42ae9, rev 677e5d8f2a41\n"+
+		"    Jetson Orin Nano Super, 2026-11-20, sha256:c2efadaaded6, rev 677e5d8f2a41, level serve\n"+
+		"    Jetson AGX Orin, 2026-11-01, sha256:3bfcb1f42ae9, rev 677e5d8f2a41, level serve\n"+
 		"jetpack7.0  candidate       JetPack 7.0 (L4T 38.2.0): Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (TEI v1.8.0 to v1.9.3 pin cudarc 0.13.5, which has no CUDA 13 feature, cuda-13000 first being in cudarc 0.17.1, so its router compiles against CUDA 12.2 bindings): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
 		"    no evidence\n"+
 		"jetpack7.2  evaluate-later  JetPack 7.2 (L4T 39.2.0): Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson AGX Thor\n    why not supported: TEI's CUDA 13 support is unproven (TEI v1.8.0 to v1.9.3 pin cudarc 0.13.5, which has no CUDA 13 feature, cuda-13000 first being in cudarc 0.17.1, so its router compiles against CUDA 12.2 bindings): below supported until a router built for CUDA 13 has run on a Jetson Thor\n"+
@@ -148,8 +149,8 @@ func TestSupport(t *testing.T) {
 	require.NoError(t, table.WriteMarkdown(&md))
 	require.Contains(t, md.String(), "| Release | JetPack (L4T) | Tier | Hardware | Evidence |\n|---|---|---|---|---|\n")
 	require.Contains(t, md.String(), "| jetpack6.2 | 6.2 (36.4.3) | supported | Jetson AGX Orin, Jetson Orin NX, Jetson Orin Nano, Jetson Orin Nano Super | "+
-		"Jetson Orin Nano Super, 2026-11-20, `sha256:c2efadaaded6`, rev `677e5d8f2a41` (counts)<br>"+
-		"Jetson AGX Orin, 2026-11-01, `sha256:3bfcb1f42ae9`, rev `677e5d8f2a41` (does not count) |\n")
+		"Jetson Orin Nano Super, 2026-11-20, `sha256:c2efadaaded6`, rev `677e5d8f2a41`, level serve (counts)<br>"+
+		"Jetson AGX Orin, 2026-11-01, `sha256:3bfcb1f42ae9`, rev `677e5d8f2a41`, level serve (does not count) |\n")
 	require.Contains(t, md.String(), "| jetpack7.0 | 7.0 (38.2.0) | candidate | Jetson AGX Thor | no evidence |\n")
 
 	var js bytes.Buffer
@@ -161,7 +162,7 @@ func TestSupport(t *testing.T) {
 	require.Equal(t, goldenDigest, row.CurrentDigest)
 	require.True(t, *row.Backed)
 	require.Equal(t, SupportEvidence{DeviceClass: "Jetson Orin Nano Super", Date: "2026-11-20T09:30:00Z", Digest: goldenDigest,
-		Revision: goldenRevision, Counts: ptr(true), File: "c2efadaaded6-jetson-orin-nano-super-2026-11-20.json"}, row.Evidence[0])
+		Revision: goldenRevision, Level: LevelServe, Counts: ptr(true), File: "c2efadaaded6-jetson-orin-nano-super-2026-11-20.json"}, row.Evidence[0])
 	require.Empty(t, back.Releases[3].Evidence)
 	require.Nil(t, back.Releases[3].Backed, "jetpack7.0 has no built image in the metadata")
 
@@ -171,4 +172,32 @@ func TestSupport(t *testing.T) {
 	md.Reset()
 	require.NoError(t, table.WriteMarkdown(&md))
 	require.Contains(t, md.String(), "| supported (not backed by evidence) |")
+}
+
+// TestCheckStrictNeedsServing: evidence of the smoke run alone, or with the
+// CUDA kernel but without serving, does not back "supported"; support
+// shows the level each piece reached.
+func TestCheckStrictNeedsServing(t *testing.T) {
+	m := testMatrix(t, t.TempDir())
+	rel, _ := m.Release("jetpack6.2")
+	ev := golden(t, nil) // the smoke run only
+	_, err := StoreFor(m).Add(&Admitted{Evidence: ev, Release: rel, Built: Built{Release: rel.Name, Digest: ev.Image.Digest}})
+	require.NoError(t, err)
+	opts := []Option{WithResolver(metadata(goldenDigest)), WithNow(goldenTime().Add(time.Hour))}
+	got := CheckStrict(t.Context(), m, opts...)
+	require.Len(t, got, 1)
+	require.Contains(t, got[0].Message, "(below-supported: release jetpack6.2 claims tier supported, which needs evidence of level serve "+
+		"(passing cuda-kernel and serve checks), but this evidence reached level smoke (no passing cuda-kernel check, no passing serve check))")
+	require.Contains(t, got[0].Fix, "--kernel --serve /model")
+	table, err := Support(t.Context(), m, opts...)
+	require.NoError(t, err)
+	require.Equal(t, LevelSmoke, table.Releases[2].Evidence[0].Level)
+	require.False(t, *table.Releases[2].Evidence[0].Counts)
+
+	// The same evidence backs a candidate release.
+	rel.Tier = "candidate"
+	require.Empty(t, CheckStrict(t.Context(), m, opts...))
+	table, err = Support(t.Context(), m, opts...)
+	require.NoError(t, err)
+	require.True(t, *table.Releases[2].Evidence[0].Counts, "a candidate needs no level")
 }

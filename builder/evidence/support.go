@@ -56,6 +56,9 @@ type SupportEvidence struct {
 	Digest string `json:"digest"`
 	// Revision is the jetbake revision of the image.
 	Revision string `json:"revision,omitempty"`
+	// Level is the level the evidence reached (LevelOf): smoke,
+	// cuda-kernel or serve; "supported" needs serve.
+	Level Level `json:"level"`
 	// Counts is set when the current digest is known: true when this
 	// evidence counts for the current image within the age limit.
 	Counts *bool `json:"counts,omitempty"`
@@ -88,7 +91,7 @@ func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTab
 		}
 		for k, e := range b.entries {
 			se := SupportEvidence{DeviceClass: e.Evidence.Host.DeviceClass, Date: e.Evidence.GeneratedAt,
-				Digest: e.Evidence.Image.Digest, Revision: e.Evidence.Revision, File: filepath.Base(e.Path)}
+				Digest: e.Evidence.Image.Digest, Revision: e.Evidence.Revision, Level: LevelOf(e.Evidence), File: filepath.Base(e.Path)}
 			if b.currentErr == nil {
 				se.Counts = ptr(b.verdicts[k] == nil)
 			}
@@ -134,7 +137,8 @@ func (t *SupportTable) WriteMarkdown(w io.Writer) error {
 	for _, why := range whys {
 		fmt.Fprintf(&b, "\nNot supported yet (%s): %s.\n", strings.Join(byWhy[why], ", "), why)
 	}
-	fmt.Fprintf(&b, "\nEvidence counts for a release's current image when it passed every check no more than %s ago.\n", t.MaxAge)
+	fmt.Fprintf(&b, "\nEvidence counts for a release's current image when it passed every check no more than %s ago; "+
+		"for a supported release it must reach level %s (a CUDA kernel ran and the router served embeddings).\n", t.MaxAge, SupportedLevel)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -160,7 +164,7 @@ func evidenceCell(r *SupportRow) string {
 }
 
 // evidenceLine writes "Jetson AGX Orin, 2026-11-20, sha256:c2efadaaded6,
-// rev 677e5d8 (current)", with q around the digest and revision.
+// rev 677e5d8, level serve (counts)", with q around the digest and revision.
 func evidenceLine(e *SupportEvidence, q string) string {
 	date := e.Date
 	if len(date) >= 10 {
@@ -173,6 +177,9 @@ func evidenceLine(e *SupportEvidence, q string) string {
 			rev = rev[:12]
 		}
 		s += ", rev " + q + rev + q
+	}
+	if e.Level != "" {
+		s += ", level " + string(e.Level)
 	}
 	if e.Counts != nil {
 		if *e.Counts {

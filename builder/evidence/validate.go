@@ -13,7 +13,8 @@ import (
 
 // The forms of the evidence's values. They are what the probe writes and
 // no more, so that a hand-edited file cannot carry a path, an address or a
-// token into the store either: no '/' outside image references, no '@'.
+// token into the store either: no '/' outside image references and the
+// served model's Hub id, no '@'.
 var (
 	tokenRE       = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,128}$`)
 	refRE         = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/[a-z0-9._/-]+:[A-Za-z0-9_.-]{1,128}$`)
@@ -112,7 +113,7 @@ func (ev *Evidence) validateHost() error {
 	return nil
 }
 
-// validateResult checks the checks, the binary, the smoke run, the kernel run and that
+// validateResult checks the checks, the binary, the smoke, kernel and serve runs, and that
 // result.pass is true exactly when every check passed.
 func (ev *Evidence) validateResult() error {
 	r := &ev.Result
@@ -136,6 +137,11 @@ func (ev *Evidence) validateResult() error {
 			return schemaErr(path+".detail", c.Detail, "is not one of the phrases the probe writes for "+c.Name+
 				": evidence holds only fixed phrases and parsed values, never a host name, address, path or serial number")
 		}
+		if c.Status == Passed {
+			if err := ev.checkRun(c.Name); err != nil {
+				return err
+			}
+		}
 		seen[c.Name] = true
 		allPassed = allPassed && c.Status == Passed
 	}
@@ -158,7 +164,12 @@ func (ev *Evidence) validateResult() error {
 		}
 	}
 	if r.Kernel != nil {
-		return validateKernel(r.Kernel)
+		if err := validateKernel(r.Kernel); err != nil {
+			return err
+		}
+	}
+	if r.Serve != nil {
+		return validateServe(r.Serve)
 	}
 	return nil
 }

@@ -73,31 +73,71 @@ const (
 	DetailKernelStep       = "{step} failed: {cudaerror} ({count})"
 	DetailKernelStepHint   = "{step} failed: {cudaerror} ({count}): {hint}"
 	DetailKernelResults    = "{count} wrong and {count} not finite of {count} values{on}{first}"
-	DetailKernelPassed     = "a PTX kernel JIT-compiled by the driver ran on SM {sm}: {count} of {count} values exact (JIT {ms}, kernel {ms})"
+	// DetailKernelOn and DetailKernelFirst are the optional parts of
+	// DetailKernelResults: its {on} and {first} slots hold "" or one of them.
+	DetailKernelOn     = " on SM {sm}"
+	DetailKernelFirst  = " (first at index {count}: got {float}, want {float})"
+	DetailKernelPassed = "a PTX kernel JIT-compiled by the driver ran on SM {sm}: {count} of {count} values exact (JIT {ms}, kernel {ms})"
+	// The serving check (serve, --serve MODEL): the router started with a
+	// model, answered on TEI's routes (GET /health, GET /info, POST /embed:
+	// "the health route" and so on, since a detail holds no '/') and stopped.
+	DetailServeNoBinary   = "not run: no binary was chosen"
+	DetailServeNoModel    = "not run: the model folder does not exist in the container: mount the folder into the container and give its path to --serve"
+	DetailServeNoDownload = "not run: the model is not a folder in the container, and downloading it was not asked for: mount a folder, or add --allow-download"
+	DetailServeNoStart    = "the router could not be started"
+	DetailServeExited     = "the router exited {exit} before its health route answered"
+	DetailServeSignal     = "the router was killed by a signal before its health route answered"
+	DetailServeLoad       = "the router's health route did not answer within {duration}"
+	DetailServeInfo       = "the info route did not answer with TEI's model info"
+	DetailServeStatus     = "the embed route answered HTTP {status}"
+	DetailServeNoAnswer   = "the embed route gave no answer within {duration}"
+	DetailServeNotVectors = "the embed route did not answer with a list of vectors"
+	DetailServeNoHidden   = "the model's config.json gives no hidden_size to check the vectors against"
+	DetailServeCount      = "the embed route gave {count} vectors for {count} inputs"
+	DetailServeShape      = "the embed route gave a vector of {count} values, but the model's hidden_size is {count}"
+	DetailServeNonFinite  = "the embed route gave {count} values that are not finite (NaN or infinite, null in TEI's JSON)"
+	DetailServeNoStop     = "the router served, but was still running {duration} after SIGTERM and was killed"
+	DetailServePassed     = "{count} requests to the embed route gave finite vectors of {count} values (load {ms}, p50 {ms}, p95 {ms})"
 )
 
-// kernelSteps are the steps of the CUDA kernel check that a failure can
-// name, as the probe's cuda-kernel check writes them.
+// kernelSteps are the steps of the CUDA kernel check that a failure of a
+// driver call can name: the calls of KernelSteps.
 func kernelSteps() []string {
-	return []string{"cuInit", "cuDeviceGet", "cuDeviceGetAttribute", "cuDriverGetVersion",
-		"cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadDataEx", "cuModuleGetFunction", "cuMemAlloc",
-		"cuMemcpyHtoD", "cuLaunchKernel", "cuCtxSynchronize", "cuMemcpyDtoH", "cuMemFree", "cuModuleUnload", "cuDevicePrimaryCtxRelease"}
+	var out []string
+	for _, s := range KernelSteps() {
+		if strings.HasPrefix(s, "cu") {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
-// kernelHints are what a CUDA error of the kernel check means on a Jetson,
-// the probe's fixed phrases.
-func kernelHints() []string {
-	return []string{
-		"no GPU is visible: start the container with --runtime nvidia",
-		"this is CUDA's stub, not the host's driver: start the container with --runtime nvidia",
-		"the driver's JIT could not compile the kernel for this GPU",
-		"the driver has no code of the kernel for this GPU",
-		"the driver is older than the kernel's PTX ISA",
-		"the driver's PTX JIT compiler library is not in the container",
-		"the GPU had no memory free for the kernel's 32 KB",
-		"the kernel faulted on the GPU",
-		"the kernel did not finish: the GPU may be hung",
+// KernelHints say what a CUDA error of the kernel check means on a Jetson,
+// by the error's name: the probe's fixed phrases, the only text the slot
+// {hint} holds.
+func KernelHints() map[string]string {
+	return map[string]string{
+		"CUDA_ERROR_NO_DEVICE":               "no GPU is visible: start the container with --runtime nvidia",
+		"CUDA_ERROR_STUB_LIBRARY":            "this is CUDA's stub, not the host's driver: start the container with --runtime nvidia",
+		"CUDA_ERROR_INVALID_PTX":             "the driver's JIT could not compile the kernel for this GPU",
+		"CUDA_ERROR_NO_BINARY_FOR_GPU":       "the driver has no code of the kernel for this GPU",
+		"CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "the driver is older than the kernel's PTX ISA",
+		"CUDA_ERROR_JIT_COMPILER_NOT_FOUND":  "the driver's PTX JIT compiler library is not in the container",
+		"CUDA_ERROR_OUT_OF_MEMORY":           "the GPU had no memory free for the kernel's 32 KB",
+		"CUDA_ERROR_LAUNCH_FAILED":           "the kernel faulted on the GPU",
+		"CUDA_ERROR_ILLEGAL_ADDRESS":         "the kernel faulted on the GPU",
+		"CUDA_ERROR_LAUNCH_TIMEOUT":          "the kernel did not finish: the GPU may be hung",
 	}
+}
+
+// kernelHint reports whether s is one of KernelHints' phrases.
+func kernelHint(s string) bool {
+	for _, h := range KernelHints() {
+		if s == h {
+			return true
+		}
+	}
+	return false
 }
 
 // Phrases returns the phrases of every check the probe writes, by check
@@ -122,6 +162,9 @@ func Phrases() map[string][]string {
 		"cuda-kernel": {DetailKernelNoLibrary, DetailKernelNoProbe, DetailKernelTimeout, DetailKernelSignal, DetailKernelNoStart,
 			DetailKernelNoLine, DetailKernelIncoherent, DetailKernelDlopen, DetailKernelDlsym, DetailKernelStep,
 			DetailKernelStepHint, DetailKernelResults, DetailKernelPassed},
+		CheckServe: {DetailServeNoBinary, DetailServeNoModel, DetailServeNoDownload, DetailServeNoStart, DetailServeExited,
+			DetailServeSignal, DetailServeLoad, DetailServeInfo, DetailServeStatus, DetailServeNoAnswer, DetailServeNotVectors,
+			DetailServeNoHidden, DetailServeCount, DetailServeShape, DetailServeNonFinite, DetailServeNoStop, DetailServePassed},
 	}
 }
 
@@ -235,14 +278,15 @@ func slotForms() map[string]slotForm {
 		"cuda":      {leaf: func(s string) bool { return version(s, 2, 2, 2) }},
 		"sm":        {leaf: func(s string) bool { return version(strings.TrimSuffix(s, "a"), 2, 2, 2) }},
 		"exit":      {leaf: func(s string) bool { return digits(s, 1, 3) }},
+		"status":    {leaf: func(s string) bool { return digits(s, 3, 3) }},
 		"duration":  {leaf: goDuration},
 		"count":     {leaf: func(s string) bool { return digits(s, 1, 8) }},
 		"ms":        {leaf: func(s string) bool { return milliseconds(s) }},
 		"step":      {leaf: func(s string) bool { return oneOf(s, kernelSteps()) }},
 		"cudaerror": {leaf: cudaErrorName},
-		"hint":      {leaf: func(s string) bool { return oneOf(s, kernelHints()) }},
-		"on":        {forms: []string{"", " on SM {sm}"}},
-		"first":     {forms: []string{"", " (first at index {count}: got {float}, want {float})"}},
+		"hint":      {leaf: kernelHint},
+		"on":        {forms: []string{"", DetailKernelOn}},
+		"first":     {forms: []string{"", DetailKernelFirst}},
 		"float":     {leaf: float},
 		"host": {forms: []string{"L4T R{l4t}", "L4T R{l4t} (JetPack {jetpack})", "a driver for CUDA {cuda}",
 			"a driver for CUDA {cuda} on L4T R{l4t}", "a driver for CUDA {cuda} on L4T R{l4t} (JetPack {jetpack})"}},

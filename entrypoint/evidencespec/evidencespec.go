@@ -105,6 +105,9 @@ type Result struct {
 	// Kernel is the CUDA kernel check's run, when --kernel asked for it
 	// and the check ran.
 	Kernel *Kernel `json:"kernel,omitempty"`
+	// Serve is the serving check's run, when --serve asked for it and the
+	// router was started.
+	Serve *Serve `json:"serve,omitempty"`
 }
 
 // Binary is the router binary that would be chosen.
@@ -180,4 +183,62 @@ func KernelSteps() []string {
 		"cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadDataEx", "cuModuleGetFunction", "cuMemAlloc",
 		"cuMemcpyHtoD", "cuLaunchKernel", "cuCtxSynchronize", "cuMemcpyDtoH", KernelStepResults,
 		"cuMemFree", "cuModuleUnload", "cuDevicePrimaryCtxRelease"}
+}
+
+// CheckServe names the check that --serve adds: the chosen router, started
+// with a model on 127.0.0.1 with TEI's own flags, answered GET /health,
+// GET /info and POST /embed with finite vectors of the model's hidden size,
+// and stopped on SIGTERM. Without --serve the check is absent.
+const CheckServe = "serve"
+
+// The values of Serve.Step: the part of the serving check that failed.
+const (
+	// ServeStepStart: the router could not be started, or it ended before
+	// it answered GET /health (the compute-cap refusal, a model folder
+	// without config.json).
+	ServeStepStart = "start"
+	// ServeStepHealth: it did not answer GET /health in time (a slow load).
+	ServeStepHealth = "health"
+	// ServeStepInfo: GET /info did not answer with TEI's model info.
+	ServeStepInfo = "info"
+	// ServeStepEmbed: POST /embed failed or answered something else than
+	// vectors.
+	ServeStepEmbed = "embed"
+	// ServeStepShape: the vectors are not one per input of the model's
+	// hidden size.
+	ServeStepShape = "shape"
+	// ServeStepFinite: a value is NaN or infinite.
+	ServeStepFinite = "finite"
+	// ServeStepStop: the router ignored SIGTERM and was killed.
+	ServeStepStop = "stop"
+)
+
+// ServeSteps are the values Serve.Step may take, in the order the check
+// takes them.
+func ServeSteps() []string {
+	return []string{ServeStepStart, ServeStepHealth, ServeStepInfo, ServeStepEmbed, ServeStepShape, ServeStepFinite, ServeStepStop}
+}
+
+// Serve is the run of the serving check (--serve). It keeps sizes, the
+// model's dtype and times only: never the model folder's path.
+type Serve struct {
+	// ModelID is the model's Hub id ("BAAI/bge-small-en-v1.5") when the
+	// router was asked to download it (--allow-download) and the id is a
+	// safe token; empty for a local folder, whose path is not kept.
+	ModelID string `json:"model_id,omitempty"`
+	// Dimensions is the model's hidden_size, which every vector must have;
+	// 0 when its config.json gives none.
+	Dimensions int `json:"dimensions"`
+	// DType is the model_dtype GET /info reported, "float16" or "float32".
+	DType string `json:"dtype,omitempty"`
+	// Requests is how many POST /embed requests were answered with vectors.
+	Requests int `json:"requests"`
+	// Step is what failed, one of ServeSteps; empty on a pass.
+	Step string `json:"step,omitempty"`
+	// LoadMillis is the time from the router's start until GET /health
+	// answered 200, and P50Millis and P95Millis the median and 95th
+	// percentile of the POST /embed requests, in milliseconds.
+	LoadMillis float64 `json:"load_ms"`
+	P50Millis  float64 `json:"p50_ms"`
+	P95Millis  float64 `json:"p95_ms"`
 }

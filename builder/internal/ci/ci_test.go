@@ -1,7 +1,6 @@
 package ci
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,22 +22,12 @@ func lint(t *testing.T, path string, content []byte) []*actionlint.Error {
 	t.Helper()
 	abs, err := filepath.Abs(root)
 	require.NoError(t, err)
-	project, err := actionlint.NewProject(abs)
-	require.NoError(t, err)
-	l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{})
-	require.NoError(t, err)
-	errs, err := l.Lint(path, content, project)
+	errs, err := Lint(abs, path, content)
 	require.NoError(t, err)
 	return errs
 }
 
-func messages(errs []*actionlint.Error) string {
-	var b strings.Builder
-	for _, e := range errs {
-		b.WriteString(e.Error() + "\n")
-	}
-	return b.String()
-}
+func messages(errs []*actionlint.Error) string { return Messages(errs) }
 
 // The example workflow passes actionlint, with jetbake's action read from
 // this checkout's action.yml (so that its inputs are checked too).

@@ -96,6 +96,20 @@ func TestDockerEngine(t *testing.T) {
 		testNVIDIARuntime(t, d, nv, images)
 	})
 
+	t.Run("the probe's serving check through NVIDIA's container runtime", func(t *testing.T) {
+		// The Orin image built without jetson-compute-cap.sh, as upstream's
+		// Dockerfile builds it: its router refuses the Orin at model load.
+		variant, err := OnlyNoComputeCap(f.env.RepoRoot, filepath.Join(f.work, "dockerfiles"))
+		require.NoError(t, err)
+		rep, err := f.build(ctx, f.demoPlan(t, "no-compute-cap.json", variant),
+			imagebuild.WithOutputs(imagebuild.Output{Type: "docker", Dest: filepath.Join(f.work, "out", "no-compute-cap.tar")}))
+		require.NoError(t, err)
+		require.Equal(t, imagebuild.Succeeded, rep.Releases[0].Outcome, rep.Releases[0].Error)
+		refusing, err := DockerLoad(ctx, d, rep.Releases[0].Outputs[0])
+		require.NoError(t, err)
+		testServeThroughNVIDIA(t, d, nv, serveImages{serving: images["jetpack6.2"], digest: digests["jetpack6.2"], refusing: refusing[0]}, f.work)
+	})
+
 	t.Run("arguments after the image name reach the router unchanged", func(t *testing.T) {
 		hostsByName := f.hosts(t, "hosts-args")
 		// Flags Docker would take for its own if they came before the image.

@@ -21,7 +21,9 @@ import (
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
 
+	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/ci"
 	"github.com/jetbake/jetbake/builder/version"
 )
 
@@ -74,6 +76,19 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	stdout, stderr, err = run("init", "--router", "text-embeddings-inference", "--repository", f.env.Registry+"/acme/router", "--source", "https://example.com/acme/router")
 	require.NoError(t, err, stderr)
 	require.Contains(t, stdout, "wrote matrix.json, matrix.schema.json, Dockerfile-jetson")
+	// The Jetson gate of this repository, as the installed jetbake writes it.
+	stdout, stderr, err = run("init", "--gate")
+	require.NoError(t, err, stderr)
+	require.Contains(t, stdout, filepath.Join(repo, cli.GateWorkflow)+", "+filepath.Join(repo, cli.GateIssueForm))
+	gate, err := os.ReadFile(filepath.Join(repo, cli.GateWorkflow))
+	require.NoError(t, err)
+	lintErrs, err := ci.Lint(repo, cli.GateWorkflow, gate)
+	require.NoError(t, err)
+	require.Empty(t, lintErrs, ci.Messages(lintErrs))
+	require.Contains(t, string(gate), `MATRIX: "matrix.json"`)
+	require.Contains(t, string(gate), `default: "`+f.env.Registry+`/acme/router"`)
+	require.Contains(t, string(gate), `JETBAKE_VERSION: "latest"`, "a pseudo-version is no release to install")
+	require.FileExists(t, filepath.Join(repo, cli.GateActionlint))
 	// TEI's source, as a pipeline checks it out beside its matrix (this
 	// machine cannot reach GitHub): the TEI-shaped tree, nothing of jetbake's.
 	require.NoError(t, os.CopyFS(filepath.Join(repo, "tei"), os.DirFS(filepath.Join(f.env.RepoRoot, TEISource))))

@@ -4,12 +4,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin/tei"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -19,7 +22,8 @@ import (
 // NVIDIA's runtime mounts the host's on JetPack 6. The arm64 entrypoint
 // and CUDA probe run under QEMU: the kernel passes, each failure mode of the
 // driver fails the cuda-kernel check with its step and CUDA error, and the
-// evidence is what builder/evidence reads.
+// evidence is what builder/evidence reads. The same image then runs the
+// serving check (testServeInImage).
 func TestKernelCheckInImage(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
@@ -57,13 +61,7 @@ func TestKernelCheckInImage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host := orin
-			host.Env = append(append([]string{}, orin.Env...), tt.knobs...)
-			res, err := runner.Run(ctx, img.Rootfs, img.Config, host, []string{"--probe", "--kernel", "--smoke"},
-				"JETBAKE_IMAGE_DIGEST="+rr.Digest)
-			require.NoError(t, err)
-			ev, err := evidence.Parse([]byte(res.Stdout))
-			require.NoError(t, err, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+			ev, res := probeOn(t, runner, img, withKnobs(orin, tt.knobs), []string{"--probe", "--kernel", "--smoke"}, rr.Digest)
 			kernel := checkNamed(ev, evidencespec.CheckCUDAKernel)
 			require.NotNil(t, kernel, res.Stdout)
 			require.NotNil(t, ev.Result.Kernel, res.Stdout)
@@ -84,6 +82,100 @@ func TestKernelCheckInImage(t *testing.T) {
 			require.Contains(t, res.Stderr, "not a pass: failed ")
 		})
 	}
+	t.Run("the serving check", func(t *testing.T) {
+		m, err := matrix.Load(filepath.Join(f.work, "matrix.json"), AllowStandin(f.env.RepoRoot))
+		require.NoError(t, err)
+		testServeInImage(t, f, img, orin, report, m)
+	})
+}
+
+// testServeInImage runs `--probe --smoke --kernel --serve /model` in img
+// with runc on the fake Orin, a test model's folder bound at /model: the
+// stand-in router (the shipped Dockerfile's, under QEMU) serves it on
+// 127.0.0.1 and the evidence reaches level serve, which evidence add
+// admits for a supported release; a model folder without config.json, a
+// load slower than the bound and NaN in the vectors each fail the serve
+// check at their step, with the router's own words on stderr.
+func testServeInImage(t *testing.T, f *fixture, img Unpacked, orin runimage.Host, report *imagebuild.Report, m *matrix.Matrix) {
+	ctx := t.Context()
+	model, noConfig := filepath.Join(f.work, "model"), filepath.Join(f.work, "model-no-config")
+	require.NoError(t, WriteModel(model))
+	require.NoError(t, WriteModel(noConfig, "config.json"))
+	runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles"))
+	require.NoError(t, err)
+	digest := report.Releases[0].Digest
+	tests := []struct {
+		name, folder, load string
+		knobs              []string
+		step, stderr       string
+	}{
+		{name: "the router serves the model", folder: model, load: "2m", knobs: []string{tei.KnobLoadMillis + "=500"}},
+		{name: "a model folder without config.json", folder: noConfig, load: "2m", step: evidencespec.ServeStepStart,
+			stderr: "Error: `config.json` not found\n\nCaused by:\n    No such file or directory (os error 2)\n"},
+		{name: "a load slower than the bound", folder: model, load: "3s", knobs: []string{tei.KnobLoadMillis + "=60000"},
+			step: evidencespec.ServeStepHealth, stderr: "Starting model backend"},
+		{name: "NaN in the vectors", folder: model, load: "2m", knobs: []string{tei.KnobEmbed + "=nan"}, step: evidencespec.ServeStepFinite},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			host := withKnobs(orin, tt.knobs)
+			host.Volumes = []runimage.Volume{{Source: tt.folder, Destination: "/model"}}
+			ev, res := probeOn(t, runner, img, host, ServeArgs(tt.load), digest)
+			serve := checkNamed(ev, evidencespec.CheckServe)
+			require.NotNil(t, serve, res.Stdout)
+			require.NotNil(t, ev.Result.Serve, res.Stdout)
+			require.Equal(t, tt.step, ev.Result.Serve.Step, "%s\nstderr: %s", serve.Detail, res.Stderr)
+			require.Contains(t, res.Stderr, tt.stderr)
+			if tt.step != "" {
+				require.Equal(t, 1, res.ExitCode)
+				require.Equal(t, evidencespec.Failed, serve.Status)
+				return
+			}
+			requireServed(t, ev, res)
+			require.GreaterOrEqual(t, ev.Result.Serve.LoadMillis, 500.0, "the slow load is in the load time")
+			require.Contains(t, res.Stderr, "Starting HTTP server: 127.0.0.1:", "TEI's --hostname and --port")
+			// evidence add takes it for a release that claims supported.
+			rel, _ := m.Release("jetpack6.2")
+			rel.Tier = evidence.TierSupported
+			_, err = evidence.Admit(ctx, ev, m, &evidence.MetadataResolver{File: "build.json", Report: report}, time.Now(), evidence.DefaultMaxAge)
+			require.NoError(t, err)
+			t.Logf("the evidence of the passing serve run (runc, %s):\n%s", host.Name, res.Stdout)
+		})
+	}
+}
+
+// requireServed checks a passing serving run: every check passed, the
+// level is serve, vectors of the model's size, the folder's path nowhere.
+func requireServed(t *testing.T, ev *evidence.Evidence, res runimage.Result) {
+	t.Helper()
+	require.Equal(t, 0, res.ExitCode, res.Stderr)
+	require.True(t, ev.Result.Pass, res.Stdout)
+	require.Equal(t, evidence.LevelServe, evidence.LevelOf(ev))
+	s := ev.Result.Serve
+	require.Equal(t, ModelHiddenSize, s.Dimensions)
+	require.Equal(t, "float16", s.DType, "the router ran on the GPU the driver reported")
+	require.Equal(t, 20, s.Requests)
+	require.Empty(t, s.ModelID, "a local folder is not named")
+	require.GreaterOrEqual(t, s.P95Millis, s.P50Millis)
+	require.NotContains(t, res.Stdout, "/model")
+	require.Contains(t, res.Stderr, "signal received, starting graceful shutdown", "stopped by SIGTERM")
+}
+
+// withKnobs is host with more environment entries, such as FAKE_CUDA_* knobs.
+func withKnobs(host runimage.Host, knobs []string) runimage.Host {
+	host.Env = append(append([]string{}, host.Env...), knobs...)
+	return host
+}
+
+// probeOn runs the probe with args in img on host with runc, the image's
+// digest in JETBAKE_IMAGE_DIGEST, and parses its evidence.
+func probeOn(t *testing.T, runner *runimage.Runner, img Unpacked, host runimage.Host, args []string, digest string) (*evidence.Evidence, runimage.Result) {
+	t.Helper()
+	res, err := runner.Run(t.Context(), img.Rootfs, img.Config, host, args, "JETBAKE_IMAGE_DIGEST="+digest)
+	require.NoError(t, err)
+	ev, err := evidence.Parse([]byte(res.Stdout))
+	require.NoError(t, err, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+	return ev, res
 }
 
 // checkNamed is the check of that name, or nil.

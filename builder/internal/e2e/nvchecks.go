@@ -39,6 +39,8 @@ type NVCheck struct {
 	HideSoC bool
 	// Env are more -e entries, such as NVIDIA_DISABLE_REQUIRE=false.
 	Env []string
+	// Volumes are more -v entries, such as MODEL_DIR:/model:ro.
+	Volumes []string
 	// WantRefusal is the line of NVIDIA's runtime when it must refuse the
 	// container before it starts (docker exits 125).
 	WantRefusal string
@@ -205,7 +207,7 @@ func orNone(s string) string {
 // NVRunArgs are the `docker run` arguments of c for image on h: the arm64
 // platform, --runtime nvidia with NVIDIA_VISIBLE_DEVICES=all (unless the
 // check runs without the runtime), the host's soc0 view over /sys/devices
-// (unless HideSoC), c's environment, the image, then c.Args as typed after
+// (unless HideSoC), c's environment and volumes, the image, then c.Args as typed after
 // it. The stand-in router asks the host's stand-in driver for the GPU, as
 // TEI asks the real one.
 func NVRunArgs(image string, h *nvtoolkit.Host, fake FakeHost, c NVCheck) []string {
@@ -218,6 +220,9 @@ func NVRunArgs(image string, h *nvtoolkit.Host, fake FakeHost, c NVCheck) []stri
 	}
 	for _, e := range c.Env {
 		out = append(out, "-e", e)
+	}
+	for _, v := range c.Volumes {
+		out = append(out, "-v", v)
 	}
 	return append(append(out, image), c.Args...)
 }

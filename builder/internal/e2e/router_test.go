@@ -12,11 +12,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // only keeps one release: jetpack6.2 renamed to name, tagged
@@ -109,6 +111,22 @@ func TestRouterContract(t *testing.T) {
 		require.Equal(t, 0, res.ExitCode, res.Stderr)
 		require.Contains(t, res.Stdout, "Could not find a compatible CUDA device on host: CUDA is not available")
 		require.Contains(t, res.Stdout, "Using CPU instead")
+		// The probe's serving check meets the refusal at model load, where
+		// TEI meets it, before the router listens: its smoke run passed.
+		model := filepath.Join(f.work, "model-no-compute-cap")
+		require.NoError(t, WriteModel(model))
+		host := hostsByName["orin-jp6"]
+		host.Volumes = []runimage.Volume{{Source: model, Destination: "/model"}}
+		res = f.runOn(t, img, host, ServeArgs("2m"))
+		require.Equal(t, 1, res.ExitCode, res.Stderr)
+		ev, err := evidence.Parse([]byte(res.Stdout))
+		require.NoError(t, err, res.Stdout)
+		require.Equal(t, evidencespec.Passed, checkNamed(ev, "smoke").Status, "--version never touches CUDA")
+		serve := checkNamed(ev, evidencespec.CheckServe)
+		require.Equal(t, evidencespec.Check{Name: "serve", Status: evidencespec.Failed, Detail: "the router exited 1 before its health route answered"}, *serve)
+		require.Equal(t, evidencespec.ServeStepStart, ev.Result.Serve.Step)
+		require.Contains(t, res.Stderr, "Could not start backend: "+RefusalOnOrin)
+		require.NotContains(t, res.Stderr, "Starting HTTP server")
 	})
 
 	t.Run("the linking feature removed: cudarc's build script panics", func(t *testing.T) {

@@ -34,6 +34,17 @@ type Host struct {
 	// CPUInfo is a file bound over /proc/cpuinfo, as LXCFS does: the CPU
 	// the container reports; "" leaves the machine's.
 	CPUInfo string
+	// Volumes are folders of this machine bound read-only into the
+	// container, as `docker run -v SOURCE:DESTINATION:ro` does: a model's
+	// folder for the probe's serving check.
+	Volumes []Volume
+}
+
+// Volume is a folder of this machine bound read-only into a container.
+type Volume struct {
+	// Source is the folder on this machine, Destination its path in the
+	// container.
+	Source, Destination string
 }
 
 // Result is what a container printed and how it exited.
@@ -133,6 +144,9 @@ func runtimeSpec(rootfs string, cfg *v1.ConfigFile, host Host, args, env []strin
 	}
 	if host.CPUInfo != "" {
 		mounts = append(mounts, specs.Mount{Destination: "/proc/cpuinfo", Type: "bind", Source: host.CPUInfo, Options: []string{"bind", "ro"}})
+	}
+	for _, v := range host.Volumes {
+		mounts = append(mounts, specs.Mount{Destination: v.Destination, Type: "bind", Source: v.Source, Options: []string{"rbind", "ro"}})
 	}
 	return &specs.Spec{
 		Version:  specs.Version,

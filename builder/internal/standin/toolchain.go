@@ -158,9 +158,13 @@ func (k Kit) routerTemplate(ctx context.Context, b Base, linking string) (string
 		}
 		links = append(links, path)
 	}
-	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + tei.Template(linking), CgoLinks: links, Cgo: true}
+	// netgo: the serving router's HTTP server resolves nothing, and Go's
+	// cgo resolver would add libresolv.so.2 to its DT_NEEDED, which TEI's
+	// router does not have.
+	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + tei.Template(linking), CgoLinks: links, Cgo: true,
+		Tags: []string{"netgo"}}
 	if linking == "" {
-		prog.Tags = []string{"nocuda"}
+		prog.Tags = append(prog.Tags, "nocuda")
 	}
 	path, err := k.buildGo(ctx, prog)
 	if err != nil {

@@ -1,6 +1,7 @@
 package tei
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -29,6 +30,18 @@ type RouterEnv struct {
 	Driver Driver
 	// Stdout and Stderr take its output.
 	Stdout, Stderr io.Writer
+	// Context ends a serving router gracefully: cmd/router cancels it on
+	// SIGTERM or SIGINT, as TEI's shutdown_signal waits for either. Nil
+	// serves until the process ends.
+	Context context.Context
+}
+
+// context is e.Context, or one that never ends.
+func (e RouterEnv) context() context.Context {
+	if e.Context == nil {
+		return context.Background()
+	}
+	return e.Context
 }
 
 // ExitIllegalInstruction is returned by RunRouter when the CPU lacks a
@@ -37,11 +50,16 @@ type RouterEnv struct {
 const ExitIllegalInstruction = -4
 
 // RunRouter is the stand-in router's start-up, as TEI's: --version without
-// CUDA; otherwise the compute-cap gate of the candle CUDA backend (cuInit
-// failing means no usable GPU: TEI warns and carries on on the CPU; a GPU
-// the compiled table refuses stops it with TEI's sentence), then the lines
-// the tests read: the SM it was built for, the gate's verdict, its
-// features, port and arguments. It returns the exit status.
+// CUDA. With --model-id naming a local folder (or MODEL_ID), it is TEI
+// serving that model (serveModel): the folder read with TEI's errors, the
+// compute-cap gate of the candle CUDA backend, the load, then TEI's HTTP
+// routes on --hostname and --port (PORT, else 3000) until SIGTERM.
+// Otherwise (no model, or a Hub id, which TEI would download and this
+// offline stand-in cannot) it stops after the gate (cuInit failing means
+// no usable GPU: TEI warns and carries on on the CPU; a GPU the compiled
+// table refuses stops it with TEI's sentence) and prints the lines the
+// tests read: the SM it was built for, the gate's verdict, its features,
+// port and arguments. It returns the exit status.
 func RunRouter(f Facts, e RouterEnv) int {
 	if len(Missing(f.CPUFeatures, e.CPU)) > 0 {
 		return ExitIllegalInstruction
@@ -49,6 +67,9 @@ func RunRouter(f Facts, e RouterEnv) int {
 	if slices.Contains(e.Args, "--version") || slices.Contains(e.Args, "-V") {
 		fmt.Fprintf(e.Stdout, "%s %s\n", f.Package, f.Version)
 		return 0
+	}
+	if a := readServeArgs(e); localModel(a.modelID) {
+		return serveModel(f, e, a)
 	}
 	verdict := "no CUDA backend compiled in"
 	if f.CUDA {

@@ -5,13 +5,17 @@
 // dynamic loader refuses to start it where a library is missing. It is a
 // template: the stand-in cargo appends the build's facts (package tei),
 // which it reads back from /proc/self/exe, and runs TEI's start-up with
-// them (tei.RunRouter): the CPU it was tuned for, --version, and the
-// compute-cap gate through the CUDA driver.
+// them (tei.RunRouter): the CPU it was tuned for, --version, the
+// compute-cap gate through the CUDA driver, and with a local model folder
+// TEI's HTTP API until SIGTERM.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 )
@@ -22,8 +26,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "text-embeddings-router:", err)
 		os.Exit(70)
 	}
+	// TEI shuts its server down gracefully on SIGTERM (docker stop) and
+	// Ctrl-C; as PID 1 of a container it must handle them to end at all.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	code := tei.RunRouter(facts, tei.RouterEnv{Args: os.Args[1:], Getenv: os.Getenv, CPU: currentCPU(),
-		Driver: driver{}, Stdout: os.Stdout, Stderr: os.Stderr})
+		Driver: driver{}, Stdout: os.Stdout, Stderr: os.Stderr, Context: ctx})
+	stop()
 	if code == tei.ExitIllegalInstruction {
 		dieIllegalInstruction()
 	}
