@@ -25,8 +25,10 @@ import (
 // router again, which BuildKit's cached-step records (the solve status
 // vertices' Cached flag, per release in the metadata's timings) show. A
 // third fresh runner, after a one-line change in the router's source,
-// recompiles the steps from the change on. Each release has its own cache
-// name in the bucket.
+// recompiles the steps from the change on, and, without sccache's remote
+// cache (see TestCLIBuildSccacheRemote), every crate: sccache's local
+// cache is a cache mount, which the fresh daemon does not have. Each
+// release has its own cache name in the bucket.
 func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
@@ -42,6 +44,7 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
+	var logs string // the last build's progress
 	build := func(matrix, addr string, args ...string) (*imagebuild.Report, map[string]vertexCount) {
 		t.Helper()
 		metadata := filepath.Join(t.TempDir(), "build.json")
@@ -53,6 +56,7 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 		var report imagebuild.Report
 		require.NoError(t, json.Unmarshal(data, &report))
 		require.Len(t, report.Timings.Releases, len(releases))
+		logs = stderr
 		return &report, routerRuns(t, stderr)
 	}
 	freshDaemon := func() string {
@@ -70,6 +74,12 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 	for _, r := range releases {
 		_, err := bucket.HeadObject("jetbake-cache", "manifests/"+r)
 		require.NoError(t, err, "the cache of %s under a name of its own", r)
+	}
+	stats := sccacheReports(t, logs)
+	require.Len(t, stats, 3, "a cargo step per SM target: %v", stats)
+	for name, st := range stats {
+		require.Equal(t, `Local disk: "/sccache"`, st.Location, "%s: no secrets, the cache mount", name)
+		requireCompiles(t, st, "miss", name)
 	}
 
 	second, vertices := build(matrixPath, freshDaemon(), "--cache-from", s3)
@@ -99,6 +109,9 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 	for _, rt := range third.Timings.Releases {
 		require.Less(t, rt.RouterCached, rt.RouterSteps, "%s: the changed source compiles again", rt.Name)
 		t.Logf("fresh runner, one-line change: %s: %d of %d router steps cached", rt.Name, rt.RouterCached, rt.RouterSteps)
+	}
+	for name, st := range sccacheReports(t, logs) {
+		requireCompiles(t, st, "miss", name+", fresh runner, one-line change, no sccache secrets")
 	}
 }
 
