@@ -6,9 +6,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,7 +15,6 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/cacheserver"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei/sccache"
@@ -124,11 +120,7 @@ func TestCLIBuildSccacheRemote(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	// BuildKit's own cache, on a server of its own.
-	bk := s3mem.New()
-	require.NoError(t, bk.CreateBucket("jetbake-cache"))
-	bkSrv := httptest.NewServer(gofakes3.New(bk).Server())
-	t.Cleanup(bkSrv.Close)
-	bkCache := "type=s3,bucket=jetbake-cache,region=us-east-1,endpoint_url=" + bkSrv.URL + ",use_path_style=true,access_key_id=bk,secret_access_key=bk-key"
+	bk, bkCache := buildkitS3(t)
 
 	matrixPath := f.demoPlanFile(t, "matrix.json", func(m map[string]any) { keepReleases(m, "jetpack6.2") })
 	p, err := LoadPlan(matrixPath, AllowStandin(f.env.RepoRoot))
@@ -138,24 +130,11 @@ func TestCLIBuildSccacheRemote(t *testing.T) {
 	var written []string // everything jetbake printed or wrote
 	build := func(matrix, addr string, args ...string) (*imagebuild.Report, sccache.Reported) {
 		t.Helper()
-		metadata := filepath.Join(t.TempDir(), "build.json")
-		code, stdout, stderr := jetbake(ctx, append([]string{"build", "-f", matrix, "--addr", addr, "--mirror", "nvcr.io=" + f.env.Registry,
-			"--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata, "--progress", "rawjson"}, append(f.allow(), args...)...)...)
-		require.Equal(t, 0, code, stderr)
-		data, err := os.ReadFile(metadata)
-		require.NoError(t, err)
-		written = append(written, stdout, stderr, string(data))
-		var report imagebuild.Report
-		require.NoError(t, json.Unmarshal(data, &report))
-		reports := sccacheReports(t, stderr)
+		run := f.rawBuild(t, matrix, addr, args...)
+		written = append(written, run.stdout, run.stderr, run.metadata)
+		reports := sccacheReports(t, run.stderr)
 		require.Contains(t, reports, "jetpack6.2 sm87", "the cargo step printed sccache's stats")
-		return &report, reports["jetpack6.2 sm87"]
-	}
-	freshDaemon := func() string {
-		conn, err := daemon.Connect(ctx, daemon.WithBuildkitd(filepath.Join(f.env.BinDir(), "buildkitd")), daemon.WithStateDir(t.TempDir()))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = conn.Close() })
-		return conn.Addr
+		return run.report, reports["jetpack6.2 sm87"]
 	}
 	s3Secrets := secretFlags("sccache_bucket", "sccache_region", "sccache_endpoint", "aws_access_key_id", "aws_secret_access_key", "aws_session_token")
 	const prefix = "sccache/arm64-sm87-cuda12.6/"
@@ -172,24 +151,15 @@ func TestCLIBuildSccacheRemote(t *testing.T) {
 	t.Logf("first runner: %d of %d router steps cached; sccache on S3: %d libraries compiled and stored, the router binary compiled",
 		first.Timings.Releases[0].RouterCached, first.Timings.Releases[0].RouterSteps, len(workspaceLibraries))
 
-	second, stats := build(matrixPath, freshDaemon(), s3Secrets...)
+	second, stats := build(matrixPath, f.freshDaemon(t), s3Secrets...)
 	rt := second.Timings.Releases[0]
 	require.Less(t, rt.RouterCached, rt.RouterSteps, "no BuildKit cache: the cargo step runs again")
 	requireCompiles(t, stats, "hit", "fresh runner, no BuildKit cache")
 	t.Logf("fresh runner, no change, no BuildKit cache: %d of %d router steps cached; sccache: %d of %d libraries from S3, the router binary compiled",
 		rt.RouterCached, rt.RouterSteps, len(workspaceLibraries), len(workspaceLibraries))
 
-	changed := t.TempDir()
-	require.NoError(t, os.CopyFS(changed, os.DirFS(filepath.Join(f.env.RepoRoot, TEISource))))
-	mainRS := filepath.Join(changed, "router", "src", "main.rs")
-	src, err := os.ReadFile(mainRS)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(mainRS, append(src, []byte("// one line\n")...), 0o644))
-	changedMatrix := f.demoPlanFile(t, "changed.json", func(m map[string]any) {
-		keepReleases(m, "jetpack6.2")
-		m["router"].(map[string]any)["context"] = changed
-	})
-	third, stats := build(changedMatrix, freshDaemon(), append(s3Secrets, "--cache-from", bkCache, "--allow", "fs.read="+changed)...)
+	changedMatrix, changed := f.oneLineChange(t, "changed.json", "jetpack6.2")
+	third, stats := build(changedMatrix, f.freshDaemon(t), append(s3Secrets, "--cache-from", bkCache, "--allow", "fs.read="+changed)...)
 	rt = third.Timings.Releases[0]
 	require.Positive(t, rt.RouterCached, "the steps before the change come from BuildKit's cache")
 	require.Less(t, rt.RouterCached, rt.RouterSteps, "the steps from COPY router on run again")

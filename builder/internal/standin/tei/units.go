@@ -57,15 +57,7 @@ func (u Unit) Metadata() string {
 // and git are left out: the stand-in has no registry, and they are cached
 // as the workspace's libraries are.
 func Units(dir string, args BuildArgs, h Host) ([]Unit, error) {
-	ws, members, err := loadWorkspace(dir)
-	if err != nil {
-		return nil, err
-	}
-	pkg, err := selectBin(members, args.Bin)
-	if err != nil {
-		return nil, err
-	}
-	res, err := Resolve(pkg, args.Features)
+	ws, pkg, res, err := selected(dir, args)
 	if err != nil {
 		return nil, err
 	}
