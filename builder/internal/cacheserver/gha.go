@@ -17,7 +17,8 @@ import (
 // the job's runtime token, and the signed URLs it hands out for the
 // entries' blobs (Azure's Put Blob and Get Blob). Like GitHub's, it serves
 // no v1 API (_apis/artifactcache): those requests get 404. An entry is
-// readable once finalized.
+// readable once finalized, and written once: creating it again is twirp's
+// already_exists (409).
 type GHA struct {
 	// URL is ACTIONS_RESULTS_URL: http://127.0.0.1:PORT/, with the slash.
 	URL string
@@ -113,10 +114,11 @@ func (g *GHA) serve(w http.ResponseWriter, r *http.Request) {
 	case sccache.MethodCreateEntry:
 		id := key + "\x00" + msg.String(sccache.FieldVersionCreate)
 		if _, found := g.entries[id]; found {
-			resp = sccache.Fields{sccache.FieldOK: false} // an entry is written once
-		} else {
-			resp = sccache.Fields{sccache.FieldOK: true, sccache.FieldURL: g.blobURL(id) + "?sig=write"}
+			// An entry is written once: twirp's already_exists.
+			http.Error(rec, `{"code":"already_exists","msg":"cache entry with the same key, version, and scope already exists"}`, http.StatusConflict)
+			return
 		}
+		resp = sccache.Fields{sccache.FieldOK: true, sccache.FieldURL: g.blobURL(id) + "?sig=write"}
 	case sccache.MethodFinalizeUpload:
 		id := key + "\x00" + msg.String(sccache.FieldVersion)
 		data, found := g.pending[id]

@@ -182,6 +182,7 @@ func TestStandinSccacheGHA(t *testing.T) {
 	out, code = buildWith(t, root, env...)
 	require.Equal(t, 0, code, out)
 	requireAll(t, compiles(out), "hit", out)
+	require.NotContains(t, out, "read-only", "the check entry exists (409): the cache stays writable")
 
 	v1 := []string{"SCCACHE_GHA_ENABLED=on", "ACTIONS_RESULTS_URL=" + gha.URL, "ACTIONS_RUNTIME_TOKEN=standin-runtime-token"}
 	out, code = buildWith(t, root, v1...)

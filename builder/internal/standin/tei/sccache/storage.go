@@ -10,8 +10,13 @@ import (
 	"path/filepath"
 )
 
-// ErrNotFound is a key the cache does not hold.
-var ErrNotFound = errors.New("NotFound")
+// ErrNotFound is a key the cache does not hold; ErrAlreadyExists an entry
+// that cannot be written again (the GitHub cache's 409), which the write
+// check takes as writable.
+var (
+	ErrNotFound      = errors.New("NotFound")
+	ErrAlreadyExists = errors.New("AlreadyExists")
+)
 
 // Storage is a cache backend, as sccache's Storage trait.
 type Storage interface {
@@ -55,7 +60,7 @@ func Check(ctx context.Context, s Storage, warn io.Writer) (readOnly bool, err e
 	if _, err := s.Get(ctx, checkKey); err != nil && !errors.Is(err, ErrNotFound) {
 		return false, fmt.Errorf("cache storage failed to read: %w", err)
 	}
-	if err := s.Put(ctx, checkKey, []byte("Hello, World!")); err != nil {
+	if err := s.Put(ctx, checkKey, []byte("Hello, World!")); err != nil && !errors.Is(err, ErrAlreadyExists) {
 		fmt.Fprintf(warn, "storage write check failed: %v\n", err)
 		return true, nil
 	}
@@ -98,8 +103,9 @@ func (d diskCache) Put(_ context.Context, key string, data []byte) error {
 func (d diskCache) Location() string { return fmt.Sprintf("Local disk: %q", string(d)) }
 
 // send does an HTTP request and returns the body of a 2xx answer, or
-// ErrNotFound for a 404, or the answer's status as an error. It is how
-// OpenDAL's services read their answers.
+// ErrNotFound for a 404 (and the GitHub cache's 204), ErrAlreadyExists for
+// a 409, or the answer's status as an error. It is how OpenDAL's services
+// read their answers (services/ghac/error.rs, parse_error).
 func send(client *http.Client, req *http.Request, service string) ([]byte, int, error) {
 	resp, err := client.Do(req)
 	if err != nil {
@@ -113,6 +119,8 @@ func send(client *http.Client, req *http.Request, service string) ([]byte, int, 
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, resp.StatusCode, ErrNotFound
+	case resp.StatusCode == http.StatusConflict:
+		return nil, resp.StatusCode, ErrAlreadyExists
 	case resp.StatusCode/100 != 2:
 		kind := "Unexpected"
 		if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized {
