@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -221,4 +222,50 @@ func CompileRustc(r Rustc, dir string, getenv func(string) (string, bool)) (stri
 		}
 	}
 	return "", nil
+}
+
+// RunRustc is the stand-in rustc's command line: --version, -vV, cargo's
+// --print probe, or a crate to compile (CompileRustc), in dir with the
+// environment getenv reads, behind rustup's proxy (the toolchain must be
+// installed). It returns rustc's exit status. The stand-in rustc runs it,
+// and so do the stand-in cargo (without RUSTC_WRAPPER) and the stand-in
+// sccache in their own process: the stand-in images' rustc is this code,
+// and a process start under QEMU costs a tenth of a second.
+func RunRustc(args []string, dir string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 1 && (args[0] == "--version" || args[0] == "-V"):
+		fmt.Fprintln(stdout, RustcVersion)
+		return 0
+	case len(args) == 1 && args[0] == "-vV":
+		fmt.Fprintf(stdout, "%s\nbinary: rustc\nhost: %s\nrelease: 1.92.0\n", RustcVersion, Triple)
+		return 0
+	}
+	if _, err := Toolchain(dir, Host{Env: getenv}); err != nil {
+		fmt.Fprintln(stderr, "error: "+err.Error())
+		return 1
+	}
+	r, err := ParseRustc(args)
+	if err == nil {
+		var out string
+		out, err = CompileRustc(r, dir, getenv)
+		fmt.Fprint(stdout, out)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "error: "+err.Error())
+		return 1
+	}
+	return 0
+}
+
+// EnvLookup looks variables up in an environment as os.Environ gives it,
+// the last value of a name winning, as os/exec sets it.
+func EnvLookup(env []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
 }

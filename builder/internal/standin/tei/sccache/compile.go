@@ -1,6 +1,7 @@
 package sccache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -221,7 +222,13 @@ func kindOf(r tei.Rustc) string {
 	return strings.Join(r.Types, ",")
 }
 
+// runCompiler runs the compiler with args, as sccache runs it on a miss.
+// The stand-in images' rustc is tei.RunRustc, which runs in this process,
+// sparing a process start under QEMU; any other compiler runs as a process.
 func (c *Client) runCompiler(compiler string, args []string) int {
+	if filepath.Base(compiler) == "rustc" {
+		return tei.RunRustc(args, c.Dir, tei.EnvLookup(c.Env), c.Stdout, c.Stderr)
+	}
 	cmd := exec.Command(compiler, args...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = c.Dir, c.Env, c.Stdout, c.Stderr
 	err := cmd.Run()
@@ -252,14 +259,14 @@ func (c *Client) key(srv *Server, compiler string, r tei.Rustc) (string, error) 
 	h := sha256.New()
 	version, ok := srv.Compilers[compiler]
 	if !ok {
-		out, err := exec.Command(compiler, "-vV").Output()
-		if err != nil {
-			return "", fmt.Errorf("failed to execute compile: %s -vV: %w", compiler, err)
+		var out bytes.Buffer
+		if filepath.Base(compiler) != "rustc" || tei.RunRustc([]string{"-vV"}, c.Dir, c.Getenv, &out, io.Discard) != 0 {
+			return "", fmt.Errorf("failed to execute compile: %s -vV failed", compiler)
 		}
 		if srv.Compilers == nil {
 			srv.Compilers = map[string]string{}
 		}
-		version = string(out)
+		version = out.String()
 		srv.Compilers[compiler] = version
 	}
 	fmt.Fprintf(h, "compiler %s\n", version)

@@ -37,36 +37,13 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// rustc is the stand-in rustc (see tei.CompileRustc).
+// rustc is the stand-in rustc (see tei.RunRustc).
 func rustc(args []string, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) == 1 && (args[0] == "--version" || args[0] == "-V"):
-		fmt.Fprintln(stdout, tei.RustcVersion)
-		return 0
-	case len(args) == 1 && args[0] == "-vV":
-		fmt.Fprintf(stdout, "%s\nbinary: rustc\nhost: %s\nrelease: 1.92.0\n", tei.RustcVersion, tei.Triple)
-		return 0
-	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return fail(stderr, err)
 	}
-	h := tei.Host{Env: os.LookupEnv, LookPath: exec.LookPath}
-	if _, err := tei.Toolchain(dir, h); err != nil {
-		fmt.Fprintln(stderr, "error: "+err.Error())
-		return 1
-	}
-	r, err := tei.ParseRustc(args)
-	if err == nil {
-		var out string
-		out, err = tei.CompileRustc(r, dir, os.LookupEnv)
-		fmt.Fprint(stdout, out)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "error: "+err.Error())
-		return 1
-	}
-	return 0
+	return tei.RunRustc(args, dir, os.LookupEnv, stdout, stderr)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -174,31 +151,48 @@ func (r rustcRunner) line(args []string) string {
 }
 
 // run runs rustc with args in dir, with env added to the environment, and
-// returns its standard error.
+// returns its standard error: the wrapper as a process of its own, with
+// rustc as its first argument, as cargo runs it; without one, the stand-in
+// rustc in this process (tei.RunRustc), which is what a rustc process of
+// the stand-in images would run.
 func (r rustcRunner) run(dir string, env map[string]string, args ...string) (string, error) {
-	name, argv := "rustc", args
-	if r.wrapper != "" {
-		name, argv = r.wrapper, append([]string{"rustc"}, args...)
-	}
-	cmd := exec.Command(name, argv...)
-	cmd.Dir = dir
-	cmd.Env = os.Environ()
+	environ := os.Environ()
 	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		environ = append(environ, k+"="+v)
 	}
 	var errOut bytes.Buffer
+	if r.wrapper == "" {
+		if code := tei.RunRustc(args, dir, tei.EnvLookup(environ), io.Discard, &errOut); code != 0 {
+			return errOut.String(), &rustcExit{code}
+		}
+		return errOut.String(), nil
+	}
+	cmd := exec.Command(r.wrapper, append([]string{"rustc"}, args...)...)
+	cmd.Dir, cmd.Env = dir, environ
 	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
 	err := cmd.Run()
 	return errOut.String(), err
 }
 
+// rustcExit is the exit status of the stand-in rustc run in this process.
+type rustcExit struct{ code int }
+
+func (e *rustcExit) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 // processError words a failed rustc run as cargo does.
 func processError(r rustcRunner, args []string, err error, stderr string) string {
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
+	var inProcess *rustcExit
+	code := 0
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case errors.As(err, &inProcess):
+		code = inProcess.code
+	default:
 		return fmt.Sprintf("could not execute process `%s` (never executed)\n\nCaused by:\n  No such file or directory (os error 2)", r.line(args))
 	}
-	msg := fmt.Sprintf("process didn't exit successfully: `%s` (exit status: %d)", r.line(args), exit.ExitCode())
+	msg := fmt.Sprintf("process didn't exit successfully: `%s` (exit status: %d)", r.line(args), code)
 	if s := strings.TrimRight(stderr, "\n"); s != "" {
 		msg += "\n  --- stderr\n  " + strings.ReplaceAll(s, "\n", "\n  ")
 	}
