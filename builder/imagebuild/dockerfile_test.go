@@ -160,3 +160,66 @@ func TestDockerfilesRunTheComputeCapScript(t *testing.T) {
 		})
 	}
 }
+
+// sccache's remote caches: the secrets that configure them are mounted on
+// the router's cargo step only, each as the variable sccache (or OpenDAL,
+// for the AWS and GitHub runtime ones) reads, none required; the remote
+// cache is scoped as the local cache mount is (architecture, SM, CUDA
+// release); sccache is installed with its S3 and GitHub Actions backends,
+// without which it ignores them, at a version that speaks GitHub's cache
+// service v2; and the empty variables of secrets not given are unset.
+func TestDockerfileJetsonRemoteCompileCache(t *testing.T) {
+	stages, _, _ := routerStage(t, dockerfileJetson)
+	want := map[string]string{"actions_results_url": "ACTIONS_RESULTS_URL", "actions_runtime_token": "ACTIONS_RUNTIME_TOKEN",
+		"sccache_bucket": "SCCACHE_BUCKET", "sccache_region": "SCCACHE_REGION", "sccache_endpoint": "SCCACHE_ENDPOINT",
+		"aws_access_key_id": "AWS_ACCESS_KEY_ID", "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY", "aws_session_token": "AWS_SESSION_TOKEN"}
+	var withSecrets []string
+	var install string
+	for _, st := range stages {
+		for _, c := range st.Commands {
+			run, ok := c.(*instructions.RunCommand)
+			if !ok {
+				continue
+			}
+			line := strings.Join(strings.Fields(strings.Join(run.CmdLine, " ")), " ")
+			if strings.Contains(line, "cargo install sccache") {
+				install = line
+			}
+			got := map[string]string{}
+			var sccacheMount string
+			// The mounts' options are read when the frontend expands them.
+			require.NoError(t, run.Expand(func(word string) (string, error) { return word, nil }))
+			for _, m := range instructions.GetMounts(run) {
+				switch m.Type {
+				case instructions.MountTypeSecret:
+					require.False(t, m.Required, "%s is optional", m.CacheID)
+					require.NotNil(t, m.Env, "%s is given as a variable", m.CacheID)
+					got[m.CacheID] = *m.Env
+				case instructions.MountTypeCache:
+					if m.Target == "/sccache" {
+						sccacheMount = m.CacheID
+					}
+				}
+			}
+			if len(got) == 0 {
+				continue
+			}
+			withSecrets = append(withSecrets, st.Name+": "+line)
+			require.Equal(t, want, got)
+			scope := `scope="${TARGETARCH}-sm${CUDA_COMPUTE_CAP}-cuda${CUDA_RELEASE}"`
+			require.Contains(t, line, scope)
+			require.Equal(t, "sccache-${TARGETARCH}-sm${CUDA_COMPUTE_CAP}-cuda${CUDA_RELEASE}", sccacheMount, "the local cache has the remote one's scope")
+			for _, s := range []string{`SCCACHE_S3_KEY_PREFIX="sccache/${scope}"`, `SCCACHE_GHA_VERSION="${scope}"`, "ACTIONS_CACHE_SERVICE_V2=on", "sccache --show-stats"} {
+				require.Contains(t, line, s)
+			}
+			for _, v := range want {
+				require.Contains(t, line, v, "%s is unset when empty", v)
+			}
+			require.Contains(t, line, `eval "[ -n \"\${$v}\" ]" || unset "$v"`)
+		}
+	}
+	require.Len(t, withSecrets, 1, "one step mounts them: %v", withSecrets)
+	require.True(t, strings.HasPrefix(withSecrets[0], "router: "), withSecrets[0])
+	require.Contains(t, withSecrets[0], "cargo build")
+	require.Contains(t, install, "--version 0.10.0 --no-default-features --features s3,gha")
+}

@@ -3,19 +3,13 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/moby/buildkit/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 )
 
@@ -25,41 +19,27 @@ import (
 // router again, which BuildKit's cached-step records (the solve status
 // vertices' Cached flag, per release in the metadata's timings) show. A
 // third fresh runner, after a one-line change in the router's source,
-// recompiles the steps from the change on. Each release has its own cache
-// name in the bucket.
+// recompiles the steps from the change on, and, without sccache's remote
+// cache (see TestCLIBuildSccacheRemote), every crate: sccache's local
+// cache is a cache mount, which the fresh daemon does not have. Each
+// release has its own cache name in the bucket.
 func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	bucket := s3mem.New()
-	require.NoError(t, bucket.CreateBucket("jetbake-cache"))
-	srv := httptest.NewServer(gofakes3.New(bucket).Server())
-	t.Cleanup(srv.Close)
-	s3 := "type=s3,bucket=jetbake-cache,region=us-east-1,endpoint_url=" + srv.URL +
-		",use_path_style=true,access_key_id=jetbake,secret_access_key=jetbake-test-key"
+	bucket, s3 := buildkitS3(t)
 	releases := []string{"jetpack6.2", "jetpack7.2"}
 	matrixPath := f.demoPlanFile(t, "matrix.json", func(m map[string]any) { keepReleases(m, releases...) })
 	p, err := LoadPlan(matrixPath, AllowStandin(f.env.RepoRoot))
 	require.NoError(t, err)
 	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
+	var logs string // the last build's progress
 	build := func(matrix, addr string, args ...string) (*imagebuild.Report, map[string]vertexCount) {
 		t.Helper()
-		metadata := filepath.Join(t.TempDir(), "build.json")
-		code, _, stderr := jetbake(ctx, append([]string{"build", "-f", matrix, "--addr", addr, "--mirror", "nvcr.io=" + f.env.Registry,
-			"--entrypoint-dir", f.entrypointDir, "--metadata-file", metadata, "--progress", "rawjson"}, append(f.allow(), args...)...)...)
-		require.Equal(t, 0, code, stderr)
-		data, err := os.ReadFile(metadata)
-		require.NoError(t, err)
-		var report imagebuild.Report
-		require.NoError(t, json.Unmarshal(data, &report))
-		require.Len(t, report.Timings.Releases, len(releases))
-		return &report, routerRuns(t, stderr)
-	}
-	freshDaemon := func() string {
-		conn, err := daemon.Connect(ctx, daemon.WithBuildkitd(filepath.Join(f.env.BinDir(), "buildkitd")), daemon.WithStateDir(t.TempDir()))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = conn.Close() })
-		return conn.Addr
+		run := f.rawBuild(t, matrix, addr, args...)
+		require.Len(t, run.report.Timings.Releases, len(releases))
+		logs = run.stderr
+		return run.report, routerRuns(t, run.stderr)
 	}
 
 	first, _ := build(matrixPath, f.env.Daemon.Addr, "--cache-to", s3+",mode=max")
@@ -71,8 +51,14 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 		_, err := bucket.HeadObject("jetbake-cache", "manifests/"+r)
 		require.NoError(t, err, "the cache of %s under a name of its own", r)
 	}
+	stats := sccacheReports(t, logs)
+	require.Len(t, stats, 3, "a cargo step per SM target: %v", stats)
+	for name, st := range stats {
+		require.Equal(t, `Local disk: "/sccache"`, st.Location, "%s: no secrets, the cache mount", name)
+		requireCompiles(t, st, "miss", name)
+	}
 
-	second, vertices := build(matrixPath, freshDaemon(), "--cache-from", s3)
+	second, vertices := build(matrixPath, f.freshDaemon(t), "--cache-from", s3)
 	for _, rt := range second.Timings.Releases {
 		require.Positive(t, rt.RouterSteps, rt.Name)
 		require.Equal(t, rt.RouterSteps, rt.RouterCached, "%s: a fresh runner compiles no router step again", rt.Name)
@@ -83,22 +69,15 @@ func TestCLIBuildS3CacheRoundTrip(t *testing.T) {
 		require.Equal(t, vertices[r].runs, vertices[r].cached, "%s: every RUN step of the router stage is CACHED in BuildKit's status", r)
 	}
 
-	// A one-line change in the router's source: a copy of it with one more
-	// line in router/src/main.rs, which Dockerfile-jetson copies.
-	changed := t.TempDir()
-	require.NoError(t, os.CopyFS(changed, os.DirFS(filepath.Join(f.env.RepoRoot, TEISource))))
-	mainRS := filepath.Join(changed, "router", "src", "main.rs")
-	src, err := os.ReadFile(mainRS)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(mainRS, append(src, []byte("// one line\n")...), 0o644))
-	changedMatrix := f.demoPlanFile(t, "changed.json", func(m map[string]any) {
-		keepReleases(m, releases...)
-		m["router"].(map[string]any)["context"] = changed
-	})
-	third, _ := build(changedMatrix, freshDaemon(), "--cache-from", s3, "--allow", "fs.read="+changed)
+	// A one-line change in the router's source.
+	changedMatrix, changed := f.oneLineChange(t, "changed.json", releases...)
+	third, _ := build(changedMatrix, f.freshDaemon(t), "--cache-from", s3, "--allow", "fs.read="+changed)
 	for _, rt := range third.Timings.Releases {
 		require.Less(t, rt.RouterCached, rt.RouterSteps, "%s: the changed source compiles again", rt.Name)
 		t.Logf("fresh runner, one-line change: %s: %d of %d router steps cached", rt.Name, rt.RouterCached, rt.RouterSteps)
+	}
+	for name, st := range sccacheReports(t, logs) {
+		requireCompiles(t, st, "miss", name+", fresh runner, one-line change, no sccache secrets")
 	}
 }
 

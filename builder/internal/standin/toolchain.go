@@ -19,10 +19,6 @@ var (
 	rustupInitScript []byte
 	//go:embed toolchain/rustup.sh
 	rustupScript []byte
-	//go:embed toolchain/rustc.sh
-	rustcScript []byte
-	//go:embed toolchain/sccache.sh
-	sccacheScript []byte
 	//go:embed toolchain/install.sh
 	installScript []byte
 )
@@ -97,8 +93,9 @@ func (k Kit) sharedObject(ctx context.Context, soname string) ([]byte, error) {
 }
 
 // addToolchain adds the stand-in Rust toolchain of a build base: the
-// installer that curl serves for https://sh.rustup.rs, rustup and rustc
-// stand-ins, the stand-in cargo, sccache, and the router templates the
+// installer that curl serves for https://sh.rustup.rs, the rustup stand-in,
+// the stand-in cargo (which is rustc too), the stand-in sccache that
+// `cargo install sccache` installs, and the router templates the
 // stand-in cargo turns into target/release/text-embeddings-router, one per
 // linking mode, each linked as TEI's router is against this base's
 // libraries (its OpenSSL, its CUDA major).
@@ -106,14 +103,14 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 	share := strings.TrimPrefix(tei.StandinDir, "/")
 	l.file(share+"/rustup/rustup-init.sh", 0o755, rustupInitScript)
 	l.file(share+"/rustup/rustup", 0o755, rustupScript)
-	l.file(share+"/rustup/rustc", 0o755, rustcScript)
-	l.file(share+"/cargo/sccache", 0o755, sccacheScript)
-	cargo, err := k.buildGo(ctx, goProgram{Pkg: "./" + teiPackage + "/cmd/cargo", Name: "cargo"})
-	if err != nil {
-		return err
-	}
-	if err := l.copyFile(share+"/cargo/cargo", 0o755, cargo); err != nil {
-		return err
+	for _, name := range []string{"cargo", "sccache"} {
+		prog, err := k.buildGo(ctx, goProgram{Pkg: "./" + teiPackage + "/cmd/" + name, Name: name})
+		if err != nil {
+			return err
+		}
+		if err := l.copyFile(share+"/cargo/"+name, 0o755, prog); err != nil {
+			return err
+		}
 	}
 	for _, linking := range []string{tei.LinkStatic, tei.LinkDynamic, ""} {
 		path, err := k.routerTemplate(ctx, b, linking)

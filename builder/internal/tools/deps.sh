@@ -24,6 +24,7 @@ command -v gcc >/dev/null || need_apt+=(gcc)
 command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
 command -v curl >/dev/null || need_apt+=(curl)
+command -v jq >/dev/null || need_apt+=(jq)
 { command -v ssh-agent && command -v ssh-add && command -v ssh-keygen; } >/dev/null || need_apt+=(openssh-client)
 { command -v git && [ -x "$(git --exec-path)/git-daemon" ] && [ -x "$(git --exec-path)/git-http-backend" ]; } >/dev/null 2>&1 || need_apt+=(git)
 if [ ${#need_apt[@]} -gt 0 ]; then

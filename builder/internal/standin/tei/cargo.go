@@ -68,15 +68,7 @@ func (e *CompileError) Error() string {
 // compile error (the candle backend without CUDA_COMPUTE_CAP) or a link
 // error (a library the build image lacks).
 func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
-	ws, members, err := loadWorkspace(dir)
-	if err != nil {
-		return nil, err
-	}
-	pkg, err := selectBin(members, args.Bin)
-	if err != nil {
-		return nil, err
-	}
-	res, err := Resolve(pkg, args.Features)
+	ws, pkg, res, err := selected(dir, args)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +100,22 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 		return nil, err
 	}
 	return p, link(p, h)
+}
+
+// selected reads the workspace in dir and returns its root, the member
+// that builds --bin, and that member's features as the command line
+// resolves them.
+func selected(dir string, args BuildArgs) (*Manifest, *Manifest, Resolution, error) {
+	ws, members, err := loadWorkspace(dir)
+	if err != nil {
+		return nil, nil, Resolution{}, err
+	}
+	pkg, err := selectBin(members, args.Bin)
+	if err != nil {
+		return nil, nil, Resolution{}, err
+	}
+	res, err := Resolve(pkg, args.Features)
+	return ws, pkg, res, err
 }
 
 // loadWorkspace reads the workspace root in dir and its default members.

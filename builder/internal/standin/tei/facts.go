@@ -2,8 +2,6 @@ package tei
 
 import (
 	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,9 +52,8 @@ type Facts struct {
 	CPUFeatures []string `json:"cpu_features"`
 }
 
-// factsMagic ends every router the stand-in cargo wrote: the Facts as JSON,
-// their length as 8 little-endian bytes, then these 8 bytes. An ELF file
-// may carry data after its last section; the loader maps only segments.
+// factsMagic ends every router the stand-in cargo wrote: its Facts are a
+// trailer (see AppendTrailer).
 var factsMagic = []byte("JBTEI\x00\x01\n")
 
 // ErrNoFacts is returned for a file that the stand-in cargo did not write:
@@ -65,18 +62,7 @@ var ErrNoFacts = errors.New("no build facts: this router was not written by the 
 
 // AppendFacts writes the router template's bytes, then f, to w.
 func AppendFacts(w io.Writer, template []byte, f Facts) error {
-	data, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	var size [8]byte
-	binary.LittleEndian.PutUint64(size[:], uint64(len(data)))
-	for _, part := range [][]byte{template, data, size[:], factsMagic} {
-		if _, err := w.Write(part); err != nil {
-			return err
-		}
-	}
-	return nil
+	return AppendTrailer(w, template, factsMagic, f)
 }
 
 // ReadFacts reads the Facts at the end of the file at path.
@@ -98,31 +84,13 @@ func ParseFacts(data []byte) (Facts, error) {
 	return readFacts(bytes.NewReader(data), int64(len(data)))
 }
 
-// maxFacts bounds the JSON read back: the Facts are a few kilobytes.
-const maxFacts = 1 << 20
-
 func readFacts(r io.ReaderAt, size int64) (Facts, error) {
-	tail := int64(len(factsMagic) + 8)
-	if size < tail {
-		return Facts{}, ErrNoFacts
-	}
-	buf := make([]byte, tail)
-	if _, err := r.ReadAt(buf, size-tail); err != nil {
-		return Facts{}, err
-	}
-	if !bytes.Equal(buf[8:], factsMagic) {
-		return Facts{}, ErrNoFacts
-	}
-	n := int64(binary.LittleEndian.Uint64(buf[:8]))
-	if n <= 0 || n > maxFacts || n > size-tail {
-		return Facts{}, fmt.Errorf("build facts: length %d does not fit the file", n)
-	}
-	data := make([]byte, n)
-	if _, err := r.ReadAt(data, size-tail-n); err != nil {
-		return Facts{}, err
-	}
 	var f Facts
-	if err := json.Unmarshal(data, &f); err != nil {
+	found, err := readTrailer(r, size, factsMagic, &f)
+	switch {
+	case !found && err == nil:
+		return Facts{}, ErrNoFacts
+	case err != nil:
 		return Facts{}, fmt.Errorf("build facts: %w", err)
 	}
 	return f, nil

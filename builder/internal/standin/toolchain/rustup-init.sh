@@ -1,6 +1,8 @@
 #!/bin/sh
 # The rustup installer as https://sh.rustup.rs serves it, in jetbake's
-# stand-in build images: it installs rustup, cargo and rustc into
+# stand-in build images: it installs rustup, cargo and rustc (the stand-in
+# cargo, which is rustc when called by that name, as rustup's proxies are
+# one program) into
 # $CARGO_HOME/bin (default ~/.cargo) and the default toolchain
 # (--default-toolchain, "stable" unless "none") into $RUSTUP_HOME (default
 # ~/.rustup). Like rustup-init, it will not run without -y when it cannot
@@ -25,7 +27,8 @@ cargo_home=${CARGO_HOME:-$HOME/.cargo}
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 share=/usr/share/jetbake-standin
 mkdir -p "$cargo_home/bin" "$rustup_home/toolchains"
-cp "$share/cargo/cargo" "$share/rustup/rustup" "$share/rustup/rustc" "$cargo_home/bin/"
+cp "$share/cargo/cargo" "$share/rustup/rustup" "$cargo_home/bin/"
+cp "$share/cargo/cargo" "$cargo_home/bin/rustc"
 chmod 0755 "$cargo_home/bin/cargo" "$cargo_home/bin/rustup" "$cargo_home/bin/rustc"
 echo "info: downloading installer"
 if [ "$toolchain" = none ]; then

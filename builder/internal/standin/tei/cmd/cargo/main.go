@@ -4,8 +4,12 @@
 // to the source in the working folder and writes target/release/NAME, a
 // prebuilt router template of the resulting linking mode with the build's
 // facts appended; it fails in cargo's words where the real build would.
-// `cargo install sccache` installs the stand-in sccache; other crates
-// fail as they would offline.
+// Before that it compiles the build's crates (tei.Units) one rustc
+// invocation each, through RUSTC_WRAPPER when it is set, as cargo does, so
+// that the stand-in sccache sees every crate. `cargo install sccache`
+// installs the stand-in sccache, with the features asked for; other
+// crates fail as they would offline. Installed as rustc (rustup's proxies
+// are one program too), it is the stand-in rustc: see tei.CompileRustc.
 package main
 
 import (
@@ -20,13 +24,26 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
+	"github.com/jetbake/jetbake/builder/internal/standin/tei/sccache"
 )
 
 // version is what `cargo --version` prints.
 const version = "cargo 1.92.0 (jetbake stand-in)"
 
 func main() {
+	if filepath.Base(os.Args[0]) == "rustc" {
+		os.Exit(rustc(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// rustc is the stand-in rustc (see tei.RunRustc).
+func rustc(args []string, stdout, stderr io.Writer) int {
+	dir, err := os.Getwd()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	return tei.RunRustc(args, dir, os.LookupEnv, stdout, stderr)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -80,10 +97,9 @@ func build(dir, toolchain string, args []string, h tei.Host, stderr io.Writer) i
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if w, ok := os.LookupEnv("RUSTC_WRAPPER"); ok && w != "" {
-		if _, err := exec.LookPath(w); err != nil {
-			return fail(stderr, fmt.Errorf("failed to run `rustc` to learn about target-specific information\n\nCaused by:\n  could not execute process `%s rustc - --crate-name ___ --print=file-names` (never executed)\n\nCaused by:\n  No such file or directory (os error 2)", w))
-		}
+	rc := rustcCommand()
+	if out, err := rc.run(dir, nil, probeArgs...); err != nil {
+		return fail(stderr, fmt.Errorf("failed to run `rustc` to learn about target-specific information\n\nCaused by:\n  %s", processError(rc, probeArgs, err, out)))
 	}
 	p, err := tei.Build(dir, parsed, h)
 	if err != nil {
@@ -94,7 +110,13 @@ func build(dir, toolchain string, args []string, h tei.Host, stderr io.Writer) i
 	}
 	p.Facts.Command = append([]string{"cargo", "build"}, args...)
 	p.Facts.Toolchain = toolchain
-	fmt.Fprintf(stderr, "   Compiling %s\n", p.Package)
+	units, err := tei.Units(dir, parsed, h)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := compile(rc, dir, filepath.Join(filepath.Dir(p.Output), "deps"), parsed.Release, units, stderr); err != nil {
+		return fail(stderr, err)
+	}
 	if err := write(p); err != nil {
 		return fail(stderr, err)
 	}
@@ -104,6 +126,94 @@ func build(dir, toolchain string, args []string, h tei.Host, stderr io.Writer) i
 	}
 	fmt.Fprintf(stderr, "    Finished %s target(s) in %.2fs\n", profile, time.Since(start).Seconds())
 	return 0
+}
+
+// probeArgs are what cargo first asks rustc (through the wrapper) to learn
+// about the target.
+var probeArgs = []string{"-", "--crate-name", "___", "--print=file-names", "--crate-type", "bin", "--crate-type", "rlib",
+	"--print=sysroot", "--print=cfg"}
+
+// rustcRunner runs rustc as cargo does: through RUSTC_WRAPPER when set.
+type rustcRunner struct{ wrapper string }
+
+func rustcCommand() rustcRunner {
+	w, _ := os.LookupEnv("RUSTC_WRAPPER")
+	return rustcRunner{wrapper: w}
+}
+
+// line is the command as cargo quotes it in its errors.
+func (r rustcRunner) line(args []string) string {
+	words := append([]string{"rustc"}, args...)
+	if r.wrapper != "" {
+		words = append([]string{r.wrapper}, words...)
+	}
+	return strings.Join(words, " ")
+}
+
+// run runs rustc with args in dir, with env added to the environment, and
+// returns its standard error: the wrapper as a process of its own, with
+// rustc as its first argument, as cargo runs it; without one, the stand-in
+// rustc in this process (tei.RunRustc), which is what a rustc process of
+// the stand-in images would run.
+func (r rustcRunner) run(dir string, env map[string]string, args ...string) (string, error) {
+	environ := os.Environ()
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	var errOut bytes.Buffer
+	if r.wrapper == "" {
+		if code := tei.RunRustc(args, dir, tei.EnvLookup(environ), io.Discard, &errOut); code != 0 {
+			return errOut.String(), &rustcExit{code}
+		}
+		return errOut.String(), nil
+	}
+	cmd := exec.Command(r.wrapper, append([]string{"rustc"}, args...)...)
+	cmd.Dir, cmd.Env = dir, environ
+	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
+	err := cmd.Run()
+	return errOut.String(), err
+}
+
+// rustcExit is the exit status of the stand-in rustc run in this process.
+type rustcExit struct{ code int }
+
+func (e *rustcExit) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// processError words a failed rustc run as cargo does.
+func processError(r rustcRunner, args []string, err error, stderr string) string {
+	var exit *exec.ExitError
+	var inProcess *rustcExit
+	code := 0
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case errors.As(err, &inProcess):
+		code = inProcess.code
+	default:
+		return fmt.Sprintf("could not execute process `%s` (never executed)\n\nCaused by:\n  No such file or directory (os error 2)", r.line(args))
+	}
+	msg := fmt.Sprintf("process didn't exit successfully: `%s` (exit status: %d)", r.line(args), code)
+	if s := strings.TrimRight(stderr, "\n"); s != "" {
+		msg += "\n  --- stderr\n  " + strings.ReplaceAll(s, "\n", "\n  ")
+	}
+	return msg
+}
+
+// compile runs rustc for each unit, in order, with its outputs in deps,
+// and prints cargo's "Compiling" line once per package.
+func compile(r rustcRunner, dir, deps string, release bool, units []tei.Unit, stderr io.Writer) error {
+	seen := map[string]bool{}
+	for _, u := range units {
+		if !seen[u.Package] {
+			seen[u.Package] = true
+			fmt.Fprintf(stderr, "   Compiling %s v%s (%s)\n", u.Package, u.Version, u.Dir)
+		}
+		args := u.RustcArgs(dir, deps, release, units)
+		if out, err := r.run(dir, u.Env, args...); err != nil {
+			return fmt.Errorf("could not compile `%s` (%s)\n\nCaused by:\n  %s", u.Package, u.Kind, processError(r, args, err, out))
+		}
+	}
+	return nil
 }
 
 // write puts the template of p's linking mode, with p's facts, at p.Output.
@@ -134,10 +244,15 @@ func orCPU(linking string) string {
 	return linking
 }
 
-// install is `cargo install`: the stand-in images carry sccache; any other
-// crate would need crates.io, which a build without network cannot reach.
+// install is `cargo install`: the stand-in images carry sccache, which it
+// installs with the features the command line resolves to (sccache's
+// default is all its backends; --no-default-features drops them) compiled
+// in; any other crate would need crates.io, which a build without network
+// cannot reach.
 func install(args []string, h tei.Host, stderr io.Writer) int {
 	crate, ver, root := "", "", ""
+	var requested []string
+	noDefault := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -151,9 +266,15 @@ func install(args []string, h tei.Host, stderr io.Writer) int {
 				ver = args[i]
 			case "--root":
 				root = args[i]
+			case "-F", "--features":
+				requested = append(requested, tei.SplitFeatures(args[i])...)
 			}
 		case strings.HasPrefix(a, "--version="):
 			ver = strings.TrimPrefix(a, "--version=")
+		case strings.HasPrefix(a, "--features="):
+			requested = append(requested, tei.SplitFeatures(strings.TrimPrefix(a, "--features="))...)
+		case a == "--no-default-features":
+			noDefault = true
 		case strings.HasPrefix(a, "-"):
 		default:
 			crate = a
@@ -164,20 +285,28 @@ func install(args []string, h tei.Host, stderr io.Writer) int {
 		return fail(stderr, errors.New("download of config.json failed\n\nCaused by:\n  [6] Couldn't resolve host name (Could not resolve host: index.crates.io)"))
 	}
 	if ver == "" {
-		ver = "0.8.2"
+		ver = "0.10.0"
 	}
 	if root == "" {
 		root = cargoHome(h)
 	}
-	data, err := os.ReadFile(filepath.Join(tei.StandinDir, "cargo", "sccache"))
+	feats, err := sccache.ResolveFeatures(ver, requested, noDefault)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	program, err := os.ReadFile(filepath.Join(tei.StandinDir, "cargo", "sccache"))
 	if err != nil {
 		return fail(stderr, err)
 	}
 	fmt.Fprintf(stderr, "  Installing sccache v%s\n", ver)
+	var bin bytes.Buffer
+	if err := sccache.Install(&bin, program, sccache.Build{Version: ver, Features: feats}); err != nil {
+		return fail(stderr, err)
+	}
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		return fail(stderr, err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "bin", "sccache"), data, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "bin", "sccache"), bin.Bytes(), 0o755); err != nil {
 		return fail(stderr, err)
 	}
 	fmt.Fprintf(stderr, "   Installed package `sccache v%s` (executable `sccache`)\n", ver)
