@@ -123,7 +123,7 @@ real-build: build
 BENCH_ARGS ?=
 BENCH_V    := $(if $(V),-v)
 bench: deps build $(BIN)/buildx
-	$(GO) test -run '^$$' -bench . -benchmem ./compute_cap/ ./builder/plan/ ./entrypoint/
+	$(GO) test -run '^$$' -bench . -benchmem ./computecap/ ./builder/plan/ ./entrypoint/
 	$(GO) run ./builder/internal/benchcmd $(BENCH_V) $(BENCH_ARGS)
 
 ## bench-scale: the bench with a synthetic matrix of 50 releases as well

@@ -11,13 +11,13 @@ import (
 )
 
 // TestImportsStayStandard guards the entrypoint's promise: the standard
-// library, compute_cap, imagespec and evidencespec, nothing else.
+// library, computecap, imagespec and evidencespec, nothing else.
 func TestImportsStayStandard(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.ElementsMatch(t, []string{
-		"github.com/jetbake/jetbake/compute_cap",
-		"github.com/jetbake/jetbake/compute_cap/host",
+		"github.com/jetbake/jetbake/computecap",
+		"github.com/jetbake/jetbake/computecap/host",
 		"github.com/jetbake/jetbake/entrypoint/imagespec",
 		"github.com/jetbake/jetbake/entrypoint/evidencespec",
 		"github.com/jetbake/jetbake/entrypoint",

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // candidate is one router binary of the image and whether it runs on the GPU.

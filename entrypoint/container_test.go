@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/compute_cap/cctest"
+	"github.com/jetbake/jetbake/computecap/cctest"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // Names of the detection sources, in the order they are tried.

@@ -13,7 +13,7 @@
 //
 // # Detection
 //
-// Package compute_cap/host reads the host as a container sees it. In a
+// Package computecap/host reads the host as a container sees it. In a
 // default `docker run --runtime nvidia` the device tree is NOT visible:
 // Docker masks /sys/firmware, and /proc/device-tree points there. What stays
 // visible is the kernel's soc bus, /sys/devices/soc0: family ("Tegra"),
@@ -23,7 +23,7 @@
 // /etc/nv_tegra_release (the L4T release), the GPU device nodes and the
 // host's libcuda.so.1.
 //
-// On a Jetson (a Tegra soc_id that names a SoC of compute_cap's table) the
+// On a Jetson (a Tegra soc_id that names a SoC of computecap's table) the
 // entrypoint takes the fast path: the SM comes from the table, and the
 // driver is asked only for its CUDA version (jetbake-cudaprobe
 // --driver-version, which calls cuDriverGetVersion and no cuInit). It asks
@@ -49,7 +49,7 @@
 // # Why two binaries
 //
 // jetbake-entrypoint is static (CGO_ENABLED=0), imports only the standard
-// library, compute_cap (with compute_cap/host), imagespec and evidencespec,
+// library, computecap (with computecap/host), imagespec and evidencespec,
 // and is stripped to under 3 MB, so that it runs in any image and decides in
 // well under a millisecond when no driver query is needed
 // (BenchmarkDetectAndPick). A static binary cannot dlopen libcuda.so.1, so
@@ -74,8 +74,8 @@
 //
 // # Choice and exec
 //
-// compute_cap.Pick chooses among the image's targets. Before that, the host
-// rule of the image's JetPack flavour (compute_cap's Table.CheckHost, which
+// computecap.Pick chooses among the image's targets. Before that, the host
+// rule of the image's JetPack flavour (computecap's Table.CheckHost, which
 // the builder applies too) must hold, unless JETBAKE_SKIP_L4T_CHECK=1:
 //
 //   - Tegra flavour (JetPack 6 and earlier): the host's L4T major is the
@@ -145,7 +145,7 @@
 // HTTP client is a small one over syscall sockets (httpclient.go,
 // loopback_linux.go): net/http would triple the binary. The result is a pass only when every
 // check passed. The device class comes from the module part numbers and
-// board-name words of the SoC rows of compute_cap's table; when neither the
+// board-name words of the SoC rows of computecap's table; when neither the
 // part number nor the board name is visible it is the SoC's class ("Jetson
 // Orin"), which passes. The raw board name, which can carry a serial
 // number, is never written, nor are environment variables,

@@ -9,8 +9,8 @@ import (
 	"os/exec"
 	"time"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // Names of the CUDA driver library and the forward-compatibility folders:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 

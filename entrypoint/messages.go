@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // The advice every no-GPU message gives.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // toolTimeout bounds nvidia-smi and jetbake-cudaprobe.

@@ -1,8 +1,8 @@
 package main
 
 import (
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // moduleClass is one entry of the allow-list of device classes the probe

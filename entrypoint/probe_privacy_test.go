@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -211,7 +211,7 @@ func FuzzSafeRef(f *testing.F) {
 // release of the table to a host of every release, with and without its
 // SoC's compatibility folder and driver, and fills the probe's host-rule
 // phrases with the verdict: each detail must be one builder/evidence
-// admits. The host rule writes the host and the need (compute_cap), the
+// admits. The host rule writes the host and the need (computecap), the
 // evidence spec only mirrors their forms; this keeps the two together.
 func TestHostRuleDetailsAreValidPhrases(t *testing.T) {
 	tab := computecap.DefaultTable()

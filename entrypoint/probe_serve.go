@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 

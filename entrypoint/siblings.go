@@ -1,7 +1,7 @@
 package main
 
 import (
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 

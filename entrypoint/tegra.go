@@ -1,8 +1,8 @@
 package main
 
 import (
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // The host files and their parsers live in package host, which the builder

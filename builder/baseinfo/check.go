@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Need is what a release needs of one of its bases.

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // VersionJSON is the part of CUDA's version.json that names the toolkit:

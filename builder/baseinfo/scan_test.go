@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // The layouts of NVIDIA's images and what derived images do to them.

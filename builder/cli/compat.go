@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/plan"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // compatTarget is one compiled target judged against the GPU.
@@ -48,7 +48,7 @@ func newCompatCommand() *cobra.Command {
 		Short: "Tell which compiled SM targets run on a GPU, and which one the entrypoint picks",
 		Long: "compat answers, for a GPU of compute capability RUNTIME, which of the COMPILED targets run on it\n" +
 			"(with the reason) and which binary the image's entrypoint would pick. Without COMPILED it answers\n" +
-			"for every release of the matrix. Tegra GPUs (the SoC rows of compute_cap's table: Xavier 7.2,\n" +
+			"for every release of the matrix. Tegra GPUs (the SoC rows of computecap's table: Xavier 7.2,\n" +
 			"Orin 8.7, Thor 10.1/11.0) run only code built for their own SM. Exit status: 0 if a target runs,\n" +
 			"1 if none does, 2 on bad input.",
 		Example: "  jetbake compat 8.7 8.0 8.7\n  jetbake compat 10.1 11.0    # Thor with the old driver\n" +

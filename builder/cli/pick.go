@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	imagepick "github.com/jetbake/jetbake/builder/pick"
+	"github.com/jetbake/jetbake/builder/imagepick"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 

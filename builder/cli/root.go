@@ -20,7 +20,7 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/version"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Exit statuses of jetbake.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // NodeSpec names one BuildKit daemon of a cluster and how to reach it.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	chost "github.com/jetbake/jetbake/compute_cap/host"
+	chost "github.com/jetbake/jetbake/computecap/host"
 )
 
 // Files and folders Docker and CDI read, relative to the root.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jetbake/jetbake/builder/host"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // notJetsonFix is the step for a machine that is not a Jetson.

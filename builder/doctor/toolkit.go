@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/host"
-	chost "github.com/jetbake/jetbake/compute_cap/host"
+	chost "github.com/jetbake/jetbake/computecap/host"
 )
 
 // dpkgStatus is the dpkg database file, relative to the root.

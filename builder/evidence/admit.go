@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // DefaultMaxAge is how old evidence may be before it stops counting.

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strconv"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // DirName is the store's folder, next to the matrix file.

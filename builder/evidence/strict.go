@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // TierSupported is the tier that needs evidence.

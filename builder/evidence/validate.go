@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Image is what an image says of itself in its io.jetbake.* annotations or

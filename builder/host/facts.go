@@ -2,8 +2,8 @@
 // pick) see it: the facts read from its files, and the rule that says whether
 // an image runs on it.
 //
-// SysrootReader and Compatible are thin calls into compute_cap/host and
-// compute_cap's table: the detection and host rule the entrypoint applies,
+// SysrootReader and Compatible are thin calls into computecap/host and
+// computecap's table: the detection and host rule the entrypoint applies,
 // so that pick never offers an image the entrypoint would refuse.
 package host
 
@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	chost "github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	chost "github.com/jetbake/jetbake/computecap/host"
 )
 
 // L4T is a Jetson Linux release such as 36.4.3.
@@ -89,7 +89,7 @@ type Reader interface {
 }
 
 // SysrootReader reads the files the NVIDIA runtime shows a Jetson's
-// containers under a root folder, with compute_cap/host: the same code and
+// containers under a root folder, with computecap/host: the same code and
 // table the entrypoint uses. It asks no driver; the driver's CUDA version
 // comes from the table by the host's L4T release.
 type SysrootReader struct{}
@@ -152,7 +152,7 @@ func (SysrootReader) Read(_ context.Context, sysroot string) (Facts, error) {
 	return f, nil
 }
 
-// version converts v to compute_cap's type.
+// version converts v to computecap's type.
 func (v L4T) version() computecap.L4TVersion {
 	return computecap.L4TVersion{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/refs"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // basePlanJobs are the jobs of testPlan, its releases with the flavours

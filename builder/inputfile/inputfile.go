@@ -1,6 +1,6 @@
 // Package inputfile reads the files people hand to jetbake (the matrix, lock
 // files, evidence) with the same limits for all: a regular file opened
-// without blocking (compute_cap/host's ReadRegular, which the entrypoint
+// without blocking (computecap/host's ReadRegular, which the entrypoint
 // uses too), a size limit, no byte order mark, valid UTF-8. Each problem is one sentence naming the file, the cause
 // and the fix.
 package inputfile
@@ -14,7 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // DefaultLimit is the largest input file read: 1 MiB, far above any matrix,

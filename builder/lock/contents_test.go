@@ -11,7 +11,7 @@ import (
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // jetpack62 is a release with its needs: Tegra CUDA 12.6.

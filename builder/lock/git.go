@@ -13,7 +13,7 @@ import (
 	"github.com/jetbake/jetbake/builder/gitcontext"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // GitPin is the commit a git context's ref named when it was locked.

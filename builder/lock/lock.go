@@ -21,7 +21,7 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // DefaultFile is the lock file's name, next to the matrix.

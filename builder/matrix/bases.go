@@ -1,7 +1,7 @@
 package matrix
 
 import (
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // checkBases checks each base of a release against the table's base

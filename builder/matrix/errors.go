@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // FieldError is one problem in a matrix: where it is, what was found there,

@@ -3,8 +3,8 @@ package matrix
 import (
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // A floating tag is one that names a JetPack line other than its release's

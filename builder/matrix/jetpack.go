@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // The JetPack facts (L4T, CUDA, which SMs its modules have) live in one
@@ -114,7 +114,7 @@ func checkJetPack(r *Release, path string, errs *checker) {
 	caps, hasCaps := jetPackTargets(errs.facts(), rows, r.JetPack)
 	if !known || !hasCaps {
 		errs.addString(joinPath(path, "jetpack"), r.JetPack, "unknown JetPack version",
-			"use one of "+knownJetPacks(rows)+", or add the release to jetPackRows in compute_cap/facts.go after checking NVIDIA's release notes")
+			"use one of "+knownJetPacks(rows)+", or add the release to jetPackRows in computecap/facts.go after checking NVIDIA's release notes")
 		return
 	}
 	checkL4T(r, path, wantMajor, errs)

@@ -6,7 +6,7 @@
 // lines name the JSON path, the line and column, the value and the fix. The
 // shape is defined once, in matrix.schema.json (embedded as SchemaJSON),
 // which editors read too; the rules beyond it (JetPack, L4T, CUDA and SM
-// facts, unique names and tags) are Go code that reads compute_cap's table.
+// facts, unique names and tags) are Go code that reads computecap's table.
 package matrix
 
 import (
@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/inputfile"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // DefaultFile is the matrix file name the commands read by default.

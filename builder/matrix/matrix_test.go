@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // shippedPath is the matrix the repository ships.

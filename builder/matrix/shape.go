@@ -11,7 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // shapeHint replaces the schema library's generic sentence for one keyword

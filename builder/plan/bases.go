@@ -1,7 +1,7 @@
 package plan
 
 import (
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Values of Base.Flavour and Base.CUDA.

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/cctest"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/cctest"
 )
 
 // Every shipped base is in the table: the plan shows its flavour and CUDA,

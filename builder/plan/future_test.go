@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	"github.com/jetbake/jetbake/compute_cap/cctest"
+	"github.com/jetbake/jetbake/computecap/cctest"
 )
 
 // A future Jetson is rows of the table: a matrix release for it plans a

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Cache is a BuildKit cache import or export as buildx and buildctl write it

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // BinaryDir is the folder of the router binaries in every image.

@@ -28,7 +28,7 @@ const (
 	DetailSoCNone          = "no Jetson SoC in the device tree or soc_id: this is not a Jetson"
 	DetailSoC              = "{soc}, Jetson {family}"
 	DetailClassNoSoC       = "no Jetson SoC"
-	DetailClassUnknown     = "the module is not one the entrypoint knows: add it to the SoC's row in compute_cap"
+	DetailClassUnknown     = "the module is not one the entrypoint knows: add it to the SoC's row in computecap"
 	DetailClassFromSoC     = "{class} (the module's part number and board name are not visible)"
 	DetailClass            = "{class}"
 	DetailL4T              = "L4T R{l4t}"
@@ -263,7 +263,7 @@ type slotForm struct {
 }
 
 // slotForms are the slots of the phrases. The composite ones mirror how
-// compute_cap's host rule writes a host and a need (HostVerdict.Host and
+// computecap's host rule writes a host and a need (HostVerdict.Host and
 // Need), which the probe copies.
 func slotForms() map[string]slotForm {
 	return map[string]slotForm{

@@ -16,7 +16,7 @@ import (
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // onlyJetPack62 keeps the jetpack6.2 release, with its build base replaced

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
-	"github.com/jetbake/jetbake/builder/pick"
+	"github.com/jetbake/jetbake/builder/imagepick"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -67,13 +67,13 @@ func TestDockerEngine(t *testing.T) {
 		want := map[string]string{"orin-jp6": "jetpack6.2", "orin-jp7.2": "jetpack7.2", "thor-jp7.2": "jetpack7.2",
 			"thor-jp7.0": "jetpack7.0", "orin-jp6.0": "", "none": ""}
 		for hostName, release := range want {
-			opts := []pick.Option{pick.WithSysroot(hostsByName[hostName].Root)}
+			opts := []imagepick.Option{imagepick.WithSysroot(hostsByName[hostName].Root)}
 			if hostsByName[hostName].Root == "" {
-				opts = []pick.Option{pick.WithSysroot(t.TempDir())}
+				opts = []imagepick.Option{imagepick.WithSysroot(t.TempDir())}
 			}
-			res, err := pick.Pick(ctx, p.Repository, opts...)
+			res, err := imagepick.Pick(ctx, p.Repository, opts...)
 			if release == "" {
-				var nf *pick.NoFitError
+				var nf *imagepick.NoFitError
 				require.ErrorAs(t, err, &nf, hostName)
 				t.Logf("%s: %s", hostName, nf.Sentence)
 				continue
@@ -84,7 +84,7 @@ func TestDockerEngine(t *testing.T) {
 			t.Logf("%s: %s", hostName, res.Best.Reference)
 		}
 		// What operators type: docker run $(jetbake pick REPO), the image pulled by digest.
-		res, err := pick.Pick(ctx, p.Repository, pick.WithSysroot(hostsByName["orin-jp6"].Root))
+		res, err := imagepick.Pick(ctx, p.Repository, imagepick.WithSysroot(hostsByName["orin-jp6"].Root))
 		require.NoError(t, err)
 		out, err := d.Docker(ctx, DockerRunArgs(res.Best.Reference, hostsByName["orin-jp6"], nil, []string{"--port", "80"})...)
 		require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // FakeHost is a Jetson as `docker run --runtime nvidia` shows it to a

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/internal/nvtoolkit"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // How an NVCheck starts its container.

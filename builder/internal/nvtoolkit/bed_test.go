@@ -21,7 +21,7 @@ import (
 	"github.com/jetbake/jetbake/builder/internal/nvtoolkit"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // base is the stand-in base image the runs use: Debian's arm64 busybox and

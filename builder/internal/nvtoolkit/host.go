@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/jetbake/jetbake/builder/internal/standin"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // CSVFolder is where a Jetson keeps the runtime's CSV files; the fake hosts

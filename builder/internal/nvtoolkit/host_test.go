@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // elfOf reads the machine and soname of the shared object at path.

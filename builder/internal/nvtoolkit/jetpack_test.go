@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
-	"github.com/jetbake/jetbake/compute_cap/host"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // Every JetPack line of the table of Jetson facts from JetPack 5 on has a

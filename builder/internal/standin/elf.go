@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Arch is a CPU architecture the ELF stand-ins are built for, named as GOARCH names it.

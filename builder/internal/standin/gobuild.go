@@ -99,7 +99,7 @@ func (k Kit) goKey(ctx context.Context, goBin string, prog goProgram) (string, e
 		fmt.Fprintf(sum, "%s\x00%x\x00", filepath.Base(l), sha256.Sum256(data))
 	}
 	// The stand-in's packages and what they import from this module
-	// (compute_cap, whose table names the Jetson CPUs).
+	// (computecap, whose table names the Jetson CPUs).
 	var files []string
 	for _, dir := range []string{teiPackage, "compute_cap"} {
 		root := filepath.Join(k.Source, dir)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/internal/cacheserver"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei/sccache"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // sccacheRoot is a build base after Dockerfile-jetson's toolchain stage,

@@ -32,7 +32,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Base describes one stand-in base image.

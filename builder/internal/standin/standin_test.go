@@ -19,7 +19,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 const (

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // realKit is the kit `make deps` prepares: Debian's arm64 busybox and

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // rustcFeatures maps rustc's aarch64 target features to the Linux CPU

@@ -28,7 +28,7 @@ import (
 	"strconv"
 	"strings"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Host files a container may see, as absolute paths under the root.

@@ -1,7 +1,7 @@
 package host
 
 import (
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Image is what the host rule needs of an image description: its L4T,

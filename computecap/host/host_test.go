@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // tree writes files (path -> content) under a new root.

@@ -1,8 +1,8 @@
-// Package pick chooses, from the tags of a repository, the jetbake image that
+// Package imagepick chooses, from the tags of a repository, the jetbake image that
 // runs on a host: it reads each image's io.jetbake.* annotations (or config
 // labels) through the registry without pulling layers, applies the host
 // rule, and ranks what fits.
-package pick
+package imagepick
 
 import (
 	"context"

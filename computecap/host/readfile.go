@@ -14,7 +14,7 @@ import (
 // of the host files the entrypoint reads at start-up (image.json,
 // nv_tegra_release, soc_id, the device tree). It lives here because this
 // package is the one both may import: the entrypoint imports only the
-// standard library, compute_cap and this package.
+// standard library, computecap and this package.
 //
 // A named pipe, a device or a socket put where a file is expected must
 // not hang the program: open(2) blocks on a FIFO until a writer comes, in

@@ -1,4 +1,4 @@
-package pick
+package imagepick
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/refs"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // image is one digest of the repository with its tags and metadata.

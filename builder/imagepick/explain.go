@@ -1,4 +1,4 @@
-package pick
+package imagepick
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/host"
 	"github.com/jetbake/jetbake/builder/refs"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // describeHost names the host for sentences: "a Jetson Orin, SM 8.7 with

@@ -1,4 +1,4 @@
-package pick
+package imagepick
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/host"
 	"github.com/jetbake/jetbake/builder/matrix"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Meta is what a jetbake image says of itself.

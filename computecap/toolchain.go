@@ -129,7 +129,7 @@ func thorSM110Since() CUDAVersion { return CUDAVersion{Major: 13, Minor: 0} }
 // CanCompile reports whether CUDA v's nvcc can produce a working binary for
 // sm. It returns nil, or a *ToolchainError that explains why not and what
 // would work. The rules are rows of the table (toolchainRows in
-// compute_cap/facts.go), one per SM; an SM missing from it is an error too.
+// computecap/facts.go), one per SM; an SM missing from it is an error too.
 func CanCompile(sm Capability, v CUDAVersion) error {
 	return defaultTable.CanCompile(sm, v)
 }
@@ -160,7 +160,7 @@ func (t *Table) CanCompile(sm Capability, v CUDAVersion) error {
 		return nil
 	}
 	return fail("jetbake does not know which CUDA releases build " + sm.SM() +
-		"; add a row for it to toolchainRows in compute_cap/facts.go")
+		"; add a row for it to toolchainRows in computecap/facts.go")
 }
 
 // thorToolchain applies the Thor rules: sm_101 (and sm_101a) build with CUDA

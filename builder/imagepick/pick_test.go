@@ -1,4 +1,4 @@
-package pick
+package imagepick
 
 import (
 	"context"
@@ -30,7 +30,7 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // shippedRepository is the repository of the real matrix's images.

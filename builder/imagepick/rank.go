@@ -1,4 +1,4 @@
-package pick
+package imagepick
 
 import (
 	"cmp"
@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/host"
-	computecap "github.com/jetbake/jetbake/compute_cap"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // tierRank orders the support tiers, best first; unknown tiers come last.

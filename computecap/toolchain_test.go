@@ -143,7 +143,7 @@ func TestCanCompile(t *testing.T) {
 		{mk(11, 0), cuda(13, 2), ""},
 		{mkA(11, 0), cuda(13, 0), "sm_110a is not accepted by every nvcc; build plain sm_110"},
 		// Unknown SMs.
-		{mk(3, 5), cuda(11, 0), "jetbake does not know which CUDA releases build sm_35; add a row for it to toolchainRows in compute_cap/facts.go"},
+		{mk(3, 5), cuda(11, 0), "jetbake does not know which CUDA releases build sm_35; add a row for it to toolchainRows in computecap/facts.go"},
 		{mk(8, 8), cuda(12, 6), "does not know which CUDA releases build sm_88"},
 		{mkA(8, 7), cuda(12, 6), "does not know which CUDA releases build sm_87a"},
 		{mk(13, 0), cuda(13, 0), "does not know which CUDA releases build sm_130"},
