@@ -193,7 +193,7 @@ func initFiles(path, router, repository, source string) ([]initFile, error) {
 		return nil, usageErrorf("--repository %q, --source %q: %w", repository, source, err)
 	}
 	dir := filepath.Dir(path)
-	files := []initFile{{path: path, data: data, guarded: true}, {path: filepath.Join(dir, "matrix.schema.json"), data: matrix.SchemaJSON}}
+	files := []initFile{{path: path, data: data, guarded: true}, {path: filepath.Join(dir, "matrix.schema.json"), data: matrix.SchemaJSON()}}
 	if router == RouterTEI {
 		files = append(files, initFile{path: filepath.Join(dir, teiDockerfile), data: dockerfiles.DockerfileJetson(), guarded: true})
 	}

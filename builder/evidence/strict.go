@@ -162,7 +162,7 @@ func whyNot(b *backing) string {
 	return strings.Join(parts, "; ")
 }
 
-// unprovenFor returns the UnprovenCUDA row of rel's CUDA, if any.
+// unprovenFor returns computecap's unproven-CUDA row of rel's CUDA, if any.
 func unprovenFor(rel *matrix.Release) (computecap.Unproven, bool) {
 	cuda, err := rel.CUDAVersion()
 	if err != nil {

@@ -42,7 +42,7 @@ type SupportRow struct {
 	// Evidence is the stored evidence, newest first; empty for "no evidence".
 	Evidence []SupportEvidence `json:"evidence"`
 	// Why says in one line why the release cannot be "supported" yet
-	// whatever its evidence from other GPUs (computecap.UnprovenCUDA), or "".
+	// whatever its evidence from other GPUs (computecap.UnprovenFor), or "".
 	Why string `json:"why,omitempty"`
 }
 

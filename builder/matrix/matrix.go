@@ -4,7 +4,7 @@
 //
 // Parse and Load report every problem at once as a *ValidationError whose
 // lines name the JSON path, the line and column, the value and the fix. The
-// shape is defined once, in matrix.schema.json (embedded as SchemaJSON),
+// shape is defined once, in matrix.schema.json (embedded; SchemaJSON returns it),
 // which editors read too; the rules beyond it (JetPack, L4T, CUDA and SM
 // facts, unique names and tags) are Go code that reads computecap's table.
 package matrix

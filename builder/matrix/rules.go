@@ -9,6 +9,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/router"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -84,9 +85,9 @@ func checkBuildArgs(path string, args map[string]string, errs *checker) {
 		errs.addString(keyPath(path, buildArgCUDACC), v,
 			"is set by jetbake for every SM target", "remove it: list the SMs in targets instead")
 	}
-	if v, ok := args[computecap.LinkingBuildArg]; ok {
-		if err := computecap.CheckLinking(v); err != nil {
-			errs.addString(keyPath(path, computecap.LinkingBuildArg), v, err.Error(),
+	if v, ok := args[router.LinkingBuildArg]; ok {
+		if err := router.CheckLinking(v); err != nil {
+			errs.addString(keyPath(path, router.LinkingBuildArg), v, err.Error(),
 				`set it to "static-linking" (only the driver needed at run time, as TEI's own images) or "dynamic-linking", or remove it`)
 		}
 	}
@@ -108,15 +109,15 @@ func checkTargetBuildArgs(m *Matrix, r *Release, path string, errs *checker) {
 			continue
 		}
 		t := c.String()
-		features := m.TargetBuildArgs(r, c)[computecap.FeaturesBuildArg]
-		var fe *computecap.FeaturesError
-		if !errors.As(computecap.CheckFeatures(c, features), &fe) {
+		features := m.TargetBuildArgs(r, c)[router.FeaturesBuildArg]
+		var fe *router.FeaturesError
+		if !errors.As(router.CheckFeatures(c, features), &fe) {
 			continue
 		}
 		fix := "remove it from this release"
 		if instead := fe.Instead(); len(instead) > 0 {
 			fix = fmt.Sprintf(`set "target_build_args": {%q: {%q: %q}} in this release or in router, or remove it from this release`,
-				t, computecap.FeaturesBuildArg, instead[0])
+				t, router.FeaturesBuildArg, instead[0])
 		}
 		errs.addString(indexPath(path+".targets", j), t, fe.Error(), fix)
 	}

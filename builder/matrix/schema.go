@@ -11,20 +11,25 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// SchemaJSON is matrix.schema.json, the one definition of the matrix's
+// schemaJSON is matrix.schema.json, the one definition of the matrix's
 // shape: editors read it through the matrix's "$schema" key, and Parse
-// validates every matrix against it.
+// validates every matrix against it. Nothing writes it: SchemaJSON hands
+// out copies, so no importer can change what compiledSchema compiles.
 //
 //go:embed matrix.schema.json
-var SchemaJSON []byte
+var schemaJSON []byte
+
+// SchemaJSON returns a copy of matrix.schema.json as embedded in this
+// binary: the schema Parse validates against, for writing next to a matrix.
+func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 
 // schemaURL is the name the schema is compiled under; errors carry it.
 const schemaURL = "jetbake:matrix.schema.json"
 
-// compiledSchema compiles SchemaJSON once. It is immutable after the first
+// compiledSchema compiles schemaJSON once. It is immutable after the first
 // call.
 var compiledSchema = sync.OnceValues(func() (*compiled, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
 		return nil, fmt.Errorf("matrix.schema.json: %w", err)
 	}

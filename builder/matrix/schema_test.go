@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -34,7 +35,7 @@ func TestSchemaExamplesAreValid(t *testing.T) {
 		}
 		if ex, ok := obj["examples"].([]any); ok && !strings.Contains(render(ex), "{") {
 			comp := jsonschema.NewCompiler()
-			require.NoError(t, comp.AddResource(schemaURL, mustUnmarshal(t, SchemaJSON)))
+			require.NoError(t, comp.AddResource(schemaURL, mustUnmarshal(t, SchemaJSON())))
 			sub, err := comp.Compile(schemaURL + "#" + ptr)
 			require.NoError(t, err, ptr)
 			for _, e := range ex {
@@ -112,4 +113,17 @@ func TestValidTagMatchesDistributionSpec(t *testing.T) {
 		strings.Repeat("a", 128), strings.Repeat("a", 129), "A-Z.9"} {
 		require.Equal(t, ociTag.MatchString(s), ValidTag(s), "%q", s)
 	}
+}
+
+// SchemaJSON hands out copies: what a caller does to one changes neither
+// the next copy nor the schema Parse compiles.
+func TestSchemaJSONIsACopy(t *testing.T) {
+	onDisk, err := os.ReadFile("matrix.schema.json")
+	require.NoError(t, err)
+	first := SchemaJSON()
+	require.Equal(t, onDisk, first)
+	clear(first)
+	require.Equal(t, onDisk, SchemaJSON())
+	_, err = Parse([]byte(`{}`))
+	require.ErrorContains(t, err, "router", "validation still runs against the schema")
 }

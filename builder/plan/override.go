@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jetbake/jetbake/builder/router"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -122,7 +123,7 @@ func (r *Release) SetBuildArg(name, value string) error {
 	if why := ReservedBuildArg(name); why != "" {
 		return fmt.Errorf("%s: %s", name, why)
 	}
-	if name == computecap.FeaturesBuildArg {
+	if name == router.FeaturesBuildArg {
 		for _, t := range r.Targets {
 			if err := checkFeatures(t, value); err != nil {
 				return fmt.Errorf("release %s, SM %s: %w", r.Name, t.SM, err)
@@ -142,15 +143,15 @@ func (r *Release) SetBuildArg(name, value string) error {
 	return nil
 }
 
-// checkFeatures applies the rule of computecap.CheckFeatures to target t,
+// checkFeatures applies the rule of router.CheckFeatures to target t,
 // naming the features that would compile for it.
 func checkFeatures(t Target, features string) error {
 	c, err := computecap.Parse(t.SM)
 	if err != nil {
 		return err
 	}
-	err = computecap.CheckFeatures(c, features)
-	var fe *computecap.FeaturesError
+	err = router.CheckFeatures(c, features)
+	var fe *router.FeaturesError
 	if !errors.As(err, &fe) {
 		return err
 	}

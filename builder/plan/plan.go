@@ -73,7 +73,7 @@ func New(m *matrix.Matrix, opts ...Option) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Router: router(m), Repository: repo, Releases: make([]Release, 0, len(selected))}
+	p := &Plan{Router: routerOf(m), Repository: repo, Releases: make([]Release, 0, len(selected))}
 	for _, i := range selected {
 		r, err := release(m, i, repo)
 		if err != nil {
@@ -109,8 +109,8 @@ func selectReleases(m *matrix.Matrix, names []string) ([]int, error) {
 	return idx, nil
 }
 
-// router resolves the router's local paths.
-func router(m *matrix.Matrix) Router {
+// routerOf resolves the router's local paths.
+func routerOf(m *matrix.Matrix) Router {
 	ctx := m.Router.Context
 	if !matrix.IsGitContext(ctx) {
 		ctx = m.LocalPath(ctx)

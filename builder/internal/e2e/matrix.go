@@ -109,18 +109,18 @@ type DockerfileEdit struct {
 
 // The edits the tests and the demo build.
 var (
-	// WithoutComputeCap leaves out jetson-compute-cap.sh, as upstream's
+	// withoutComputeCap leaves out jetson-compute-cap.sh, as upstream's
 	// Dockerfile would: on an Orin the router refuses with TEI's sentence.
-	WithoutComputeCap = DockerfileEdit{Name: "no-compute-cap",
+	withoutComputeCap = DockerfileEdit{Name: "no-compute-cap",
 		Old: "RUN test -n \"${CUDA_COMPUTE_CAP}\" && sh /usr/local/bin/jetson-compute-cap.sh /src \"${CUDA_COMPUTE_CAP}\"\n"}
-	// WithCargoConfig copies TEI's .cargo folder, as `COPY . .` would:
+	// withCargoConfig copies TEI's .cargo folder, as `COPY . .` would:
 	// target-cpu=native is back in effect.
-	WithCargoConfig = DockerfileEdit{Name: "cargo-config", Old: "COPY router router\n", New: "COPY router router\nCOPY .cargo .cargo\n"}
-	// WithoutLinkingFeature drops the linking feature from cargo's command
+	withCargoConfig = DockerfileEdit{Name: "cargo-config", Old: "COPY router router\n", New: "COPY router router\nCOPY .cargo .cargo\n"}
+	// withoutLinkingFeature drops the linking feature from cargo's command
 	// line (the shipped Dockerfile before TEI issue 709 was known).
-	WithoutLinkingFeature = DockerfileEdit{Name: "no-linking", Old: ` -F "${CUDA_LINKING}"`}
-	// WithoutRuntimeSSL drops OpenSSL from the runtime stage's packages.
-	WithoutRuntimeSSL = DockerfileEdit{Name: "no-runtime-ssl", Old: `ca-certificates "$ssl" $cuda`, New: `ca-certificates $cuda`}
+	withoutLinkingFeature = DockerfileEdit{Name: "no-linking", Old: ` -F "${CUDA_LINKING}"`}
+	// withoutRuntimeSSL drops OpenSSL from the runtime stage's packages.
+	withoutRuntimeSSL = DockerfileEdit{Name: "no-runtime-ssl", Old: `ca-certificates "$ssl" $cuda`, New: `ca-certificates $cuda`}
 )
 
 // WriteDockerfile writes the shipped Dockerfile-jetson with edit applied
@@ -175,14 +175,14 @@ func onlyVariant(name string) func(m map[string]any) {
 // upstream's Dockerfile would: on an Orin it must refuse to start with
 // TEI's sentence.
 func OnlyNoComputeCap(repoRoot, dir string) (func(map[string]any), error) {
-	return onlyEdited(repoRoot, dir, NoComputeCapRelease, WithoutComputeCap)
+	return onlyEdited(repoRoot, dir, NoComputeCapRelease, withoutComputeCap)
 }
 
 // OnlyNativeCPU keeps one release, NativeCPURelease, built from
 // Dockerfile-jetson with TEI's .cargo folder copied: tuned for the
 // building CPU (QEMU's, with SVE), it must die by SIGILL on an Orin.
 func OnlyNativeCPU(repoRoot, dir string) (func(map[string]any), error) {
-	return onlyEdited(repoRoot, dir, NativeCPURelease, WithCargoConfig)
+	return onlyEdited(repoRoot, dir, NativeCPURelease, withCargoConfig)
 }
 
 func onlyEdited(repoRoot, dir, release string, edit DockerfileEdit) (func(map[string]any), error) {

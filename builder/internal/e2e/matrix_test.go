@@ -172,7 +172,7 @@ func TestWriteDockerfile(t *testing.T) {
 	root, err := FindRepoRoot()
 	require.NoError(t, err)
 	dir := t.TempDir()
-	for _, edit := range []DockerfileEdit{WithoutComputeCap, WithCargoConfig, WithoutLinkingFeature, WithoutRuntimeSSL} {
+	for _, edit := range []DockerfileEdit{withoutComputeCap, withCargoConfig, withoutLinkingFeature, withoutRuntimeSSL} {
 		set, err := WriteDockerfile(root, dir, edit)
 		require.NoError(t, err, edit.Name)
 		m := map[string]any{"router": map[string]any{}}

@@ -253,9 +253,9 @@ func RunNVChecks(ctx context.Context, d *Dockerd, b *NVBed, images map[string]st
 	return out
 }
 
-// TypedArgs are arguments an operator types after the image name,
+// typedArgs are arguments an operator types after the image name,
 // including flags that Docker would take for its own before it.
-var TypedArgs = []string{"--model-id", "BAAI/bge-small-en-v1.5", "--port", "8080", "-e", "X=1", "--json-output"}
+var typedArgs = []string{"--model-id", "BAAI/bge-small-en-v1.5", "--port", "8080", "-e", "X=1", "--json-output"}
 
 // NVChecks are the runs through NVIDIA's runtime: on every host line its own
 // image with typed arguments, its --explain with soc_id visible (the fast
@@ -271,8 +271,8 @@ func NVChecks(b *NVBed, tags map[string]string) []NVCheck {
 		sm := strconv.Itoa(fake.GPU.Major*10 + fake.GPU.Minor)
 		arch := "sm_" + sm
 		out = append(out,
-			NVCheck{Check: Check{Release: l.Release, Host: l.Host, Args: TypedArgs, WantArch: arch,
-				WantOutput: []string{"args: " + strings.Join(TypedArgs, " "), "runtime " + sm + " accepted by compile time " + sm}}},
+			NVCheck{Check: Check{Release: l.Release, Host: l.Host, Args: typedArgs, WantArch: arch,
+				WantOutput: []string{"args: " + strings.Join(typedArgs, " "), "runtime " + sm + " accepted by compile time " + sm}}},
 			NVCheck{Check: Check{Release: l.Release, Host: l.Host, Args: []string{"--explain"}, WantArch: arch}, WantPath: "fast"},
 			NVCheck{Check: Check{Release: l.Release, Host: l.Host, Args: []string{"--explain"}, WantArch: arch}, WantPath: "full", HideSoC: true},
 			requireCheck("jetpack7.2", l.Host, fake, "13.2", arch))
@@ -294,8 +294,8 @@ func NVChecks(b *NVBed, tags map[string]string) []NVCheck {
 		NVCheck{Check: Check{Release: "jetpack6.2", Host: BrokenDriverHost,
 			WantFailure: "the NVIDIA runtime is there (/etc/nv_tegra_release, GPU device nodes",
 			WantOutput:  []string{"but its CUDA driver /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1 cannot be used"}}, HideSoC: true},
-		NVCheck{Check: Check{Release: "jetpack6.2", Host: "orin-jp6", Args: TypedArgs, WantArch: "sm_87",
-			WantOutput: []string{"args: " + strings.Join(TypedArgs, " ")}}, Runtime: RuntimeCDI},
+		NVCheck{Check: Check{Release: "jetpack6.2", Host: "orin-jp6", Args: typedArgs, WantArch: "sm_87",
+			WantOutput: []string{"args: " + strings.Join(typedArgs, " ")}}, Runtime: RuntimeCDI},
 		NVCheck{Check: Check{Release: "jetpack6.2", Host: "orin-jp6", Args: []string{"--explain"}, WantArch: "sm_87"},
 			WantPath: "full", HideSoC: true, Runtime: RuntimeCDI},
 	)

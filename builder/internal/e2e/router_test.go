@@ -130,7 +130,7 @@ func TestRouterContract(t *testing.T) {
 	})
 
 	t.Run("the linking feature removed: cudarc's build script panics", func(t *testing.T) {
-		p := f.demoPlan(t, "no-linking.json", f.edited(t, WithoutLinkingFeature), only("no-linking", nil))
+		p := f.demoPlan(t, "no-linking.json", f.edited(t, withoutLinkingFeature), only("no-linking", nil))
 		msg := f.buildFails(t, p, nil)
 		require.Contains(t, msg, "failed to run custom build command for `cudarc v0.13.5 (https://github.com/Narsil/cudarc?rev=8b4f18b4bcd5e4b1a9daf40abc3a2e27f83f06e9#8b4f18b4)`")
 		require.Contains(t, msg, "None between 'dynamic-loading', 'dynamic-linking' and 'static-linking' features are active, this is a bug")
@@ -152,7 +152,7 @@ func TestRouterContract(t *testing.T) {
 
 	t.Run("a runtime image without libssl fails the build naming every library", func(t *testing.T) {
 		const noSSL = "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime-nossl"
-		p := f.demoPlan(t, "nossl.json", f.edited(t, WithoutRuntimeSSL), only("nossl", func(r map[string]any) { r["runtime_base"] = noSSL }))
+		p := f.demoPlan(t, "nossl.json", f.edited(t, withoutRuntimeSSL), only("nossl", func(r map[string]any) { r["runtime_base"] = noSSL }))
 		bases := []standin.Base{{Ref: noSSL, CUDA: "12.6", Ubuntu: "22.04",
 			Flavour: "tegra", Libs: []string{"libgcc_s.so.1", "libstdc++.so.6"}}}
 		want := []string{"router-87: the smoke run's loader finds no libssl.so.3, libcrypto.so.3 in the runtime image (stage runtime-base of Dockerfile-jetson.no-runtime-ssl on " + noSSL + ")",

@@ -26,10 +26,10 @@ var hwcapNames = [2][]string{
 // registers.
 var notInstructions = []string{"evtstrm", "cpuid"}
 
-// GenericFeatures are what rustc's aarch64-unknown-linux-gnu target
+// genericFeatures are what rustc's aarch64-unknown-linux-gnu target
 // assumes of every CPU without -C target-cpu: floating point and Advanced
 // SIMD (NEON).
-var GenericFeatures = []string{"asimd", "fp"}
+var genericFeatures = []string{"asimd", "fp"}
 
 // Auxiliary vector keys (elf.h).
 const (

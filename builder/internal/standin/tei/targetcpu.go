@@ -48,7 +48,7 @@ type CPUTarget struct {
 // is ignored with rustc's warning; then -C target-feature adds (+) or
 // removes (-) features.
 func TargetCPU(flags []string, host []string) CPUTarget {
-	t := CPUTarget{CPU: "generic", Features: slices.Clone(GenericFeatures)}
+	t := CPUTarget{CPU: "generic", Features: slices.Clone(genericFeatures)}
 	if cpus := Codegen(flags, "target-cpu"); len(cpus) > 0 {
 		t.CPU = cpus[len(cpus)-1]
 	}

@@ -1,9 +1,10 @@
-package computecap
+package router
 
 import (
 	"errors"
 	"testing"
 
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,7 +25,7 @@ func TestCheckFeatures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.sm+"/"+c.features, func(t *testing.T) {
-			err := CheckFeatures(MustParse(c.sm), c.features)
+			err := CheckFeatures(computecap.MustParse(c.sm), c.features)
 			if c.bad == "" {
 				require.NoError(t, err)
 				return
@@ -35,21 +36,5 @@ func TestCheckFeatures(t *testing.T) {
 			require.Equal(t, c.instead, fe.Instead())
 			require.Contains(t, err.Error(), "sm_")
 		})
-	}
-}
-
-func TestUnprovenFor(t *testing.T) {
-	for _, c := range []struct {
-		cuda string
-		want bool
-	}{{"11.4", false}, {"12.6", false}, {"12.9", false}, {"13.0", true}, {"13.2", true}} {
-		v, err := ParseCUDAVersion(c.cuda)
-		require.NoError(t, err)
-		u, ok := UnprovenFor(v)
-		require.Equal(t, c.want, ok, c.cuda)
-		if ok {
-			require.Equal(t, MustParse("11.0"), u.ProvenOn)
-			require.Contains(t, u.Why, "Thor")
-		}
 	}
 }
