@@ -195,7 +195,7 @@ func writeCompatText(w io.Writer, r *compatReport) error {
 		}
 	}
 	if r.Releases != nil {
-		b.WriteString("The image must also meet its JetPack's host rule (L4T release on JetPack 6, driver CUDA on JetPack 7): see the README.\n")
+		b.WriteString("The image must also meet its JetPack's host rule (L4T release on JetPack 6, driver CUDA on JetPack 7): see docs/operators.md#running-an-image-on-a-jetson.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -48,7 +48,7 @@ needed=$(readelf -d "$out/$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "$needed" | sed 's/^/    /'
 echo "$needed" | grep -qx 'libcuda.so.1' || fail "$binary does not link libcuda.so.1: cudarc's linking is not what the stand-in models"
 if echo "$needed" | grep -Eq '^lib(cublas|cublasLt|curand|nvrtc|cudart)\.so'; then
-	echo "    note: static-linking still records CUDA libraries; the runtime stage must provide them (see the README)"
+	echo "    note: static-linking still records CUDA libraries; the runtime stage must provide them (see docs/matrix.md#the-routers-settings)"
 fi
 
 echo "==> $binary --version with $build_base's driver stub as libcuda.so.1"
