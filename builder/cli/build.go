@@ -208,7 +208,7 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	defer closeNodes()
 	report, buildErr := imagebuild.NewCluster(nodes, opts...).Build(ctx, p)
 	if report == nil {
-		return buildErr
+		return flagError(buildErr)
 	}
 	// BuildKit's Dockerfile checks ran while the routers were converted, as
 	// in a docker build: their warnings come with the report.
@@ -255,22 +255,10 @@ func parseProvenance(v string) (string, error) {
 }
 
 // checkReleases fails with a usage error naming the valid releases when a
-// --release is not in the plan.
+// --release is not in the plan or is given twice.
 func checkReleases(p *plan.Plan, names []string) error {
-	var unknown []string
-	for _, n := range names {
-		if _, ok := p.Release(n); !ok {
-			unknown = append(unknown, n)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	valid := make([]string, len(p.Releases))
-	for i, r := range p.Releases {
-		valid[i] = r.Name
-	}
-	return usageErrorf("--release: %w", &plan.UnknownReleaseError{Names: unknown, Valid: valid})
+	_, err := imagebuild.SelectReleases(p, names)
+	return flagError(err)
 }
 
 // loadPlan loads the matrix of --matrix, plans every release and parses the
@@ -299,7 +287,7 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 	for _, v := range f.outputs {
 		out, err := imagebuild.ParseOutput(v)
 		if err != nil {
-			return nil, usageErrorf("%w", err)
+			return nil, flagError(err)
 		}
 		outputs = append(outputs, out)
 	}
@@ -357,6 +345,7 @@ func (f *buildFlags) builderOptions(matrixPath string, mirrors refs.Mirrors, pro
 		imagebuild.WithBaseReader(baseinfo.New(baseinfo.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
 			baseinfo.WithCacheDir(baseinfo.DefaultCacheDir()))),
 		imagebuild.WithSession(attach...),
+		imagebuild.WithAdvice(buildAdvice()),
 	}, nil
 }
 

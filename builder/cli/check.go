@@ -58,7 +58,7 @@ func newCheckCommand() *cobra.Command {
 		defer closeNodes()
 		findings, err := runCheck(cmd.Context(), nodes, p, checkOptions(cmd, &f, mirrors)...)
 		if err != nil {
-			return &ExitError{Code: ExitFailure, Err: err}
+			return &ExitError{Code: ExitFailure, Err: flagError(err)}
 		}
 		if fm == formatJSON {
 			report := checkReport{OK: !imagebuild.HasErrors(findings), Findings: findings}
