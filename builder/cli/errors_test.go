@@ -63,6 +63,7 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 	}{
 		{[]string{"--release", "jetpack9"}, `--release: unknown release "jetpack9": the matrix has`},
 		{[]string{"--release", "jetpack6.2", "--release", "jetpack6.2"}, `--release "jetpack6.2" is given twice`},
+		{[]string{"--list", "releases", "--release", "jetpack9"}, `--release: unknown release "jetpack9": the matrix has`},
 		{[]string{"--output", "type=registry,dest=out"}, `--output "type=registry,dest=out": type must be oci or docker (use --push for a registry)`},
 		{[]string{"--node", "a=tcp://127.0.0.1:1", "--node", "a=tcp://127.0.0.1:2"}, `BuildKit node name "a" is used twice`},
 		{[]string{"--node", "a=docker://x"}, `scheme "docker" is not known`},
