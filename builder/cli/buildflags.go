@@ -8,13 +8,16 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/cmd/buildctl/build"
 	"github.com/moby/buildkit/session"
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
+	"github.com/spf13/cobra"
 	"github.com/tonistiigi/go-csvvalue"
 
+	"github.com/jetbake/jetbake/builder/bake"
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -99,15 +102,6 @@ func checkCache(flag string, c plan.Cache) error {
 		return errors.New("type=local needs dest=DIR, e.g. type=local,dest=cache")
 	}
 	return nil
-}
-
-// cacheOptions are caches as BuildKit's client takes them.
-func cacheOptions(caches []plan.Cache) []client.CacheOptionsEntry {
-	out := make([]client.CacheOptionsEntry, len(caches))
-	for i, c := range caches {
-		out[i] = client.CacheOptionsEntry{Type: c.Type, Attrs: c.Attrs}
-	}
-	return out
 }
 
 // parseSecrets turns --secret values, as buildx and buildctl take them
@@ -278,20 +272,97 @@ func parseProgress(v string) (string, error) {
 	return "", usageErrorf("--progress %q: use auto, tty, plain, rawjson, quiet or none", v)
 }
 
-// sessionAttachables are the providers of every build's session: the
-// Docker config's registry credentials, then the secrets (--secret and
-// the git context's, see newSecretSet) and --ssh.
-func (f *buildFlags) sessionAttachables(secrets secretSet) ([]session.Attachable, error) {
-	out := []session.Attachable{dockerAuth()}
-	if secrets.store != nil {
-		out = append(out, secretsprovider.NewSecretProvider(secrets.store))
+// parseProvenance turns a --provenance value into the attestation's
+// attributes as buildx takes them: false (none), true or min or max
+// (mode=...), or attributes such as mode=max,version=v1.
+func parseProvenance(v string) (string, error) {
+	switch strings.TrimSpace(v) {
+	case "false", "0", "":
+		return "", nil
+	case "true", "1", "min":
+		return "mode=min", nil
+	case "max":
+		return "mode=max", nil
+	}
+	for _, field := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(field, "=")
+		if !ok || k == "" {
+			return "", usageErrorf("--provenance %q: want mode=min, mode=max or false", v)
+		}
+		if k == "mode" && val != "min" && val != "max" {
+			return "", usageErrorf("--provenance %q: mode is min or max", v)
+		}
+	}
+	return v, nil
+}
+
+// options parses the flags into bake's options and applies --build-arg,
+// --set and --tag to p. Everything the flags can get wrong is found here,
+// before a daemon is started or dialed, but the releases, which
+// bake.Build checks first.
+func (f *buildFlags) options(cmd *cobra.Command, p *plan.Plan, mirrors refs.Mirrors) (o bake.Options, err error) {
+	o = f.o
+	o.MatrixPath, o.Mirrors, o.Log, o.Advice = MatrixPath(cmd), mirrors, cmd.ErrOrStderr(), buildAdvice()
+	if f.metadataFile != "" {
+		if err := inputfile.CheckFolder(f.metadataFile); err != nil {
+			return o, err
+		}
+	}
+	if o.Daemons, err = f.daemons(); err != nil {
+		return o, err
+	}
+	if o.Source, err = bake.ReadSource(cmd.Context(), o.MatrixPath, f.revision, f.epoch); err != nil {
+		return o, err
+	}
+	if o.CacheFrom, err = parseCaches("--cache-from", f.cacheFrom); err != nil {
+		return o, err
+	}
+	if o.CacheTo, err = parseCaches("--cache-to", f.cacheTo); err != nil {
+		return o, err
+	}
+	if err := f.overrides.apply(p, overrideInput{selected: o.Releases, cacheFrom: o.CacheFrom, cacheTo: o.CacheTo, tags: f.tags,
+		revision: func() (string, error) { return o.Source.Revision, nil }}); err != nil {
+		return o, err
+	}
+	secrets, err := newSecretSet(f.secrets, p.Router.Context)
+	if err != nil {
+		return o, err
+	}
+	o.Secrets, o.GitCredentials = secrets.store, secrets.gitIDs
+	for _, v := range f.outputs {
+		out, err := imagebuild.ParseOutput(v)
+		if err != nil {
+			return o, flagError(err)
+		}
+		o.Outputs = append(o.Outputs, out)
+	}
+	if err := f.parseSwitches(&o, mirrors); err != nil {
+		return o, err
+	}
+	if o.Parallel < 1 {
+		return o, usageErrorf("--parallel %d: must be at least 1", o.Parallel)
+	}
+	return o, nil
+}
+
+// parseSwitches checks --format and parses --progress, --provenance,
+// --sbom and --ssh into o.
+func (f *buildFlags) parseSwitches(o *bake.Options, mirrors refs.Mirrors) (err error) {
+	if _, err := f.format(); err != nil {
+		return err
+	}
+	if o.Progress, err = parseProgress(f.progress); err != nil {
+		return err
+	}
+	if o.Controls.Provenance, err = parseProvenance(f.provenance); err != nil {
+		return err
+	}
+	if o.Controls.SBOM, err = parseSBOM(f.sbom, mirrors); err != nil {
+		return err
 	}
 	ssh, err := parseSSH(f.ssh)
-	if err != nil {
-		return nil, err
-	}
 	if ssh != nil {
-		out = append(out, ssh)
+		o.Session = []session.Attachable{ssh}
 	}
-	return out, nil
+	return err
 }

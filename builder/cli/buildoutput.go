@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -84,6 +86,49 @@ func listReleases(cmd *cobra.Command, p *plan.Plan, list string, getFormat func(
 		fmt.Fprintf(tw, "%s\t%s\n", r.Name, r.Description)
 	}
 	return tw.Flush()
+}
+
+// printReport prints what the build did: on stderr the warnings of
+// BuildKit's Dockerfile checks, which ran while the routers were converted
+// as in a docker build, one line per release, the router's commit and,
+// with --timings, where the time went; then it writes --metadata-file and
+// the report for --format json.
+func (f *buildFlags) printReport(cmd *cobra.Command, report *imagebuild.Report, buildErr error) error {
+	stderr := cmd.ErrOrStderr()
+	for _, rr := range report.Releases {
+		for _, finding := range rr.Findings {
+			fmt.Fprintln(stderr, "jetbake: check:", finding)
+		}
+	}
+	printSummary(stderr, report)
+	printRouterSource(stderr, report)
+	if f.timings && report.Timings != nil {
+		_ = report.Timings.WriteTable(stderr)
+	}
+	if f.metadataFile != "" {
+		if err := report.WriteFile(f.metadataFile); err != nil {
+			return errors.Join(buildErr, err)
+		}
+	}
+	return f.writeReport(cmd, report, buildErr)
+}
+
+// printSummary prints one line per release; the full report is what
+// --metadata-file writes.
+func printSummary(w io.Writer, r *imagebuild.Report) {
+	for _, rel := range r.Releases {
+		line := fmt.Sprintf("%-12s %-17s %6.1fs", rel.Name, rel.Outcome, rel.DurationSeconds)
+		if rel.Digest != "" {
+			line += " " + rel.Digest
+		}
+		if len(rel.Tags) > 0 {
+			line += " tags: " + strings.Join(rel.Tags, ", ")
+		}
+		if rel.Error != "" {
+			line += " error: " + rel.Error
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // writeReport prints the report on stdout for --format json, the document

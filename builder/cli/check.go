@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/jetbake/jetbake/builder/bake"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -23,7 +24,8 @@ type checkReport struct {
 
 // newCheckCommand builds `jetbake check`.
 func newCheckCommand() *cobra.Command {
-	var f buildFlags
+	var releases, mirrorFlags []string
+	var d daemonFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Run BuildKit's Dockerfile checks on the router's Dockerfile for every release and SM",
@@ -34,31 +36,35 @@ func newCheckCommand() *cobra.Command {
 		Args:    noArgs,
 	}
 	getFormat := addFormatFlag(cmd)
-	cmd.Flags().StringArrayVar(&f.releases, "release", nil, "check only this release (repeatable)")
-	cmd.Flags().StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
-	addDaemonFlags(cmd, &f)
+	cmd.Flags().StringArrayVar(&releases, "release", nil, "check only this release (repeatable)")
+	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
+	addDaemonFlags(cmd, &d)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		fm, err := getFormat()
 		if err != nil {
 			return err
 		}
-		p, mirrors, err := loadPlan(cmd, f.mirrors)
+		p, mirrors, err := loadPlan(cmd, mirrorFlags)
 		if err != nil {
 			return err
 		}
-		specs, err := f.nodeSpecs()
+		daemons, err := d.daemons()
+		if err != nil {
+			return err
+		}
+		opts, err := checkOptions(cmd, releases, mirrors)
 		if err != nil {
 			return err
 		}
 		logf := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: "+format+"\n", args...) }
-		nodes, closeNodes, err := f.connectNodes(cmd.Context(), specs, logf)
+		nodes, closeNodes, err := bake.Connect(cmd.Context(), daemons, logf)
 		if err != nil {
 			return err
 		}
 		defer closeNodes()
-		findings, err := runCheck(cmd.Context(), nodes, p, checkOptions(cmd, &f, mirrors)...)
+		findings, err := runCheck(cmd.Context(), nodes, p, opts...)
 		if err != nil {
-			return &ExitError{Code: ExitFailure, Err: err}
+			return &ExitError{Code: ExitFailure, Err: flagError(err)}
 		}
 		if fm == formatJSON {
 			report := checkReport{OK: !imagebuild.HasErrors(findings), Findings: findings}
@@ -81,15 +87,18 @@ func newCheckCommand() *cobra.Command {
 
 // checkOptions are the imagebuild options check needs: releases, mirrors,
 // the matrix's folder and the session's credentials.
-func checkOptions(cmd *cobra.Command, f *buildFlags, mirrors refs.Mirrors) []imagebuild.Option {
-	matrixDir, _ := filepath.Abs(filepath.Dir(MatrixPath(cmd)))
+func checkOptions(cmd *cobra.Command, releases []string, mirrors refs.Mirrors) ([]imagebuild.Option, error) {
+	matrixDir, err := filepath.Abs(filepath.Dir(MatrixPath(cmd)))
+	if err != nil {
+		return nil, fmt.Errorf("the folder of matrix file %s: %w", MatrixPath(cmd), err)
+	}
 	return []imagebuild.Option{
-		imagebuild.WithReleases(f.releases...),
+		imagebuild.WithReleases(releases...),
 		imagebuild.WithMirrors(mirrors),
 		imagebuild.WithBaseDir(matrixDir),
-		imagebuild.WithSession(dockerAuth()),
+		imagebuild.WithSession(bake.DockerAuth()),
 		imagebuild.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
-	}
+	}, nil
 }
 
 // runCheck runs the Dockerfile checks of p on the first of nodes.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/plan"
 )
 
 // A matrix jetbake cannot take is one sentence on stderr and exit status 2
@@ -57,7 +61,10 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--release", "jetpack9"}, `unknown release "jetpack9": the matrix has`},
+		{[]string{"--release", "jetpack9"}, `--release: unknown release "jetpack9": the matrix has`},
+		{[]string{"--release", "jetpack6.2", "--release", "jetpack6.2"}, `--release "jetpack6.2" is given twice`},
+		{[]string{"--list", "releases", "--release", "jetpack9"}, `--release: unknown release "jetpack9": the matrix has`},
+		{[]string{"--output", "type=registry,dest=out"}, `--output "type=registry,dest=out": type must be oci or docker (use --push for a registry)`},
 		{[]string{"--node", "a=tcp://127.0.0.1:1", "--node", "a=tcp://127.0.0.1:2"}, `BuildKit node name "a" is used twice`},
 		{[]string{"--node", "a=docker://x"}, `scheme "docker" is not known`},
 		{[]string{"--metadata-file", "/nonexistent-jetbake/build.json"}, "cannot write /nonexistent-jetbake/build.json: the folder /nonexistent-jetbake does not exist"},
@@ -82,6 +89,39 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 	r := run(t, "build", "-f", path)
 	require.Equal(t, ExitUsage, r.code)
 	require.Contains(t, r.stderr, `BUILDKIT_HOST: BuildKit address "docker://x": scheme "docker" is not known`)
+}
+
+// imagebuild's typed errors become sentences that name build's flags, with
+// the exit status they had when imagebuild named the flags itself.
+func TestFlagError(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+		code int
+	}{
+		{imagebuild.ErrNoRepository, "--push needs image.repository in the matrix", ExitFailure},
+		{&imagebuild.OutputError{Value: "type=oci", Problem: "is given twice: one of each type at most", Repeated: true},
+			"--output type=oci is given twice: one of each type at most", ExitFailure},
+		{&imagebuild.OutputError{Value: "dest=out", Problem: "type must be oci or docker", NotLocal: true},
+			`--output "dest=out": type must be oci or docker (use --push for a registry)`, ExitUsage},
+		{&imagebuild.ProgressError{Mode: "tty", Err: errors.New("not a terminal")}, "--progress tty: not a terminal", ExitFailure},
+		{&imagebuild.EntrypointError{}, "no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe ('make build' puts them in bin/linux-arm64)", ExitFailure},
+		{&imagebuild.EntrypointError{Dir: "/ep", Missing: "jetbake-cudaprobe"}, "entrypoint folder /ep lacks jetbake-cudaprobe: run 'make build' (it cross-compiles them for linux/arm64)", ExitFailure},
+		{&imagebuild.EntrypointError{Dir: "/ep", Binary: "/ep/jetbake-entrypoint", BuiltFrom: "1111111111111111", Tool: "2222222222222222"},
+			"/ep/jetbake-entrypoint was built from jetbake commit 111111111111 but this jetbake is commit 222222222222: run 'make build' so that the image gets the entrypoint of the jetbake that builds it, or leave out --entrypoint-dir", ExitFailure},
+		{&imagebuild.DuplicateReleaseError{Name: "jetpack6.2"}, `--release "jetpack6.2" is given twice`, ExitUsage},
+		{&plan.UnknownReleaseError{Names: []string{"x"}, Valid: []string{"jetpack6.2"}}, `--release: unknown release "x": the matrix has jetpack6.2`, ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			err := flagError(tt.err)
+			require.EqualError(t, err, tt.want)
+			require.Equal(t, tt.code, ExitCode(err))
+		})
+	}
+	other := errors.New("the build failed")
+	require.Same(t, other, flagError(other))
+	require.NoError(t, flagError(nil))
 }
 
 // A GitHub Actions cache outside a workflow is no usage error: the build

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/jetbake/jetbake/builder/gitcontext"
 	"github.com/jetbake/jetbake/builder/imagebuild"
-	"github.com/jetbake/jetbake/builder/lock"
-	"github.com/jetbake/jetbake/builder/plan"
 )
 
 // secretSet is what a command hands BuildKit, or git, as secrets: the
@@ -76,31 +73,6 @@ func envGitSecrets(c *gitcontext.Context, given []secretsprovider.Source) []secr
 	}
 	slices.SortFunc(out, func(a, b secretsprovider.Source) int { return strings.Compare(a.ID, b.ID) })
 	return out
-}
-
-// gitPinOptions are the build's options for the router's git context: the
-// commit the lock file pins (checked against the remote with
-// --check-lock), and the ids of the credentials given for it. A lock file
-// that pins no commit for the context (one written before jetbake pinned
-// git contexts) is used for its bases; the build says so and takes the
-// commit the ref names.
-func gitPinOptions(ctx context.Context, p *plan.Plan, o lock.PinsOptions, secrets secretSet, stderr io.Writer) ([]imagebuild.Option, error) {
-	c, ok := gitcontext.Parse(p.Router.Context)
-	if !ok {
-		return nil, nil
-	}
-	opts := []imagebuild.Option{imagebuild.WithGitCredentials(secrets.gitIDs...)}
-	pin, path, err := lock.GitPinned(ctx, p, o, secrets.store)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case pin.Commit != "":
-		opts = append(opts, imagebuild.WithGitPin(pin.Commit, pin.Ref, path))
-	case path != "" && c.Ref.Checksum == "":
-		fmt.Fprintf(stderr, "jetbake: warning: %s pins no commit for router.context %q: building what its ref names now; run 'jetbake lock' to pin it\n", path, c.String())
-	}
-	return opts, nil
 }
 
 // printRouterSource says, once, which commit the router's git context was

@@ -1,16 +1,9 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/jetbake/jetbake/builder/lock"
-	"github.com/jetbake/jetbake/builder/plan"
 )
 
 func TestNewSecretSet(t *testing.T) {
@@ -48,24 +41,4 @@ func TestNewSecretSet(t *testing.T) {
 	}
 	_, err = newSecretSet([]string{"id=x,env=JETBAKE_TEST_UNSET_VARIABLE"}, context)
 	require.Equal(t, ExitUsage, ExitCode(err))
-}
-
-// A lock file written before jetbake pinned git contexts still serves the
-// bases; the build says it pins no commit and takes what the ref names.
-func TestGitPinOptionsOldLockFile(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, lock.DefaultFile), []byte(`{"schema_version": 1, "bases": {}}`), 0o644))
-	p := &plan.Plan{Router: plan.Router{Context: "https://git.example.com/acme/router.git#v1.0.0"}}
-	var stderr bytes.Buffer
-	opts, err := gitPinOptions(context.Background(), p, lock.PinsOptions{MatrixPath: filepath.Join(dir, "matrix.json")}, secretSet{}, &stderr)
-	require.NoError(t, err)
-	require.Len(t, opts, 1, "the credentials only, no pin")
-	require.Equal(t, "jetbake: warning: "+filepath.Join(dir, lock.DefaultFile)+` pins no commit for router.context "https://git.example.com/acme/router.git#v1.0.0": `+
-		"building what its ref names now; run 'jetbake lock' to pin it\n", stderr.String())
-
-	stderr.Reset()
-	opts, err = gitPinOptions(context.Background(), &plan.Plan{Router: plan.Router{Context: dir}}, lock.PinsOptions{MatrixPath: filepath.Join(dir, "matrix.json")}, secretSet{}, &stderr)
-	require.NoError(t, err)
-	require.Empty(t, opts, "a local router")
-	require.Empty(t, stderr.String())
 }

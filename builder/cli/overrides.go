@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,24 +224,4 @@ func checkUniqueTags(p *plan.Plan) error {
 		}
 	}
 	return nil
-}
-
-// applyOverrides applies --build-arg, --set and --tag to the plan of a build.
-func (f *buildFlags) applyOverrides(p *plan.Plan, matrixPath string) error {
-	cacheFrom, err := parseCaches("--cache-from", f.cacheFrom)
-	if err != nil {
-		return err
-	}
-	cacheTo, err := parseCaches("--cache-to", f.cacheTo)
-	if err != nil {
-		return err
-	}
-	matrixDir, _ := filepath.Abs(filepath.Dir(matrixPath))
-	return f.overrides.apply(p, overrideInput{
-		selected: f.releases, cacheFrom: cacheFrom, cacheTo: cacheTo, tags: f.tags,
-		revision: func() (string, error) {
-			revision, _, err := sourceInfo(matrixDir, f.revision, f.epoch)
-			return revision, err
-		},
-	})
 }

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetbake/jetbake/builder/bake"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -53,10 +54,9 @@ func newPlanCommand() *cobra.Command {
 		if err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
-		matrixDir, _ := filepath.Abs(filepath.Dir(MatrixPath(cmd)))
 		if err := overrides.apply(p, overrideInput{revision: func() (string, error) {
-			revision, _, err := sourceInfo(matrixDir, "", "")
-			return revision, err
+			src, err := bake.ReadSource(cmd.Context(), MatrixPath(cmd), "", "")
+			return src.Revision, err
 		}}); err != nil {
 			return err
 		}
@@ -66,6 +66,26 @@ func newPlanCommand() *cobra.Command {
 		return writePlanText(cmd.OutOrStdout(), p)
 	}
 	return cmd
+}
+
+// loadPlan loads the matrix of -f, plans every release and parses the
+// --mirror values, for build, check and lock.
+func loadPlan(cmd *cobra.Command, mirrorFlags []string) (*plan.Plan, refs.Mirrors, error) {
+	m, err := LoadMatrix(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := plan.New(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	mirrors := refs.Mirrors{}
+	for _, v := range mirrorFlags {
+		if err := mirrors.ParseMirror(v); err != nil {
+			return nil, nil, usageErrorf("%w", err)
+		}
+	}
+	return p, mirrors, nil
 }
 
 // writePlanText writes a plan for people to read.

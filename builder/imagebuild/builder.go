@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +84,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 		return nil, err
 	}
 	progress.warned = frontendWarnings(jobs)
-	shareEmulationNotice(jobs, progress.warnf)
+	shareEmulationNotice(jobs, progress.warnf, b.opts.advice.Nodes)
 	for _, line := range b.unusableCaches(jobs) {
 		progress.warnf("jetbake: warning: %s", line)
 	}
@@ -249,7 +248,7 @@ func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report
 // prepare selects the releases and resolves their references.
 func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	if b.opts.push && p.Repository == "" {
-		return nil, errors.New("--push needs image.repository in the matrix")
+		return nil, ErrNoRepository
 	}
 	if err := checkEntrypointDir(b.opts.entrypointDir, b.opts.toolCommit); err != nil {
 		return nil, err
@@ -257,7 +256,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	seen := map[string]bool{}
 	for _, out := range b.opts.outputs {
 		if seen[out.Type] {
-			return nil, fmt.Errorf("--output type=%s is given twice: one of each type at most", out.Type)
+			return nil, &OutputError{Value: "type=" + out.Type, Problem: "is given twice: one of each type at most", Repeated: true}
 		}
 		seen[out.Type] = true
 	}
@@ -278,7 +277,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 
 // selectJobs selects the releases and resolves their base references.
 func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
-	selected, err := selectReleases(p, b.opts.releases)
+	selected, err := SelectReleases(p, b.opts.releases)
 	if err != nil {
 		return nil, err
 	}
@@ -302,24 +301,34 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	return jobs, nil
 }
 
-func selectReleases(p *plan.Plan, names []string) ([]plan.Release, error) {
+// SelectReleases returns the releases of p that names select, in the order
+// given, or all of p's when names is empty. Names p lacks are a
+// *plan.UnknownReleaseError, a name given twice a *DuplicateReleaseError.
+// Build checks WithReleases with it; a caller checks them before it
+// connects to BuildKit.
+func SelectReleases(p *plan.Plan, names []string) ([]plan.Release, error) {
 	if len(names) == 0 {
 		return p.Releases, nil
 	}
-	var out []plan.Release
-	var known []string
-	for _, r := range p.Releases {
-		known = append(known, r.Name)
+	known := make([]string, len(p.Releases))
+	for i, r := range p.Releases {
+		known[i] = r.Name
 	}
+	var unknown []string
+	for _, n := range names {
+		if !slices.Contains(known, n) && !slices.Contains(unknown, n) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, &plan.UnknownReleaseError{Names: unknown, Valid: known}
+	}
+	var out []plan.Release
 	for k, n := range names {
-		i := slices.Index(known, n)
-		if i < 0 {
-			return nil, fmt.Errorf("--release %q: no such release; the matrix has %s", n, strings.Join(known, ", "))
-		}
 		if slices.Contains(names[:k], n) {
-			return nil, fmt.Errorf("--release %q is given twice", n)
+			return nil, &DuplicateReleaseError{Name: n}
 		}
-		out = append(out, p.Releases[i])
+		out = append(out, p.Releases[slices.Index(known, n)])
 	}
 	return out, nil
 }
@@ -347,16 +356,16 @@ func routerSource(r plan.Router, baseDir string) (ctxDir, gitContext, dfDir, dfN
 // that builds, not the matrix's repository.
 func checkEntrypointDir(dir, toolCommit string) error {
 	if dir == "" {
-		return errors.New("no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe ('make build' puts them in bin/linux-arm64)")
+		return &EntrypointError{}
 	}
 	for _, name := range []string{filepath.Base(EntrypointPath), filepath.Base(CUDAProbePath)} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("entrypoint folder %s lacks %s: run 'make build' (it cross-compiles them for linux/arm64)", dir, name)
+			return &EntrypointError{Dir: dir, Missing: name}
 		}
 	}
 	path := filepath.Join(dir, filepath.Base(EntrypointPath))
 	if built := entrypointRevision(path); built != "" && toolCommit != "" && !sameCommit(built, toolCommit) {
-		return fmt.Errorf("%s was built from jetbake commit %.12s but this jetbake is commit %.12s: run 'make build' so that the image gets the entrypoint of the jetbake that builds it, or leave out --entrypoint-dir", path, built, toolCommit)
+		return &EntrypointError{Dir: dir, Binary: path, BuiltFrom: built, Tool: toolCommit}
 	}
 	return nil
 }

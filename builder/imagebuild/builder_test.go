@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,14 +75,19 @@ func TestSelectReleases(t *testing.T) {
 		{name: "all", want: []string{"jetpack6.2", "jetpack7.2"}},
 		{name: "one", names: []string{"jetpack7.2"}, want: []string{"jetpack7.2"}},
 		{name: "given order", names: []string{"jetpack7.2", "jetpack6.2"}, want: []string{"jetpack7.2", "jetpack6.2"}},
-		{name: "unknown", names: []string{"jetpack6.2", "jetpack9"},
-			wantErr: `--release "jetpack9": no such release; the matrix has jetpack6.2, jetpack7.2`},
+		{name: "unknown", names: []string{"jetpack6.2", "jetpack9", "jetpack8", "jetpack9"},
+			wantErr: `unknown release "jetpack9", "jetpack8": the matrix has jetpack6.2, jetpack7.2`},
+		{name: "twice", names: []string{"jetpack6.2", "jetpack7.2", "jetpack6.2"},
+			wantErr: `release "jetpack6.2" is selected twice: select each release once`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := selectReleases(p, tt.names)
+			got, err := SelectReleases(p, tt.names)
 			if tt.wantErr != "" {
 				require.EqualError(t, err, tt.wantErr)
+				var unknown *plan.UnknownReleaseError
+				var twice *DuplicateReleaseError
+				require.True(t, errors.As(err, &unknown) || errors.As(err, &twice), "typed: %T", err)
 				return
 			}
 			require.NoError(t, err)
@@ -108,16 +114,14 @@ func TestCheckEntrypointDir(t *testing.T) {
 	require.NoError(t, checkEntrypointDir(entrypointDir(t), "abc"))
 
 	err := checkEntrypointDir("", "")
-	require.Error(t, err)
-	require.Contains(t, err.Error(), "--entrypoint-dir")
+	require.Equal(t, &EntrypointError{}, err)
+	require.Contains(t, err.Error(), "WithEntrypointDir")
 
 	half := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(half, "jetbake-entrypoint"), nil, 0o755))
 	err = checkEntrypointDir(half, "")
-	require.Error(t, err)
-	require.Contains(t, err.Error(), half)
-	require.Contains(t, err.Error(), "jetbake-cudaprobe")
-	require.Contains(t, err.Error(), "make build")
+	require.Equal(t, &EntrypointError{Dir: half, Missing: "jetbake-cudaprobe"}, err)
+	require.Equal(t, "entrypoint folder "+half+" lacks jetbake-cudaprobe: cross-compile it for linux/arm64 into that folder", err.Error())
 }
 
 func TestPrepare(t *testing.T) {
@@ -164,13 +168,13 @@ func TestPrepareErrors(t *testing.T) {
 		wantErr string
 	}{
 		{name: "push without repository", plan: noRepo, opts: []Option{WithPush(true), WithEntrypointDir(ep)},
-			wantErr: "--push needs image.repository"},
-		{name: "no entrypoint", plan: testPlan(), wantErr: "--entrypoint-dir"},
+			wantErr: "pushing needs image.repository"},
+		{name: "no entrypoint", plan: testPlan(), wantErr: "WithEntrypointDir"},
 		{name: "output type twice", plan: testPlan(), opts: []Option{WithEntrypointDir(ep),
 			WithOutputs(Output{Type: "oci", Dest: "a"}, Output{Type: "oci", Dest: "b"})},
-			wantErr: "--output type=oci is given twice"},
+			wantErr: "output type=oci is given twice: one of each type at most"},
 		{name: "unknown release", plan: testPlan(), opts: []Option{WithEntrypointDir(ep), WithReleases("nope")},
-			wantErr: `--release "nope"`},
+			wantErr: `unknown release "nope"`},
 		{name: "bad base", plan: badBase, opts: []Option{WithEntrypointDir(ep)},
 			wantErr: "release jetpack7.2: runtime_base"},
 	}
@@ -179,6 +183,7 @@ func TestPrepareErrors(t *testing.T) {
 			_, err := New(nil, tt.opts...).prepare(tt.plan)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tt.wantErr)
+			require.NotContains(t, err.Error(), "--", "the package names its options, not a command's flags")
 		})
 	}
 }
@@ -198,6 +203,7 @@ func TestCheckEntrypointRevision(t *testing.T) {
 	require.NoError(t, checkEntrypointDir(dir, commit))
 	require.NoError(t, checkEntrypointDir(dir, ""), "no revision to compare with")
 	err = checkEntrypointDir(dir, "2222222222222222")
-	require.ErrorContains(t, err, "was built from jetbake commit "+commit[:12]+" but this jetbake is commit 222222222222: run 'make build'")
+	require.Equal(t, &EntrypointError{Dir: dir, Binary: filepath.Join(dir, "jetbake-entrypoint"), BuiltFrom: commit, Tool: "2222222222222222"}, err)
+	require.ErrorContains(t, err, "was built from jetbake commit "+commit[:12]+" but this jetbake is commit 222222222222: build the entrypoint binaries")
 	require.NoError(t, checkEntrypointDir(dir, commit[:12]), "a pseudo-version's 12-digit commit")
 }

@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/containerd/platforms"
@@ -15,6 +16,8 @@ import (
 type emulationNotice struct {
 	once sync.Once
 	warn func(format string, args ...any)
+	// advice ends the warning: how the caller adds arm64 nodes (Advice.Nodes).
+	advice string
 }
 
 // noteEmulation records whether the node that c runs on compiles the
@@ -34,10 +37,13 @@ func (j *releaseJob) noteEmulation(node string, workers []gateway.WorkerInfo) {
 		return
 	}
 	j.emulation.once.Do(func() {
-		j.emulation.warn("jetbake: warning: BuildKit node %s has no worker that runs linux/arm64 natively (its native platform is %s): "+
+		msg := fmt.Sprintf("jetbake: warning: BuildKit node %s has no worker that runs linux/arm64 natively (its native platform is %s): "+
 			"the routers compile under QEMU emulation, which takes hours for a real router build. Build on an arm64 machine instead: "+
-			"a GitHub-hosted arm64 runner (ubuntu-24.04-arm), or your own arm64 or Jetson BuildKit nodes with --node NAME=ADDR",
-			node, native)
+			"a GitHub-hosted arm64 runner (ubuntu-24.04-arm), or your own arm64 or Jetson BuildKit nodes", node, native)
+		if a := j.emulation.advice; a != "" {
+			msg += " " + a
+		}
+		j.emulation.warn("%s", msg)
 	})
 }
 
@@ -65,9 +71,10 @@ func nativePlatform(workers []gateway.WorkerInfo) string {
 	return platforms.Format(platforms.Normalize(workers[0].Platforms[0]))
 }
 
-// shareEmulationNotice gives every job one notice that warns through warn.
-func shareEmulationNotice(jobs []*releaseJob, warn func(format string, args ...any)) {
-	n := &emulationNotice{warn: warn}
+// shareEmulationNotice gives every job one notice that warns through warn,
+// ending with advice.
+func shareEmulationNotice(jobs []*releaseJob, warn func(format string, args ...any), advice string) {
+	n := &emulationNotice{warn: warn, advice: advice}
 	for _, j := range jobs {
 		j.emulation = n
 	}

@@ -48,7 +48,8 @@ func TestNativeArm64(t *testing.T) {
 	require.Equal(t, "", nativePlatform(nil))
 }
 
-// The warning comes once per build, naming --node and arm64 runners; the
+// The warning comes once per build, naming arm64 runners and ending with
+// the caller's advice on adding nodes; the
 // report and the timings say per release whether it ran emulated.
 func TestNoteEmulation(t *testing.T) {
 	jobs := []*releaseJob{{release: testPlan().Releases[0], plan: testPlan()}, {release: testPlan().Releases[1], plan: testPlan()}}
@@ -57,14 +58,15 @@ func TestNoteEmulation(t *testing.T) {
 	for _, j := range jobs {
 		j.timings = rec
 	}
-	shareEmulationNotice(jobs, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) })
+	shareEmulationNotice(jobs, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }, "with NODES")
 	x86 := workers([]string{"linux/amd64", "linux/arm64"})
 	jobs[0].noteEmulation("default", x86)
 	jobs[1].noteEmulation("default", x86)
 	require.Len(t, warnings, 1)
-	for _, want := range []string{"BuildKit node default", "linux/amd64", "QEMU", "ubuntu-24.04-arm", "--node"} {
+	for _, want := range []string{"BuildKit node default", "linux/amd64", "QEMU", "ubuntu-24.04-arm"} {
 		require.Contains(t, warnings[0], want)
 	}
+	require.True(t, strings.HasSuffix(warnings[0], "your own arm64 or Jetson BuildKit nodes with NODES"), warnings[0])
 	rr := jobs[0].initialReport()
 	require.NotNil(t, rr.Emulated)
 	require.True(t, *rr.Emulated)

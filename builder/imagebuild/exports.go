@@ -119,10 +119,10 @@ func (b *Builder) localOutputs(j *releaseJob) (*localOutputs, error) {
 	}
 	for _, p := range lo.partial {
 		if err := os.RemoveAll(p); err != nil {
-			return nil, fmt.Errorf("--output %s: %w", p, err)
+			return nil, fmt.Errorf("output %s: %w", p, err)
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, fmt.Errorf("--output %s: %w", p, err)
+			return nil, fmt.Errorf("output %s: %w", p, err)
 		}
 	}
 	return lo, nil

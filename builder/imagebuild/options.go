@@ -23,28 +23,29 @@ type Output struct {
 	Dest string
 }
 
-// ParseOutput parses a `--output type=oci,dest=DIR` or `type=docker,dest=FILE` value.
-func ParseOutput(flag string) (Output, error) {
+// ParseOutput parses an output as buildx writes one: `type=oci,dest=DIR`
+// or `type=docker,dest=FILE`. What it cannot read is an *OutputError.
+func ParseOutput(v string) (Output, error) {
 	var out Output
-	for _, field := range strings.Split(flag, ",") {
-		k, v, _ := strings.Cut(field, "=")
+	for _, field := range strings.Split(v, ",") {
+		k, val, _ := strings.Cut(field, "=")
 		switch k {
 		case "type":
-			out.Type = v
+			out.Type = val
 		case "dest":
-			out.Dest = v
+			out.Dest = val
 		default:
-			return Output{}, fmt.Errorf("--output %q: unknown key %q (want type=oci|docker,dest=PATH)", flag, k)
+			return Output{}, &OutputError{Value: v, Problem: fmt.Sprintf("unknown key %q (want type=oci|docker,dest=PATH)", k)}
 		}
 	}
 	if out.Type != "oci" && out.Type != "docker" {
-		return Output{}, fmt.Errorf("--output %q: type must be oci or docker (use --push for a registry)", flag)
+		return Output{}, &OutputError{Value: v, Problem: "type must be oci or docker", NotLocal: true}
 	}
 	if out.Dest != "" {
 		out.Dest = filepath.Clean(out.Dest)
 	}
 	if out.Dest == "" || out.Dest == "." || out.Dest == "/" || strings.HasSuffix(out.Dest, tmpSuffix) {
-		return Output{}, fmt.Errorf("--output %q: dest is missing, e.g. type=%s,dest=out", flag, out.Type)
+		return Output{}, &OutputError{Value: v, Problem: fmt.Sprintf("dest is missing, e.g. type=%s,dest=out", out.Type)}
 	}
 	return out, nil
 }
@@ -72,6 +73,7 @@ type options struct {
 	continueOnError bool
 	progressMode    string
 	progressOut     io.Writer
+	advice          Advice
 	remoteOpts      []remote.Option
 	sessionAttach   []session.Attachable
 	baseReader      *baseinfo.Reader
@@ -169,6 +171,23 @@ func WithContinueOnError(v bool) Option { return func(o *options) { o.continueOn
 func WithProgress(mode string, w io.Writer) Option {
 	return func(o *options) { o.progressMode, o.progressOut = mode, w }
 }
+
+// Advice is what the build's warnings and report lines advise, in the
+// caller's words: the build writes them while it runs, where a caller
+// cannot reword them as it can the errors Build returns. An empty field
+// leaves its advice out.
+type Advice struct {
+	// ContinueOnError ends the error of a release that did not start
+	// because an earlier one failed, in parentheses: how to build every
+	// release, e.g. "use --continue-on-error to build every release".
+	ContinueOnError string
+	// Nodes ends the warning that a node compiles under emulation: how to
+	// build on arm64 BuildKit nodes instead, e.g. "with --node NAME=ADDR".
+	Nodes string
+}
+
+// WithAdvice words what the build's warnings and report lines advise.
+func WithAdvice(a Advice) Option { return func(o *options) { o.advice = a } }
 
 // WithRemoteOptions sets the go-containerregistry options used to put tags on.
 func WithRemoteOptions(opts ...remote.Option) Option {

@@ -32,9 +32,12 @@ func TestParseOutput(t *testing.T) {
 		t.Run(tt.flag, func(t *testing.T) {
 			got, err := ParseOutput(tt.flag)
 			if tt.wantErr != "" {
-				require.Error(t, err)
-				require.Contains(t, err.Error(), tt.wantErr)
-				require.Contains(t, err.Error(), "--output")
+				var oe *OutputError
+				require.ErrorAs(t, err, &oe)
+				require.Equal(t, tt.flag, oe.Value)
+				require.Contains(t, oe.Problem, tt.wantErr)
+				require.Equal(t, strings.HasPrefix(tt.wantErr, "type must be"), oe.NotLocal)
+				require.NotContains(t, err.Error(), "--")
 				require.Equal(t, Output{}, got)
 				return
 			}

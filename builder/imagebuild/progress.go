@@ -53,7 +53,7 @@ func newProgress(ctx context.Context, mode string, out io.Writer, timings *timin
 		tails: map[digest.Digest][]string{}, failed: map[string]failedStep{}, seenLogs: map[string]bool{}}
 	display, err := progressui.NewDisplay(out, p.mode)
 	if err != nil {
-		return nil, fmt.Errorf("--progress %s: %w", mode, err)
+		return nil, &ProgressError{Mode: mode, Err: err}
 	}
 	go func() {
 		defer close(p.done)

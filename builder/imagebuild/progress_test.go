@@ -32,5 +32,7 @@ func TestProgressLogLinesInEveryModeButQuiet(t *testing.T) {
 		})
 	}
 	_, err := newProgress(t.Context(), "tty", &bytes.Buffer{}, nil)
-	require.Error(t, err, "tty needs a terminal")
+	var pe *ProgressError
+	require.ErrorAs(t, err, &pe, "tty needs a terminal")
+	require.Equal(t, "tty", pe.Mode)
 }

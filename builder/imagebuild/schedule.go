@@ -27,8 +27,11 @@ type scheduler struct {
 	nodes           []Node
 	retries         int
 	continueOnError bool
-	progress        *progress
-	slots           map[string]chan struct{} // per node: at most parallel builds
+	// advice ends the error of a release not started after a failure
+	// (Advice.ContinueOnError).
+	advice   string
+	progress *progress
+	slots    map[string]chan struct{} // per node: at most parallel builds
 	// attempt builds one release on one node; nodeDown tells, after an
 	// error, whether the node rather than the build failed.
 	attempt  func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error)
@@ -42,7 +45,7 @@ type scheduler struct {
 
 func newScheduler(b *Builder, progress *progress, sessions sharedSessions) *scheduler {
 	s := &scheduler{
-		nodes: b.nodes, retries: b.opts.retries, continueOnError: b.opts.continueOnError, progress: progress,
+		nodes: b.nodes, retries: b.opts.retries, continueOnError: b.opts.continueOnError, advice: b.opts.advice.ContinueOnError, progress: progress,
 		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{}, nodeDown: isNodeFailure,
 		attempt: func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error) {
 			return b.attempt(ctx, n, j, progress, sessions[n.Name])
@@ -94,7 +97,7 @@ func (s *scheduler) buildWithRetries(ctx context.Context, j *releaseJob, nodes [
 		}
 		if s.stopped() {
 			<-slot
-			return s.notStarted(j, retries, "not started: an earlier release failed (use --continue-on-error to build every release)")
+			return s.notStarted(j, retries, s.earlierFailure())
 		}
 		if s.nodeFailed(n.Name) { // it failed while this release waited for a slot
 			<-slot
@@ -148,6 +151,16 @@ func (s *scheduler) notStarted(j *releaseJob, retries []Retry, why string) Relea
 	rr := j.initialReport()
 	rr.Outcome, rr.Error, rr.Retries = Skipped, why, retries
 	return rr
+}
+
+// earlierFailure is the error of a release that did not start because an
+// earlier one failed, with the caller's advice.
+func (s *scheduler) earlierFailure() string {
+	msg := "not started: an earlier release failed"
+	if s.advice != "" {
+		msg += " (" + s.advice + ")"
+	}
+	return msg
 }
 
 func (s *scheduler) stopped() bool {
