@@ -106,7 +106,9 @@ demo: deps build
 
 ## test: unit tests and the end-to-end tests on a real buildkitd, registry and runc
 test: deps build
+	$(GO) build ./...
 	$(GO) vet ./...
+	$(GO) vet -tags cuda ./builder/internal/standin/tei/cmd/router
 	$(GO) test -count=1 -timeout 25m ./...
 
 test-unit:

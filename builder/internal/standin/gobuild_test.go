@@ -10,8 +10,8 @@ import (
 
 // A stand-in program's cache key covers the sources of every package of the
 // module that its build compiles, for that build's tags: the stand-in router
-// with the CUDA backend compiles cuda.go and the computecap table, without it
-// nocuda.go, and a package that is no longer there fails the key.
+// without the CUDA backend compiles nocuda.go, with it (tag cuda) cuda.go, and
+// the computecap table, and a package that is no longer there fails the key.
 func TestGoKeySources(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
@@ -30,6 +30,11 @@ func TestGoKeySources(t *testing.T) {
 	}
 	const mod = "github.com/jetbake/jetbake/"
 	router := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router", Cgo: true, Tags: []string{"netgo"}}
+	withoutCUDA := names(router)
+	require.Contains(t, withoutCUDA, mod+teiPackage+"/cmd/router/nocuda.go")
+	require.NotContains(t, withoutCUDA, mod+teiPackage+"/cmd/router/cuda.go")
+
+	router.Tags = append(router.Tags, "cuda")
 	withCUDA := names(router)
 	require.Contains(t, withCUDA, mod+teiPackage+"/cmd/router/cuda.go")
 	require.NotContains(t, withCUDA, mod+teiPackage+"/cmd/router/nocuda.go")
@@ -38,11 +43,6 @@ func TestGoKeySources(t *testing.T) {
 	for _, f := range withCUDA {
 		require.NotContains(t, f, "_test.go")
 	}
-
-	router.Tags = append(router.Tags, "nocuda")
-	withoutCUDA := names(router)
-	require.Contains(t, withoutCUDA, mod+teiPackage+"/cmd/router/nocuda.go")
-	require.NotContains(t, withoutCUDA, mod+teiPackage+"/cmd/router/cuda.go")
 
 	key, err := k.goKey(t.Context(), goBin, router)
 	require.NoError(t, err)

@@ -160,8 +160,8 @@ func (k Kit) routerTemplate(ctx context.Context, b Base, linking string) (string
 	// router does not have.
 	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + tei.Template(linking), CgoLinks: links, Cgo: true,
 		Tags: []string{"netgo"}}
-	if linking == "" {
-		prog.Tags = append(prog.Tags, "nocuda")
+	if linking != "" {
+		prog.Tags = append(prog.Tags, "cuda")
 	}
 	path, err := k.buildGo(ctx, prog)
 	if err != nil {
