@@ -57,7 +57,7 @@ func (k Kit) aptIndexFor(ctx context.Context, b Base) (*aptIndex, error) {
 	if b.CUDA == "" || b.Flavour == "" {
 		return x, nil
 	}
-	dir := strings.TrimPrefix(b.cudaTree(), "/") + "/" + cudaTargetDir(b.Flavour) + "/lib/"
+	dir := strings.TrimPrefix(b.cudaTree(), "/") + "/" + b.Flavour.TargetDir() + "/lib/"
 	for _, cl := range cudaLibs(b.CUDA) {
 		name := cl.Package + cudaPackageSuffix(b.CUDA)
 		p := x.pkgs[name]
