@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/jetbake/jetbake/builder/internal/standin/tei/sccache"
+	"github.com/jetbake/jetbake/builder/internal/statuswriter"
 )
 
 // GHA stands in for GitHub's Actions cache service as a runner reaches it
@@ -70,10 +71,10 @@ func (g *GHA) Entries() []string {
 }
 
 func (g *GHA) serve(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := statuswriter.New(w)
 	g.mu.Lock()
 	defer func() {
-		g.log = append(g.log, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status})
+		g.log = append(g.log, Request{Method: r.Method, Path: r.URL.Path, Status: rec.Status})
 		g.mu.Unlock()
 	}()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
