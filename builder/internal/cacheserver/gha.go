@@ -36,8 +36,10 @@ type GHA struct {
 // NewGHA starts the service, which accepts token.
 func NewGHA(token string) *GHA {
 	g := &GHA{token: token, entries: map[string][]byte{}, pending: map[string][]byte{}}
-	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
-	g.URL = g.srv.URL + "/"
+	// URL is set before the server starts: its handlers read it (blobURL).
+	g.srv = httptest.NewUnstartedServer(http.HandlerFunc(g.serve))
+	g.URL = "http://" + g.srv.Listener.Addr().String() + "/"
+	g.srv.Start()
 	return g
 }
 
