@@ -104,10 +104,19 @@ deps:
 demo: deps build
 	$(GO) run ./builder/internal/demo
 
-## test: unit tests and the end-to-end tests on a real buildkitd, registry and runc
+## test: unit tests (with the race detector) and the end-to-end tests on a real buildkitd, registry and runc
+# The race detector needs cgo (gcc and libc6-dev, from make deps). The
+# packages that drive buildkitd, dockerd, QEMU and whole builds run without
+# it: their concurrency is mostly in those processes, and under -race they
+# take several times as long.
+SLOW_TESTS = $(addprefix $(shell $(GO) list -m)/builder/internal/,e2e benchcmd ci nvtoolkit)
+UNIT_TESTS = $(filter-out $(SLOW_TESTS),$(shell $(GO) list ./...))
 test: deps build
+	$(GO) build ./...
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 25m ./...
+	$(GO) vet -tags cuda ./builder/internal/standin/tei/cmd/router
+	$(GO) test -race -count=1 -timeout 25m $(UNIT_TESTS)
+	$(GO) test -count=1 -timeout 25m $(SLOW_TESTS)
 
 test-unit:
 	$(GO) test -short -count=1 ./...

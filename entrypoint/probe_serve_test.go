@@ -42,7 +42,7 @@ func buildRouter(t *testing.T) standinRouter {
 		routerBuilt = standinRouter{dir: dir, template: filepath.Join(dir, "router-template")}
 		steps := [][]string{
 			{"gcc", "-shared", "-fPIC", "-Wl,-soname," + libcudaName, "-o", lib, "../builder/internal/standin/cuda/libcuda.c"},
-			{"go", "build", "-tags", "netgo", "-o", routerBuilt.template, "../builder/internal/standin/tei/cmd/router"},
+			{"go", "build", "-tags", "netgo,cuda", "-o", routerBuilt.template, "../builder/internal/standin/tei/cmd/router"},
 		}
 		for _, s := range steps {
 			cmd := exec.Command(s[0], s[1:]...)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,35 +51,59 @@ func TestCheckAddr(t *testing.T) {
 	}
 }
 
-// A daemon behind a connection helper that cannot reach it (a container or
-// pod that does not exist, an ssh host that refuses) is one sentence naming
-// the address, the cause and the fix, with no gRPC text. The helpers run the
-// real docker, kubectl and ssh commands of this machine.
+// A daemon that cannot be reached is one sentence naming the address, the
+// cause and the fix, with no gRPC text, and Connect says so before its
+// context's deadline rather than waiting it out: the deadline is shorter than
+// the 10 s Connect gives the daemon's first answer, so a Connect that waits
+// for a daemon to come up fails here on the context's error. The tcp:// and ssh://
+// addresses are a 127.0.0.1 port that was just listened on and closed, the
+// unix:// one a socket path in an empty folder: each is known to refuse. The
+// helpers run the real docker, kubectl and ssh commands of this machine.
 func TestConnectUnreachable(t *testing.T) {
-	tests := []struct{ addr, fix string }{
-		{"docker-container://jetbake-no-such-container", "check that the container runs"},
-		{"kube-pod://jetbake-no-such-pod?namespace=nowhere", "check the pod name"},
-		{"ssh://nobody@127.0.0.1:1", "buildctl dial-stdio"},
-		{"unix:///nonexistent/buildkitd.sock", "start buildkitd there"},
-		{"tcp://127.0.0.1:1", "check that buildkitd listens there"},
+	port := closedPort(t)
+	sock := filepath.Join(t.TempDir(), "buildkitd.sock")
+	tests := []struct{ addr, cause, fix string }{
+		{"docker-container://jetbake-no-such-container", "", "check that the container runs"},
+		{"kube-pod://jetbake-no-such-pod?namespace=nowhere", "", "check the pod name"},
+		{"ssh://nobody@127.0.0.1:" + port, "ssh: connect to host 127.0.0.1 port " + port + ": Connection refused", "buildctl dial-stdio"},
+		{"unix://" + sock, "dial unix " + sock + ": connect: no such file or directory", "start buildkitd there"},
+		{"tcp://127.0.0.1:" + port, "dial tcp 127.0.0.1:" + port + ": connect: connection refused", "check that buildkitd listens there"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 9*time.Second)
 			defer cancel()
 			_, err := Connect(ctx, WithAddr(tt.addr))
+			require.NoError(t, ctx.Err(), "Connect waited for its context's deadline: %v", err)
+			require.NotErrorIs(t, err, context.DeadlineExceeded)
 			var ue *UnreachableError
 			require.True(t, errors.As(err, &ue), "%v", err)
+			require.Equal(t, tt.addr, ue.Addr)
+			require.NotEmpty(t, ue.Cause)
+			if tt.cause != "" {
+				require.Equal(t, tt.cause, ue.Cause)
+			}
 			msg := err.Error()
-			require.True(t, strings.HasPrefix(msg, "BuildKit at "+tt.addr+" does not answer ("), msg)
-			require.Contains(t, msg, tt.fix)
+			require.Equal(t, "BuildKit at "+tt.addr+" does not answer ("+ue.Cause+"): "+ue.Fix, msg)
+			require.Contains(t, ue.Fix, tt.fix)
 			for _, raw := range []string{"rpc error", "desc =", "Unavailable", "\n", "server preface"} {
 				require.NotContains(t, msg, raw)
 			}
-			require.NotEmpty(t, ue.Cause)
 			t.Log(msg)
 		})
 	}
+}
+
+// closedPort returns a port of 127.0.0.1 that refuses connections: one that
+// was listened on and closed.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	return port
 }
 
 func TestTransportCause(t *testing.T) {

@@ -206,17 +206,3 @@ func TestDoctorOutput(t *testing.T) {
 	require.Equal(t, "8.7", back.Host.GPU)
 	require.Len(t, back.Checks, 7)
 }
-
-func FuzzParseDpkgStatus(f *testing.F) {
-	f.Add(dpkg("1.17.8-1", "install ok installed"))
-	f.Add("Package: x\nStatus: install ok installed\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		pkgs, err := parseDpkgStatus(strings.NewReader(s))
-		if err == nil {
-			for _, v := range pkgs {
-				_ = upstreamVersion(v)
-				_ = versionLess(v, compatOrinSince)
-			}
-		}
-	})
-}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/jetbake/jetbake/builder/internal/standin/tei/sccache"
+	"github.com/jetbake/jetbake/builder/internal/statuswriter"
 )
 
 // GHA stands in for GitHub's Actions cache service as a runner reaches it
@@ -35,8 +36,10 @@ type GHA struct {
 // NewGHA starts the service, which accepts token.
 func NewGHA(token string) *GHA {
 	g := &GHA{token: token, entries: map[string][]byte{}, pending: map[string][]byte{}}
-	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
-	g.URL = g.srv.URL + "/"
+	// URL is set before the server starts: its handlers read it (blobURL).
+	g.srv = httptest.NewUnstartedServer(http.HandlerFunc(g.serve))
+	g.URL = "http://" + g.srv.Listener.Addr().String() + "/"
+	g.srv.Start()
 	return g
 }
 
@@ -70,10 +73,10 @@ func (g *GHA) Entries() []string {
 }
 
 func (g *GHA) serve(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := statuswriter.New(w)
 	g.mu.Lock()
 	defer func() {
-		g.log = append(g.log, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status})
+		g.log = append(g.log, Request{Method: r.Method, Path: r.URL.Path, Status: rec.Status})
 		g.mu.Unlock()
 	}()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))

@@ -23,6 +23,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/jetbake/jetbake/builder/internal/statuswriter"
 )
 
 // S3 is an S3 server that accepts requests signed with one key pair.
@@ -58,14 +60,14 @@ func NewS3(region, accessKey, secret string, buckets ...string) (*S3, error) {
 	}
 	fake := gofakes3.New(s.Backend).Server()
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := statuswriter.New(w)
 		if err := s.verify(r); err != nil {
 			http.Error(rec, "<Error><Code>SignatureDoesNotMatch</Code><Message>"+err.Error()+"</Message></Error>", http.StatusForbidden)
 		} else {
 			fake.ServeHTTP(rec, r)
 		}
 		s.mu.Lock()
-		s.log = append(s.log, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status})
+		s.log = append(s.log, Request{Method: r.Method, Path: r.URL.Path, Status: rec.Status})
 		s.mu.Unlock()
 	}))
 	s.URL = s.srv.URL
@@ -159,14 +161,4 @@ func (s *S3) verify(r *http.Request) error {
 		}
 	}
 	return nil
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
 }

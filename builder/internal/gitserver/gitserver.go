@@ -25,6 +25,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jetbake/jetbake/builder/internal/statuswriter"
 )
 
 // Server is a git server on 127.0.0.1: git:// and http://, one root of bare
@@ -149,9 +151,9 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Basic realm="jetbake test git server"`)
 			http.Error(w, "Unauthorized", status)
 		} else {
-			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			sw := statuswriter.New(w)
 			next.ServeHTTP(sw, r)
-			status = sw.status
+			status = sw.Status
 		}
 		s.mu.Lock()
 		s.requests = append(s.requests, Request{Path: r.URL.Path, Authorized: hasAuth, Status: status})
@@ -177,16 +179,6 @@ func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
 }
 
 // GitURL is the git:// URL of the repository at path.

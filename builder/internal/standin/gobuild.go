@@ -1,16 +1,15 @@
 package standin
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -64,7 +63,7 @@ func (k Kit) buildGo(ctx context.Context, prog goProgram) (string, error) {
 	cmd := exec.CommandContext(ctx, goBin, append(args, prog.Pkg)...)
 	cmd.Dir = k.Source
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "GOFLAGS=")
-	if prog.Cgo || len(prog.CgoLinks) > 0 {
+	if prog.cgoEnabled() == "1" {
 		cc, err := ARM64.compiler()
 		if err != nil {
 			return "", err
@@ -98,34 +97,63 @@ func (k Kit) goKey(ctx context.Context, goBin string, prog goProgram) (string, e
 		}
 		fmt.Fprintf(sum, "%s\x00%x\x00", filepath.Base(l), sha256.Sum256(data))
 	}
-	// The stand-in's packages and what they import from this module
-	// (computecap, whose table names the Jetson CPUs).
-	var files []string
-	for _, dir := range []string{teiPackage, "computecap"} {
-		root := filepath.Join(k.Source, dir)
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && dir == "computecap" && path != root {
-				return filepath.SkipDir
-			}
-			if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-				files = append(files, path)
-			}
-			return nil
-		})
-		if err != nil {
-			return "", fmt.Errorf("stand-in toolchain source %s: %w", root, err)
-		}
+	files, err := k.moduleFiles(ctx, goBin, prog)
+	if err != nil {
+		return "", err
 	}
-	sort.Strings(files)
-	for _, f := range append(files, filepath.Join(k.Source, "go.mod"), filepath.Join(k.Source, "go.sum")) {
-		data, err := os.ReadFile(f)
+	files = append(files, [2]string{"go.mod", filepath.Join(k.Source, "go.mod")}, [2]string{"go.sum", filepath.Join(k.Source, "go.sum")})
+	for _, f := range files {
+		data, err := os.ReadFile(f[1])
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(sum, "%s\x00%x\x00", strings.TrimPrefix(f, k.Source), sha256.Sum256(data))
+		fmt.Fprintf(sum, "%s\x00%x\x00", f[0], sha256.Sum256(data))
 	}
 	return hex.EncodeToString(sum.Sum(nil))[:20], nil
+}
+
+// moduleFiles lists the Go and C sources of this module that a build of prog
+// compiles, as `go list -deps` finds them for that build: those of prog's
+// package and of every package of the module it imports (the stand-in's
+// packages, computecap). Each is its import path and file name, which name it
+// wherever the checkout is, and the file's path.
+func (k Kit) moduleFiles(ctx context.Context, goBin string, prog goProgram) ([][2]string, error) {
+	const format = `{{with .Module}}{{if .Main}}` +
+		`{{range $.GoFiles}}{{$.ImportPath}}/{{.}}{{"\t"}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}` +
+		`{{range $.CgoFiles}}{{$.ImportPath}}/{{.}}{{"\t"}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}` +
+		`{{range $.CFiles}}{{$.ImportPath}}/{{.}}{{"\t"}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}` +
+		`{{range $.HFiles}}{{$.ImportPath}}/{{.}}{{"\t"}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}` +
+		`{{end}}{{end}}`
+	args := []string{"list", "-deps", "-f", format}
+	if len(prog.Tags) > 0 {
+		args = append(args, "-tags", strings.Join(prog.Tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, goBin, append(args, prog.Pkg)...)
+	cmd.Dir = k.Source
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "GOFLAGS=", "CGO_ENABLED="+prog.cgoEnabled())
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = fmt.Errorf("%w: %s", err, bytes.TrimSpace(ee.Stderr))
+		}
+		return nil, fmt.Errorf("stand-in toolchain: list the sources of %s: %w", prog.Pkg, err)
+	}
+	var files [][2]string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, path, ok := strings.Cut(line, "\t")
+		if !ok {
+			return nil, fmt.Errorf("stand-in toolchain: go list answered %q for the sources of %s", line, prog.Pkg)
+		}
+		files = append(files, [2]string{name, path})
+	}
+	return files, nil
+}
+
+// cgoEnabled is CGO_ENABLED for a build of prog.
+func (prog goProgram) cgoEnabled() string {
+	if prog.Cgo || len(prog.CgoLinks) > 0 {
+		return "1"
+	}
+	return "0"
 }

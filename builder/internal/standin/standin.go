@@ -129,16 +129,6 @@ func flavourOf(l4t string) computecap.Flavour {
 	return f
 }
 
-// cudaTargetDir is the folder under the CUDA tree that holds a flavour's
-// libraries: NVIDIA's Tegra CUDA packages install targets/aarch64-linux,
-// the SBSA ones targets/sbsa-linux.
-func cudaTargetDir(f computecap.Flavour) string {
-	if f == computecap.FlavourSBSA {
-		return "targets/sbsa-linux"
-	}
-	return "targets/aarch64-linux"
-}
-
 // Kit holds what the stand-ins are made from: Debian's arm64 busybox-static
 // and glibc, unpacked by `make deps`, and a folder for the aarch64 shared
 // objects compiled with Debian's cross compiler.
@@ -303,7 +293,7 @@ func (k Kit) addCUDA(ctx context.Context, l *layer, b Base) error {
 		return nil
 	}
 	tree := strings.TrimPrefix(b.cudaTree(), "/")
-	lib := cudaTargetDir(b.Flavour) + "/lib"
+	lib := b.Flavour.TargetDir() + "/lib"
 	l.file(tree+"/version.json", 0o644, version)
 	l.dir(tree + "/" + lib)
 	l.link(tree+"/lib64", lib)

@@ -57,7 +57,7 @@ func (k Kit) aptIndexFor(ctx context.Context, b Base) (*aptIndex, error) {
 	if b.CUDA == "" || b.Flavour == "" {
 		return x, nil
 	}
-	dir := strings.TrimPrefix(b.cudaTree(), "/") + "/" + cudaTargetDir(b.Flavour) + "/lib/"
+	dir := strings.TrimPrefix(b.cudaTree(), "/") + "/" + b.Flavour.TargetDir() + "/lib/"
 	for _, cl := range cudaLibs(b.CUDA) {
 		name := cl.Package + cudaPackageSuffix(b.CUDA)
 		p := x.pkgs[name]
@@ -160,8 +160,8 @@ func (k Kit) routerTemplate(ctx context.Context, b Base, linking string) (string
 	// router does not have.
 	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + tei.Template(linking), CgoLinks: links, Cgo: true,
 		Tags: []string{"netgo"}}
-	if linking == "" {
-		prog.Tags = append(prog.Tags, "nocuda")
+	if linking != "" {
+		prog.Tags = append(prog.Tags, "cuda")
 	}
 	path, err := k.buildGo(ctx, prog)
 	if err != nil {

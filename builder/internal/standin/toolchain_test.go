@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,6 +145,10 @@ func TestStandinToolchain(t *testing.T) {
 		libs, err := f.ImportedLibraries()
 		require.NoError(t, err)
 		require.Equal(t, append(needed, "libc.so.6"), libs, "the %s router's DT_NEEDED", template)
+		syms, err := f.ImportedSymbols()
+		require.NoError(t, err)
+		require.Equal(t, template != "cpu", slices.ContainsFunc(syms, func(s elf.ImportedSymbol) bool { return s.Name == "cuInit" }),
+			"the %s router calls the driver's cuInit (built with -tags cuda)", template)
 		require.Equal(t, elf.EM_AARCH64, f.Machine)
 		f.Close()
 	}

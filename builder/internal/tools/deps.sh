@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # deps.sh installs what the end-to-end tests and `make demo` need on a Debian
 # machine, as root: runc, QEMU user emulation with the aarch64 binfmt handler
-# registered, Debian's arm64 busybox-static for the stand-in base images, and
-# Debian's docker.io (dockerd and the docker client) for the Docker-engine tests,
-# which start their own dockerd, gcc and Debian's aarch64 cross compiler for
-# the ELF stand-ins (libcuda, the libraries a base provides), Debian's arm64
-# glibc (libc6, libc-bin) for the stand-in bases' dynamic loader, curl for
-# the test of the action's install script, OpenSSH's client (ssh-agent,
-# ssh-add, ssh-keygen) for the test of --ssh, and git, whose `git daemon` and
-# `git http-backend` serve the router's source on 127.0.0.1 for the tests of
-# git contexts (BuildKit's git source runs the host's git too).
+# registered, Debian's arm64 busybox-static for the stand-in base images,
+# Debian's docker.io (dockerd and the docker client) for the Docker-engine
+# tests, which start their own dockerd, gcc with libc6-dev for cgo (`go test
+# -race`, the stand-in router and libcuda that the entrypoint tests build),
+# Debian's aarch64 cross compiler for the ELF stand-ins (libcuda, the
+# libraries a base provides), Debian's arm64 glibc (libc6, libc-bin) for the
+# stand-in bases' dynamic loader, curl for the test of the action's install
+# script, OpenSSH's client (ssh-agent, ssh-add, ssh-keygen) for the test of
+# --ssh, and git, whose `git daemon` and `git http-backend` serve the router's
+# source on 127.0.0.1 for the tests of git contexts (BuildKit's git source
+# runs the host's git too).
 # It is idempotent: a second run only checks. BuildKit is built by the Makefile.
 set -euo pipefail
 
@@ -21,6 +23,10 @@ command -v runc >/dev/null || need_apt+=(runc)
 [ -e /usr/lib/binfmt.d/qemu-aarch64.conf ] || need_apt+=(qemu-user-static)
 command -v dockerd >/dev/null || need_apt+=(docker.io)
 command -v gcc >/dev/null || need_apt+=(gcc)
+# gcc alone (without its recommends) compiles no C program: libc6-dev has the
+# headers and the crt files cgo, the race detector and the stand-in libcuda need.
+printf '#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\nint main(void) { return 0; }\n' |
+  gcc -x c -o /dev/null - >/dev/null 2>&1 || need_apt+=(libc6-dev)
 command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
 command -v curl >/dev/null || need_apt+=(curl)

@@ -1,4 +1,10 @@
-//go:build !nocuda
+//go:build cuda
+
+// The CUDA backend is a build tag, as it is a cargo feature of TEI's: the
+// stand-in toolchain sets it for the templates of the CUDA linking modes,
+// whose link names libcuda.so.1 (CGO_LDFLAGS). Without the tag the router is
+// the CPU one (nocuda.go), which links on any host, so that `go build ./...`
+// needs no libcuda.
 
 package main
 

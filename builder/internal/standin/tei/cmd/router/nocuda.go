@@ -1,4 +1,4 @@
-//go:build nocuda
+//go:build !cuda
 
 package main
 
