@@ -249,10 +249,18 @@ func (t *Table) SoCByCompatible(entry string) (SoC, bool) {
 	return SoC{}, false
 }
 
-// SoCFromDeviceTree finds the SoC in the content of
-// /proc/device-tree/compatible (NUL-separated, SoC last).
-func (t *Table) SoCFromDeviceTree(compatible []byte) (SoC, bool) {
-	for entry := range strings.SplitSeq(string(compatible), "\x00") {
+// SoCFromCompatible finds the SoC among the entries of a device tree's
+// compatible property (computecap/host.ParseCompatible splits it): the
+// first entry that names a SoC of the table. The entries go from the most
+// specific to the most general (the Devicetree Specification, section
+// 2.3.1, "compatible": https://github.com/devicetree-org/devicetree-specification):
+// the board, the module, then the SoC, and after the SoC the older SoCs
+// it is compatible with, as Linux's arch/arm64/boot/dts/nvidia/tegra132-norrin.dts
+// lists "nvidia,norrin", "nvidia,tegra132", "nvidia,tegra124". The first
+// SoC entry is the chip itself, the one /sys/devices/soc0/soc_id names; a
+// later one is a chip it can pass for.
+func (t *Table) SoCFromCompatible(entries []string) (SoC, bool) {
+	for _, entry := range entries {
 		if s, ok := t.SoCByCompatible(entry); ok {
 			return s, true
 		}

@@ -37,9 +37,9 @@
 //  2. The CUDA driver API, through jetbake-cudaprobe (below).
 //  3. nvidia-smi --query-gpu=compute_cap, when present. JetPack 6 answers
 //     "[N/A]" and JetPack 5 has no nvidia-smi: both move on.
-//  4. The Tegra device tree (/proc/device-tree/compatible, SoC last), when
-//     visible, and /sys/devices/soc0/soc_id, mapped to the SoC's GPU by the
-//     table.
+//  4. The Tegra device tree (/proc/device-tree/compatible, its first SoC
+//     entry), when visible, and /sys/devices/soc0/soc_id, mapped to the
+//     SoC's GPU by the table.
 //
 // A GPU found only from soc_id or the device tree counts as usable only
 // when the NVIDIA runtime left a trace: an answer from the driver,

@@ -33,9 +33,9 @@ func parseL4TVersion(s string) (l4tVersion, error) { return computecap.ParseL4TV
 func parseCompatible(data []byte) []string { return host.ParseCompatible(data) }
 
 // socFromCompatible finds the Jetson SoC of the shipped table among
-// compatible entries, searching from the last.
+// compatible entries (Table.SoCFromCompatible).
 func socFromCompatible(entries []string) (computecap.SoC, bool) {
-	return host.SoCFromCompatible(computecap.DefaultTable(), entries)
+	return computecap.DefaultTable().SoCFromCompatible(entries)
 }
 
 // parseSocID reads /sys/devices/soc0/soc_id, a decimal number.

@@ -186,7 +186,7 @@ func (f *Facts) readDeviceTree(root Root, t *computecap.Table) {
 			break
 		}
 	}
-	f.DTSoC, f.HasDTSoC = SoCFromCompatible(t, f.Compatible)
+	f.DTSoC, f.HasDTSoC = t.SoCFromCompatible(f.Compatible)
 }
 
 // readTegraRelease reads /etc/nv_tegra_release.
@@ -327,7 +327,8 @@ func ParseSocID(data []byte) (int, error) {
 }
 
 // ParseCompatible splits a device-tree compatible property (NUL-separated
-// strings, the board first and the SoC last) into its entries.
+// strings from the most specific, the board, to the most general, the SoC)
+// into its entries, for Table.SoCFromCompatible.
 func ParseCompatible(data []byte) []string {
 	var out []string
 	for entry := range strings.SplitSeq(string(data), "\x00") {
@@ -336,17 +337,6 @@ func ParseCompatible(data []byte) []string {
 		}
 	}
 	return out
-}
-
-// SoCFromCompatible finds the Jetson SoC among compatible entries,
-// searching from the last, where the SoC is.
-func SoCFromCompatible(t *computecap.Table, entries []string) (computecap.SoC, bool) {
-	for i := len(entries) - 1; i >= 0; i-- {
-		if soc, ok := t.SoCByCompatible(entries[i]); ok {
-			return soc, true
-		}
-	}
-	return computecap.SoC{}, false
 }
 
 // ParseModel reads a board name: the device tree's NUL-terminated model, or

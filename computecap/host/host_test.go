@@ -91,6 +91,18 @@ func TestReadDeviceClassFallbacks(t *testing.T) {
 	require.EqualError(t, f.L4TErr, `first line "garbage" does not start with "# R<major>"`)
 }
 
+// Read takes the device tree's SoC from the first SoC entry of compatible,
+// the chip itself, with Table.SoCFromCompatible: a Thor whose compatible
+// also lists Orin is a Thor, as its soc_id says, not a conflict.
+func TestReadDeviceTreeSoCIsTheFirst(t *testing.T) {
+	f := Read(tree(t, map[string]string{SocIDPath: "38\n", SocFamilyPath: "Tegra\n",
+		DeviceTreeDir + "/compatible": "nvidia,p3834-0008\x00nvidia,tegra264\x00nvidia,tegra234\x00"}),
+		computecap.DefaultTable(), Options{})
+	require.True(t, f.HasDTSoC)
+	require.Equal(t, "tegra264", f.DTSoC.Name)
+	require.False(t, f.Conflict, "soc_id 38 and the device tree both name tegra264")
+}
+
 func TestNeedsErrors(t *testing.T) {
 	tab := computecap.DefaultTable()
 	n, err := Needs(tab, Image{JetPack: "6.2", CUDA: "12.6"}, []string{"/x"})

@@ -101,13 +101,13 @@ func (k Kit) goKey(ctx context.Context, goBin string, prog goProgram) (string, e
 	// The stand-in's packages and what they import from this module
 	// (computecap, whose table names the Jetson CPUs).
 	var files []string
-	for _, dir := range []string{teiPackage, "compute_cap"} {
+	for _, dir := range []string{teiPackage, "computecap"} {
 		root := filepath.Join(k.Source, dir)
 		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && dir == "compute_cap" && path != root {
+			if d.IsDir() && dir == "computecap" && path != root {
 				return filepath.SkipDir
 			}
 			if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
