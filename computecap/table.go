@@ -119,10 +119,11 @@ type JetPackRelease struct {
 	// Capabilities are the SMs of the SoCs whose JetPack lines cover it;
 	// Table.Releases fills them from the SoC rows.
 	Capabilities []Capability
-	// DriverDir is where the host's CUDA driver (libcuda.so.1.1 and its
-	// libcuda.so.1 link) lives on its Jetsons, the folder NVIDIA's runtime
-	// mounts it from and into containers.
-	DriverDir string
+	// DriverDirs are where the host's CUDA driver (libcuda.so.1.1 and its
+	// libcuda.so.1 link) lives on its Jetsons, the folders NVIDIA's runtime
+	// mounts it from and into containers: one for every SoC, or one per GPU
+	// driver (see DriverDirFor).
+	DriverDirs []DriverDir
 }
 
 // Table is the one table of Jetson facts: SoCs, JetPack releases and which
@@ -177,6 +178,7 @@ func (t *Table) Clone() *Table {
 	for i := range c.JetPacks {
 		r := &c.JetPacks[i]
 		r.AlsoL4T, r.Capabilities = slices.Clone(r.AlsoL4T), slices.Clone(r.Capabilities)
+		r.DriverDirs = slices.Clone(r.DriverDirs)
 	}
 	return c
 }
@@ -292,7 +294,7 @@ func (t *Table) Releases() []JetPackRelease {
 	out := slices.Clone(t.JetPacks)
 	for i := range out {
 		r := &out[i]
-		r.AlsoL4T = slices.Clone(r.AlsoL4T)
+		r.AlsoL4T, r.DriverDirs = slices.Clone(r.AlsoL4T), slices.Clone(r.DriverDirs)
 		r.Capabilities = nil
 		for _, s := range t.SoCs {
 			if s.Supports(r.JetPack) {

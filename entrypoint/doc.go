@@ -56,12 +56,15 @@
 // the driver query lives in a second binary, jetbake-cudaprobe, built with
 // purego (also CGO_ENABLED=0, but dynamically linked against the C library's
 // loader, which every CUDA image has). The entrypoint runs the probe only
-// when it finds libcuda.so.1 under the root, in
-// /usr/lib/aarch64-linux-gnu/nvidia (JetPack 6), .../tegra (JetPack 5),
-// /usr/lib/aarch64-linux-gnu, /usr/lib/x86_64-linux-gnu, /usr/lib64,
-// /usr/lib/wsl/lib, the entries of LD_LIBRARY_PATH and last
-// /usr/local/cuda/compat (the image's own forward-compatibility driver,
-// which is not the host's), and the probe exists: next to the entrypoint's
+// when it finds libcuda.so.1 under the root (computecap/host's
+// FindLibcuda), in the driver folders of computecap's table, the newest
+// JetPack's first (/opt/nvidia/l4t-gpu-libs/nvgpu and .../openrm on
+// JetPack 7.2, /usr/lib/aarch64-linux-gnu/nvidia on JetPack 6 to 7.1,
+// .../tegra on JetPack 5), then /usr/lib/aarch64-linux-gnu,
+// /usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/lib/wsl/lib, the entries of
+// LD_LIBRARY_PATH and last /usr/local/cuda/compat (the image's own
+// forward-compatibility driver, which is not the host's), and the probe
+// exists: next to the entrypoint's
 // own executable, or at JETBAKE_CUDAPROBE. The probe gets the library's path
 // as its argument, calls cuInit, cuDeviceGet, cuDeviceGetAttribute (75 and
 // 76) and cuDriverGetVersion, and prints

@@ -21,12 +21,6 @@ const (
 	compatOrinDir = "/usr/local/cuda/compat_orin"
 )
 
-// findLibcuda returns the path in the root of the first libcuda.so.1 found
-// ("" when none) and the folders it looked in (see host.FindLibcuda).
-func findLibcuda(root sysroot, env environ) (string, []string) {
-	return host.FindLibcuda(host.Root(root), env.get(envLibraryDir))
-}
-
 // probeResult is the JSON line jetbake-cudaprobe prints.
 type probeResult struct {
 	Major         *int `json:"major"`

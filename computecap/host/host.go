@@ -142,7 +142,7 @@ func Read(root Root, t *computecap.Table, opts Options) *Facts {
 	f.readSoC0(root, t)
 	f.readDeviceTree(root, t)
 	f.readTegraRelease(root)
-	f.Libcuda, f.LibcudaLooked = FindLibcuda(root, opts.LibraryPath)
+	f.Libcuda, f.LibcudaLooked = FindLibcuda(root, t, opts.LibraryPath)
 	switch {
 	case f.HasIDSoC:
 		f.SoC, f.HasSoC, f.SoCFrom = f.IDSoC, true, FromSocID
@@ -240,31 +240,27 @@ func (f *Facts) State() computecap.HostState {
 }
 
 // LibcudaDirs returns the folders where a container runtime mounts the
-// host's libcuda.so.1, in the order they are searched: JetPack 6's and 7.0's
-// nvidia folder, JetPack 5's tegra folder, JetPack 7.2's per-GPU folders
-// (L4T R39 ships libcuda for Orin's nvgpu and Thor's OpenRM driver in
-// /opt/nvidia/l4t-gpu-libs/nvgpu and /openrm, which its drivers.csv lists:
-// the nvidia-l4t-cuda-nvgpu and -openrm files in jetpack-nixos'
-// pkgs/containers/r39-l4t.json), then the usual library folders.
-// LD_LIBRARY_PATH follows them, and CompatDir, the image's own
-// forward-compatibility driver, comes last: it is not the host's driver.
-func LibcudaDirs() []string {
-	return []string{
-		"/usr/lib/aarch64-linux-gnu/nvidia",
-		"/usr/lib/aarch64-linux-gnu/tegra",
-		"/opt/nvidia/l4t-gpu-libs/nvgpu",
-		"/opt/nvidia/l4t-gpu-libs/openrm",
+// host's libcuda.so.1, in the order they are searched: the driver folders
+// of table t's JetPack releases, the newest release's first
+// (Table.DriverDirs: JetPack 7.2's per-GPU folders, JetPack 6's and 7.0's
+// nvidia folder, JetPack 5's tegra folder), then the usual library folders
+// of other hosts. LD_LIBRARY_PATH follows them, and CompatDir, the image's
+// own forward-compatibility driver, comes last: it is not the host's
+// driver.
+func LibcudaDirs(t *computecap.Table) []string {
+	return append(t.DriverDirs(),
 		"/usr/lib/aarch64-linux-gnu",
 		"/usr/lib/x86_64-linux-gnu",
 		"/usr/lib64",
 		"/usr/lib/wsl/lib",
-	}
+	)
 }
 
 // FindLibcuda returns the path under the root of the first libcuda.so.1
-// found ("" when none) and the folders it looked in.
-func FindLibcuda(root Root, libraryPath string) (string, []string) {
-	dirs := LibcudaDirs()
+// found in LibcudaDirs(t), then the entries of libraryPath, then CompatDir
+// ("" when none), and the folders it looked in.
+func FindLibcuda(root Root, t *computecap.Table, libraryPath string) (string, []string) {
+	dirs := LibcudaDirs(t)
 	dirs = append(dirs, strings.Split(libraryPath, ":")...)
 	dirs = append(dirs, CompatDir)
 	var looked []string

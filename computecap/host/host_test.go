@@ -143,7 +143,11 @@ func TestFindLibcudaOnEachJetPackLine(t *testing.T) {
 		"JetPack 7.2 on Thor (R39)":     "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1",
 		"a dGPU host or an old runtime": "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
 	} {
-		got, looked := FindLibcuda(tree(t, map[string]string{path: "x"}), "")
+		got, looked := FindLibcuda(tree(t, map[string]string{path: "x"}), computecap.DefaultTable(), "")
 		require.Equal(t, path, got, "%s: looked in %v", line, looked)
 	}
+	// JetPack 6's CSV list links .../tegra to .../nvidia: the newer folder is named.
+	got, _ := FindLibcuda(tree(t, map[string]string{"/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1": "x",
+		"/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1": "x"}), computecap.DefaultTable(), "")
+	require.Equal(t, "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1", got)
 }
