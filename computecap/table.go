@@ -291,18 +291,26 @@ func (t *Table) describeParen(c Capability) string {
 // capabilities of the SoCs whose JetPack lines cover it. Each call returns
 // fresh slices.
 func (t *Table) Releases() []JetPackRelease {
-	out := slices.Clone(t.JetPacks)
-	for i := range out {
-		r := &out[i]
-		r.AlsoL4T, r.DriverDirs = slices.Clone(r.AlsoL4T), slices.Clone(r.DriverDirs)
-		r.Capabilities = nil
-		for _, s := range t.SoCs {
-			if s.Supports(r.JetPack) {
-				r.Capabilities = append(r.Capabilities, s.Capability)
-			}
-		}
+	out := make([]JetPackRelease, len(t.JetPacks))
+	for i, r := range t.JetPacks {
+		out[i] = t.release(r)
 	}
 	return out
+}
+
+// release returns row r with fresh slices and the capabilities of the SoCs
+// whose JetPack lines cover it. The lookups below iterate t.JetPacks and
+// copy only the row they return, so that one lookup does not copy the
+// whole table.
+func (t *Table) release(r JetPackRelease) JetPackRelease {
+	r.AlsoL4T, r.DriverDirs = slices.Clone(r.AlsoL4T), slices.Clone(r.DriverDirs)
+	r.Capabilities = nil
+	for _, s := range t.SoCs {
+		if s.Supports(r.JetPack) {
+			r.Capabilities = append(r.Capabilities, s.Capability)
+		}
+	}
+	return r
 }
 
 // Supports reports whether one of the SoC's JetPack lines covers the
@@ -327,13 +335,13 @@ func LineCovers(line, v string) bool {
 // ReleaseForL4T finds the JetPack release whose L4T version is exactly v
 // (its L4T or one of AlsoL4T).
 func (t *Table) ReleaseForL4T(v L4TVersion) (JetPackRelease, bool) {
-	for _, r := range t.Releases() {
+	for _, r := range t.JetPacks {
 		if l, err := ParseL4TVersion(r.L4T); err == nil && l == v {
-			return r, true
+			return t.release(r), true
 		}
 		for _, a := range r.AlsoL4T {
 			if l, err := ParseL4TVersion(a); err == nil && l == v {
-				return r, true
+				return t.release(r), true
 			}
 		}
 	}
@@ -343,9 +351,9 @@ func (t *Table) ReleaseForL4T(v L4TVersion) (JetPackRelease, bool) {
 // releasesOfMajor returns the rows whose L4T major is major, oldest first.
 func (t *Table) releasesOfMajor(major int) []JetPackRelease {
 	var out []JetPackRelease
-	for _, r := range t.Releases() {
+	for _, r := range t.JetPacks {
 		if l, err := ParseL4TVersion(r.L4T); err == nil && l.Major == major {
-			out = append(out, r)
+			out = append(out, t.release(r))
 		}
 	}
 	return out
@@ -410,7 +418,7 @@ func (t *Table) L4TMajorForJetPack(jetpack string) (int, bool) {
 	if !validJetPack(jetpack) {
 		return 0, false
 	}
-	rows := t.Releases()
+	rows := t.JetPacks
 	best := -1
 	for i, r := range rows {
 		if LineCovers(r.JetPack, jetpack) && (best < 0 || len(r.JetPack) > len(rows[best].JetPack)) {
