@@ -8,15 +8,18 @@
 // the router's name, one binary per SM target, the JetPack, L4T and CUDA
 // versions, its tags and its family of sibling releases. Every path the
 // entrypoint reads (that file, the host files, libcuda, nvidia-smi and the
-// router binaries) is read under a root directory that defaults to "/" and
-// is set by JETBAKE_SYSROOT, for tests and debugging.
+// router binaries) is read under a root directory (computecap/host's
+// Root) that defaults to "/" and is set by JETBAKE_SYSROOT, for tests and
+// debugging.
 //
 // # Detection
 //
-// Package computecap/host reads the host as a container sees it. In a
-// default `docker run --runtime nvidia` the device tree is NOT visible:
-// Docker masks /sys/firmware, and /proc/device-tree points there. What stays
-// visible is the kernel's soc bus, /sys/devices/soc0: family ("Tegra"),
+// Package computecap/host reads the host as a container sees it, the same
+// code jetbake doctor and jetbake pick --sysroot use; the entrypoint keeps
+// its facts (host.Facts) as they are and adds what the sources answered.
+// In a default `docker run --runtime nvidia` the device tree is NOT
+// visible: Docker masks /sys/firmware, and /proc/device-tree points there.
+// What stays visible is the kernel's soc bus, /sys/devices/soc0: family ("Tegra"),
 // soc_id (the Tegra chip id: 25 Xavier, 35 Orin, 38 Thor) and machine, the
 // board name the kernel copies from the device tree's model (Linux
 // drivers/base/soc.c, soc_device_register). The NVIDIA runtime adds

@@ -13,14 +13,6 @@ import (
 	"github.com/jetbake/jetbake/computecap/host"
 )
 
-// Names of the CUDA driver library and the forward-compatibility folders:
-// the image's own, and the one the NVIDIA runtime mounts for Orin.
-const (
-	libcudaName   = host.LibcudaName
-	compatDir     = host.CompatDir
-	compatOrinDir = "/usr/local/cuda/compat_orin"
-)
-
 // probeResult is the JSON line jetbake-cudaprobe prints.
 type probeResult struct {
 	Major         *int `json:"major"`
@@ -42,10 +34,10 @@ func parseProbeOutput(out []byte) (probeAnswer, error) {
 	line := firstLine(out)
 	var r probeResult
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		return probeAnswer{}, fmt.Errorf("probe printed %s, not its JSON line: %w", quoteShort(line), err)
+		return probeAnswer{}, fmt.Errorf("probe printed %s, not its JSON line: %w", computecap.QuoteShort(line), err)
 	}
 	if r.Major == nil || r.Minor == nil || r.DriverVersion == nil {
-		return probeAnswer{}, fmt.Errorf("probe printed %s without major, minor and driver_version", quoteShort(line))
+		return probeAnswer{}, fmt.Errorf("probe printed %s without major, minor and driver_version", computecap.QuoteShort(line))
 	}
 	gpu := computecap.Capability{Major: *r.Major, Minor: *r.Minor}
 	if !gpu.Valid() {
@@ -77,7 +69,7 @@ func runProbe(ctx context.Context, probe, lib string, env environ) (probeAnswer,
 // probeExists reports whether the probe at the real path p can be run.
 func probeExists(p string) bool {
 	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+	return err == nil && host.Executable(fi)
 }
 
 // versionFlag asks jetbake-cudaprobe for cuDriverGetVersion alone.
@@ -105,10 +97,10 @@ func parseVersionOutput(out []byte) (computecap.CUDAVersion, error) {
 	line := firstLine(out)
 	var r probeResult
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s, not its JSON line: %w", quoteShort(line), err)
+		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s, not its JSON line: %w", computecap.QuoteShort(line), err)
 	}
 	if r.DriverVersion == nil {
-		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s without driver_version", quoteShort(line))
+		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s without driver_version", computecap.QuoteShort(line))
 	}
 	return driverCUDA(*r.DriverVersion)
 }

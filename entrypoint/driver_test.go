@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // explainOutput is the part of --explain's JSON the tests read.
@@ -88,7 +91,7 @@ func TestDriverProbe(t *testing.T) {
 			root := newSysroot(t, tt.host, tt.image)
 			installLibcuda(t, root, tt.libDir)
 			if tt.release != "" {
-				writeFile(t, root, tegraReleasePath, standinRelease(tt.release), 0o644)
+				writeFile(t, root, host.TegraReleasePath, standinRelease(tt.release), 0o644)
 			}
 			if tt.compat {
 				writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "image's forward-compatibility driver", 0o644)
@@ -152,7 +155,7 @@ func TestDriverProbeFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := newSysroot(t, "orin-nano-jp6", "jetpack6")
 			// Without soc_id there is no fast path: the driver is asked in full.
-			require.NoError(t, os.Remove(filepath.Join(root, socIDPath)))
+			require.NoError(t, os.Remove(filepath.Join(root, host.SocIDPath)))
 			installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
 			env := append([]string{"JETBAKE_CUDAPROBE=" + tt.probe}, tt.env...)
 			r := runIn(t, root, nil, env...)
@@ -186,7 +189,7 @@ func TestProbeTimeout(t *testing.T) {
 
 // standinRelease is an /etc/nv_tegra_release first line for an L4T version.
 func standinRelease(l4t string) string {
-	v, err := parseL4TVersion(l4t)
+	v, err := computecap.ParseL4TVersion(l4t)
 	if err != nil {
 		panic(err)
 	}
@@ -215,7 +218,7 @@ func TestDriverLoadFailureUnderTheRuntime(t *testing.T) {
 		"/etc/nvidia-container-runtime/host-files-for-container.d list it and what it links")
 
 	// Without the runtime's traces the sentence stays the --runtime nvidia one.
-	require.NoError(t, os.Remove(filepath.Join(root, tegraReleasePath)))
+	require.NoError(t, os.Remove(filepath.Join(root, host.TegraReleasePath)))
 	for _, n := range []string{"/dev/nvhost-ctrl-gpu", "/dev/nvmap"} {
 		require.NoError(t, os.Remove(filepath.Join(root, n)))
 	}

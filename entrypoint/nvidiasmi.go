@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // toolTimeout bounds nvidia-smi and jetbake-cudaprobe.
@@ -20,30 +19,20 @@ const toolTimeout = 5 * time.Second
 // smiName is nvidia-smi's file name.
 const smiName = "nvidia-smi"
 
-// findNvidiaSMI looks for nvidia-smi in the PATH entries and then in
-// /usr/bin and /usr/sbin, all under the root. It returns its path in the
-// root ("" when absent) and the folders it looked in.
-func findNvidiaSMI(root sysroot, env environ) (string, []string) {
-	var looked []string
+// findNvidiaSMI looks for an executable nvidia-smi in the PATH entries
+// and then in /usr/bin and /usr/sbin, all under the root. It returns its
+// path in the root ("" when absent) and the folders it looked in.
+func findNvidiaSMI(root host.Root, env environ) (string, []string) {
 	dirs := append(strings.Split(env.get(envPath), ":"), "/usr/bin", "/usr/sbin")
-	for _, dir := range dirs {
-		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
-			continue
-		}
-		looked = append(looked, dir)
-		if p := filepath.Join(dir, smiName); root.isExecutable(p) {
-			return p, looked
-		}
-	}
-	return "", looked
+	return root.Find(smiName, dirs, host.Executable)
 }
 
 // runNvidiaSMI asks nvidia-smi at path (in the root) for the compute
 // capability and returns its standard output.
-func runNvidiaSMI(ctx context.Context, root sysroot, path string, env environ) ([]byte, error) {
+func runNvidiaSMI(ctx context.Context, root host.Root, path string, env environ) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, root.path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
+	cmd := exec.CommandContext(ctx, root.Path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
 	cmd.Env = env
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
@@ -69,11 +58,11 @@ func parseNvidiaSMI(out []byte) (computecap.Capability, error) {
 	case first == "":
 		return computecap.Capability{}, errors.New("printed no compute capability")
 	case strings.Trim(first, "[]") == "N/A" || strings.HasPrefix(first, "["):
-		return computecap.Capability{}, fmt.Errorf("answered %s, not a compute capability", quoteShort(first))
+		return computecap.Capability{}, fmt.Errorf("answered %s, not a compute capability", computecap.QuoteShort(first))
 	}
 	c, err := computecap.Parse(first)
 	if err != nil {
-		return computecap.Capability{}, fmt.Errorf("answered %s: %w", quoteShort(first), err)
+		return computecap.Capability{}, fmt.Errorf("answered %s: %w", computecap.QuoteShort(first), err)
 	}
 	return c, nil
 }

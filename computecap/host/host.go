@@ -1,7 +1,9 @@
 // Package host reads the facts of a Jetson host as a container sees it,
 // and applies the host rule of package computecap to them. The entrypoint
 // (at start-up) and the builder (jetbake pick --sysroot, jetbake doctor) use
-// it, so that both detect a host the same way.
+// it, so that both detect a host the same way: the entrypoint reads every
+// host and image path through Root, finds libcuda and nvidia-smi with
+// Root.Find and keeps the Facts that Read returns.
 //
 // Inside a container the device tree is usually masked: Docker masks
 // /sys/firmware, and /proc/device-tree points there. What stays visible is
@@ -22,6 +24,7 @@ package host
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,8 +56,9 @@ const (
 	FromDeviceTree = "device-tree"
 )
 
-// maxFile caps how much of one host file is read; they are a few hundred bytes.
-const maxFile = 64 << 10
+// MaxFile caps how much of one host file Root.ReadFile reads; host files
+// are a few hundred bytes, and the image's description a few KiB.
+const MaxFile = 64 << 10
 
 // Root is the directory host paths are read under: "/" in production, a
 // test tree or a copied sysroot otherwise.
@@ -64,9 +68,10 @@ type Root string
 func (r Root) Path(p string) string { return filepath.Join(string(r), p) }
 
 // ReadFile reads p under the root with ReadRegular: a regular file of at
-// most 64 KiB.
+// most MaxFile bytes, opened without blocking, so that a named pipe put at
+// a host file or at /etc/jetbake/image.json cannot hang the start.
 func (r Root) ReadFile(p string) ([]byte, error) {
-	return ReadRegular(r.Path(p), maxFile)
+	return ReadRegular(r.Path(p), MaxFile)
 }
 
 // Exists reports whether p exists under the root.
@@ -79,6 +84,31 @@ func (r Root) Exists(p string) bool {
 func (r Root) IsDir(p string) bool {
 	fi, err := os.Stat(r.Path(p))
 	return err == nil && fi.IsDir()
+}
+
+// Find returns the path under the root of the first file called name in
+// dirs for which fits holds (any file when fits is nil; "" when none), and
+// the folders it looked in: each absolute folder once, in order; relative
+// ones, such as the empty entries of a PATH, are skipped.
+func (r Root) Find(name string, dirs []string, fits func(fs.FileInfo) bool) (string, []string) {
+	var looked []string
+	for _, dir := range dirs {
+		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
+			continue
+		}
+		looked = append(looked, dir)
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(r.Path(p)); err == nil && (fits == nil || fits(fi)) {
+			return p, looked
+		}
+	}
+	return "", looked
+}
+
+// Executable reports whether fi is a regular file that someone may run,
+// for Find.
+func Executable(fi fs.FileInfo) bool {
+	return fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 // DeviceTreeFiles returns the places of one device-tree property (such as
@@ -262,18 +292,7 @@ func LibcudaDirs(t *computecap.Table) []string {
 func FindLibcuda(root Root, t *computecap.Table, libraryPath string) (string, []string) {
 	dirs := LibcudaDirs(t)
 	dirs = append(dirs, strings.Split(libraryPath, ":")...)
-	dirs = append(dirs, CompatDir)
-	var looked []string
-	for _, dir := range dirs {
-		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
-			continue
-		}
-		looked = append(looked, dir)
-		if p := filepath.Join(dir, LibcudaName); root.Exists(p) {
-			return p, looked
-		}
-	}
-	return "", looked
+	return root.Find(LibcudaName, append(dirs, CompatDir), nil)
 }
 
 // ParseTegraRelease reads the first line of /etc/nv_tegra_release, such as
@@ -283,7 +302,7 @@ func ParseTegraRelease(data []byte) (computecap.L4TVersion, error) {
 	line, _, _ := bytes.Cut(data, []byte{'\n'})
 	text := strings.TrimSpace(string(line))
 	fail := func(msg string) (computecap.L4TVersion, error) {
-		return computecap.L4TVersion{}, errors.New("first line " + QuoteShort(text) + msg)
+		return computecap.L4TVersion{}, errors.New("first line " + computecap.QuoteShort(text) + msg)
 	}
 	rest, ok := strings.CutPrefix(text, "# R")
 	if !ok {
@@ -308,7 +327,7 @@ func ParseTegraRelease(data []byte) (computecap.L4TVersion, error) {
 	}
 	v, err := computecap.ParseL4TVersion(rest[:end] + "." + revision)
 	if err != nil {
-		return fail(": REVISION " + QuoteShort(revision) + ": " + err.Error())
+		return fail(": REVISION " + computecap.QuoteShort(revision) + ": " + err.Error())
 	}
 	return v, nil
 }
@@ -345,16 +364,12 @@ func ParseModel(data []byte) string {
 // smallNumber reads 1 to 4 decimal digits.
 func smallNumber(s string) (int, error) {
 	if len(s) == 0 || len(s) > 4 {
-		return 0, errors.New(QuoteShort(s) + " is not a number of 1 to 4 digits")
+		return 0, errors.New(computecap.QuoteShort(s) + " is not a number of 1 to 4 digits")
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, errors.New(QuoteShort(s) + " is not a number of 1 to 4 digits")
+			return 0, errors.New(computecap.QuoteShort(s) + " is not a number of 1 to 4 digits")
 		}
 	}
 	return strconv.Atoi(s)
 }
-
-// QuoteShort quotes s for a message, cut with its length stated
-// (computecap.QuoteShort).
-func QuoteShort(s string) string { return computecap.QuoteShort(s) }

@@ -120,15 +120,36 @@ func TestNeedsErrors(t *testing.T) {
 func FuzzParseTegraRelease(f *testing.F) {
 	f.Add([]byte(orinRelease))
 	f.Add([]byte("# R38 (release), REVISION: 2.0\n"))
+	f.Add([]byte("# R35 (release), REVISION: 3.1, GCID: 32827747, BOARD: t186ref, EABI: aarch64, DATE: Sun Mar 19 15:19:21 UTC 2023\n"))
+	f.Add([]byte("# R36 (release), REVISION: 4"))
+	f.Add([]byte("# R99999 (release), REVISION: 1.2.3.4"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := ParseTegraRelease(data)
 		if err != nil {
 			return
 		}
+		require.Positive(t, v.Major, "parsed %q", data)
 		back, err := computecap.ParseL4TVersion(v.String())
 		require.NoError(t, err)
 		require.Equal(t, v, back)
 	})
+}
+
+// Find looks in each absolute folder once, in order, and takes the first
+// file that fits: a file that is not executable is passed over for an
+// executable one, as nvidia-smi is searched in the entrypoint.
+func TestRootFind(t *testing.T) {
+	root := tree(t, map[string]string{"/a/tool": "not executable", "/c/tool": "x"})
+	require.NoError(t, os.Chmod(root.Path("/c/tool"), 0o755))
+	dirs := []string{"", "rel", "/a", "/b", "/a", "/c", "/d"}
+	got, looked := root.Find("tool", dirs, Executable)
+	require.Equal(t, "/c/tool", got)
+	require.Equal(t, []string{"/a", "/b", "/c"}, looked)
+	got, _ = root.Find("tool", dirs, nil)
+	require.Equal(t, "/a/tool", got, "any file fits without a test")
+	got, looked = root.Find("other", dirs, nil)
+	require.Empty(t, got)
+	require.Equal(t, []string{"/a", "/b", "/c", "/d"}, looked)
 }
 
 // FindLibcuda finds libcuda.so.1 where NVIDIA's CSV runtime mounts it on
