@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"time"
 
 	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/computecap/host"
@@ -53,17 +50,11 @@ func parseProbeOutput(out []byte) (probeAnswer, error) {
 // runProbe runs jetbake-cudaprobe at probe (a real path) on the library at
 // lib (a real path) and reads its answer.
 func runProbe(ctx context.Context, probe, lib string, env environ) (probeAnswer, error) {
-	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, probe, lib)
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return probeAnswer{}, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
+	out, err := runTool(ctx, env, probe, lib)
+	if err != nil {
+		return probeAnswer{}, err
 	}
-	return parseProbeOutput(stdout.Bytes())
+	return parseProbeOutput(out)
 }
 
 // probeExists reports whether the probe at the real path p can be run.
@@ -78,17 +69,11 @@ const versionFlag = "--driver-version"
 // runVersionProbe runs jetbake-cudaprobe --driver-version on the library
 // at lib (a real path): it calls cuDriverGetVersion only, without cuInit.
 func runVersionProbe(ctx context.Context, probe, lib string, env environ) (computecap.CUDAVersion, error) {
-	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, probe, versionFlag, lib)
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return computecap.CUDAVersion{}, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
+	out, err := runTool(ctx, env, probe, versionFlag, lib)
+	if err != nil {
+		return computecap.CUDAVersion{}, err
 	}
-	return parseVersionOutput(stdout.Bytes())
+	return parseVersionOutput(out)
 }
 
 // parseVersionOutput reads jetbake-cudaprobe --driver-version's line, such

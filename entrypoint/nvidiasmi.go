@@ -30,17 +30,7 @@ func findNvidiaSMI(root host.Root, env environ) (string, []string) {
 // runNvidiaSMI asks nvidia-smi at path (in the root) for the compute
 // capability and returns its standard output.
 func runNvidiaSMI(ctx context.Context, root host.Root, path string, env environ) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, root.Path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
-	}
-	return stdout.Bytes(), nil
+	return runTool(ctx, env, root.Path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
 }
 
 // parseNvidiaSMI reads the answer of
@@ -67,12 +57,32 @@ func parseNvidiaSMI(out []byte) (computecap.Capability, error) {
 	return c, nil
 }
 
-// toolError describes why a helper program failed: its timeout, its first
-// line on stderr (the probe's one-line reason), or its exit status and first
-// line on stdout.
-func toolError(ctx context.Context, err error, stdout, stderr []byte) error {
+// runTool runs the helper program at path (a real path) with args and env,
+// within toolTimeout or the caller's deadline when that comes sooner, and
+// returns its standard output, or why it failed (toolError).
+func runTool(ctx context.Context, env environ, path string, args ...string) ([]byte, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = env
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		deadline, _ := ctx.Deadline()
+		return nil, toolError(ctx, deadline.Sub(start), err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes(), nil
+}
+
+// toolError describes why a helper program failed: the deadline that
+// fired (given is the time the program had: toolTimeout, or less when the
+// caller's deadline came first), its first line on stderr (the probe's
+// one-line reason), or its exit status and first line on stdout.
+func toolError(ctx context.Context, given time.Duration, err error, stdout, stderr []byte) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("no answer within %s", toolTimeout)
+		return fmt.Errorf("no answer within %s", roughly(given))
 	}
 	if line := firstLine(stderr); line != "" {
 		return errors.New(line)
@@ -94,4 +104,13 @@ func firstLine(out []byte) string {
 		}
 	}
 	return ""
+}
+
+// roughly rounds a time given to a helper for a message: to 10 ms from
+// 100 ms on (5s, 100ms, 1.25s), to the millisecond below.
+func roughly(d time.Duration) time.Duration {
+	if d >= 100*time.Millisecond {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }
