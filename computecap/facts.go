@@ -42,8 +42,13 @@ import "strings"
 //     arch/arm64/kernel/cpuinfo.c.
 //   - Where the driver lives: nvidia-container-toolkit's CSV lists and its
 //     test roots (testdata/lookup/rootfs-orin and rootfs-thor-dgpu:
-//     /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1 on JetPack 6 and 7;
-//     JetPack 5's l4t.csv lists /usr/lib/aarch64-linux-gnu/tegra).
+//     /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1 on JetPack 6, 7.0
+//     and 7.1; JetPack 5's l4t.csv lists /usr/lib/aarch64-linux-gnu/tegra).
+//     L4T R39 (JetPack 7.2) keeps one driver per GPU, Orin's nvgpu in
+//     /opt/nvidia/l4t-gpu-libs/nvgpu and Thor's OpenRM in .../openrm, which
+//     its drivers.csv lists: the nvidia-l4t-cuda-nvgpu and -openrm files of
+//     jetpack-nixos' pkgs/containers/r39-l4t.json
+//     (https://github.com/anduril/jetpack-nixos/blob/master/pkgs/containers/r39-l4t.json).
 //   - LLVM's table of CUDA GPUs (clang/lib/Basic/Cuda.cpp) and
 //     text-embeddings-inference's compute-cap table
 //     (backends/candle/src/compute_cap.rs) as peer references.
@@ -100,19 +105,24 @@ func socRows() []SoC {
 // jetPackRows are the JetPack releases, oldest first.
 func jetPackRows() []JetPackRelease {
 	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
-	const (
-		tegraDriver  = "/usr/lib/aarch64-linux-gnu/tegra"  // JetPack 4 and 5
-		nvidiaDriver = "/usr/lib/aarch64-linux-gnu/nvidia" // JetPack 6 and 7
-	)
+	// The driver's folders: JetPack 4 and 5; 6, 7.0 and 7.1; 7.2, one per GPU driver.
+	tegraDriver := []DriverDir{{Dir: "/usr/lib/aarch64-linux-gnu/tegra"}}
+	nvidiaDriver := []DriverDir{{Dir: "/usr/lib/aarch64-linux-gnu/nvidia"}}
+	perGPUDriver := []DriverDir{{Dir: "/opt/nvidia/l4t-gpu-libs/nvgpu", Family: "Orin"},
+		{Dir: "/opt/nvidia/l4t-gpu-libs/openrm", Family: "Thor"}}
 	tegra := func(jp, l4t string, cuda CUDAVersion, ubuntu string) JetPackRelease {
-		dir := nvidiaDriver
+		dirs := nvidiaDriver
 		if strings.HasPrefix(jp, "5.") {
-			dir = tegraDriver
+			dirs = tegraDriver
 		}
-		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: ubuntu, Flavour: FlavourTegra, Rule: RuleL4T, DriverDir: dir}
+		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: ubuntu, Flavour: FlavourTegra, Rule: RuleL4T, DriverDirs: dirs}
 	}
 	sbsa := func(jp, l4t string, cuda CUDAVersion) JetPackRelease {
-		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: "24.04", Flavour: FlavourSBSA, Rule: RuleDriverCUDA, DriverDir: nvidiaDriver}
+		dirs := nvidiaDriver
+		if strings.HasPrefix(l4t, "39.") {
+			dirs = perGPUDriver
+		}
+		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: "24.04", Flavour: FlavourSBSA, Rule: RuleDriverCUDA, DriverDirs: dirs}
 	}
 	preview := func(r JetPackRelease) JetPackRelease { r.Preview = true; return r }
 	also := func(r JetPackRelease, l4t ...string) JetPackRelease { r.AlsoL4T = l4t; return r }

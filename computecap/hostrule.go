@@ -193,7 +193,7 @@ func (t *Table) describeL4T(l L4TVersion) string {
 
 // upgrade names the oldest release that fits and supports the host's SoC.
 func (t *Table) upgrade(h HostState, fits func(JetPackRelease, L4TVersion) bool) string {
-	for _, r := range t.Releases() {
+	for _, r := range t.JetPacks {
 		l, err := ParseL4TVersion(r.L4T)
 		if err != nil || r.Preview || !fits(r, l) || (h.HasSoC && !h.SoC.Supports(r.JetPack)) {
 			continue

@@ -119,10 +119,11 @@ type JetPackRelease struct {
 	// Capabilities are the SMs of the SoCs whose JetPack lines cover it;
 	// Table.Releases fills them from the SoC rows.
 	Capabilities []Capability
-	// DriverDir is where the host's CUDA driver (libcuda.so.1.1 and its
-	// libcuda.so.1 link) lives on its Jetsons, the folder NVIDIA's runtime
-	// mounts it from and into containers.
-	DriverDir string
+	// DriverDirs are where the host's CUDA driver (libcuda.so.1.1 and its
+	// libcuda.so.1 link) lives on its Jetsons, the folders NVIDIA's runtime
+	// mounts it from and into containers: one for every SoC, or one per GPU
+	// driver (see DriverDirFor).
+	DriverDirs []DriverDir
 }
 
 // Table is the one table of Jetson facts: SoCs, JetPack releases and which
@@ -177,6 +178,7 @@ func (t *Table) Clone() *Table {
 	for i := range c.JetPacks {
 		r := &c.JetPacks[i]
 		r.AlsoL4T, r.Capabilities = slices.Clone(r.AlsoL4T), slices.Clone(r.Capabilities)
+		r.DriverDirs = slices.Clone(r.DriverDirs)
 	}
 	return c
 }
@@ -249,10 +251,18 @@ func (t *Table) SoCByCompatible(entry string) (SoC, bool) {
 	return SoC{}, false
 }
 
-// SoCFromDeviceTree finds the SoC in the content of
-// /proc/device-tree/compatible (NUL-separated, SoC last).
-func (t *Table) SoCFromDeviceTree(compatible []byte) (SoC, bool) {
-	for entry := range strings.SplitSeq(string(compatible), "\x00") {
+// SoCFromCompatible finds the SoC among the entries of a device tree's
+// compatible property (computecap/host.ParseCompatible splits it): the
+// first entry that names a SoC of the table. The entries go from the most
+// specific to the most general (the Devicetree Specification, section
+// 2.3.1, "compatible": https://github.com/devicetree-org/devicetree-specification):
+// the board, the module, then the SoC, and after the SoC the older SoCs
+// it is compatible with, as Linux's arch/arm64/boot/dts/nvidia/tegra132-norrin.dts
+// lists "nvidia,norrin", "nvidia,tegra132", "nvidia,tegra124". The first
+// SoC entry is the chip itself, the one /sys/devices/soc0/soc_id names; a
+// later one is a chip it can pass for.
+func (t *Table) SoCFromCompatible(entries []string) (SoC, bool) {
+	for _, entry := range entries {
 		if s, ok := t.SoCByCompatible(entry); ok {
 			return s, true
 		}
@@ -281,18 +291,26 @@ func (t *Table) describeParen(c Capability) string {
 // capabilities of the SoCs whose JetPack lines cover it. Each call returns
 // fresh slices.
 func (t *Table) Releases() []JetPackRelease {
-	out := slices.Clone(t.JetPacks)
-	for i := range out {
-		r := &out[i]
-		r.AlsoL4T = slices.Clone(r.AlsoL4T)
-		r.Capabilities = nil
-		for _, s := range t.SoCs {
-			if s.Supports(r.JetPack) {
-				r.Capabilities = append(r.Capabilities, s.Capability)
-			}
-		}
+	out := make([]JetPackRelease, len(t.JetPacks))
+	for i, r := range t.JetPacks {
+		out[i] = t.release(r)
 	}
 	return out
+}
+
+// release returns row r with fresh slices and the capabilities of the SoCs
+// whose JetPack lines cover it. The lookups below iterate t.JetPacks and
+// copy only the row they return, so that one lookup does not copy the
+// whole table.
+func (t *Table) release(r JetPackRelease) JetPackRelease {
+	r.AlsoL4T, r.DriverDirs = slices.Clone(r.AlsoL4T), slices.Clone(r.DriverDirs)
+	r.Capabilities = nil
+	for _, s := range t.SoCs {
+		if s.Supports(r.JetPack) {
+			r.Capabilities = append(r.Capabilities, s.Capability)
+		}
+	}
+	return r
 }
 
 // Supports reports whether one of the SoC's JetPack lines covers the
@@ -317,13 +335,13 @@ func LineCovers(line, v string) bool {
 // ReleaseForL4T finds the JetPack release whose L4T version is exactly v
 // (its L4T or one of AlsoL4T).
 func (t *Table) ReleaseForL4T(v L4TVersion) (JetPackRelease, bool) {
-	for _, r := range t.Releases() {
+	for _, r := range t.JetPacks {
 		if l, err := ParseL4TVersion(r.L4T); err == nil && l == v {
-			return r, true
+			return t.release(r), true
 		}
 		for _, a := range r.AlsoL4T {
 			if l, err := ParseL4TVersion(a); err == nil && l == v {
-				return r, true
+				return t.release(r), true
 			}
 		}
 	}
@@ -333,9 +351,9 @@ func (t *Table) ReleaseForL4T(v L4TVersion) (JetPackRelease, bool) {
 // releasesOfMajor returns the rows whose L4T major is major, oldest first.
 func (t *Table) releasesOfMajor(major int) []JetPackRelease {
 	var out []JetPackRelease
-	for _, r := range t.Releases() {
+	for _, r := range t.JetPacks {
 		if l, err := ParseL4TVersion(r.L4T); err == nil && l.Major == major {
-			out = append(out, r)
+			out = append(out, t.release(r))
 		}
 	}
 	return out
@@ -400,7 +418,7 @@ func (t *Table) L4TMajorForJetPack(jetpack string) (int, bool) {
 	if !validJetPack(jetpack) {
 		return 0, false
 	}
-	rows := t.Releases()
+	rows := t.JetPacks
 	best := -1
 	for i, r := range rows {
 		if LineCovers(r.JetPack, jetpack) && (best < 0 || len(r.JetPack) > len(rows[best].JetPack)) {

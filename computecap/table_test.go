@@ -24,7 +24,7 @@ func TestFutureJetsonRow(t *testing.T) {
 	soc, ok := tab.SoCByID(cctest.FutureSocID)
 	require.True(t, ok)
 	require.Equal(t, cctest.FutureSoCName, soc.Name)
-	soc, ok = tab.SoCFromDeviceTree([]byte("nvidia,p9998+" + cctest.FuturePart + "\x00nvidia,tegra300\x00"))
+	soc, ok = tab.SoCFromCompatible([]string{"nvidia,p9998+" + cctest.FuturePart, "nvidia,tegra300"})
 	require.True(t, ok)
 	class, known := soc.ModuleClass(nil, cctest.FutureMachine)
 	require.True(t, known)

@@ -18,14 +18,6 @@ func SoCByCompatible(entry string) (SoC, bool) {
 	return cloneSoC(defaultTable.SoCByCompatible(entry))
 }
 
-// SoCFromDeviceTree finds the SoC in the content of
-// /proc/device-tree/compatible: NUL-separated entries with the SoC last,
-// such as "nvidia,p3768-0000+p3767-0005\x00nvidia,p3767-0005\x00nvidia,tegra234\x00".
-// It returns the first entry that names a known Jetson SoC.
-func SoCFromDeviceTree(compatible []byte) (SoC, bool) {
-	return cloneSoC(defaultTable.SoCFromDeviceTree(compatible))
-}
-
 // SoCByID finds the SoC with the decimal /sys/devices/soc0/soc_id value id:
 // 33 T210 (Nano/TX1), 24 T186 (TX2), 25 T194 (Xavier), 35 T234 (Orin) and
 // 38 T264 (Thor). Other ids, such as 36 for T241 Grace, are not Jetson

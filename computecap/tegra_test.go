@@ -37,17 +37,33 @@ func TestSoCByCompatible(t *testing.T) {
 	}
 }
 
-func TestSoCFromDeviceTree(t *testing.T) {
-	orin, ok := SoCFromDeviceTree([]byte("nvidia,p3768-0000+p3767-0005-super\x00nvidia,p3767-0005\x00nvidia,tegra234\x00"))
-	require.True(t, ok)
-	require.Equal(t, "Orin", orin.Family)
-	thor, ok := SoCFromDeviceTree([]byte("nvidia,p4071-0000+p3834-0008\x00nvidia,p3834-0008\x00nvidia,tegra264\x00"))
-	require.True(t, ok)
-	require.Equal(t, 38, thor.SocID)
-	_, ok = SoCFromDeviceTree([]byte("raspberrypi,5-model-b\x00brcm,bcm2712\x00"))
-	require.False(t, ok)
-	_, ok = SoCFromDeviceTree(nil)
-	require.False(t, ok)
+// SoCFromCompatible takes the first entry that names a SoC: compatible
+// lists go from the most specific to the most general, so the first SoC
+// is the chip itself and a later one a chip it can pass for. The last
+// case is where searching from the end would answer Orin for a Thor.
+func TestSoCFromCompatible(t *testing.T) {
+	tests := []struct {
+		name    string
+		entries []string
+		want    string
+	}{
+		{"Orin Nano Super", []string{"nvidia,p3768-0000+p3767-0005-super", "nvidia,p3767-0005", "nvidia,tegra234"}, "tegra234"},
+		{"AGX Thor", []string{"nvidia,p4071-0000+p3834-0008", "nvidia,p3834-0008", "nvidia,tegra264"}, "tegra264"},
+		{"AGX Xavier", []string{"nvidia,p2972-0000", "nvidia,tegra194"}, "tegra194"},
+		{"bare SoC name", []string{"tegra210"}, "tegra210"},
+		{"Raspberry Pi", []string{"raspberrypi,5-model-b", "brcm,bcm2712"}, ""},
+		{"none", nil, ""},
+		{"an unknown SoC before a known one", []string{"nvidia,p9999", "nvidia,tegra300", "nvidia,tegra264"}, "tegra264"},
+		{"a SoC listing an older one it passes for", []string{"nvidia,p3834-0008", "nvidia,tegra264", "nvidia,tegra234"}, "tegra264"},
+	}
+	tab := DefaultTable()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			soc, ok := tab.SoCFromCompatible(tt.entries)
+			require.Equal(t, tt.want != "", ok)
+			require.Equal(t, tt.want, soc.Name)
+		})
+	}
 }
 
 func TestSoCByID(t *testing.T) {

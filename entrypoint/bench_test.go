@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // BenchmarkDetectAndPick measures what the entrypoint does before exec on a
@@ -39,7 +41,7 @@ func benchmarkStart(b *testing.B, withSocID bool) {
 	root := newSysroot(b, "agx-orin-container", "jetpack6")
 	installLibcuda(b, root, "/usr/lib/aarch64-linux-gnu/nvidia")
 	if !withSocID {
-		if err := os.Remove(filepath.Join(root, socIDPath)); err != nil {
+		if err := os.Remove(filepath.Join(root, host.SocIDPath)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // candidate is one router binary of the image and whether it runs on the GPU.
@@ -85,7 +86,7 @@ func precheck(_ *config, _ *image, h *hostInfo) string {
 // (computecap.Table.CheckHost) to the host found: the L4T release on
 // JetPack 6 and earlier, the driver's CUDA version on JetPack 7 and later.
 func checkHost(cfg *config, img *image, h *hostInfo) computecap.HostVerdict {
-	st := h.facts.State()
+	st := h.State()
 	if h.found() {
 		if soc, ok := cfg.table.SoCByCapability(h.GPU); ok {
 			st.SoC, st.HasSoC = soc, true
@@ -114,12 +115,12 @@ func candidates(t *computecap.Table, img *image, gpu computecap.Capability) []ca
 func compatEnv(cfg *config, img *image, h *hostInfo, v computecap.HostVerdict) (environ, string) {
 	compat := v.CompatDir
 	if compat == "" && img.l4tMajor == 0 && !img.cuda.IsZero() && h.HasDriver && h.Driver.Less(img.cuda) {
-		compat = compatDir
+		compat = host.CompatDir
 	}
-	if compat == "" || !cfg.root.isDir(compat) {
+	if compat == "" || !cfg.root.IsDir(compat) {
 		return cfg.env, ""
 	}
-	dir := cfg.root.path(compat)
+	dir := cfg.root.Path(compat)
 	old := cfg.env.get(envLibraryDir)
 	if old == dir || strings.HasPrefix(old, dir+":") {
 		return cfg.env, ""

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -34,7 +35,7 @@ const (
 // config is what the command line and the environment ask for.
 type config struct {
 	// root is the directory every host and image path is read under.
-	root sysroot
+	root host.Root
 	// table is the table of Jetson facts: the shipped one, or in tests one
 	// with rows added.
 	table *computecap.Table
@@ -71,7 +72,7 @@ type config struct {
 func newConfig(args, env []string) config {
 	cfg := config{root: "/", table: computecap.DefaultTable(), env: environ(env), routerArgs: args}
 	if r := cfg.env.get(envSysroot); r != "" {
-		cfg.root = sysroot(r)
+		cfg.root = host.Root(r)
 	}
 	if len(args) > 0 {
 		switch args[0] {
@@ -116,7 +117,7 @@ func (c *config) readProbeArgs(args []string) {
 			}
 		default:
 			c.usageErr = probeFlag + " takes only " + smokeFlag + ", " + kernelFlag + ", " + serveFlag + " MODEL, " + downloadFlag +
-				", " + loadFlag + " DURATION and " + outFlag + " FILE after it, not " + quoteShort(args[i]) + "; run it as: " + probeUsage
+				", " + loadFlag + " DURATION and " + outFlag + " FILE after it, not " + computecap.QuoteShort(args[i]) + "; run it as: " + probeUsage
 			return
 		}
 	}
@@ -136,7 +137,7 @@ func (c *config) setProbeValue(name, value string) {
 	case loadFlag:
 		d, err := time.ParseDuration(value)
 		if err != nil || d < time.Second || d > time.Hour {
-			c.usageErr = loadFlag + " " + quoteShort(value) + " is not a duration from 1s to 1h, such as 5m or 90s"
+			c.usageErr = loadFlag + " " + computecap.QuoteShort(value) + " is not a duration from 1s to 1h, such as 5m or 90s"
 			return
 		}
 		c.loadTimeout = d.Round(time.Second)

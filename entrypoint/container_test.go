@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/computecap/cctest"
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -58,10 +59,10 @@ func TestProbeOnContainerShapedHosts(t *testing.T) {
 // host rule, the choice and the probe accept it with no code change.
 func TestFutureJetsonEntrypoint(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, root, socIDPath, "41\n", 0o644)
-	writeFile(t, root, socFamilyPath, "Tegra\n", 0o644)
-	writeFile(t, root, socMachinePath, cctest.FutureMachine+"\n", 0o644)
-	writeFile(t, root, tegraReleasePath, standinRelease(cctest.FutureL4T), 0o644)
+	writeFile(t, root, host.SocIDPath, "41\n", 0o644)
+	writeFile(t, root, host.SocFamilyPath, "Tegra\n", 0o644)
+	writeFile(t, root, host.SocMachinePath, cctest.FutureMachine+"\n", 0o644)
+	writeFile(t, root, host.TegraReleasePath, standinRelease(cctest.FutureL4T), 0o644)
 	writeFile(t, root, "/etc/jetbake/image.json", `{"schema_version": 1, "router": "text-embeddings-router", "version": "1.8.2",
 		"release": "jetpack8.0", "jetpack": "8.0", "l4t": "40.1.0", "cuda": "14.0",
 		"tags": ["ghcr.io/jetbake/text-embeddings-router:1.8.2-jetpack8.0"],

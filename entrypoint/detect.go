@@ -32,32 +32,27 @@ type source struct {
 	LookedAt []string `json:"looked_at,omitempty"`
 }
 
-// hostInfo is everything detection learned about the host.
+// hostInfo is everything detection learned about the host: the facts
+// package host read from its files (the SoC, the L4T release, the board
+// name, libcuda's path), and what the sources and the driver answered.
 type hostInfo struct {
+	// Facts are the host's files as package host read them.
+	*host.Facts
 	// table is the table of Jetson facts detection used.
 	table *computecap.Table
-	// facts are the host files read through package host.
-	facts *host.Facts
 	// Path says how the GPU was found: pathFast or pathFull; PathWhy why.
 	Path, PathWhy string
 	// Sources are the detection sources tried, in order.
 	Sources []source
-	// Facts are the host files read besides the sources.
-	Facts []source
+	// HostFiles report the host files read besides the sources, for
+	// --explain.
+	HostFiles []source
 	// GPU is the compute capability found by From.
 	GPU computecap.Capability
 	// From names the first source that found the GPU; "" when none did.
 	From string
 	// OverrideErr is set when JETBAKE_COMPUTE_CAP is not a capability.
 	OverrideErr error
-	// L4T is the host's Jetson Linux release when HasL4T.
-	L4T    l4tVersion
-	HasL4T bool
-	// TegraRelease is true when /etc/nv_tegra_release exists, parsed or not.
-	TegraRelease bool
-	// Model is the board name: the device tree's model, else
-	// /sys/devices/soc0/machine.
-	Model string
 	// Driver is the driver's CUDA version when HasDriver.
 	Driver    computecap.CUDAVersion
 	HasDriver bool
@@ -130,10 +125,9 @@ type step func(ctx context.Context, cfg *config, h *hostInfo) (source, computeca
 // override when wantDriver (its CUDA version decides the host rule and
 // LD_LIBRARY_PATH).
 func detect(ctx context.Context, cfg *config, wantDriver bool) *hostInfo {
-	h := &hostInfo{table: cfg.table}
-	h.facts = host.Read(host.Root(cfg.root), cfg.table, host.Options{LibraryPath: cfg.env.get(envLibraryDir)})
-	readHostFacts(cfg.root, h)
-	if !cfg.probe && h.facts.HasIDSoC && !h.facts.Conflict {
+	h := &hostInfo{table: cfg.table, Facts: host.Read(cfg.root, cfg.table, host.Options{LibraryPath: cfg.env.get(envLibraryDir)})}
+	reportHostFiles(cfg.root, h)
+	if !cfg.probe && h.HasIDSoC && !h.Conflict {
 		detectFast(ctx, cfg, h)
 		return h
 	}
@@ -172,10 +166,10 @@ func fullWhy(cfg *config, h *hostInfo) string {
 	switch {
 	case cfg.probe:
 		return "--probe asks the driver itself (cuInit) for its evidence"
-	case h.facts.Conflict:
-		return "the device tree names " + h.facts.DTSoC.Name + " but soc_id names " + h.facts.IDSoC.Name
+	case h.Conflict:
+		return "the device tree names " + h.DTSoC.Name + " but soc_id names " + h.IDSoC.Name
 	default:
-		return socIDPath + " names no Jetson SoC"
+		return host.SocIDPath + " names no Jetson SoC"
 	}
 }
 
@@ -186,14 +180,14 @@ func fullWhy(cfg *config, h *hostInfo) string {
 // CUDA for the host's L4T release.
 func detectFast(ctx context.Context, cfg *config, h *hostInfo) {
 	h.Path = pathFast
-	h.PathWhy = socIDPath + " names " + h.facts.IDSoC.Name + " (Jetson " + h.facts.IDSoC.Family +
+	h.PathWhy = host.SocIDPath + " names " + h.IDSoC.Name + " (Jetson " + h.IDSoC.Family +
 		"): SM from the table, driver CUDA version from cuDriverGetVersion without cuInit"
 	h.run(ctx, cfg, fromOverride)
 	h.run(ctx, cfg, fromSocID)
 	src := h.run(ctx, cfg, fromDriverVersion)
 	why := ""
 	switch {
-	case h.facts.Libcuda != "" && !src.Found:
+	case h.Libcuda != "" && !src.Found:
 		why = "cuDriverGetVersion gave no answer"
 	case h.HasDriver && h.HasL4T:
 		if want, ok := h.table.DriverCUDAForL4T(h.L4T); ok && want.Major != h.Driver.Major {
@@ -233,10 +227,10 @@ func fromOverride(_ context.Context, cfg *config, h *hostInfo) (source, computec
 // fromDriver asks the CUDA driver through jetbake-cudaprobe.
 func fromDriver(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
 	src := source{Name: srcDriver}
-	lib := h.facts.Libcuda
+	lib := h.Libcuda
 	if lib == "" {
 		h.DriverState = driverNoLibrary
-		src.Detail, src.LookedAt = libcudaName+" not found", h.facts.LibcudaLooked
+		src.Detail, src.LookedAt = host.LibcudaName+" not found", h.LibcudaLooked
 		return src, computecap.Capability{}
 	}
 	probe := cfg.probePath()
@@ -245,7 +239,7 @@ func fromDriver(ctx context.Context, cfg *config, h *hostInfo) (source, computec
 		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, envProbe)
 		return src, computecap.Capability{}
 	}
-	ans, err := runProbe(ctx, probe, cfg.root.path(lib), cfg.env)
+	ans, err := runProbe(ctx, probe, cfg.root.Path(lib), cfg.env)
 	if err != nil {
 		h.DriverState = driverFailed
 		src.Detail = lib + ": " + err.Error()
@@ -283,19 +277,19 @@ func fromNvidiaSMI(ctx context.Context, cfg *config, _ *hostInfo) (source, compu
 // (cuDriverGetVersion, no cuInit), through jetbake-cudaprobe.
 func fromDriverVersion(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
 	src := source{Name: srcDriver}
-	lib := h.facts.Libcuda
+	lib := h.Libcuda
 	probe := cfg.probePath()
 	switch {
 	case lib == "":
 		h.DriverState = driverNoLibrary
-		src.Detail, src.LookedAt = libcudaName+" not found", h.facts.LibcudaLooked
+		src.Detail, src.LookedAt = host.LibcudaName+" not found", h.LibcudaLooked
 		return src, computecap.Capability{}
 	case !probeExists(probe):
 		h.DriverState = driverNoProbe
 		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, envProbe)
 		return src, computecap.Capability{}
 	}
-	v, err := runVersionProbe(ctx, probe, cfg.root.path(lib), cfg.env)
+	v, err := runVersionProbe(ctx, probe, cfg.root.Path(lib), cfg.env)
 	if err != nil {
 		h.DriverState = driverFailed
 		src.Detail = lib + ": " + err.Error()
@@ -310,14 +304,14 @@ func fromDriverVersion(ctx context.Context, cfg *config, h *hostInfo) (source, c
 // fromDeviceTree maps the device tree's SoC entry to its GPU.
 func fromDeviceTree(_ context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
 	src := source{Name: srcDeviceTree}
-	f := h.facts
+	f := h.Facts
 	if f.CompatiblePath == "" {
-		files := deviceTreeFiles(compatibleName)
+		files := host.DeviceTreeFiles("compatible")
 		src.Detail, src.LookedAt = "absent", files[:]
 		return src, computecap.Capability{}
 	}
 	if !f.HasDTSoC {
-		src.Detail = fmt.Sprintf("%s lists no Jetson SoC: %s", f.CompatiblePath, quoteShort(strings.Join(f.Compatible, ", ")))
+		src.Detail = fmt.Sprintf("%s lists no Jetson SoC: %s", f.CompatiblePath, computecap.QuoteShort(strings.Join(f.Compatible, ", ")))
 		return src, computecap.Capability{}
 	}
 	src.Found, src.Value = true, f.DTSoC.Capability.String()
@@ -328,19 +322,19 @@ func fromDeviceTree(_ context.Context, cfg *config, h *hostInfo) (source, comput
 // fromSocID maps /sys/devices/soc0/soc_id to its GPU.
 func fromSocID(_ context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
 	src := source{Name: srcSocID}
-	f := h.facts
+	f := h.Facts
 	switch {
 	case !f.HasSocID && f.SocIDErr == nil:
 		src.Detail = "absent"
 	case f.SocIDErr != nil:
-		src.Detail = socIDPath + ": " + f.SocIDErr.Error()
+		src.Detail = host.SocIDPath + ": " + f.SocIDErr.Error()
 	case f.Family != "" && f.Family != "Tegra":
-		src.Detail = fmt.Sprintf("%s is %s, not Tegra", socFamilyPath, quoteShort(f.Family))
+		src.Detail = fmt.Sprintf("%s is %s, not Tegra", host.SocFamilyPath, computecap.QuoteShort(f.Family))
 	case !f.HasIDSoC:
-		src.Detail = fmt.Sprintf("%s %d is not a Jetson SoC", socIDPath, f.SocID)
+		src.Detail = fmt.Sprintf("%s %d is not a Jetson SoC", host.SocIDPath, f.SocID)
 	default:
 		src.Found, src.Value = true, f.IDSoC.Capability.String()
-		src.Detail = fmt.Sprintf("%s %d is %s, Jetson %s", socIDPath, f.SocID, f.IDSoC.Name, f.IDSoC.Family)
+		src.Detail = fmt.Sprintf("%s %d is %s, Jetson %s", host.SocIDPath, f.SocID, f.IDSoC.Name, f.IDSoC.Family)
 		return src, f.IDSoC.Capability
 	}
 	return src, computecap.Capability{}

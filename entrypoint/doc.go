@@ -8,15 +8,18 @@
 // the router's name, one binary per SM target, the JetPack, L4T and CUDA
 // versions, its tags and its family of sibling releases. Every path the
 // entrypoint reads (that file, the host files, libcuda, nvidia-smi and the
-// router binaries) is read under a root directory that defaults to "/" and
-// is set by JETBAKE_SYSROOT, for tests and debugging.
+// router binaries) is read under a root directory (computecap/host's
+// Root) that defaults to "/" and is set by JETBAKE_SYSROOT, for tests and
+// debugging.
 //
 // # Detection
 //
-// Package computecap/host reads the host as a container sees it. In a
-// default `docker run --runtime nvidia` the device tree is NOT visible:
-// Docker masks /sys/firmware, and /proc/device-tree points there. What stays
-// visible is the kernel's soc bus, /sys/devices/soc0: family ("Tegra"),
+// Package computecap/host reads the host as a container sees it, the same
+// code jetbake doctor and jetbake pick --sysroot use; the entrypoint keeps
+// its facts (host.Facts) as they are and adds what the sources answered.
+// In a default `docker run --runtime nvidia` the device tree is NOT
+// visible: Docker masks /sys/firmware, and /proc/device-tree points there.
+// What stays visible is the kernel's soc bus, /sys/devices/soc0: family ("Tegra"),
 // soc_id (the Tegra chip id: 25 Xavier, 35 Orin, 38 Thor) and machine, the
 // board name the kernel copies from the device tree's model (Linux
 // drivers/base/soc.c, soc_device_register). The NVIDIA runtime adds
@@ -37,9 +40,9 @@
 //  2. The CUDA driver API, through jetbake-cudaprobe (below).
 //  3. nvidia-smi --query-gpu=compute_cap, when present. JetPack 6 answers
 //     "[N/A]" and JetPack 5 has no nvidia-smi: both move on.
-//  4. The Tegra device tree (/proc/device-tree/compatible, SoC last), when
-//     visible, and /sys/devices/soc0/soc_id, mapped to the SoC's GPU by the
-//     table.
+//  4. The Tegra device tree (/proc/device-tree/compatible, its first SoC
+//     entry), when visible, and /sys/devices/soc0/soc_id, mapped to the
+//     SoC's GPU by the table.
 //
 // A GPU found only from soc_id or the device tree counts as usable only
 // when the NVIDIA runtime left a trace: an answer from the driver,
@@ -56,12 +59,15 @@
 // the driver query lives in a second binary, jetbake-cudaprobe, built with
 // purego (also CGO_ENABLED=0, but dynamically linked against the C library's
 // loader, which every CUDA image has). The entrypoint runs the probe only
-// when it finds libcuda.so.1 under the root, in
-// /usr/lib/aarch64-linux-gnu/nvidia (JetPack 6), .../tegra (JetPack 5),
-// /usr/lib/aarch64-linux-gnu, /usr/lib/x86_64-linux-gnu, /usr/lib64,
-// /usr/lib/wsl/lib, the entries of LD_LIBRARY_PATH and last
-// /usr/local/cuda/compat (the image's own forward-compatibility driver,
-// which is not the host's), and the probe exists: next to the entrypoint's
+// when it finds libcuda.so.1 under the root (computecap/host's
+// FindLibcuda), in the driver folders of computecap's table, the newest
+// JetPack's first (/opt/nvidia/l4t-gpu-libs/nvgpu and .../openrm on
+// JetPack 7.2, /usr/lib/aarch64-linux-gnu/nvidia on JetPack 6 to 7.1,
+// .../tegra on JetPack 5), then /usr/lib/aarch64-linux-gnu,
+// /usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/lib/wsl/lib, the entries of
+// LD_LIBRARY_PATH and last /usr/local/cuda/compat (the image's own
+// forward-compatibility driver, which is not the host's), and the probe
+// exists: next to the entrypoint's
 // own executable, or at JETBAKE_CUDAPROBE. The probe gets the library's path
 // as its argument, calls cuInit, cuDeviceGet, cuDeviceGetAttribute (75 and
 // 76) and cuDriverGetVersion, and prints

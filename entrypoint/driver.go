@@ -1,31 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"time"
 
 	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/computecap/host"
 )
-
-// Names of the CUDA driver library and the forward-compatibility folders:
-// the image's own, and the one the NVIDIA runtime mounts for Orin.
-const (
-	libcudaName   = host.LibcudaName
-	compatDir     = host.CompatDir
-	compatOrinDir = "/usr/local/cuda/compat_orin"
-)
-
-// findLibcuda returns the path in the root of the first libcuda.so.1 found
-// ("" when none) and the folders it looked in (see host.FindLibcuda).
-func findLibcuda(root sysroot, env environ) (string, []string) {
-	return host.FindLibcuda(host.Root(root), env.get(envLibraryDir))
-}
 
 // probeResult is the JSON line jetbake-cudaprobe prints.
 type probeResult struct {
@@ -48,10 +31,10 @@ func parseProbeOutput(out []byte) (probeAnswer, error) {
 	line := firstLine(out)
 	var r probeResult
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		return probeAnswer{}, fmt.Errorf("probe printed %s, not its JSON line: %w", quoteShort(line), err)
+		return probeAnswer{}, fmt.Errorf("probe printed %s, not its JSON line: %w", computecap.QuoteShort(line), err)
 	}
 	if r.Major == nil || r.Minor == nil || r.DriverVersion == nil {
-		return probeAnswer{}, fmt.Errorf("probe printed %s without major, minor and driver_version", quoteShort(line))
+		return probeAnswer{}, fmt.Errorf("probe printed %s without major, minor and driver_version", computecap.QuoteShort(line))
 	}
 	gpu := computecap.Capability{Major: *r.Major, Minor: *r.Minor}
 	if !gpu.Valid() {
@@ -67,23 +50,17 @@ func parseProbeOutput(out []byte) (probeAnswer, error) {
 // runProbe runs jetbake-cudaprobe at probe (a real path) on the library at
 // lib (a real path) and reads its answer.
 func runProbe(ctx context.Context, probe, lib string, env environ) (probeAnswer, error) {
-	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, probe, lib)
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return probeAnswer{}, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
+	out, err := runTool(ctx, env, probe, lib)
+	if err != nil {
+		return probeAnswer{}, err
 	}
-	return parseProbeOutput(stdout.Bytes())
+	return parseProbeOutput(out)
 }
 
 // probeExists reports whether the probe at the real path p can be run.
 func probeExists(p string) bool {
 	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+	return err == nil && host.Executable(fi)
 }
 
 // versionFlag asks jetbake-cudaprobe for cuDriverGetVersion alone.
@@ -92,17 +69,11 @@ const versionFlag = "--driver-version"
 // runVersionProbe runs jetbake-cudaprobe --driver-version on the library
 // at lib (a real path): it calls cuDriverGetVersion only, without cuInit.
 func runVersionProbe(ctx context.Context, probe, lib string, env environ) (computecap.CUDAVersion, error) {
-	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, probe, versionFlag, lib)
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return computecap.CUDAVersion{}, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
+	out, err := runTool(ctx, env, probe, versionFlag, lib)
+	if err != nil {
+		return computecap.CUDAVersion{}, err
 	}
-	return parseVersionOutput(stdout.Bytes())
+	return parseVersionOutput(out)
 }
 
 // parseVersionOutput reads jetbake-cudaprobe --driver-version's line, such
@@ -111,10 +82,10 @@ func parseVersionOutput(out []byte) (computecap.CUDAVersion, error) {
 	line := firstLine(out)
 	var r probeResult
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s, not its JSON line: %w", quoteShort(line), err)
+		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s, not its JSON line: %w", computecap.QuoteShort(line), err)
 	}
 	if r.DriverVersion == nil {
-		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s without driver_version", quoteShort(line))
+		return computecap.CUDAVersion{}, fmt.Errorf("probe printed %s without driver_version", computecap.QuoteShort(line))
 	}
 	return driverCUDA(*r.DriverVersion)
 }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // explainOutput is the part of --explain's JSON the tests read.
@@ -88,7 +91,7 @@ func TestDriverProbe(t *testing.T) {
 			root := newSysroot(t, tt.host, tt.image)
 			installLibcuda(t, root, tt.libDir)
 			if tt.release != "" {
-				writeFile(t, root, tegraReleasePath, standinRelease(tt.release), 0o644)
+				writeFile(t, root, host.TegraReleasePath, standinRelease(tt.release), 0o644)
 			}
 			if tt.compat {
 				writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "image's forward-compatibility driver", 0o644)
@@ -152,7 +155,7 @@ func TestDriverProbeFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := newSysroot(t, "orin-nano-jp6", "jetpack6")
 			// Without soc_id there is no fast path: the driver is asked in full.
-			require.NoError(t, os.Remove(filepath.Join(root, socIDPath)))
+			require.NoError(t, os.Remove(filepath.Join(root, host.SocIDPath)))
 			installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
 			env := append([]string{"JETBAKE_CUDAPROBE=" + tt.probe}, tt.env...)
 			r := runIn(t, root, nil, env...)
@@ -176,17 +179,30 @@ func script(t *testing.T, body string) string {
 }
 
 // TestProbeTimeout checks that a probe that hangs is stopped when the
-// context ends, and says so.
+// context ends, and says which deadline fired: the caller's 100 ms, which
+// came before the probe's own 5 s.
 func TestProbeTimeout(t *testing.T) {
+	probe := script(t, "exec sleep 30")
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	_, err := runProbe(ctx, script(t, "exec sleep 30"), "/usr/lib/libcuda.so.1", nil)
-	require.EqualError(t, err, "no answer within 5s")
+	_, err := runProbe(ctx, probe, "/usr/lib/libcuda.so.1", nil)
+	require.EqualError(t, err, "no answer within 100ms")
+}
+
+// The time a helper had reads as set, not to the nanosecond it was
+// measured at.
+func TestRoughly(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		toolTimeout + 3*time.Microsecond: "5s", 100*time.Millisecond - 4*time.Millisecond: "96ms",
+		99*time.Millisecond + 995*time.Microsecond: "100ms", 1254 * time.Millisecond: "1.25s",
+	} {
+		require.Equal(t, want, roughly(d).String(), "%s", d)
+	}
 }
 
 // standinRelease is an /etc/nv_tegra_release first line for an L4T version.
 func standinRelease(l4t string) string {
-	v, err := parseL4TVersion(l4t)
+	v, err := computecap.ParseL4TVersion(l4t)
 	if err != nil {
 		panic(err)
 	}
@@ -215,7 +231,7 @@ func TestDriverLoadFailureUnderTheRuntime(t *testing.T) {
 		"/etc/nvidia-container-runtime/host-files-for-container.d list it and what it links")
 
 	// Without the runtime's traces the sentence stays the --runtime nvidia one.
-	require.NoError(t, os.Remove(filepath.Join(root, tegraReleasePath)))
+	require.NoError(t, os.Remove(filepath.Join(root, host.TegraReleasePath)))
 	for _, n := range []string{"/dev/nvhost-ctrl-gpu", "/dev/nvmap"} {
 		require.NoError(t, os.Remove(filepath.Join(root, n)))
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // runBinary runs the built entrypoint with args and env and returns its
@@ -49,7 +51,7 @@ func TestEndToEndExec(t *testing.T) {
 // driver is asked in full.
 func TestEndToEndProbe(t *testing.T) {
 	root := newSysroot(t, "thor-jp7", "jetpack7.2")
-	require.NoError(t, os.Remove(filepath.Join(root, socIDPath)))
+	require.NoError(t, os.Remove(filepath.Join(root, host.SocIDPath)))
 	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu")
 	writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "forward-compatibility driver", 0o644)
 	env := baseEnv(root, "JETBAKE_CUDAPROBE=", "JETBAKE_SKIP_L4T_CHECK=1",

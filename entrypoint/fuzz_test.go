@@ -10,48 +10,6 @@ import (
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
-func FuzzParseTegraRelease(f *testing.F) {
-	for _, host := range []string{"orin-nano-jp6", "agx-orin-jp5", "thor-jp7"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "hosts", host, "etc", "nv_tegra_release"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Add([]byte("# R36 (release), REVISION: 4"))
-	f.Add([]byte("# R99999 (release), REVISION: 1.2.3.4"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := parseTegraRelease(data)
-		if err != nil {
-			return
-		}
-		if v.Major < 1 || v.Minor < 0 || v.Patch < 0 {
-			t.Fatalf("parsed %q into %+v", data, v)
-		}
-		back, err := parseL4TVersion(v.String())
-		if err != nil || back != v {
-			t.Fatalf("%s does not read back: %+v, %v", v, back, err)
-		}
-	})
-}
-
-func FuzzParseCompatible(f *testing.F) {
-	f.Add([]byte("nvidia,p3768-0000+p3767-0005-super\x00nvidia,p3767-0005\x00nvidia,tegra234\x00"))
-	f.Add([]byte("nvidia,p4071-0000+p3834-0008\x00nvidia,p3834-0008\x00nvidia,tegra264\x00"))
-	f.Add([]byte("\x00 \x00tegra194"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		entries := parseCompatible(data)
-		for _, e := range entries {
-			if e == "" || strings.Contains(e, "\x00") || strings.TrimSpace(e) != e {
-				t.Fatalf("bad entry %q from %q", e, data)
-			}
-		}
-		if soc, ok := socFromCompatible(entries); ok && !soc.Capability.Valid() {
-			t.Fatalf("SoC %+v without a valid capability", soc)
-		}
-	})
-}
-
 func FuzzParseNvidiaSMI(f *testing.F) {
 	for _, s := range []string{"8.6\n", "[N/A]\n", "N/A", "12.0\n8.9\n", "", "sm_87", "9.0a"} {
 		f.Add([]byte(s))

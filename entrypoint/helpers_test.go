@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -159,8 +160,8 @@ func buildBinaries(t testing.TB) binaries {
 			dir:        dir,
 			entrypoint: filepath.Join(dir, "jetbake-entrypoint"),
 			probe:      filepath.Join(dir, probeName),
-			libcuda:    filepath.Join(dir, libcudaName),
-			stub:       filepath.Join(dir, "stub-"+libcudaName),
+			libcuda:    filepath.Join(dir, host.LibcudaName),
+			stub:       filepath.Join(dir, "stub-"+host.LibcudaName),
 		}
 		buildErr = buildAll(built)
 	})
@@ -209,5 +210,5 @@ func installLibcuda(t testing.TB, root, dir string) {
 	b := buildBinaries(t)
 	data, err := os.ReadFile(b.libcuda)
 	require.NoError(t, err)
-	writeFile(t, root, filepath.Join(dir, libcudaName), string(data), 0o755)
+	writeFile(t, root, filepath.Join(dir, host.LibcudaName), string(data), 0o755)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"strings"
+
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // gpuDeviceNodes returns the device nodes through which a container reaches
@@ -10,62 +12,55 @@ func gpuDeviceNodes() [6]string {
 	return [...]string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu", "/dev/nvgpu", "/dev/nvmap"}
 }
 
-// readHostFacts turns the host files package host read into the facts
-// --explain lists (L4T release, board name) and reads the GPU device nodes;
-// these are not sources of the compute capability but feed the host rule
-// and the messages.
-func readHostFacts(root sysroot, h *hostInfo) {
-	h.Facts = append(h.Facts, readTegraRelease(h), readModel(h), readNodes(root, h))
+// reportHostFiles reports the host files package host read that are not
+// sources of the compute capability but feed the host rule and the
+// messages (the L4T release, the board name), and reads the GPU device
+// nodes, for --explain.
+func reportHostFiles(root host.Root, h *hostInfo) {
+	h.HostFiles = append(h.HostFiles, reportTegraRelease(h), reportModel(h), readNodes(root, h))
 }
 
-// readTegraRelease reports /etc/nv_tegra_release.
-func readTegraRelease(h *hostInfo) source {
-	src := source{Name: tegraReleasePath}
-	f := h.facts
-	if !f.TegraRelease {
+// reportTegraRelease reports /etc/nv_tegra_release.
+func reportTegraRelease(h *hostInfo) source {
+	src := source{Name: host.TegraReleasePath}
+	switch {
+	case !h.TegraRelease:
 		src.Detail = "absent"
-		return src
-	}
-	h.TegraRelease = true
-	if f.L4TErr != nil {
-		src.Detail = f.L4TErr.Error()
-		return src
-	}
-	h.L4T, h.HasL4T = f.L4T, true
-	src.Found, src.Value = true, f.L4T.String()
-	src.Detail = "L4T R" + f.L4T.String()
-	if jp := h.table.JetPackName(f.L4T); jp != "" {
-		src.Detail += ", JetPack " + jp
+	case h.L4TErr != nil:
+		src.Detail = h.L4TErr.Error()
+	default:
+		src.Found, src.Value = true, h.L4T.String()
+		src.Detail = "L4T R" + h.L4T.String()
+		if jp := h.table.JetPackName(h.L4T); jp != "" {
+			src.Detail += ", JetPack " + jp
+		}
 	}
 	return src
 }
 
-// readModel reports the board name: the device tree's model, else
-// /sys/devices/soc0/machine, which the kernel fills from that model and
-// which stays visible when the device tree is masked.
-func readModel(h *hostInfo) source {
-	f := h.facts
-	files := deviceTreeFiles(modelName)
+// reportModel reports the board name (Facts.BoardName): the device tree's
+// model, else /sys/devices/soc0/machine, which the kernel fills from that
+// model and which stays visible when the device tree is masked.
+func reportModel(h *hostInfo) source {
+	files := host.DeviceTreeFiles("model")
 	src := source{Name: files[0]}
 	switch {
-	case f.ModelPath != "":
-		h.Model = f.Model
-		src.Name, src.Found, src.Value, src.Detail = f.ModelPath, f.Model != "", f.Model, "board name"
-	case f.Machine != "":
-		h.Model = f.Machine
-		src.Name, src.Found, src.Value, src.Detail = socMachinePath, true, f.Machine, "board name (the device tree's model)"
+	case h.Model != "" || (h.ModelPath != "" && h.Machine == ""):
+		src.Name, src.Found, src.Value, src.Detail = h.ModelPath, h.Model != "", h.Model, "board name"
+	case h.Machine != "":
+		src.Name, src.Found, src.Value, src.Detail = host.SocMachinePath, true, h.Machine, "board name (the device tree's model)"
 	default:
-		src.Detail, src.LookedAt = "absent", []string{files[0], files[1], socMachinePath}
+		src.Detail, src.LookedAt = "absent", []string{files[0], files[1], host.SocMachinePath}
 	}
 	return src
 }
 
 // readNodes lists the GPU device nodes present.
-func readNodes(root sysroot, h *hostInfo) source {
+func readNodes(root host.Root, h *hostInfo) source {
 	src := source{Name: "GPU device nodes"}
 	nodes := gpuDeviceNodes()
 	for _, n := range nodes {
-		if root.exists(n) {
+		if root.Exists(n) {
 			h.Nodes = append(h.Nodes, n)
 		}
 	}

@@ -26,13 +26,13 @@ type image struct {
 
 // loadImage reads /etc/jetbake/image.json under the root, with the
 // shipped table of Jetson facts.
-func loadImage(root sysroot) (*image, error) {
+func loadImage(root host.Root) (*image, error) {
 	return loadImageWith(root, computecap.DefaultTable())
 }
 
 // loadImageWith reads /etc/jetbake/image.json under the root with table t.
-func loadImageWith(root sysroot, t *computecap.Table) (*image, error) {
-	data, err := root.readFile(imagespec.Path)
+func loadImageWith(root host.Root, t *computecap.Table) (*image, error) {
+	data, err := root.ReadFile(imagespec.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is missing: this image was not built by jetbake, or the file was removed", imagespec.Path)
 	}
@@ -41,7 +41,7 @@ func loadImageWith(root sysroot, t *computecap.Table) (*image, error) {
 	case errors.As(err, &odd):
 		return nil, fmt.Errorf("%s is %s, not a regular file: this image was not built by jetbake, or something is mounted over the file", imagespec.Path, odd.Kind)
 	case errors.Is(err, host.ErrTooLarge):
-		return nil, fmt.Errorf("%s is over %d bytes: jetbake writes a few KiB; this image was not built by jetbake", imagespec.Path, maxHostFile)
+		return nil, fmt.Errorf("%s is over %d bytes: jetbake writes a few KiB; this image was not built by jetbake", imagespec.Path, host.MaxFile)
 	case err != nil:
 		return nil, fmt.Errorf("cannot read %s: %w", imagespec.Path, err)
 	}
@@ -98,7 +98,7 @@ func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*image, error) 
 
 // badField is a value of the description the entrypoint cannot use.
 func badField(field, value, message string) *imagespec.Error {
-	return &imagespec.Error{Field: field, Value: quoteShort(value), Message: message,
+	return &imagespec.Error{Field: field, Value: computecap.QuoteShort(value), Message: message,
 		Fix: "rebuild the image with 'jetbake build', which writes this file"}
 }
 
@@ -120,5 +120,5 @@ func wantDriver(cfg *config, img *image) bool {
 	if _, rule, ok := cfg.table.FlavourOfL4T(img.l4tMajor); ok && rule == computecap.RuleDriverCUDA {
 		return true
 	}
-	return cfg.root.isDir(compatDir)
+	return cfg.root.IsDir(host.CompatDir)
 }

@@ -44,7 +44,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, exec
 		return fail(stderr, d.Failure)
 	}
 	argv := append([]string{d.Choice}, cfg.routerArgs...)
-	if err := exec(cfg.root.path(d.Choice), argv, d.Env); err != nil {
+	if err := exec(cfg.root.Path(d.Choice), argv, d.Env); err != nil {
 		return fail(stderr, execFailedMessage(&d, host, err))
 	}
 	return 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // The advice every no-GPU message gives.
@@ -25,12 +26,12 @@ func noGPUMessage(h *hostInfo) string {
 func driverFailedMessage(h *hostInfo) string {
 	traces := make([]string, 0, 3)
 	if h.TegraRelease {
-		traces = append(traces, tegraReleasePath)
+		traces = append(traces, host.TegraReleasePath)
 	}
 	if len(h.Nodes) > 0 {
 		traces = append(traces, "GPU device nodes "+strings.Join(h.Nodes, ", "))
 	}
-	lib := h.facts.Libcuda
+	lib := h.Libcuda
 	traces = append(traces, lib)
 	detail := lib
 	for _, s := range h.Sources {
@@ -57,11 +58,11 @@ func noAccessMessage(h *hostInfo) string {
 
 // lookedAt lists each source and host fact with its short result.
 func lookedAt(h *hostInfo) string {
-	parts := make([]string, 0, len(h.Sources)+len(h.Facts))
+	parts := make([]string, 0, len(h.Sources)+len(h.HostFiles))
 	for _, s := range h.Sources {
 		parts = append(parts, s.Name+" ("+shortResult(s)+")")
 	}
-	for _, s := range h.Facts {
+	for _, s := range h.HostFiles {
 		if !isBoardName(s.Name) {
 			parts = append(parts, s.Name+" ("+shortResult(s)+")")
 		}
@@ -71,8 +72,8 @@ func lookedAt(h *hostInfo) string {
 
 // isBoardName reports whether a fact is the board name, which messages leave out.
 func isBoardName(name string) bool {
-	files := deviceTreeFiles(modelName)
-	return name == files[0] || name == files[1] || name == socMachinePath
+	files := host.DeviceTreeFiles("model")
+	return name == files[0] || name == files[1] || name == host.SocMachinePath
 }
 
 // shortResult is a source's value, or its detail when it found nothing.
@@ -87,8 +88,8 @@ func shortResult(s source) string {
 // "Jetson Orin, SM 8.7 (NVIDIA Jetson AGX Orin Developer Kit, from device-tree)".
 func gpuName(h *hostInfo) string {
 	from := "from " + h.From
-	if h.Model != "" {
-		from = h.Model + ", " + from
+	if board := h.BoardName(); board != "" {
+		from = board + ", " + from
 	}
 	return h.table.Describe(h.GPU) + " (" + from + ")"
 }

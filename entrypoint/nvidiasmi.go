@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // toolTimeout bounds nvidia-smi and jetbake-cudaprobe.
@@ -20,38 +19,18 @@ const toolTimeout = 5 * time.Second
 // smiName is nvidia-smi's file name.
 const smiName = "nvidia-smi"
 
-// findNvidiaSMI looks for nvidia-smi in the PATH entries and then in
-// /usr/bin and /usr/sbin, all under the root. It returns its path in the
-// root ("" when absent) and the folders it looked in.
-func findNvidiaSMI(root sysroot, env environ) (string, []string) {
-	var looked []string
+// findNvidiaSMI looks for an executable nvidia-smi in the PATH entries
+// and then in /usr/bin and /usr/sbin, all under the root. It returns its
+// path in the root ("" when absent) and the folders it looked in.
+func findNvidiaSMI(root host.Root, env environ) (string, []string) {
 	dirs := append(strings.Split(env.get(envPath), ":"), "/usr/bin", "/usr/sbin")
-	for _, dir := range dirs {
-		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
-			continue
-		}
-		looked = append(looked, dir)
-		if p := filepath.Join(dir, smiName); root.isExecutable(p) {
-			return p, looked
-		}
-	}
-	return "", looked
+	return root.Find(smiName, dirs, host.Executable)
 }
 
 // runNvidiaSMI asks nvidia-smi at path (in the root) for the compute
 // capability and returns its standard output.
-func runNvidiaSMI(ctx context.Context, root sysroot, path string, env environ) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, root.path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, toolError(ctx, err, stdout.Bytes(), stderr.Bytes())
-	}
-	return stdout.Bytes(), nil
+func runNvidiaSMI(ctx context.Context, root host.Root, path string, env environ) ([]byte, error) {
+	return runTool(ctx, env, root.Path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
 }
 
 // parseNvidiaSMI reads the answer of
@@ -69,21 +48,41 @@ func parseNvidiaSMI(out []byte) (computecap.Capability, error) {
 	case first == "":
 		return computecap.Capability{}, errors.New("printed no compute capability")
 	case strings.Trim(first, "[]") == "N/A" || strings.HasPrefix(first, "["):
-		return computecap.Capability{}, fmt.Errorf("answered %s, not a compute capability", quoteShort(first))
+		return computecap.Capability{}, fmt.Errorf("answered %s, not a compute capability", computecap.QuoteShort(first))
 	}
 	c, err := computecap.Parse(first)
 	if err != nil {
-		return computecap.Capability{}, fmt.Errorf("answered %s: %w", quoteShort(first), err)
+		return computecap.Capability{}, fmt.Errorf("answered %s: %w", computecap.QuoteShort(first), err)
 	}
 	return c, nil
 }
 
-// toolError describes why a helper program failed: its timeout, its first
-// line on stderr (the probe's one-line reason), or its exit status and first
-// line on stdout.
-func toolError(ctx context.Context, err error, stdout, stderr []byte) error {
+// runTool runs the helper program at path (a real path) with args and env,
+// within toolTimeout or the caller's deadline when that comes sooner, and
+// returns its standard output, or why it failed (toolError).
+func runTool(ctx context.Context, env environ, path string, args ...string) ([]byte, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = env
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		deadline, _ := ctx.Deadline()
+		return nil, toolError(ctx, deadline.Sub(start), err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes(), nil
+}
+
+// toolError describes why a helper program failed: the deadline that
+// fired (given is the time the program had: toolTimeout, or less when the
+// caller's deadline came first), its first line on stderr (the probe's
+// one-line reason), or its exit status and first line on stdout.
+func toolError(ctx context.Context, given time.Duration, err error, stdout, stderr []byte) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("no answer within %s", toolTimeout)
+		return fmt.Errorf("no answer within %s", roughly(given))
 	}
 	if line := firstLine(stderr); line != "" {
 		return errors.New(line)
@@ -105,4 +104,13 @@ func firstLine(out []byte) string {
 		}
 	}
 	return ""
+}
+
+// roughly rounds a time given to a helper for a message: to 10 ms from
+// 100 ms on (5s, 100ms, 1.25s), to the millisecond below.
+func roughly(d time.Duration) time.Duration {
+	if d >= 100*time.Millisecond {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }

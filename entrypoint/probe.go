@@ -70,7 +70,7 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 	pc.explain, pc.skipL4T = true, false
 	img, imgErr := loadImageWith(pc.root, pc.table)
 	h := detect(ctx, &pc, true)
-	dev := deviceOf(h.facts)
+	dev := deviceOf(h.Facts)
 	var d decision
 	if img != nil {
 		d = decide(&pc, img, h)

@@ -207,7 +207,7 @@ func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stder
 	if allSafe(args) {
 		run.Args = args
 	}
-	code, err := runSmoke(ctx, cfg.root.path(d.Choice), args, d.Env, stderr)
+	code, err := runSmoke(ctx, cfg.root.Path(d.Choice), args, d.Env, stderr)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		c.Status, c.Detail = evidencespec.Failed, evidencespec.Fill(evidencespec.DetailSmokeTimeout, smokeTimeout.String())

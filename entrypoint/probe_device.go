@@ -45,18 +45,15 @@ type device struct {
 }
 
 // readDevice reads the host under root with the shipped table; tests use it.
-func readDevice(root sysroot) device {
+func readDevice(root host.Root) device {
 	return deviceOf(host.Read(host.Root(root), computecap.DefaultTable(), host.Options{}))
 }
 
-// deviceOf finds the SoC (soc_id, else the device tree) and the device
-// class from the host facts. The board name is used only to match the
-// table and is never kept.
+// deviceOf takes the SoC (Facts.SoC: soc_id, else the device tree) and the
+// device class from the host facts. The board name is used only to match
+// the table and is never kept.
 func deviceOf(f *host.Facts) device {
 	d := device{soc: f.SoC, hasSoC: f.HasSoC, conflict: f.Conflict}
-	if f.HasDTSoC {
-		d.soc = f.DTSoC
-	}
 	d.class, d.known, d.fromSoC = f.DeviceClass()
 	return d
 }

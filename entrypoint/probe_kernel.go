@@ -53,14 +53,14 @@ func kernelCheck(ctx context.Context, cfg *config, h *hostInfo, stderr io.Writer
 	c := evidencespec.Check{Name: evidencespec.CheckCUDAKernel, Status: evidencespec.Skipped}
 	probe := cfg.probePath()
 	switch {
-	case h.facts.Libcuda == "":
+	case h.Libcuda == "":
 		c.Detail = evidencespec.DetailKernelNoLibrary
 		return c, nil
 	case !probeExists(probe):
 		c.Detail = evidencespec.DetailKernelNoProbe
 		return c, nil
 	}
-	out, exit, err := runKernelProbe(ctx, probe, cfg.root.path(h.facts.Libcuda), cfg.env, stderr)
+	out, exit, err := runKernelProbe(ctx, probe, cfg.root.Path(h.Libcuda), cfg.env, stderr)
 	if err != nil {
 		c.Status, c.Detail = evidencespec.Failed, err.Error()
 		return c, nil
@@ -116,7 +116,7 @@ func parseKernelOutput(data []byte) (kernelOutput, error) {
 		return kernelOutput{}, err
 	}
 	if out.Step != "" && !slices.Contains(evidencespec.KernelSteps(), out.Step) {
-		return kernelOutput{}, errors.New("unknown step " + quoteShort(out.Step))
+		return kernelOutput{}, errors.New("unknown step " + computecap.QuoteShort(out.Step))
 	}
 	return out, nil
 }

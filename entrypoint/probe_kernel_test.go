@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -102,7 +103,7 @@ func TestProbeKernelFailures(t *testing.T) {
 			if tt.stub {
 				data, err := os.ReadFile(buildBinaries(t).stub)
 				require.NoError(t, err)
-				writeFile(t, root, "/usr/lib/aarch64-linux-gnu/nvidia/"+libcudaName, string(data), 0o755)
+				writeFile(t, root, "/usr/lib/aarch64-linux-gnu/nvidia/"+host.LibcudaName, string(data), 0o755)
 			}
 			r := runProbeIn(t, root, "arm64", []string{"--kernel"}, append(tt.env, "JETBAKE_IMAGE_DIGEST="+testDigest)...)
 			require.Equal(t, 1, r.code)

@@ -131,7 +131,7 @@ func TestDeviceClass(t *testing.T) {
 			if tt.socID != "" {
 				writeFile(t, root, "/sys/devices/soc0/soc_id", tt.socID+"\n", 0o644)
 			}
-			d := readDevice(sysroot(root))
+			d := readDevice(host.Root(root))
 			require.Equal(t, tt.want, d.class)
 			require.Equal(t, tt.known, d.known)
 		})
@@ -142,8 +142,9 @@ func TestDeviceConflict(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, root, "/proc/device-tree/compatible", "nvidia,p3701-0005\x00nvidia,tegra234\x00", 0o644)
 	writeFile(t, root, "/sys/devices/soc0/soc_id", "38\n", 0o644)
-	d := readDevice(sysroot(root))
+	d := readDevice(host.Root(root))
 	require.True(t, d.conflict)
+	require.Equal(t, "tegra264", d.soc.Name, "the SoC of soc_id, as everywhere else")
 	require.Equal(t, evidencespec.Failed, socCheck(&d).Status)
 }
 
@@ -178,14 +179,14 @@ func FuzzDeviceClass(f *testing.F) {
 		allowed[c.name] = true
 	}
 	f.Fuzz(func(t *testing.T, compatible, model []byte) {
-		entries := parseCompatible(compatible)
-		soc, ok := socFromCompatible(entries)
+		entries := host.ParseCompatible(compatible)
+		soc, ok := computecap.DefaultTable().SoCFromCompatible(entries)
 		if !ok {
 			return
 		}
 		class, known := classFromCompatible(soc, entries)
 		if !known {
-			class, known = classFromModel(soc, parseModel(model))
+			class, known = classFromModel(soc, host.ParseModel(model))
 		}
 		if known && !allowed[class] {
 			t.Fatalf("class %q is not in the allow-list", class)

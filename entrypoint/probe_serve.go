@@ -74,7 +74,7 @@ func serveCheck(ctx context.Context, cfg *config, d *decision, stderr io.Writer)
 	}
 	run := &evidencespec.Serve{ModelID: m.hubID}
 	s := &serving{cfg: cfg, run: run, c: &c}
-	s.serve(ctx, cfg.root.path(d.Choice), m, d.Env, stderr)
+	s.serve(ctx, cfg.root.Path(d.Choice), m, d.Env, stderr)
 	return c, run
 }
 

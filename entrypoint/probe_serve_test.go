@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -38,10 +39,10 @@ func buildRouter(t *testing.T) standinRouter {
 		if routerErr = os.MkdirAll(dir, 0o755); routerErr != nil {
 			return
 		}
-		lib := filepath.Join(dir, libcudaName)
+		lib := filepath.Join(dir, host.LibcudaName)
 		routerBuilt = standinRouter{dir: dir, template: filepath.Join(dir, "router-template")}
 		steps := [][]string{
-			{"gcc", "-shared", "-fPIC", "-Wl,-soname," + libcudaName, "-o", lib, "../builder/internal/standin/cuda/libcuda.c"},
+			{"gcc", "-shared", "-fPIC", "-Wl,-soname," + host.LibcudaName, "-o", lib, "../builder/internal/standin/cuda/libcuda.c"},
 			{"go", "build", "-tags", "netgo,cuda", "-o", routerBuilt.template, "../builder/internal/standin/tei/cmd/router"},
 		}
 		for _, s := range steps {

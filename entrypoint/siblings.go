@@ -18,9 +18,9 @@ type siblingQuery struct {
 // than the image's own; ok is false when the family knows none.
 func bestSibling(img *image, q siblingQuery) (imagespec.Sibling, bool) {
 	var best imagespec.Sibling
-	var bestL4T l4tVersion
+	var bestL4T computecap.L4TVersion
 	found := false
-	var hostL4T *l4tVersion
+	var hostL4T *computecap.L4TVersion
 	if q.host != nil && q.host.HasL4T {
 		hostL4T = &q.host.L4T
 	}
@@ -45,20 +45,20 @@ func tableOf(q siblingQuery) *computecap.Table {
 }
 
 // siblingL4T is a sibling's L4T version, from its l4t or jetpack field.
-func siblingL4T(t *computecap.Table, s imagespec.Sibling) (l4tVersion, bool) {
-	if v, err := parseL4TVersion(s.L4T); err == nil {
+func siblingL4T(t *computecap.Table, s imagespec.Sibling) (computecap.L4TVersion, bool) {
+	if v, err := computecap.ParseL4TVersion(s.L4T); err == nil {
 		return v, true
 	}
 	if major, ok := t.L4TMajorForJetPack(s.JetPack); ok {
-		return l4tVersion{Major: major}, true
+		return computecap.L4TVersion{Major: major}, true
 	}
-	return l4tVersion{}, false
+	return computecap.L4TVersion{}, false
 }
 
 // siblingFits reports whether a sibling with L4T v meets q: the host rule,
 // with the sibling's CUDA and forward-compatibility folders from the table
 // (a sibling's description names neither), and a target that runs on the GPU.
-func siblingFits(s imagespec.Sibling, v l4tVersion, q siblingQuery) bool {
+func siblingFits(s imagespec.Sibling, v computecap.L4TVersion, q siblingQuery) bool {
 	t := tableOf(q)
 	if q.host != nil && q.host.HasL4T {
 		needs := computecap.ImageNeeds{L4T: v}
@@ -68,7 +68,7 @@ func siblingFits(s imagespec.Sibling, v l4tVersion, q siblingQuery) bool {
 				needs.CompatDirs = t.ShippedCompat(f, cuda)
 			}
 		}
-		st := q.host.facts.State()
+		st := q.host.State()
 		if q.gpu != nil {
 			st.SoC, st.HasSoC = t.SoCByCapability(*q.gpu)
 		}
@@ -93,7 +93,7 @@ func siblingFits(s imagespec.Sibling, v l4tVersion, q siblingQuery) bool {
 // betterSibling reports whether L4T v beats the best so far: with a host
 // known, the newest not newer than the host, else the oldest newer one;
 // without, the newest.
-func betterSibling(v, best l4tVersion, hostL4T *l4tVersion) bool {
+func betterSibling(v, best computecap.L4TVersion, hostL4T *computecap.L4TVersion) bool {
 	if hostL4T == nil {
 		return best.Less(v)
 	}

@@ -21,9 +21,9 @@ func TestBestSibling(t *testing.T) {
 	require.NoError(t, err)
 	orin, thor := computecap.MustParse("8.7"), computecap.MustParse("10.1")
 	l4t := func(s string) *hostInfo {
-		v, err := parseL4TVersion(s)
+		v, err := computecap.ParseL4TVersion(s)
 		require.NoError(t, err)
-		return &hostInfo{table: computecap.DefaultTable(), facts: &host.Facts{L4T: v, HasL4T: true}, L4T: v, HasL4T: true}
+		return &hostInfo{table: computecap.DefaultTable(), Facts: &host.Facts{L4T: v, HasL4T: true}}
 	}
 	tests := []struct {
 		name string

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/matrix"
-	chost "github.com/jetbake/jetbake/computecap/host"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // Files and folders Docker and CDI read, relative to the root.
@@ -36,7 +36,7 @@ type dockerConfig struct {
 
 // readDockerConfig reads daemon.json under root.
 func readDockerConfig(root string) dockerConfig {
-	data, err := chost.ReadRegular(filepath.Join(root, daemonJSON), maxConfig)
+	data, err := host.ReadRegular(filepath.Join(root, daemonJSON), maxConfig)
 	if os.IsNotExist(err) {
 		return dockerConfig{}
 	}

@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 )
 
 // Status is the outcome of one check.
@@ -42,7 +42,7 @@ type Report struct {
 	// OK is true when the host can run jetbake images: no check failed.
 	OK bool `json:"ok"`
 	// Host is the host's facts.
-	Host host.Facts `json:"host"`
+	Host hostfit.Facts `json:"host"`
 	// Checks are the rows, in order.
 	Checks []Check `json:"checks"`
 }
@@ -52,7 +52,7 @@ type Option func(*options)
 
 type options struct {
 	sysroot string
-	facts   host.Reader
+	facts   hostfit.Reader
 	version VersionFunc
 }
 
@@ -66,8 +66,8 @@ type VersionFunc func(ctx context.Context, name string, args ...string) (out str
 func WithSysroot(root string) Option { return func(o *options) { o.sysroot = root } }
 
 // WithHostFacts sets how the host's facts are read; the default is
-// host.SysrootReader.
-func WithHostFacts(r host.Reader) Option { return func(o *options) { o.facts = r } }
+// hostfit.SysrootReader.
+func WithHostFacts(r hostfit.Reader) Option { return func(o *options) { o.facts = r } }
 
 // WithVersionFunc sets how tool versions are asked when the sysroot is "/";
 // the default runs the command.
@@ -84,16 +84,16 @@ func runVersion(ctx context.Context, name string, args ...string) (string, bool)
 
 // Run checks the host and returns the report. An error means the host could
 // not be read at all (a sysroot that is not a folder is a
-// *host.SysrootError); problems of the host are failed checks.
+// *hostfit.SysrootError); problems of the host are failed checks.
 func Run(ctx context.Context, opts ...Option) (*Report, error) {
-	o := options{sysroot: "/", facts: host.SysrootReader{}, version: runVersion}
+	o := options{sysroot: "/", facts: hostfit.SysrootReader{}, version: runVersion}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.sysroot != "/" {
 		o.version = nil
 	}
-	if err := host.CheckSysroot(o.sysroot); err != nil {
+	if err := hostfit.CheckSysroot(o.sysroot); err != nil {
 		return nil, err
 	}
 	facts, err := o.facts.Read(ctx, o.sysroot)

@@ -3,7 +3,7 @@ package doctor
 import (
 	"fmt"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -12,7 +12,7 @@ const notJetsonFix = "run jetbake doctor on the Jetson itself, or pass --sysroot
 
 // hostChecks are the rows of the host: the board and GPU, L4T and JetPack,
 // and the driver's CUDA version.
-func hostChecks(f host.Facts) []Check {
+func hostChecks(f hostfit.Facts) []Check {
 	board := Check{Name: "jetson", Status: StatusOK}
 	switch {
 	case f.SoC == "":

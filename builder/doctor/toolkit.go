@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jetbake/jetbake/builder/host"
-	chost "github.com/jetbake/jetbake/computecap/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
+	"github.com/jetbake/jetbake/computecap/host"
 )
 
 // dpkgStatus is the dpkg database file, relative to the root.
@@ -86,7 +86,7 @@ const maxDpkgStatus = 64 << 20
 // status file.
 func readDpkgStatus(path string) (map[string]string, error) {
 	// A regular file opened without blocking: a pipe there must not hang doctor.
-	data, err := chost.ReadRegular(path, maxDpkgStatus)
+	data, err := host.ReadRegular(path, maxDpkgStatus)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func versionLess(v string, o [3]int) bool {
 
 // toolkitCheck is the toolkit's row: installed, not a known-bad release, and
 // new enough to pick compat_orin on an Orin with JetPack 7.2.
-func toolkitCheck(tk toolkit, f host.Facts) Check {
+func toolkitCheck(tk toolkit, f hostfit.Facts) Check {
 	c := Check{Name: "container toolkit", Status: StatusOK}
 	if tk.version == "" {
 		c.Status, c.Detail, c.Fix = StatusFail, "not installed (no nvidia-container-toolkit package, no nvidia-ctk)", installToolkitFix

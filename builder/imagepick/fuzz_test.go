@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
@@ -23,7 +23,7 @@ func FuzzParseMeta(f *testing.F) {
 		}
 		require.NotEmpty(t, m.Targets)
 		require.NotZero(t, m.image.L4T.Major)
-		_ = host.Compatible(host.Facts{GPU: m.image.Targets[0], L4T: m.image.L4T, DriverCUDA: m.image.CUDA}, m.image)
+		_ = hostfit.Compatible(hostfit.Facts{GPU: m.image.Targets[0], L4T: m.image.L4T, DriverCUDA: m.image.CUDA}, m.image)
 		_ = tierRank(m.Tier)
 	})
 }

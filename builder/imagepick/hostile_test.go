@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -55,7 +55,7 @@ func TestPickRefusesWhatIsNotARepository(t *testing.T) {
 func TestPickSysrootMustExist(t *testing.T) {
 	missing := t.TempDir() + "/none"
 	_, err := Pick(t.Context(), shippedRepository, WithSysroot(missing), WithTransport(failTransport{t}))
-	var se *host.SysrootError
+	var se *hostfit.SysrootError
 	require.ErrorAs(t, err, &se)
 	require.EqualError(t, err, "--sysroot "+missing+" does not exist: name the folder where the host's root file system is, or leave it at /")
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/computecap"
 )
@@ -25,7 +25,7 @@ type Meta struct {
 	// Tier is the support tier: supported, candidate, evaluate-later or legacy.
 	Tier string `json:"tier,omitempty"`
 
-	image host.Image
+	image hostfit.Image
 }
 
 // token reports whether s is 1 to 128 letters, digits and '.', '_', '+',
@@ -56,15 +56,15 @@ func parseMeta(kv map[string]string) (Meta, error) {
 	if m.Tier != "" && !slices.Contains(matrix.Tiers(), m.Tier) {
 		return Meta{}, fmt.Errorf("%s %s is not a tier (%s)", matrix.KeyTier, computecap.QuoteShort(m.Tier), strings.Join(matrix.Tiers(), ", "))
 	}
-	l4t, ok := host.ParseL4T(m.L4T)
-	if !ok {
+	l4t, err := computecap.ParseL4TVersion(m.L4T)
+	if err != nil {
 		return Meta{}, fmt.Errorf("%s %s is not an L4T version such as 36.4.3", matrix.KeyL4T, computecap.QuoteShort(m.L4T))
 	}
 	cuda, err := computecap.ParseCUDAVersion(m.CUDA)
 	if err != nil {
 		return Meta{}, fmt.Errorf("%s: %w", matrix.KeyCUDA, err)
 	}
-	m.image = host.Image{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
+	m.image = hostfit.Image{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
 	for _, s := range strings.Split(kv[matrix.KeySMTargets], ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
@@ -30,7 +30,7 @@ type Candidate struct {
 	// Meta is what the image says of itself; empty for images that are not jetbake's.
 	Meta Meta `json:"meta"`
 	// Verdict is the host rule's answer, or why the image could not be judged.
-	Verdict host.Verdict `json:"verdict"`
+	Verdict hostfit.Verdict `json:"verdict"`
 	// Chosen marks the best candidate.
 	Chosen bool `json:"chosen,omitempty"`
 	// ExactJetPack is set when the image is for the host's exact JetPack release.
@@ -42,7 +42,7 @@ type Result struct {
 	// Repository is the repository as asked.
 	Repository string `json:"repository"`
 	// Host is the host's facts.
-	Host host.Facts `json:"host"`
+	Host hostfit.Facts `json:"host"`
 	// Best is the chosen image; nil when nothing fits.
 	Best *Candidate `json:"best,omitempty"`
 	// Candidates are every image, the taken ones first in preference order.
@@ -67,8 +67,8 @@ type Option func(*options)
 
 type options struct {
 	sysroot   string
-	facts     host.Reader
-	rule      host.Rule
+	facts     hostfit.Reader
+	rule      hostfit.Rule
 	mirrors   refs.Mirrors
 	keychain  authn.Keychain
 	transport http.RoundTripper
@@ -79,11 +79,11 @@ type options struct {
 // WithSysroot reads the host under root instead of "/" (the default).
 func WithSysroot(root string) Option { return func(o *options) { o.sysroot = root } }
 
-// WithHostFacts sets how the host's facts are read; default host.SysrootReader.
-func WithHostFacts(r host.Reader) Option { return func(o *options) { o.facts = r } }
+// WithHostFacts sets how the host's facts are read; default hostfit.SysrootReader.
+func WithHostFacts(r hostfit.Reader) Option { return func(o *options) { o.facts = r } }
 
-// WithRule sets the host rule; default host.Compatible.
-func WithRule(r host.Rule) Option { return func(o *options) { o.rule = r } }
+// WithRule sets the host rule; default hostfit.Compatible.
+func WithRule(r hostfit.Rule) Option { return func(o *options) { o.rule = r } }
 
 // WithMirrors reads the repository through a mirror (REGISTRY -> HOST:PORT);
 // the references printed keep the repository as asked. Default: none.
@@ -102,11 +102,11 @@ func WithProgress(f func(string)) Option { return func(o *options) { o.progress 
 // Pick reads the host, lists the repository's tags, judges every image and
 // returns the result. When nothing fits it returns the result and a
 // *NoFitError. A repository that is not one (*RepositoryError) or a sysroot
-// that is not a folder (*host.SysrootError) is refused before anything is
+// that is not a folder (*hostfit.SysrootError) is refused before anything is
 // read; other errors mean the host or the registry could not be read (a
 // registry's answer is a *refs.RegistryError).
 func Pick(ctx context.Context, repository string, opts ...Option) (*Result, error) {
-	o := options{sysroot: "/", facts: host.SysrootReader{}, rule: host.Compatible, keychain: authn.DefaultKeychain,
+	o := options{sysroot: "/", facts: hostfit.SysrootReader{}, rule: hostfit.Compatible, keychain: authn.DefaultKeychain,
 		platform: v1.Platform{OS: "linux", Architecture: "arm64"}, progress: func(string) {}}
 	for _, opt := range opts {
 		opt(&o)
@@ -115,7 +115,7 @@ func Pick(ctx context.Context, repository string, opts ...Option) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := host.CheckSysroot(o.sysroot); err != nil {
+	if err := hostfit.CheckSysroot(o.sysroot); err != nil {
 		return nil, err
 	}
 	facts, err := o.facts.Read(ctx, o.sysroot)

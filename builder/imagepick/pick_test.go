@@ -25,7 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -113,15 +113,15 @@ type hostLine struct {
 	name      string
 	l4t       string
 	socID     int
-	facts     *host.Facts // instead of a sysroot: hosts whose GPU no file shows
-	want      string      // the release chosen, or ""
-	wantNeeds string      // a phrase of the sentence when nothing fits
+	facts     *hostfit.Facts // instead of a sysroot: hosts whose GPU no file shows
+	want      string         // the release chosen, or ""
+	wantNeeds string         // a phrase of the sentence when nothing fits
 }
 
 // hostLines are the host lines the issue names: R35, R36.3, R36.4.x, R38.x,
 // R39.x, no GPU and a desktop GPU.
 func hostLines() []hostLine {
-	desktop := host.Facts{GPU: computecap.Capability{Major: 8, Minor: 6}, DriverCUDA: computecap.CUDAVersion{Major: 12, Minor: 8}}
+	desktop := hostfit.Facts{GPU: computecap.Capability{Major: 8, Minor: 6}, DriverCUDA: computecap.CUDAVersion{Major: 12, Minor: 8}}
 	return []hostLine{
 		{name: "R35.4.1 Xavier (JetPack 5.1.2)", l4t: "35.4.1", socID: 25, want: "jetpack5.1"},
 		{name: "R35.4.1 Orin (JetPack 5.1.2)", l4t: "35.4.1", socID: 35, want: "jetpack5.1"},
@@ -158,10 +158,12 @@ func (h hostLine) sysroot(t *testing.T) string {
 	return root
 }
 
-// staticFacts is a host.Reader of fixed facts.
-type staticFacts host.Facts
+// staticFacts is a hostfit.Reader of fixed facts.
+type staticFacts hostfit.Facts
 
-func (s staticFacts) Read(context.Context, string) (host.Facts, error) { return host.Facts(s), nil }
+func (s staticFacts) Read(context.Context, string) (hostfit.Facts, error) {
+	return hostfit.Facts(s), nil
+}
 
 func (h hostLine) options(t *testing.T) []Option {
 	if h.facts != nil {
@@ -207,8 +209,8 @@ func TestPickHostLines(t *testing.T) {
 func TestPickPrefersExactJetPackThenNewestThenTier(t *testing.T) {
 	p := shippedPlan(t)
 	rel := func(name string) plan.Release { r, _ := p.Release(name); return *r }
-	orin := host.Facts{SoC: "tegra234", Family: "Orin", GPU: computecap.Capability{Major: 8, Minor: 7},
-		L4T: host.L4T{Major: 36, Minor: 4, Patch: 3}, JetPack: "6.2"}
+	orin := hostfit.Facts{SoC: "tegra234", Family: "Orin", GPU: computecap.Capability{Major: 8, Minor: 7},
+		L4T: computecap.L4TVersion{Major: 36, Minor: 4, Patch: 3}, JetPack: "6.2"}
 	mk := func(tag, tier string, r plan.Release, version string) image {
 		kv := map[string]string{}
 		for k, v := range r.Annotations {
@@ -226,7 +228,7 @@ func TestPickPrefersExactJetPackThenNewestThenTier(t *testing.T) {
 		mk("d-62-supported-old", "supported", rel("jetpack6.2"), "1.7.10"),
 		mk("e-72", "supported", rel("jetpack7.2"), "1.9.3"),
 	}
-	got := judge("r", orin, images, host.Compatible)
+	got := judge("r", orin, images, hostfit.Compatible)
 	var order []string
 	for _, c := range got {
 		order = append(order, c.Tag)
@@ -237,7 +239,7 @@ func TestPickPrefersExactJetPackThenNewestThenTier(t *testing.T) {
 	// Without the exact release, the newest compatible one wins over a better tier.
 	orin.JetPack = "6.2.1"
 	images[0] = mk("a-61-supported", "supported", rel("jetpack6.1"), "1.9.3")
-	got = judge("r", orin, images[:2], host.Compatible)
+	got = judge("r", orin, images[:2], hostfit.Compatible)
 	require.Equal(t, "b-62-candidate", got[0].Tag)
 }
 

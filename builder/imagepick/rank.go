@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jetbake/jetbake/builder/host"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -22,7 +22,7 @@ func tierRank(tier string) int {
 // that run first, in preference order (the host's exact JetPack release,
 // then the newest L4T and CUDA, then the better tier, then the newest
 // router version), then the refused ones by tag.
-func judge(repository string, h host.Facts, images []image, rule host.Rule) []Candidate {
+func judge(repository string, h hostfit.Facts, images []image, rule hostfit.Rule) []Candidate {
 	out := make([]Candidate, 0, len(images))
 	for _, img := range images {
 		c := Candidate{Tags: img.tags, Digest: img.digest, Meta: img.meta}
@@ -32,7 +32,7 @@ func judge(repository string, h host.Facts, images []image, rule host.Rule) []Ca
 		c.Reference = repository + ":" + c.Tag + "@" + c.Digest
 		switch {
 		case img.err != nil:
-			c.Verdict = host.Verdict{Reason: img.err.Error()}
+			c.Verdict = hostfit.Verdict{Reason: img.err.Error()}
 		default:
 			c.Verdict = rule(h, img.meta.image)
 			c.ExactJetPack = h.JetPack != "" && img.meta.JetPack == h.JetPack
@@ -71,7 +71,7 @@ func boolFirst(a bool) int {
 	return 1
 }
 
-func compareL4T(a, b host.L4T) int {
+func compareL4T(a, b computecap.L4TVersion) int {
 	return cmp.Or(cmp.Compare(a.Major, b.Major), cmp.Compare(a.Minor, b.Minor), cmp.Compare(a.Patch, b.Patch))
 }
 

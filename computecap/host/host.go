@@ -1,7 +1,9 @@
 // Package host reads the facts of a Jetson host as a container sees it,
 // and applies the host rule of package computecap to them. The entrypoint
 // (at start-up) and the builder (jetbake pick --sysroot, jetbake doctor) use
-// it, so that both detect a host the same way.
+// it, so that both detect a host the same way: the entrypoint reads every
+// host and image path through Root, finds libcuda and nvidia-smi with
+// Root.Find and keeps the Facts that Read returns.
 //
 // Inside a container the device tree is usually masked: Docker masks
 // /sys/firmware, and /proc/device-tree points there. What stays visible is
@@ -22,6 +24,7 @@ package host
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,8 +56,9 @@ const (
 	FromDeviceTree = "device-tree"
 )
 
-// maxFile caps how much of one host file is read; they are a few hundred bytes.
-const maxFile = 64 << 10
+// MaxFile caps how much of one host file Root.ReadFile reads; host files
+// are a few hundred bytes, and the image's description a few KiB.
+const MaxFile = 64 << 10
 
 // Root is the directory host paths are read under: "/" in production, a
 // test tree or a copied sysroot otherwise.
@@ -64,9 +68,10 @@ type Root string
 func (r Root) Path(p string) string { return filepath.Join(string(r), p) }
 
 // ReadFile reads p under the root with ReadRegular: a regular file of at
-// most 64 KiB.
+// most MaxFile bytes, opened without blocking, so that a named pipe put at
+// a host file or at /etc/jetbake/image.json cannot hang the start.
 func (r Root) ReadFile(p string) ([]byte, error) {
-	return ReadRegular(r.Path(p), maxFile)
+	return ReadRegular(r.Path(p), MaxFile)
 }
 
 // Exists reports whether p exists under the root.
@@ -79,6 +84,31 @@ func (r Root) Exists(p string) bool {
 func (r Root) IsDir(p string) bool {
 	fi, err := os.Stat(r.Path(p))
 	return err == nil && fi.IsDir()
+}
+
+// Find returns the path under the root of the first file called name in
+// dirs for which fits holds (any file when fits is nil; "" when none), and
+// the folders it looked in: each absolute folder once, in order; relative
+// ones, such as the empty entries of a PATH, are skipped.
+func (r Root) Find(name string, dirs []string, fits func(fs.FileInfo) bool) (string, []string) {
+	var looked []string
+	for _, dir := range dirs {
+		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
+			continue
+		}
+		looked = append(looked, dir)
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(r.Path(p)); err == nil && (fits == nil || fits(fi)) {
+			return p, looked
+		}
+	}
+	return "", looked
+}
+
+// Executable reports whether fi is a regular file that someone may run,
+// for Find.
+func Executable(fi fs.FileInfo) bool {
+	return fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 // DeviceTreeFiles returns the places of one device-tree property (such as
@@ -142,7 +172,7 @@ func Read(root Root, t *computecap.Table, opts Options) *Facts {
 	f.readSoC0(root, t)
 	f.readDeviceTree(root, t)
 	f.readTegraRelease(root)
-	f.Libcuda, f.LibcudaLooked = FindLibcuda(root, opts.LibraryPath)
+	f.Libcuda, f.LibcudaLooked = FindLibcuda(root, t, opts.LibraryPath)
 	switch {
 	case f.HasIDSoC:
 		f.SoC, f.HasSoC, f.SoCFrom = f.IDSoC, true, FromSocID
@@ -186,7 +216,7 @@ func (f *Facts) readDeviceTree(root Root, t *computecap.Table) {
 			break
 		}
 	}
-	f.DTSoC, f.HasDTSoC = SoCFromCompatible(t, f.Compatible)
+	f.DTSoC, f.HasDTSoC = t.SoCFromCompatible(f.Compatible)
 }
 
 // readTegraRelease reads /etc/nv_tegra_release.
@@ -240,44 +270,29 @@ func (f *Facts) State() computecap.HostState {
 }
 
 // LibcudaDirs returns the folders where a container runtime mounts the
-// host's libcuda.so.1, in the order they are searched: JetPack 6's and 7.0's
-// nvidia folder, JetPack 5's tegra folder, JetPack 7.2's per-GPU folders
-// (L4T R39 ships libcuda for Orin's nvgpu and Thor's OpenRM driver in
-// /opt/nvidia/l4t-gpu-libs/nvgpu and /openrm, which its drivers.csv lists:
-// the nvidia-l4t-cuda-nvgpu and -openrm files in jetpack-nixos'
-// pkgs/containers/r39-l4t.json), then the usual library folders.
-// LD_LIBRARY_PATH follows them, and CompatDir, the image's own
-// forward-compatibility driver, comes last: it is not the host's driver.
-func LibcudaDirs() []string {
-	return []string{
-		"/usr/lib/aarch64-linux-gnu/nvidia",
-		"/usr/lib/aarch64-linux-gnu/tegra",
-		"/opt/nvidia/l4t-gpu-libs/nvgpu",
-		"/opt/nvidia/l4t-gpu-libs/openrm",
+// host's libcuda.so.1, in the order they are searched: the driver folders
+// of table t's JetPack releases, the newest release's first
+// (Table.DriverDirs: JetPack 7.2's per-GPU folders, JetPack 6's and 7.0's
+// nvidia folder, JetPack 5's tegra folder), then the usual library folders
+// of other hosts. LD_LIBRARY_PATH follows them, and CompatDir, the image's
+// own forward-compatibility driver, comes last: it is not the host's
+// driver.
+func LibcudaDirs(t *computecap.Table) []string {
+	return append(t.DriverDirs(),
 		"/usr/lib/aarch64-linux-gnu",
 		"/usr/lib/x86_64-linux-gnu",
 		"/usr/lib64",
 		"/usr/lib/wsl/lib",
-	}
+	)
 }
 
 // FindLibcuda returns the path under the root of the first libcuda.so.1
-// found ("" when none) and the folders it looked in.
-func FindLibcuda(root Root, libraryPath string) (string, []string) {
-	dirs := LibcudaDirs()
+// found in LibcudaDirs(t), then the entries of libraryPath, then CompatDir
+// ("" when none), and the folders it looked in.
+func FindLibcuda(root Root, t *computecap.Table, libraryPath string) (string, []string) {
+	dirs := LibcudaDirs(t)
 	dirs = append(dirs, strings.Split(libraryPath, ":")...)
-	dirs = append(dirs, CompatDir)
-	var looked []string
-	for _, dir := range dirs {
-		if !filepath.IsAbs(dir) || slices.Contains(looked, dir) {
-			continue
-		}
-		looked = append(looked, dir)
-		if p := filepath.Join(dir, LibcudaName); root.Exists(p) {
-			return p, looked
-		}
-	}
-	return "", looked
+	return root.Find(LibcudaName, append(dirs, CompatDir), nil)
 }
 
 // ParseTegraRelease reads the first line of /etc/nv_tegra_release, such as
@@ -287,7 +302,7 @@ func ParseTegraRelease(data []byte) (computecap.L4TVersion, error) {
 	line, _, _ := bytes.Cut(data, []byte{'\n'})
 	text := strings.TrimSpace(string(line))
 	fail := func(msg string) (computecap.L4TVersion, error) {
-		return computecap.L4TVersion{}, errors.New("first line " + QuoteShort(text) + msg)
+		return computecap.L4TVersion{}, errors.New("first line " + computecap.QuoteShort(text) + msg)
 	}
 	rest, ok := strings.CutPrefix(text, "# R")
 	if !ok {
@@ -312,7 +327,7 @@ func ParseTegraRelease(data []byte) (computecap.L4TVersion, error) {
 	}
 	v, err := computecap.ParseL4TVersion(rest[:end] + "." + revision)
 	if err != nil {
-		return fail(": REVISION " + QuoteShort(revision) + ": " + err.Error())
+		return fail(": REVISION " + computecap.QuoteShort(revision) + ": " + err.Error())
 	}
 	return v, nil
 }
@@ -327,7 +342,8 @@ func ParseSocID(data []byte) (int, error) {
 }
 
 // ParseCompatible splits a device-tree compatible property (NUL-separated
-// strings, the board first and the SoC last) into its entries.
+// strings from the most specific, the board, to the most general, the SoC)
+// into its entries, for Table.SoCFromCompatible.
 func ParseCompatible(data []byte) []string {
 	var out []string
 	for entry := range strings.SplitSeq(string(data), "\x00") {
@@ -336,17 +352,6 @@ func ParseCompatible(data []byte) []string {
 		}
 	}
 	return out
-}
-
-// SoCFromCompatible finds the Jetson SoC among compatible entries,
-// searching from the last, where the SoC is.
-func SoCFromCompatible(t *computecap.Table, entries []string) (computecap.SoC, bool) {
-	for i := len(entries) - 1; i >= 0; i-- {
-		if soc, ok := t.SoCByCompatible(entries[i]); ok {
-			return soc, true
-		}
-	}
-	return computecap.SoC{}, false
 }
 
 // ParseModel reads a board name: the device tree's NUL-terminated model, or
@@ -359,16 +364,12 @@ func ParseModel(data []byte) string {
 // smallNumber reads 1 to 4 decimal digits.
 func smallNumber(s string) (int, error) {
 	if len(s) == 0 || len(s) > 4 {
-		return 0, errors.New(QuoteShort(s) + " is not a number of 1 to 4 digits")
+		return 0, errors.New(computecap.QuoteShort(s) + " is not a number of 1 to 4 digits")
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, errors.New(QuoteShort(s) + " is not a number of 1 to 4 digits")
+			return 0, errors.New(computecap.QuoteShort(s) + " is not a number of 1 to 4 digits")
 		}
 	}
 	return strconv.Atoi(s)
 }
-
-// QuoteShort quotes s for a message, cut with its length stated
-// (computecap.QuoteShort).
-func QuoteShort(s string) string { return computecap.QuoteShort(s) }

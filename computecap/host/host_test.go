@@ -91,6 +91,18 @@ func TestReadDeviceClassFallbacks(t *testing.T) {
 	require.EqualError(t, f.L4TErr, `first line "garbage" does not start with "# R<major>"`)
 }
 
+// Read takes the device tree's SoC from the first SoC entry of compatible,
+// the chip itself, with Table.SoCFromCompatible: a Thor whose compatible
+// also lists Orin is a Thor, as its soc_id says, not a conflict.
+func TestReadDeviceTreeSoCIsTheFirst(t *testing.T) {
+	f := Read(tree(t, map[string]string{SocIDPath: "38\n", SocFamilyPath: "Tegra\n",
+		DeviceTreeDir + "/compatible": "nvidia,p3834-0008\x00nvidia,tegra264\x00nvidia,tegra234\x00"}),
+		computecap.DefaultTable(), Options{})
+	require.True(t, f.HasDTSoC)
+	require.Equal(t, "tegra264", f.DTSoC.Name)
+	require.False(t, f.Conflict, "soc_id 38 and the device tree both name tegra264")
+}
+
 func TestNeedsErrors(t *testing.T) {
 	tab := computecap.DefaultTable()
 	n, err := Needs(tab, Image{JetPack: "6.2", CUDA: "12.6"}, []string{"/x"})
@@ -108,15 +120,36 @@ func TestNeedsErrors(t *testing.T) {
 func FuzzParseTegraRelease(f *testing.F) {
 	f.Add([]byte(orinRelease))
 	f.Add([]byte("# R38 (release), REVISION: 2.0\n"))
+	f.Add([]byte("# R35 (release), REVISION: 3.1, GCID: 32827747, BOARD: t186ref, EABI: aarch64, DATE: Sun Mar 19 15:19:21 UTC 2023\n"))
+	f.Add([]byte("# R36 (release), REVISION: 4"))
+	f.Add([]byte("# R99999 (release), REVISION: 1.2.3.4"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := ParseTegraRelease(data)
 		if err != nil {
 			return
 		}
+		require.Positive(t, v.Major, "parsed %q", data)
 		back, err := computecap.ParseL4TVersion(v.String())
 		require.NoError(t, err)
 		require.Equal(t, v, back)
 	})
+}
+
+// Find looks in each absolute folder once, in order, and takes the first
+// file that fits: a file that is not executable is passed over for an
+// executable one, as nvidia-smi is searched in the entrypoint.
+func TestRootFind(t *testing.T) {
+	root := tree(t, map[string]string{"/a/tool": "not executable", "/c/tool": "x"})
+	require.NoError(t, os.Chmod(root.Path("/c/tool"), 0o755))
+	dirs := []string{"", "rel", "/a", "/b", "/a", "/c", "/d"}
+	got, looked := root.Find("tool", dirs, Executable)
+	require.Equal(t, "/c/tool", got)
+	require.Equal(t, []string{"/a", "/b", "/c"}, looked)
+	got, _ = root.Find("tool", dirs, nil)
+	require.Equal(t, "/a/tool", got, "any file fits without a test")
+	got, looked = root.Find("other", dirs, nil)
+	require.Empty(t, got)
+	require.Equal(t, []string{"/a", "/b", "/c", "/d"}, looked)
 }
 
 // FindLibcuda finds libcuda.so.1 where NVIDIA's CSV runtime mounts it on
@@ -131,7 +164,11 @@ func TestFindLibcudaOnEachJetPackLine(t *testing.T) {
 		"JetPack 7.2 on Thor (R39)":     "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1",
 		"a dGPU host or an old runtime": "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
 	} {
-		got, looked := FindLibcuda(tree(t, map[string]string{path: "x"}), "")
+		got, looked := FindLibcuda(tree(t, map[string]string{path: "x"}), computecap.DefaultTable(), "")
 		require.Equal(t, path, got, "%s: looked in %v", line, looked)
 	}
+	// JetPack 6's CSV list links .../tegra to .../nvidia: the newer folder is named.
+	got, _ := FindLibcuda(tree(t, map[string]string{"/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1": "x",
+		"/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1": "x"}), computecap.DefaultTable(), "")
+	require.Equal(t, "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1", got)
 }

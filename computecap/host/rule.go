@@ -52,7 +52,7 @@ type UnknownJetPackError struct {
 
 // Error names the JetPack and the fix.
 func (e *UnknownJetPackError) Error() string {
-	return "jetpack " + QuoteShort(e.JetPack) + " is not a JetPack release this table knows, and l4t is empty"
+	return "jetpack " + computecap.QuoteShort(e.JetPack) + " is not a JetPack release this table knows, and l4t is empty"
 }
 
 // PresentCompat lists the forward-compatibility folders of the table's

@@ -91,18 +91,21 @@ func WriteHosts(ctx context.Context, cacheDir, dir string) (map[string]runimage.
 	return out, nil
 }
 
-// DriverDir is the folder of the host's libcuda: its JetPack's, from the
-// table of Jetson facts ("" when the table does not know its L4T).
+// DriverDir is the folder of the host's libcuda: its JetPack's for its
+// SoC, from the table of Jetson facts ("" when the table does not know its
+// L4T or its soc_id).
 func (h FakeHost) DriverDir() string {
 	v, err := computecap.ParseL4TVersion(h.L4T)
 	if err != nil {
 		return ""
 	}
-	rel, ok := computecap.DefaultTable().ReleaseForL4T(v)
-	if !ok {
+	t := computecap.DefaultTable()
+	rel, ok := t.ReleaseForL4T(v)
+	soc, known := t.SoCByID(h.SocID)
+	if !ok || !known {
 		return ""
 	}
-	return rel.DriverDir
+	return rel.DriverDirFor(soc.Family)
 }
 
 // write lays out the host's files under root as the runtime's driver root

@@ -21,8 +21,9 @@ func readHostFile(t *testing.T, host runimage.Host, name string) string {
 }
 
 // Each fake host has what NVIDIA's runtime shows a container: soc0, the L4T
-// release file, its own driver at its JetPack's folder (with the CSV line
-// that names it), and for Orin the Cortex-A78AE's /proc/cpuinfo.
+// release file, its own driver at its JetPack's folder for its GPU (JetPack
+// 7.2 keeps one per GPU driver), with the CSV line that names it, and for
+// Orin the Cortex-A78AE's /proc/cpuinfo.
 func TestWriteHosts(t *testing.T) {
 	dir := t.TempDir()
 	got, err := WriteHosts(t.Context(), filepath.Join(t.TempDir(), "cache"), dir)
@@ -44,11 +45,11 @@ func TestWriteHosts(t *testing.T) {
 			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true},
 		{name: "orin-jp6-no-driver", socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper, orinCPU: true},
 		{name: "orin-jp7.2", socID: "35\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxOrin,
-			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true},
+			driver: "/opt/nvidia/l4t-gpu-libs/nvgpu/libcuda.so.1.1", orinCPU: true},
 		{name: "thor-jp7.0", socID: "38\n", release: "# R38 (release), REVISION: 2.0, ", machine: agxThor,
 			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1"},
 		{name: "thor-jp7.2", socID: "38\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxThor,
-			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1"},
+			driver: "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 )
 
 // Every JetPack line of the table of Jetson facts from JetPack 5 on has a
-// CSV table, whose driver the entrypoint finds on each of its GPUs.
+// CSV table, whose driver is where the table says and where the entrypoint
+// finds it, on each of its GPUs.
 func TestLines(t *testing.T) {
 	tab := computecap.DefaultTable()
 	for _, r := range tab.Releases() {
@@ -31,7 +32,8 @@ func TestLines(t *testing.T) {
 			}
 			lib := line.Libcuda(soc.Family)
 			require.NotEmpty(t, lib, "%s on %s", line.Name, soc.Family)
-			require.Contains(t, host.LibcudaDirs(), filepath.Dir(lib), "the entrypoint looks for libcuda in %s", filepath.Dir(lib))
+			require.Equal(t, r.DriverDirFor(soc.Family), filepath.Dir(lib), "%s on %s: the table of Jetson facts names the CSV list's driver folder", line.Name, soc.Family)
+			require.Contains(t, host.LibcudaDirs(tab), filepath.Dir(lib), "the entrypoint looks for libcuda in %s", filepath.Dir(lib))
 			require.NotEmpty(t, line.Devices(soc.Family))
 			drivers := 0
 			for _, f := range line.Files {

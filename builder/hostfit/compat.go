@@ -1,4 +1,4 @@
-package host
+package hostfit
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 type Image struct {
 	// JetPack, L4T and CUDA are the release the image was built for.
 	JetPack string                 `json:"jetpack"`
-	L4T     L4T                    `json:"-"`
+	L4T     computecap.L4TVersion  `json:"-"`
 	CUDA    computecap.CUDAVersion `json:"cuda"`
 	// Targets are the GPUs the image holds a router binary for.
 	Targets []computecap.Capability `json:"sm_targets"`
@@ -47,11 +47,11 @@ func Compatible(h Facts, img Image) Verdict {
 		return Verdict{Reason: fmt.Sprintf("it holds no binary for the host's %s (it has %s)",
 			t.Describe(h.GPU), smList(img.Targets)), Needs: "a Jetson " + gpuList(t, img.Targets)}
 	}
-	needs := computecap.ImageNeeds{L4T: img.L4T.version(), CUDA: img.CUDA}
+	needs := computecap.ImageNeeds{L4T: img.L4T, CUDA: img.CUDA}
 	if flavour, _, ok := t.FlavourOfL4T(img.L4T.Major); ok {
 		needs.CompatDirs = t.ShippedCompat(flavour, img.CUDA)
 	}
-	state := computecap.HostState{L4T: h.L4T.version(), HasL4T: h.L4T.Major != 0, Driver: h.DriverCUDA, HasDriver: !h.DriverCUDA.IsZero()}
+	state := computecap.HostState{L4T: h.L4T, HasL4T: h.L4T.Major != 0, Driver: h.DriverCUDA, HasDriver: !h.DriverCUDA.IsZero()}
 	state.SoC, state.HasSoC = t.SoCByCapability(h.GPU)
 	v := t.CheckHost(needs, state)
 	switch {

@@ -1,57 +1,22 @@
-// Package host is a Jetson host as jetbake's operator commands (doctor and
-// pick) see it: the facts read from its files, and the rule that says whether
-// an image runs on it.
+// Package hostfit is a Jetson host as jetbake's operator commands (doctor
+// and pick) see it, and whether an image fits it: the facts read from the
+// host's files, summed up for people and JSON, and the rule that says
+// whether an image runs there.
 //
 // SysrootReader and Compatible are thin calls into computecap/host and
 // computecap's table: the detection and host rule the entrypoint applies,
 // so that pick never offers an image the entrypoint would refuse.
-package host
+package hostfit
 
 import (
 	"context"
 	"errors"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/jetbake/jetbake/computecap"
-	chost "github.com/jetbake/jetbake/computecap/host"
+	"github.com/jetbake/jetbake/computecap/host"
 )
-
-// L4T is a Jetson Linux release such as 36.4.3.
-type L4T struct {
-	// Major, Minor and Patch are its numbers; Major 0 means none.
-	Major, Minor, Patch int
-}
-
-// String writes v as "36.4.3", or "" for none.
-func (v L4T) String() string {
-	if v.Major == 0 {
-		return ""
-	}
-	return strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor) + "." + strconv.Itoa(v.Patch)
-}
-
-// ParseL4T reads "36", "36.4" or "36.4.3"; ok is false for anything else.
-func ParseL4T(s string) (L4T, bool) {
-	parts := strings.Split(strings.TrimSpace(s), ".")
-	if len(parts) > 3 {
-		return L4T{}, false
-	}
-	var n [3]int
-	for i, p := range parts {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < 0 || len(p) > 4 {
-			return L4T{}, false
-		}
-		n[i] = v
-	}
-	if n[0] == 0 {
-		return L4T{}, false
-	}
-	return L4T{Major: n[0], Minor: n[1], Patch: n[2]}, true
-}
 
 // Facts is what jetbake knows of a host.
 type Facts struct {
@@ -65,7 +30,7 @@ type Facts struct {
 	// GPU is the GPU's compute capability; zero when no GPU was found.
 	GPU computecap.Capability `json:"gpu"`
 	// L4T is the release in /etc/nv_tegra_release; zero when absent.
-	L4T L4T `json:"-"`
+	L4T computecap.L4TVersion `json:"-"`
 	// L4TVersion is L4T as text, for JSON.
 	L4TVersion string `json:"l4t,omitempty"`
 	// JetPack is the JetPack release of L4T ("6.2"), or its series ("6").
@@ -132,7 +97,7 @@ func (SysrootReader) Read(_ context.Context, sysroot string) (Facts, error) {
 		return Facts{}, err
 	}
 	t := computecap.DefaultTable()
-	hf := chost.Read(chost.Root(sysroot), t, chost.Options{})
+	hf := host.Read(host.Root(sysroot), t, host.Options{})
 	f := Facts{Model: hf.BoardName()}
 	if hf.HasSoC {
 		f.SoC, f.Family, f.GPU = hf.SoC.Name, hf.SoC.Family, hf.SoC.Capability
@@ -143,16 +108,10 @@ func (SysrootReader) Read(_ context.Context, sysroot string) (Facts, error) {
 	if !hf.HasL4T {
 		return f, nil
 	}
-	f.L4T = L4T{Major: hf.L4T.Major, Minor: hf.L4T.Minor, Patch: hf.L4T.Patch}
-	f.L4TVersion = f.L4T.String()
+	f.L4T, f.L4TVersion = hf.L4T, hf.L4T.String()
 	f.JetPack = t.JetPackName(hf.L4T)
 	if cuda, ok := t.DriverCUDAForL4T(hf.L4T); ok {
 		f.DriverCUDA, f.DriverCUDAFrom = cuda, "L4T "+hf.L4T.String()+" in the table of Jetson facts"
 	}
 	return f, nil
-}
-
-// version converts v to computecap's type.
-func (v L4T) version() computecap.L4TVersion {
-	return computecap.L4TVersion{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
 }
