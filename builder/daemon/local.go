@@ -143,6 +143,7 @@ func (l *localDaemon) start(ctx context.Context, o options, addr string) (*clien
 // exitedError is a daemon's exit while waitAnswer waited for it.
 type exitedError struct{ err error }
 
+// Error says that buildkitd exited, and why.
 func (e *exitedError) Error() string { return fmt.Sprintf("buildkitd exited: %v", e.err) }
 
 // waitAnswer dials addr until it answers, the daemon exits (exited), ctx

@@ -22,10 +22,12 @@ type Error struct {
 	Err error
 }
 
+// Error is the failure in one sentence, with its fix.
 func (e *Error) Error() string {
 	return fmt.Sprintf("router.context %q: %s: %s", e.Context, e.Cause, e.Fix)
 }
 
+// Unwrap returns the git or BuildKit error the sentence stands for.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Describer turns the failures of one git context into sentences. It is

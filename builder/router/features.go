@@ -54,6 +54,7 @@ type FeaturesError struct {
 	Target computecap.Capability
 }
 
+// Error names the feature and why it cannot be compiled for the target.
 func (e *FeaturesError) Error() string {
 	return fmt.Sprintf("cannot be compiled with cargo feature %s: %s", e.Feature.Name, e.Feature.Why)
 }
