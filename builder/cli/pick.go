@@ -45,11 +45,9 @@ func newPickCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := refs.Mirrors{}
-			for _, v := range mirrors {
-				if err := m.ParseMirror(v); err != nil {
-					return usageErrorf("%w", err)
-				}
+			m, err := parseMirrors(mirrors)
+			if err != nil {
+				return err
 			}
 			opts := []imagepick.Option{imagepick.WithSysroot(sysroot), imagepick.WithMirrors(m)}
 			if !quiet {

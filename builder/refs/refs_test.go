@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,9 +33,10 @@ func TestParseMirror(t *testing.T) {
 			m := Mirrors{}
 			err := m.ParseMirror(tt.flag)
 			if tt.wantError {
-				require.Error(t, err)
-				require.Contains(t, err.Error(), "--mirror")
-				require.Contains(t, err.Error(), "REGISTRY=HOST[:PORT]")
+				require.EqualError(t, err, fmt.Sprintf("mirror %q: want REGISTRY=HOST[:PORT], e.g. nvcr.io=127.0.0.1:5000", tt.flag))
+				var me *MirrorError
+				require.ErrorAs(t, err, &me)
+				require.Equal(t, tt.flag, me.Value)
 				require.Empty(t, m)
 				return
 			}
