@@ -74,6 +74,8 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 		{[]string{"--node", "orin-1"}, `--node "orin-1": want NAME=ADDR, e.g. --node orin-1=tcp://10.0.0.5:1234`},
 		{[]string{"--builders", "/nonexistent/builders.json"}, "--builders: builders file /nonexistent/builders.json does not exist"},
 		{[]string{"--mirror", "nvcr.io"}, `--mirror "nvcr.io": want REGISTRY=HOST[:PORT], e.g. --mirror nvcr.io=127.0.0.1:5000`},
+		{[]string{"--output", "type=oci,dest=a", "--output", "type=oci,dest=b"}, "--output type=oci is given twice: one of each type at most"},
+		{[]string{"--progress", "tty"}, "--progress tty: failed to get console"},
 		{[]string{"--metadata-file", "/nonexistent-jetbake/build.json"}, "cannot write /nonexistent-jetbake/build.json: the folder /nonexistent-jetbake does not exist"},
 		{[]string{"--addr", "127.0.0.1:1234"}, "--addr: BuildKit address \"127.0.0.1:1234\" is not an address"},
 		{[]string{"--progress", "fancy"}, `--progress "fancy"`},
