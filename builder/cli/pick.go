@@ -63,7 +63,7 @@ func newPickCommand() *cobra.Command {
 			res, err := imagepick.Pick(ctx, args[0], opts...)
 			var noFit *imagepick.NoFitError
 			if err != nil && !errors.As(err, &noFit) {
-				return err
+				return sysrootFlagError(err)
 			}
 			out := cmd.OutOrStdout()
 			switch {

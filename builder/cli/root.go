@@ -226,13 +226,17 @@ func MatrixPath(cmd *cobra.Command) string {
 }
 
 // LoadMatrix loads the matrix file named by -f/--file, with the folders
-// --allow grants.
+// --allow grants; its fixes name those flags.
 func LoadMatrix(cmd *cobra.Command) (*matrix.Matrix, error) {
 	allowed, err := allowedReads(cmd)
 	if err != nil {
 		return nil, err
 	}
-	return matrix.Load(MatrixPath(cmd), matrix.WithAllowRead(allowed...))
+	return matrix.Load(MatrixPath(cmd), matrix.WithAllowRead(allowed...),
+		matrix.WithMissingHint("run 'jetbake init' to write one, or name yours with -f/--file"),
+		matrix.WithGrantReadFix(func(p string) string {
+			return "grant read access with --allow fs.read=" + p + " (as 'docker buildx bake --allow')"
+		}))
 }
 
 // allowedReads reads --allow: fs.read=PATH and fs=PATH (read and write,

@@ -114,4 +114,3 @@ func TestOptions(t *testing.T) {
 	require.Equal(t, "/state", o.stateDir)
 	require.True(t, o.keepDaemon)
 }
-

@@ -57,7 +57,7 @@ func TestPickSysrootMustExist(t *testing.T) {
 	_, err := Pick(t.Context(), shippedRepository, WithSysroot(missing), WithTransport(failTransport{t}))
 	var se *hostfit.SysrootError
 	require.ErrorAs(t, err, &se)
-	require.EqualError(t, err, "--sysroot "+missing+" does not exist: name the folder where the host's root file system is, or leave it at /")
+	require.EqualError(t, err, "sysroot "+missing+" does not exist: name the folder where the host's root file system is, or leave it at /")
 }
 
 // TestPickRegistryErrorsAreOneSentence serves a 500 with an HTML page, as a
