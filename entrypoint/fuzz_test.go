@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -101,7 +102,7 @@ func FuzzParseKernelOutput(f *testing.F) {
 				t.Fatalf("SM %q from %q", k.SM, data)
 			}
 		}
-		if k.Error != "" && !cudaErrorName(k.Error) {
+		if k.Error != "" && !evidencespec.IsCUDAErrorName(k.Error) {
 			t.Fatalf("error %q from %q", k.Error, data)
 		}
 		for _, v := range []float64{k.JITMillis, k.KernelMillis, k.TotalMillis} {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jetbake/jetbake/computecap"
@@ -76,9 +75,12 @@ func kernelCheck(ctx context.Context, cfg *config, h *hostInfo, stderr io.Writer
 }
 
 // runKernelProbe runs jetbake-cudaprobe --kernel at probe (a real path) on
-// the library at lib (a real path), passes its stderr on and reads its
-// line. Its errors are the check's phrases, fit for the evidence.
+// the library at lib (a real path), within kernelTimeout or the caller's
+// deadline when that comes sooner, passes its stderr on and reads its
+// line. Its errors are the check's phrases, fit for the evidence; a
+// timeout names the time the probe had, as runTool's do.
 func runKernelProbe(ctx context.Context, probe, lib string, env environ, stderr io.Writer) (kernelOutput, int, error) {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, kernelTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, probe, kernelFlag, lib)
@@ -91,7 +93,8 @@ func runKernelProbe(ctx context.Context, probe, lib string, env environ, stderr 
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		return kernelOutput{}, -1, errors.New(evidencespec.Fill(evidencespec.DetailKernelTimeout, kernelTimeout.String()))
+		deadline, _ := ctx.Deadline()
+		return kernelOutput{}, -1, errors.New(evidencespec.Fill(evidencespec.DetailKernelTimeout, roughly(deadline.Sub(start)).String()))
 	case errors.As(err, &ee) && ee.ExitCode() < 0:
 		return kernelOutput{}, -1, errors.New(evidencespec.DetailKernelSignal)
 	case errors.As(err, &ee):
@@ -129,7 +132,7 @@ func (o *kernelOutput) evidence() *evidencespec.Kernel {
 	if c, err := computecap.Parse(o.SM); err == nil && c.Valid() {
 		k.SM = c.String()
 	}
-	if cudaErrorName(o.Error) {
+	if evidencespec.IsCUDAErrorName(o.Error) {
 		k.Error = o.Error
 	}
 	return k
@@ -155,7 +158,7 @@ func (o *kernelOutput) failure(k *evidencespec.Kernel) string {
 	}
 	name, code := k.Error, strconv.Itoa(bound(o.Code))
 	if name == "" {
-		name = "CUDA error"
+		name = evidencespec.UnnamedCUDAError
 	}
 	if hint := evidencespec.KernelHints()[k.Error]; hint != "" {
 		return evidencespec.Fill(evidencespec.DetailKernelStepHint, k.Step, name, code, hint)
@@ -178,21 +181,6 @@ func (o *kernelOutput) resultsFailure(k *evidencespec.Kernel) string {
 		}
 	}
 	return evidencespec.Fill(evidencespec.DetailKernelResults, strconv.Itoa(k.Wrong), strconv.Itoa(k.NonFinite), strconv.Itoa(k.Elements), on, first)
-}
-
-// cudaErrorName reports whether s has the form of a CUresult's name:
-// CUDA_ERROR_ and up to 50 capitals, digits and underscores.
-func cudaErrorName(s string) bool {
-	rest, ok := strings.CutPrefix(s, "CUDA_ERROR_")
-	if !ok || rest == "" || len(rest) > 50 {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		if c := rest[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // bound keeps a count in 0 .. 1<<24.

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -175,4 +178,18 @@ func TestProbeKernelAnswers(t *testing.T) {
 			require.NotContains(t, r.stdout, "/home")
 		})
 	}
+}
+
+// TestKernelProbeTimeout: a kernel probe that hangs is stopped when the
+// caller's deadline comes before the probe's own kernelTimeout, and the
+// detail names the deadline that fired (100ms, not 1m0s), in a form the
+// evidence takes.
+func TestKernelProbeTimeout(t *testing.T) {
+	probe := script(t, "exec sleep 30")
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, exit, err := runKernelProbe(ctx, probe, "/usr/lib/libcuda.so.1", nil, io.Discard)
+	require.Equal(t, -1, exit)
+	require.EqualError(t, err, "the CUDA probe gave no answer within 100ms")
+	require.True(t, evidencespec.ValidDetail(evidencespec.CheckCUDAKernel, err.Error()), "the detail fits the evidence's allow-list")
 }

@@ -30,8 +30,9 @@ import (
 )
 
 // Options are what one build is given. Each input is checked once, where
-// it is used: the releases by imagebuild.SelectReleases before anything is
-// read or dialed, the rest by the package that takes it.
+// it is used: the releases, Push, Outputs and Progress by
+// imagebuild.CheckOptions before anything is read or dialed, the rest by
+// the package that takes it.
 type Options struct {
 	// MatrixPath is the matrix file; the lock file is found beside it.
 	MatrixPath string
@@ -88,9 +89,12 @@ type Options struct {
 // Build builds p's selected releases as o says and returns the report,
 // or nil when the build did not start. The error is nil only when every
 // release succeeded (see imagebuild.Builder.Build); before the build it is
-// one of the typed errors of imagebuild or plan where an option is wrong.
+// one of the typed errors of imagebuild, plan, lock, entrypoints or daemon
+// where an option is wrong or the setup lacks something, which a command
+// words with its own flags.
 func Build(ctx context.Context, p *plan.Plan, o Options) (*imagebuild.Report, error) {
-	if _, err := imagebuild.SelectReleases(p, o.Releases); err != nil {
+	if err := imagebuild.CheckOptions(p, imagebuild.WithReleases(o.Releases...), imagebuild.WithPush(o.Push),
+		imagebuild.WithOutputs(o.Outputs...), imagebuild.WithProgress(o.Progress, o.Log)); err != nil {
 		return nil, err
 	}
 	logf := o.logf()

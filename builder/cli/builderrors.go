@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // buildAdvice is what a build's warnings and report lines advise, in the
@@ -17,10 +20,13 @@ func buildAdvice() imagebuild.Advice {
 	}
 }
 
-// flagError rewords the typed errors of imagebuild, which name its
-// options, as sentences that name the flags of build and check. A bad
-// --release or --output value is a usage error; the others keep the exit
-// status of a failed build. Other errors are returned as they are.
+// flagError rewords the typed errors of the packages build and check call
+// (imagebuild, lock, entrypoints, daemon), which name their options, as
+// sentences that name the flags of build and check. A value of a flag that
+// the build cannot take (--release, --push without a repository, --output,
+// --progress, --check-lock without a lock file) is a usage error; the
+// others keep the exit status of a failed build. Other errors are returned
+// as they are.
 func flagError(err error) error {
 	var (
 		unknown    *plan.UnknownReleaseError
@@ -28,6 +34,9 @@ func flagError(err error) error {
 		output     *imagebuild.OutputError
 		progress   *imagebuild.ProgressError
 		entrypoint *imagebuild.EntrypointError
+		missing    *entrypoints.MissingError
+		noLock     *lock.NoLockFileError
+		outside    *lock.OutsideError
 	)
 	switch {
 	case errors.As(err, &unknown):
@@ -35,21 +44,44 @@ func flagError(err error) error {
 	case errors.As(err, &twice):
 		return usageErrorf("--release %q is given twice", twice.Name)
 	case errors.Is(err, imagebuild.ErrNoRepository):
-		return errors.New("--push needs image.repository in the matrix")
+		return usageErrorf("--push needs image.repository in the matrix")
 	case errors.As(err, &output):
 		return outputFlagError(output)
 	case errors.As(err, &progress):
-		return fmt.Errorf("--progress %s: %w", progress.Mode, progress.Err)
+		return usageErrorf("--progress %s: %w", progress.Mode, progress.Err)
 	case errors.As(err, &entrypoint):
 		return entrypointFlagError(entrypoint)
+	case errors.As(err, &missing):
+		return fmt.Errorf("%s, or give --entrypoint-dir", missing.Problem)
+	case errors.As(err, &noLock):
+		return usageErrorf("--check-lock: no lock file at %s; run 'jetbake lock' first", noLock.Path)
+	case errors.As(err, &outside):
+		return lockFileError(outside)
 	}
-	return err
+	return daemonFlagError(err)
+}
+
+// lockFileError words a default lock file that leads out of the matrix's
+// repository: --lock-file names another.
+func lockFileError(e *lock.OutsideError) error {
+	return usageErrorf("lock file %s %s: replace the link with the file, or name the file with --lock-file", e.Path, e.Leads)
+}
+
+// parseMirrors reads the values of --mirror.
+func parseMirrors(values []string) (refs.Mirrors, error) {
+	mirrors := refs.Mirrors{}
+	for _, v := range values {
+		if err := mirrors.ParseMirror(v); err != nil {
+			return nil, usageErrorf("--mirror %q: want REGISTRY=HOST[:PORT], e.g. --mirror %s", v, refs.MirrorExample)
+		}
+	}
+	return mirrors, nil
 }
 
 // outputFlagError words an --output value that imagebuild cannot take.
 func outputFlagError(e *imagebuild.OutputError) error {
 	if e.Repeated {
-		return fmt.Errorf("--output %s %s", e.Value, e.Problem)
+		return usageErrorf("--output %s %s", e.Value, e.Problem)
 	}
 	msg := fmt.Sprintf("--output %q: %s", e.Value, e.Problem)
 	if e.NotLocal {

@@ -59,7 +59,7 @@ func newCheckCommand() *cobra.Command {
 		logf := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: "+format+"\n", args...) }
 		nodes, closeNodes, err := bake.Connect(cmd.Context(), daemons, logf)
 		if err != nil {
-			return err
+			return daemonFlagError(err)
 		}
 		defer closeNodes()
 		findings, err := runCheck(cmd.Context(), nodes, p, opts...)

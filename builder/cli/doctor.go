@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/doctor"
+	"github.com/jetbake/jetbake/builder/hostfit"
 )
 
 // newDoctorCommand builds `jetbake doctor`.
@@ -25,9 +28,10 @@ func newDoctorCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := doctor.Run(cmd.Context(), doctor.WithSysroot(sysroot))
+			r, err := doctor.Run(cmd.Context(), doctor.WithSysroot(sysroot),
+				doctor.WithNotJetsonFix("run jetbake doctor on the Jetson itself, or pass --sysroot DIR with the board's root file system"))
 			if err != nil {
-				return err
+				return sysrootFlagError(err)
 			}
 			if fm == formatJSON {
 				err = r.WriteJSON(cmd.OutOrStdout())
@@ -43,4 +47,15 @@ func newDoctorCommand() *cobra.Command {
 	cmd.Flags().StringVar(&sysroot, "sysroot", "/", "the host's root file system")
 	getFormat = addFormatFlag(cmd)
 	return cmd
+}
+
+// sysrootFlagError words a --sysroot of doctor or pick that is not a
+// folder (a *hostfit.SysrootError) with the flag; other errors are
+// returned as they are.
+func sysrootFlagError(err error) error {
+	var se *hostfit.SysrootError
+	if errors.As(err, &se) {
+		return usageErrorf("--sysroot %s %s: %s", se.Path, se.Problem, hostfit.SysrootFix)
+	}
+	return err
 }

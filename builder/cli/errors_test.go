@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/daemon"
+	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -66,7 +70,12 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 		{[]string{"--list", "releases", "--release", "jetpack9"}, `--release: unknown release "jetpack9": the matrix has`},
 		{[]string{"--output", "type=registry,dest=out"}, `--output "type=registry,dest=out": type must be oci or docker (use --push for a registry)`},
 		{[]string{"--node", "a=tcp://127.0.0.1:1", "--node", "a=tcp://127.0.0.1:2"}, `BuildKit node name "a" is used twice`},
-		{[]string{"--node", "a=docker://x"}, `scheme "docker" is not known`},
+		{[]string{"--node", "a=docker://x"}, `--node a: BuildKit address "docker://x": scheme "docker" is not known`},
+		{[]string{"--node", "orin-1"}, `--node "orin-1": want NAME=ADDR, e.g. --node orin-1=tcp://10.0.0.5:1234`},
+		{[]string{"--builders", "/nonexistent/builders.json"}, "--builders: builders file /nonexistent/builders.json does not exist"},
+		{[]string{"--mirror", "nvcr.io"}, `--mirror "nvcr.io": want REGISTRY=HOST[:PORT], e.g. --mirror nvcr.io=127.0.0.1:5000`},
+		{[]string{"--output", "type=oci,dest=a", "--output", "type=oci,dest=b"}, "--output type=oci is given twice: one of each type at most"},
+		{[]string{"--progress", "tty"}, "--progress tty: failed to get console"},
 		{[]string{"--metadata-file", "/nonexistent-jetbake/build.json"}, "cannot write /nonexistent-jetbake/build.json: the folder /nonexistent-jetbake does not exist"},
 		{[]string{"--addr", "127.0.0.1:1234"}, "--addr: BuildKit address \"127.0.0.1:1234\" is not an address"},
 		{[]string{"--progress", "fancy"}, `--progress "fancy"`},
@@ -91,26 +100,45 @@ func TestBuildChecksBeforeDialing(t *testing.T) {
 	require.Contains(t, r.stderr, `BUILDKIT_HOST: BuildKit address "docker://x": scheme "docker" is not known`)
 }
 
-// imagebuild's typed errors become sentences that name build's flags, with
-// the exit status they had when imagebuild named the flags itself.
+// The typed errors of imagebuild, lock, entrypoints and daemon become
+// sentences that name build's flags: the sentences they had when those
+// packages named the flags themselves. A flag's value the build cannot
+// take is bad usage, exit status 2, as the README says.
 func TestFlagError(t *testing.T) {
 	tests := []struct {
 		err  error
 		want string
 		code int
 	}{
-		{imagebuild.ErrNoRepository, "--push needs image.repository in the matrix", ExitFailure},
+		{imagebuild.ErrNoRepository, "--push needs image.repository in the matrix", ExitUsage},
 		{&imagebuild.OutputError{Value: "type=oci", Problem: "is given twice: one of each type at most", Repeated: true},
-			"--output type=oci is given twice: one of each type at most", ExitFailure},
+			"--output type=oci is given twice: one of each type at most", ExitUsage},
 		{&imagebuild.OutputError{Value: "dest=out", Problem: "type must be oci or docker", NotLocal: true},
 			`--output "dest=out": type must be oci or docker (use --push for a registry)`, ExitUsage},
-		{&imagebuild.ProgressError{Mode: "tty", Err: errors.New("not a terminal")}, "--progress tty: not a terminal", ExitFailure},
+		{&imagebuild.ProgressError{Mode: "tty", Err: errors.New("not a terminal")}, "--progress tty: not a terminal", ExitUsage},
 		{&imagebuild.EntrypointError{}, "no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe ('make build' puts them in bin/linux-arm64)", ExitFailure},
 		{&imagebuild.EntrypointError{Dir: "/ep", Missing: "jetbake-cudaprobe"}, "entrypoint folder /ep lacks jetbake-cudaprobe: run 'make build' (it cross-compiles them for linux/arm64)", ExitFailure},
 		{&imagebuild.EntrypointError{Dir: "/ep", Binary: "/ep/jetbake-entrypoint", BuiltFrom: "1111111111111111", Tool: "2222222222222222"},
 			"/ep/jetbake-entrypoint was built from jetbake commit 111111111111 but this jetbake is commit 222222222222: run 'make build' so that the image gets the entrypoint of the jetbake that builds it, or leave out --entrypoint-dir", ExitFailure},
 		{&imagebuild.DuplicateReleaseError{Name: "jetpack6.2"}, `--release "jetpack6.2" is given twice`, ExitUsage},
 		{&plan.UnknownReleaseError{Names: []string{"x"}, Valid: []string{"jetpack6.2"}}, `--release: unknown release "x": the matrix has jetpack6.2`, ExitUsage},
+		{&lock.NoLockFileError{Path: "/m/matrix.lock.json"}, "--check-lock: no lock file at /m/matrix.lock.json; run 'jetbake lock' first", ExitUsage},
+		{&lock.OutsideError{Path: "/m/matrix.lock.json", Leads: "leads to /etc/x, outside the matrix's repository /m"},
+			"lock file /m/matrix.lock.json leads to /etc/x, outside the matrix's repository /m: replace the link with the file, or name the file with --lock-file", ExitUsage},
+		{&entrypoints.MissingError{Problem: "the source of jetbake v1 is not in the module cache at /c: run 'go install x@v1' again"},
+			"the source of jetbake v1 is not in the module cache at /c: run 'go install x@v1' again, or give --entrypoint-dir", ExitFailure},
+		{daemon.ErrNoBuildkitd, "no BuildKit daemon: give --addr or BUILDKIT_HOST, or build bin/buildkitd with 'make deps' (it sits next to bin/jetbake)", ExitFailure},
+		{&daemon.StateDirError{Err: errors.New("$HOME is not defined")}, "find a folder for buildkitd's state: $HOME is not defined (set --state-dir)", ExitFailure},
+		{&daemon.NoNodeError{Nodes: []string{"a", "b"}, Platform: "linux/arm64"},
+			"none of the 2 BuildKit nodes (a, b) can build linux/arm64: fix the nodes named in the lines above, or build without --node to use a local daemon", ExitFailure},
+		{&daemon.PlatformError{Platform: "linux/arm64", Offered: []string{"linux/amd64"}},
+			"no buildkitd worker builds linux/arm64 (offered: linux/amd64): register QEMU user emulation for aarch64 (apt-get install qemu-user-static, " +
+				"then 'make deps' registers the binfmt handler) and restart buildkitd, or point --addr at a native arm64 node", ExitFailure},
+		{&daemon.UnreachableError{Addr: "tcp://h:1", Scheme: "tcp", Cause: "refused", Fix: "daemon's words"},
+			"BuildKit at tcp://h:1 does not answer (refused): check that buildkitd listens there and that --tlscacert, --tlscert and --tlskey match its certificates", ExitFailure},
+		{&daemon.UnreachableError{Addr: "ssh://h", Scheme: "ssh", Cause: "refused", Fix: "daemon's words"}, "BuildKit at ssh://h does not answer (refused): daemon's words", ExitFailure},
+		{fmt.Errorf("node a is left out: %w", &daemon.UnreachableError{Addr: "unix:///s", Scheme: "unix", Cause: "gone", Fix: "daemon's words"}),
+			"node a is left out: BuildKit at unix:///s does not answer (gone): daemon's words", ExitFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

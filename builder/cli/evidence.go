@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -79,7 +80,8 @@ func (f *evidenceFlags) options(m *matrix.Matrix) ([]evidence.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []evidence.Option{evidence.WithResolver(r), evidence.WithMaxAge(age)}, nil
+	return []evidence.Option{evidence.WithResolver(r), evidence.WithMaxAge(age),
+		evidence.WithMetadataFix("pass --metadata-file with the report of the latest 'jetbake build'")}, nil
 }
 
 // newEvidenceCommand builds `jetbake evidence` with add and report.
@@ -175,9 +177,22 @@ func addOne(ctx context.Context, file string, m *matrix.Matrix, r evidence.Resol
 	}
 	a, err := evidence.Admit(ctx, ev, m, r, time.Now(), age)
 	if err != nil {
-		return "", err
+		return "", refusedFlagError(err)
 	}
 	return s.Add(a)
+}
+
+// refusedFlagError words evidence of an image jetbake did not build for
+// a release, when the refusal is the whole error, with --metadata-file.
+// Other errors are returned as they are.
+func refusedFlagError(err error) error {
+	var re *evidence.RefusedError
+	if !errors.As(err, &re) || re.Reason != evidence.ReasonUnknownDigest || err.Error() != re.Error() {
+		return err
+	}
+	worded := *re
+	worded.Fix = "probe an image that 'jetbake build' produced, and pass its --metadata-file or let jetbake reach the registry"
+	return &worded
 }
 
 // newEvidenceReportCommand builds `jetbake evidence report`.

@@ -142,6 +142,7 @@ func TestEvidenceAddRefuses(t *testing.T) {
 	r = runEv(t, "evidence", "add", good, "--matrix", path, "--metadata-file", buildMetadata(t, newerDigest), "--registry=false")
 	require.Equal(t, ExitFailure, r.code)
 	require.Contains(t, r.stderr, "evidence refused (unknown-digest): "+probeDigest+" is not an image jetbake built for a release")
+	require.Contains(t, r.stderr, "; fix: probe an image that 'jetbake build' produced, and pass its --metadata-file or let jetbake reach the registry", "the fix names the flag")
 
 	r = runEv(t, "evidence", "add", good, "--matrix", path, "--max-evidence-age", "soon", "--registry=false")
 	require.Equal(t, ExitUsage, r.code)
@@ -225,6 +226,9 @@ func TestStrictFlags(t *testing.T) {
 	require.Contains(t, errs[0].Error(), `releases[2].tier: "supported": release jetpack6.2 claims supported without passing evidence for its current image `+
 		probeDigest+" (")
 	require.Contains(t, errs[0].Error(), "no older than 30d: there is no evidence for the release; fix: run 'jetbake-entrypoint --probe --smoke --kernel --serve /model")
+	errs = strictRun(t, path, "--strict", "--registry=false")
+	require.Len(t, errs, 1)
+	require.Equal(t, "pass --metadata-file with the report of the latest 'jetbake build', or push the release and its tags", errs[0].Fix, "the fix names the flag")
 
 	cmd := &cobra.Command{Use: "validate"}
 	check := addStrictFlags(cmd)

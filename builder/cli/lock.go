@@ -56,6 +56,10 @@ func newLockCommand() *cobra.Command {
 		}
 		if lockFile == "" {
 			if lockFile, err = lock.DefaultPath(MatrixPath(cmd)); err != nil {
+				var outside *lock.OutsideError
+				if errors.As(err, &outside) {
+					return lockFileError(outside)
+				}
 				return err
 			}
 		}

@@ -60,6 +60,10 @@ func TestDoctorCommand(t *testing.T) {
 	require.False(t, doc.OK)
 
 	require.Equal(t, ExitUsage, run(t, "doctor", "--format", "yaml").code)
+
+	r = run(t, "doctor", "--sysroot", t.TempDir())
+	require.Equal(t, ExitFailure, r.code)
+	require.Contains(t, r.stdout, "run jetbake doctor on the Jetson itself, or pass --sysroot DIR with the board's root file system", "the fix names doctor's flag")
 }
 
 func TestPickCommand(t *testing.T) {

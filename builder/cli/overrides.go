@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -116,7 +118,7 @@ func (o *overrideFlags) apply(p *plan.Plan, in overrideInput) error {
 				continue
 			}
 			if err := p.Releases[i].SetBuildArg(name, value); err != nil {
-				return usageErrorf("--build-arg %q: %v", v, err)
+				return usageErrorf("--build-arg %q: %v", v, buildArgError(err))
 			}
 		}
 	}
@@ -165,7 +167,7 @@ func (ov override) applyTo(p *plan.Plan, r *plan.Release, reset map[string]bool,
 			return nil
 		}
 		if err := r.SetBuildArg(ov.arg, value); err != nil {
-			return usageErrorf("--set %q: %v", ov.flag, err)
+			return usageErrorf("--set %q: %v", ov.flag, buildArgError(err))
 		}
 	case "no-cache":
 		b, err := strconv.ParseBool(ov.value)
@@ -224,4 +226,21 @@ func checkUniqueTags(p *plan.Plan) error {
 		}
 	}
 	return nil
+}
+
+// buildArgError words a build arg that plan's SetBuildArg refuses: those
+// jetbake sets from build's own flags name them. Other errors are returned
+// as they are.
+func buildArgError(err error) error {
+	var re *plan.ReservedBuildArgError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch re.Name {
+	case "BUILD_BASE", "RUNTIME_BASE":
+		return fmt.Errorf("%s: jetbake sets it from the release's build_base and runtime_base, with --mirror and the lock applied: change the matrix instead", re.Name)
+	case "SOURCE_DATE_EPOCH":
+		return fmt.Errorf("%s: jetbake sets it from the commit's time: use --source-date-epoch instead", re.Name)
+	}
+	return err
 }

@@ -109,7 +109,8 @@ func TestOverrideErrors(t *testing.T) {
 		{[]string{"--set", "jetpack6.2.tags={nope}"}, "unknown placeholder {nope}"},
 		{[]string{"--set", "jetpack6.2.no-cache=maybe"}, `--set "jetpack6.2.no-cache=maybe": no-cache is true or false`},
 		{[]string{"--set", "jetpack6.2.cache-to=type=local"}, `--set "jetpack6.2.cache-to=type=local": type=local needs dest=DIR`},
-		{[]string{"--set", "jetpack6.2.args.BUILD_BASE=x"}, "BUILD_BASE: jetbake sets it from the release's build_base and runtime_base"},
+		{[]string{"--set", "jetpack6.2.args.BUILD_BASE=x"}, "BUILD_BASE: jetbake sets it from the release's build_base and runtime_base, with --mirror and the lock applied: change the matrix instead"},
+		{[]string{"--build-arg", "SOURCE_DATE_EPOCH=1"}, `--build-arg "SOURCE_DATE_EPOCH=1": SOURCE_DATE_EPOCH: jetbake sets it from the commit's time: use --source-date-epoch instead`},
 	} {
 		for _, base := range [][]string{{"plan", "-f", path}, {"build", "-f", path, "--buildkitd", "/nonexistent/buildkitd"}} {
 			r := run(t, append(base, tt.args...)...)

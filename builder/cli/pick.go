@@ -45,11 +45,9 @@ func newPickCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := refs.Mirrors{}
-			for _, v := range mirrors {
-				if err := m.ParseMirror(v); err != nil {
-					return usageErrorf("%w", err)
-				}
+			m, err := parseMirrors(mirrors)
+			if err != nil {
+				return err
 			}
 			opts := []imagepick.Option{imagepick.WithSysroot(sysroot), imagepick.WithMirrors(m)}
 			if !quiet {
@@ -65,7 +63,7 @@ func newPickCommand() *cobra.Command {
 			res, err := imagepick.Pick(ctx, args[0], opts...)
 			var noFit *imagepick.NoFitError
 			if err != nil && !errors.As(err, &noFit) {
-				return err
+				return sysrootFlagError(err)
 			}
 			out := cmd.OutOrStdout()
 			switch {

@@ -79,11 +79,9 @@ func loadPlan(cmd *cobra.Command, mirrorFlags []string) (*plan.Plan, refs.Mirror
 	if err != nil {
 		return nil, nil, err
 	}
-	mirrors := refs.Mirrors{}
-	for _, v := range mirrorFlags {
-		if err := mirrors.ParseMirror(v); err != nil {
-			return nil, nil, usageErrorf("%w", err)
-		}
+	mirrors, err := parseMirrors(mirrorFlags)
+	if err != nil {
+		return nil, nil, err
 	}
 	return p, mirrors, nil
 }

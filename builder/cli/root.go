@@ -19,6 +19,7 @@ import (
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/builder/version"
 	"github.com/jetbake/jetbake/computecap"
 )
@@ -179,7 +180,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	code := ExitCode(err)
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Err != nil {
-		msg := err.Error()
+		msg := timeoutFlagError(cmd, err).Error()
 		if cmd != nil && wantsJSON(cmd) {
 			writeJSONError(stdout, msg, code)
 		}
@@ -189,6 +190,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 		fmt.Fprint(stderr, msg)
 	}
 	return code
+}
+
+// timeoutFlagError words a registry call whose deadline passed (a
+// refs.RegistryError that is TimedOut) with --timeout, in the commands
+// whose deadline that flag sets, when the registry's error is the whole
+// error. Other errors are returned as they are.
+func timeoutFlagError(cmd *cobra.Command, err error) error {
+	var re *refs.RegistryError
+	if cmd == nil || cmd.Flags().Lookup("timeout") == nil || !errors.As(err, &re) || !re.TimedOut || err.Error() != re.Error() {
+		return err
+	}
+	worded := *re
+	worded.Fix += " with --timeout"
+	return &worded
 }
 
 // wantsJSON reports whether cmd was asked for --format json.
@@ -226,13 +241,17 @@ func MatrixPath(cmd *cobra.Command) string {
 }
 
 // LoadMatrix loads the matrix file named by -f/--file, with the folders
-// --allow grants.
+// --allow grants; its fixes name those flags.
 func LoadMatrix(cmd *cobra.Command) (*matrix.Matrix, error) {
 	allowed, err := allowedReads(cmd)
 	if err != nil {
 		return nil, err
 	}
-	return matrix.Load(MatrixPath(cmd), matrix.WithAllowRead(allowed...))
+	return matrix.Load(MatrixPath(cmd), matrix.WithAllowRead(allowed...),
+		matrix.WithMissingHint("run 'jetbake init' to write one, or name yours with -f/--file"),
+		matrix.WithGrantReadFix(func(p string) string {
+			return "grant read access with --allow fs.read=" + p + " (as 'docker buildx bake --allow')"
+		}))
 }
 
 // allowedReads reads --allow: fs.read=PATH and fs=PATH (read and write,

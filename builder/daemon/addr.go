@@ -25,12 +25,12 @@ type scheme struct {
 }
 
 // schemes are the addresses jetbake reaches: unix and tcp by BuildKit's
-// client itself, the rest by its connection helpers (the same set buildctl
-// --addr takes).
+// client itself, the rest by its connection helpers (the same set that
+// buildctl's address takes).
 func schemes() []scheme {
 	return []scheme{
-		{"unix", "unix:///run/buildkit/buildkitd.sock", "start buildkitd there, or point --addr or BUILDKIT_HOST at a running daemon"},
-		{"tcp", "tcp://10.0.0.5:1234", "check that buildkitd listens there and that --tlscacert, --tlscert and --tlskey match its certificates"},
+		{"unix", "unix:///run/buildkit/buildkitd.sock", "start buildkitd there, or give the address of a running daemon (WithAddr or BUILDKIT_HOST)"},
+		{"tcp", "tcp://10.0.0.5:1234", "check that buildkitd listens there and that the client's CA certificate, certificate and key (WithTLS) match its certificates"},
 		{"docker-container", "docker-container://buildx_buildkit_default0", "check that the container runs ('docker ps'; a buildx builder NAME runs in buildx_buildkit_NAME0, started by 'docker buildx inspect --bootstrap NAME')"},
 		{"podman-container", "podman-container://buildkitd", "check that the container runs ('podman ps') and has buildctl"},
 		{"nerdctl-container", "nerdctl-container://buildkitd", "check that the container runs ('nerdctl ps') and has buildctl"},
@@ -82,8 +82,9 @@ func lookupScheme(name string) (scheme, bool) {
 
 // UnreachableError is a daemon that does not answer at Addr.
 type UnreachableError struct {
-	// Addr is the daemon's address.
-	Addr string
+	// Addr is the daemon's address; Scheme is its scheme ("unix", "tcp",
+	// ...), which Fix is for.
+	Addr, Scheme string
 	// Cause is why it does not answer, in a few words from the transport.
 	Cause string
 	// Fix says what to check.
@@ -102,13 +103,13 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // unreachable describes err, the failure of a first call to addr.
 func unreachable(addr string, err error) *UnreachableError {
-	fix := schemes()[0].fix
+	s := schemes()[0]
 	if u, perr := url.Parse(addr); perr == nil {
-		if s, ok := lookupScheme(u.Scheme); ok {
-			fix = s.fix
+		if known, ok := lookupScheme(u.Scheme); ok {
+			s = known
 		}
 	}
-	return &UnreachableError{Addr: addr, Cause: transportCause(err), Fix: fix, Err: err}
+	return &UnreachableError{Addr: addr, Scheme: s.name, Cause: transportCause(err), Fix: s.fix, Err: err}
 }
 
 // transportCause takes the readable part out of a gRPC connection error:

@@ -79,6 +79,7 @@ func TestConnectUnreachable(t *testing.T) {
 			var ue *UnreachableError
 			require.True(t, errors.As(err, &ue), "%v", err)
 			require.Equal(t, tt.addr, ue.Addr)
+			require.Equal(t, tt.addr[:strings.Index(tt.addr, "://")], ue.Scheme)
 			require.NotEmpty(t, ue.Cause)
 			if tt.cause != "" {
 				require.Equal(t, tt.cause, ue.Cause)
@@ -135,7 +136,11 @@ func TestConnectNodesUnreachable(t *testing.T) {
 	}
 	_, err := ConnectNodes(t.Context(), []NodeSpec{{Name: "orin-1", Addr: "unix:///nonexistent/orin-1.sock"}, {Name: "thor-1", Addr: "tcp://127.0.0.1:1"}},
 		"linux/arm64", TLS{}, logf)
-	require.ErrorContains(t, err, "none of the 2 BuildKit nodes (orin-1, thor-1) can build linux/arm64")
+	require.EqualError(t, err, "none of the 2 BuildKit nodes (orin-1, thor-1) can build linux/arm64: "+
+		"fix the nodes named in the lines above, or build on one daemon (Connect) instead")
+	var none *NoNodeError
+	require.ErrorAs(t, err, &none)
+	require.Equal(t, []string{"orin-1", "thor-1"}, none.Nodes)
 	require.Len(t, lines, 2)
 	require.Contains(t, lines[0], "node orin-1 is left out: BuildKit at unix:///nonexistent/orin-1.sock does not answer (")
 	require.Contains(t, lines[0], "start buildkitd there")

@@ -3,12 +3,11 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // Node is a connected daemon of a cluster.
 type Node struct {
-	// Name is the node's name from --node or the builders file.
+	// Name is the node's name, from its NodeSpec.
 	Name string
 	// Conn is the connection to it.
 	Conn *Connection
@@ -36,7 +35,9 @@ func CheckNodes(specs []NodeSpec) error {
 	seen := map[string]string{}
 	for _, s := range specs {
 		if s.Name == "" {
-			return fmt.Errorf("a BuildKit node at %s has no name: give each node a name, e.g. --node orin-1=%s", s.Addr, s.Addr)
+			// ParseNode and ReadBuildersFile refuse a node without a name:
+			// only a NodeSpec built in code reaches this.
+			return fmt.Errorf("a BuildKit node at %s has no name: give each node a name, such as orin-1", s.Addr)
 		}
 		if prev, dup := seen[s.Name]; dup {
 			return fmt.Errorf("BuildKit node name %q is used twice (%s and %s): give each node its own name", s.Name, prev, s.Addr)
@@ -51,7 +52,8 @@ func CheckNodes(specs []NodeSpec) error {
 
 // ConnectNodes connects to every node of specs that answers and builds
 // platform, reporting each left-out node through logf as a *NodeError
-// naming the node, the cause and the fix. It fails when no node is left.
+// naming the node, the cause and the fix. It fails with a *NoNodeError
+// when no node is left.
 // The caller closes the returned nodes' connections.
 func ConnectNodes(ctx context.Context, specs []NodeSpec, platform string, defaultTLS TLS, logf func(string, ...any)) ([]Node, error) {
 	if err := CheckNodes(specs); err != nil {
@@ -82,8 +84,7 @@ func ConnectNodes(ctx context.Context, specs []NodeSpec, platform string, defaul
 		nodes = append(nodes, Node{Name: spec.Name, Conn: conn})
 	}
 	if len(nodes) == 0 {
-		return nil, fmt.Errorf("none of the %d BuildKit nodes (%s) can build %s: fix the nodes named in the lines above, or build without --node to use a local daemon",
-			len(specs), strings.Join(left, ", "), platform)
+		return nil, &NoNodeError{Nodes: left, Platform: platform}
 	}
 	return nodes, nil
 }

@@ -4,7 +4,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -119,11 +118,12 @@ func dial(ctx context.Context, addr string, t TLS) (*client.Client, error) {
 	return c, nil
 }
 
-// DefaultStateDir is where a started daemon keeps its state: the user's cache folder.
+// DefaultStateDir is where a started daemon keeps its state: the user's
+// cache folder. Without one it is a *StateDirError.
 func DefaultStateDir() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("find a folder for buildkitd's state: %w (set --state-dir)", err)
+		return "", &StateDirError{Err: err}
 	}
 	return filepath.Join(dir, "jetbake", "buildkitd"), nil
 }
@@ -174,7 +174,7 @@ func findBuildkitd(explicit string) (string, error) {
 	if p, err := exec.LookPath("buildkitd"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("no BuildKit daemon: give --addr or BUILDKIT_HOST, or build bin/buildkitd with 'make deps' (it sits next to bin/jetbake)")
+	return "", ErrNoBuildkitd
 }
 
 func tail(path string) string {
@@ -196,8 +196,8 @@ func (c *Connection) Close() error {
 	return err
 }
 
-// CheckPlatform fails unless some worker of the daemon builds platform, and
-// says how to fix it when none does.
+// CheckPlatform fails unless some worker of the daemon builds platform:
+// a *PlatformError, which says how to fix it, when none does.
 func CheckPlatform(ctx context.Context, c *client.Client, platform string) error {
 	want, err := platforms.Parse(platform)
 	if err != nil {
@@ -217,9 +217,7 @@ func CheckPlatform(ctx context.Context, c *client.Client, platform string) error
 			offered = append(offered, platforms.Format(p))
 		}
 	}
-	return fmt.Errorf("no buildkitd worker builds %s (offered: %s): register QEMU user emulation for aarch64 "+
-		"(apt-get install qemu-user-static, then 'make deps' registers the binfmt handler) and restart buildkitd, "+
-		"or point --addr at a native arm64 node", platforms.Format(want), strings.Join(offered, ", "))
+	return &PlatformError{Platform: platforms.Format(want), Offered: offered}
 }
 
 // Platforms lists the platforms the daemon's workers build.

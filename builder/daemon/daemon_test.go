@@ -27,13 +27,19 @@ func TestDefaultStateDir(t *testing.T) {
 	require.Equal(t, filepath.Join(home, ".cache", "jetbake", "buildkitd"), dir)
 }
 
+// Without WithStateDir and without a user cache folder a local daemon has
+// nowhere to keep its state: a *StateDirError, before anything starts.
 func TestDefaultStateDirNoHome(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", "")
 	t.Setenv("HOME", "")
 	_, err := DefaultStateDir()
-	require.Error(t, err)
-	require.Contains(t, err.Error(), "buildkitd's state")
-	require.Contains(t, err.Error(), "--state-dir")
+	var se *StateDirError
+	require.ErrorAs(t, err, &se)
+	require.Error(t, se.Err)
+	require.EqualError(t, err, "find a folder for buildkitd's state: "+se.Err.Error()+" (give one with WithStateDir)")
+	t.Setenv("BUILDKIT_HOST", "")
+	_, err = Connect(t.Context(), WithBuildkitd("/nonexistent/buildkitd"))
+	require.ErrorAs(t, err, &se)
 }
 
 func TestFindBuildkitd(t *testing.T) {
@@ -59,7 +65,7 @@ func TestFindBuildkitd(t *testing.T) {
 			t.Setenv("PATH", tt.path)
 			got, err := findBuildkitd(tt.explicit)
 			if tt.wantErr {
-				require.EqualError(t, err, "no BuildKit daemon: give --addr or BUILDKIT_HOST, or build bin/buildkitd with 'make deps' (it sits next to bin/jetbake)")
+				require.ErrorIs(t, err, ErrNoBuildkitd)
 				return
 			}
 			require.NoError(t, err)

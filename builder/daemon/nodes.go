@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,7 +30,7 @@ type TLSFile struct {
 	ServerName string `json:"server_name,omitempty"`
 }
 
-// BuildersFile is the file `--builders` reads:
+// BuildersFile is the file ReadBuildersFile reads:
 //
 //	{"nodes": [{"name": "orin-1", "addr": "tcp://orin-1:1234",
 //	            "tls": {"ca_cert": "ca.pem", "cert": "cert.pem", "key": "key.pem"}}]}
@@ -40,14 +39,15 @@ type BuildersFile struct {
 	Nodes []NodeSpec `json:"nodes"`
 }
 
-// ParseNodeFlag parses a `--node NAME=ADDR` value.
-func ParseNodeFlag(v string) (NodeSpec, error) {
+// ParseNode parses a NAME=ADDR value, such as NodeExample. A value it
+// cannot read is a *NodeValueError.
+func ParseNode(v string) (NodeSpec, error) {
 	name, addr, ok := strings.Cut(v, "=")
 	if !ok || name == "" || !strings.Contains(addr, "://") {
-		return NodeSpec{}, fmt.Errorf("--node %q: want NAME=ADDR, e.g. --node orin-1=tcp://10.0.0.5:1234", v)
+		return NodeSpec{}, &NodeValueError{Value: v}
 	}
 	if err := CheckAddr(addr); err != nil {
-		return NodeSpec{}, fmt.Errorf("--node %s: %w", name, err)
+		return NodeSpec{}, &NodeValueError{Value: v, Name: name, Err: err}
 	}
 	return NodeSpec{Name: name, Addr: addr}, nil
 }
@@ -57,11 +57,12 @@ const buildersFix = `write it as {"nodes": [{"name": "orin-1", "addr": "tcp://or
 
 // ReadBuildersFile reads and checks a builders file. A problem is a
 // *matrix.FileError naming the file, the line and column, the field, the
-// value and the fix, as the matrix's errors do.
+// value and the fix, as the matrix's errors do; a file that cannot be
+// read is an *inputfile.Error.
 func ReadBuildersFile(path string) ([]NodeSpec, error) {
 	data, err := inputfile.Read(path, "builders file")
 	if err != nil {
-		return nil, fmt.Errorf("--builders: %w", err)
+		return nil, err
 	}
 	var f BuildersFile
 	doc, err := matrix.DecodeFile(path, data, &f, buildersFix)

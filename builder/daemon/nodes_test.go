@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,16 +11,24 @@ import (
 	"github.com/jetbake/jetbake/builder/matrix"
 )
 
-func TestParseNodeFlag(t *testing.T) {
-	spec, err := ParseNodeFlag("orin-1=tcp://10.0.0.5:1234")
+func TestParseNode(t *testing.T) {
+	spec, err := ParseNode(NodeExample)
 	require.NoError(t, err)
 	require.Equal(t, NodeSpec{Name: "orin-1", Addr: "tcp://10.0.0.5:1234"}, spec)
 	for _, bad := range []string{"orin-1", "=tcp://x:1", "orin-1=10.0.0.5:1234", ""} {
-		_, err := ParseNodeFlag(bad)
-		require.ErrorContains(t, err, "want NAME=ADDR", bad)
+		_, err := ParseNode(bad)
+		require.EqualError(t, err, fmt.Sprintf("node %q: want NAME=ADDR, e.g. orin-1=tcp://10.0.0.5:1234", bad))
+		var ve *NodeValueError
+		require.ErrorAs(t, err, &ve)
+		require.Equal(t, bad, ve.Value)
+		require.NoError(t, ve.Err)
 	}
-	_, err = ParseNodeFlag("orin-1=docker://x")
-	require.ErrorContains(t, err, `--node orin-1: BuildKit address "docker://x": scheme "docker" is not known`)
+	_, err = ParseNode("orin-1=docker://x")
+	require.ErrorContains(t, err, `node orin-1: BuildKit address "docker://x": scheme "docker" is not known`)
+	var ve *NodeValueError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, "orin-1", ve.Name)
+	require.Error(t, ve.Err)
 }
 
 func TestReadBuildersFile(t *testing.T) {

@@ -51,9 +51,10 @@ type Report struct {
 type Option func(*options)
 
 type options struct {
-	sysroot string
-	facts   hostfit.Reader
-	version VersionFunc
+	sysroot      string
+	facts        hostfit.Reader
+	version      VersionFunc
+	notJetsonFix string
 }
 
 // VersionFunc asks a command for its version output, such as
@@ -64,6 +65,12 @@ type VersionFunc func(ctx context.Context, name string, args ...string) (out str
 // board's root file system mounted elsewhere, or a test's fake host. With a
 // sysroot other than "/" no command is run.
 func WithSysroot(root string) Option { return func(o *options) { o.sysroot = root } }
+
+// WithNotJetsonFix sets the fix of the rows that find no Jetson, in the
+// words of the command that runs the checks, such as "run jetbake doctor on
+// the Jetson itself, or pass --sysroot DIR with the board's root file
+// system"; the default names WithSysroot.
+func WithNotJetsonFix(fix string) Option { return func(o *options) { o.notJetsonFix = fix } }
 
 // WithHostFacts sets how the host's facts are read; the default is
 // hostfit.SysrootReader.
@@ -86,7 +93,7 @@ func runVersion(ctx context.Context, name string, args ...string) (string, bool)
 // not be read at all (a sysroot that is not a folder is a
 // *hostfit.SysrootError); problems of the host are failed checks.
 func Run(ctx context.Context, opts ...Option) (*Report, error) {
-	o := options{sysroot: "/", facts: hostfit.SysrootReader{}, version: runVersion}
+	o := options{sysroot: "/", facts: hostfit.SysrootReader{}, version: runVersion, notJetsonFix: notJetsonFix}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -101,7 +108,7 @@ func Run(ctx context.Context, opts ...Option) (*Report, error) {
 		return nil, fmt.Errorf("read the host under %s: %w", o.sysroot, err)
 	}
 	r := &Report{Sysroot: o.sysroot, Host: facts}
-	r.Checks = append(r.Checks, hostChecks(facts)...)
+	r.Checks = append(r.Checks, hostChecks(facts, o.notJetsonFix)...)
 	tk := readToolkit(ctx, o.sysroot, o.version)
 	r.Checks = append(r.Checks, toolkitCheck(tk, facts))
 	rt := readDockerConfig(o.sysroot)

@@ -135,7 +135,8 @@ func TestDoctor(t *testing.T) {
 				"jetson":        {"fail", "no Jetson SoC"},
 				"l4t / jetpack": {"fail", "no /etc/nv_tegra_release"},
 				"driver cuda":   {"warn", "unknown"},
-			}},
+			},
+			fix: map[string]string{"jetson": "give WithSysroot the board's root file system", "l4t / jetpack": "run the checks on the Jetson itself"}},
 		{name: "soc_id without a device tree, as in a container", wantOK: true,
 			files: with(jetson(), "proc/device-tree/compatible", "-", "proc/device-tree/model", "-",
 				"sys/devices/soc0/family", "Tegra\n", "sys/devices/soc0/soc_id", "35\n"),
@@ -167,6 +168,15 @@ func TestDoctor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A command words the fix of a host that is not a Jetson with its own
+// flags.
+func TestDoctorNotJetsonFix(t *testing.T) {
+	r, err := Run(context.Background(), WithSysroot(writeRoot(t, map[string]string{"etc/hostname": "pc\n"})), WithNotJetsonFix("run it on the board"))
+	require.NoError(t, err)
+	require.Equal(t, "run it on the board", r.Checks[0].Fix)
+	require.Equal(t, "run it on the board (JetPack installs /etc/nv_tegra_release)", r.Checks[1].Fix)
 }
 
 func TestDoctorVersionFromCommand(t *testing.T) {

@@ -8,6 +8,11 @@
 //     with `go install github.com/jetbake/jetbake/builder/cmd/jetbake@VERSION`:
 //     the source is in the module cache, and the binaries are built once per
 //     version into the user cache folder.
+//
+// Its errors name those three builds of jetbake (make release, make build,
+// go install), which are this package's subject; binaries it cannot give
+// are a *MissingError, to which a command that takes a folder of binaries
+// instead adds its own option.
 package entrypoints
 
 import (
@@ -66,8 +71,26 @@ func WithCacheDir(dir string) Option { return func(o *options) { o.cacheDir = di
 // WithLogf receives a line when the binaries are built, which takes a while.
 func WithLogf(logf func(string, ...any)) Option { return func(o *options) { o.logf = logf } }
 
+// MissingError is entrypoint binaries that Dir can neither find nor make.
+type MissingError struct {
+	// Problem says what is missing and how to get it from a build of
+	// jetbake, without the other way: a folder of binaries of one's own.
+	Problem string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error is Problem with the other way.
+func (e *MissingError) Error() string {
+	return e.Problem + ", or use a folder of linux/arm64 entrypoint binaries of your own"
+}
+
+// Unwrap returns Err.
+func (e *MissingError) Unwrap() error { return e.Err }
+
 // Dir returns a folder holding the linux/arm64 Entrypoint and CUDAProbe of
-// this jetbake, and says where they came from.
+// this jetbake, and says where they came from. Binaries it cannot give are
+// a *MissingError.
 func Dir(ctx context.Context, opts ...Option) (dir, source string, err error) {
 	o := options{info: version.Get(), embedded: embedded(), logf: func(string, ...any) {}}
 	if exe, err := os.Executable(); err == nil {
@@ -79,7 +102,7 @@ func Dir(ctx context.Context, opts ...Option) (dir, source string, err error) {
 	if o.cacheDir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return "", "", fmt.Errorf("find a folder for the entrypoint binaries: %w (set --entrypoint-dir)", err)
+			return "", "", &MissingError{Problem: fmt.Sprintf("find a folder for the entrypoint binaries: %v: set XDG_CACHE_HOME or HOME", err), Err: err}
 		}
 		o.cacheDir = filepath.Join(base, "jetbake", "entrypoints")
 	}
@@ -94,9 +117,9 @@ func Dir(ctx context.Context, opts ...Option) (dir, source string, err error) {
 		dir, err := buildFromModule(ctx, o)
 		return dir, "built from jetbake " + o.info.Version + "'s module source", err
 	}
-	return "", "", fmt.Errorf("jetbake %s has no linux/arm64 entrypoint binaries: none are embedded, none are in %s, and no module source to build them from; "+
-		"install with 'go install %s/builder/cmd/jetbake@VERSION', use a release binary, run 'make build' in a checkout, or give --entrypoint-dir",
-		o.info.Version, filepath.Join(o.exeDir, "linux-arm64"), version.ModulePath)
+	return "", "", &MissingError{Problem: fmt.Sprintf("jetbake %s has no linux/arm64 entrypoint binaries: none are embedded, none are in %s, and no module source to build them from; "+
+		"install with 'go install %s/builder/cmd/jetbake@VERSION', use a release binary, run 'make build' in a checkout",
+		o.info.Version, filepath.Join(o.exeDir, "linux-arm64"), version.ModulePath)}
 }
 
 // complete reports whether dir holds both binaries.
@@ -171,7 +194,7 @@ func buildFromModule(ctx context.Context, o options) (string, error) {
 func moduleSource(ctx context.Context, v string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMODCACHE").Output()
 	if err != nil {
-		return "", fmt.Errorf("jetbake %s builds its entrypoint binaries with Go, but 'go env GOMODCACHE' failed (%v): put the Go toolchain on PATH, or give --entrypoint-dir", v, err)
+		return "", &MissingError{Problem: fmt.Sprintf("jetbake %s builds its entrypoint binaries with Go, but 'go env GOMODCACHE' failed (%v): put the Go toolchain on PATH", v, err), Err: err}
 	}
 	path, err := module.EscapePath(version.ModulePath)
 	if err != nil {
@@ -183,7 +206,7 @@ func moduleSource(ctx context.Context, v string) (string, error) {
 	}
 	src := filepath.Join(strings.TrimSpace(string(out)), path+"@"+ev)
 	if _, err := os.Stat(filepath.Join(src, "entrypoint")); err != nil {
-		return "", fmt.Errorf("the source of jetbake %s is not in the module cache at %s: run 'go install %s/builder/cmd/jetbake@%s' again, or give --entrypoint-dir", v, src, version.ModulePath, v)
+		return "", &MissingError{Problem: fmt.Sprintf("the source of jetbake %s is not in the module cache at %s: run 'go install %s/builder/cmd/jetbake@%s' again", v, src, version.ModulePath, v), Err: err}
 	}
 	return src, nil
 }

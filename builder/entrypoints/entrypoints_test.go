@@ -3,6 +3,7 @@ package entrypoints
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -44,7 +45,22 @@ func TestDirNextToJetbake(t *testing.T) {
 func TestDirNone(t *testing.T) {
 	_, _, err := Dir(t.Context(), WithExeDir(t.TempDir()), WithCacheDir(t.TempDir()), WithVersion(version.Info{Version: "(devel)"}))
 	require.ErrorContains(t, err, "jetbake (devel) has no linux/arm64 entrypoint binaries")
-	require.ErrorContains(t, err, "or give --entrypoint-dir")
+	require.ErrorContains(t, err, "run 'make build' in a checkout, or use a folder of linux/arm64 entrypoint binaries of your own")
+	var missing *MissingError
+	require.ErrorAs(t, err, &missing)
+	require.True(t, strings.HasSuffix(missing.Problem, "run 'make build' in a checkout"), missing.Problem)
+}
+
+// Without a user cache folder there is nowhere to put the binaries.
+func TestDirNoCacheFolder(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	_, _, err := Dir(t.Context(), WithExeDir(t.TempDir()))
+	var missing *MissingError
+	require.ErrorAs(t, err, &missing)
+	require.Error(t, missing.Err)
+	require.Contains(t, missing.Problem, "find a folder for the entrypoint binaries: ")
+	require.Contains(t, missing.Problem, ": set XDG_CACHE_HOME or HOME")
 }
 
 // A go-installed jetbake whose version is not in the module cache says so.
@@ -53,4 +69,6 @@ func TestDirModuleSourceMissing(t *testing.T) {
 	_, _, err := Dir(t.Context(), WithExeDir(t.TempDir()), WithCacheDir(t.TempDir()),
 		WithVersion(version.Info{Version: "v9.9.9", FromModule: true}))
 	require.ErrorContains(t, err, "the source of jetbake v9.9.9 is not in the module cache")
+	var missing *MissingError
+	require.ErrorAs(t, err, &missing)
 }

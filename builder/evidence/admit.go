@@ -110,7 +110,7 @@ func Admit(ctx context.Context, ev *Evidence, m *matrix.Matrix, r Resolver, now 
 	built, err := r.Lookup(ctx, ev.Image.Digest)
 	if errors.Is(err, ErrNotFound) {
 		return nil, refuse(ReasonUnknownDigest,
-			"probe an image that 'jetbake build' produced, and pass its --metadata-file or let jetbake reach the registry",
+			"probe an image that 'jetbake build' produced, and read its report with a MetadataResolver or let jetbake reach the registry",
 			"%s is not an image jetbake built for a release: %v", ev.Image.Digest, err)
 	}
 	if err != nil {

@@ -24,7 +24,17 @@ type options struct {
 	store    *Store
 	now      time.Time
 	maxAge   time.Duration
+	// metadataFix words how a command is given a build's report (see
+	// WithMetadataFix).
+	metadataFix string
 }
+
+// WithMetadataFix words, for a command, how it is given the report of a
+// build (the digests each release was built as), such as "pass
+// --metadata-file with the report of the latest 'jetbake build'": the fix
+// CheckStrict gives, with pushing the release, for a release whose current
+// digest is unknown. The default names MetadataResolver.
+func WithMetadataFix(fix string) Option { return func(o *options) { o.metadataFix = fix } }
 
 // WithResolver sets how the current digest of a release is found; see
 // Chain, MetadataResolver and RegistryResolver. Without it, CheckStrict
@@ -43,7 +53,8 @@ func WithMaxAge(d time.Duration) Option { return func(o *options) { o.maxAge = d
 
 // newOptions applies opts over the defaults for m.
 func newOptions(m *matrix.Matrix, opts []Option) options {
-	o := options{now: time.Now(), maxAge: DefaultMaxAge}
+	o := options{now: time.Now(), maxAge: DefaultMaxAge,
+		metadataFix: "read the report of the latest 'jetbake build' with a MetadataResolver"}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -121,7 +132,7 @@ func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix
 			fe.Fix = "remove or repair the file; 'jetbake evidence add' writes only valid evidence"
 		case b.currentErr != nil:
 			fe.Message = "release " + rel.Name + " claims supported, but the digest of its current image is unknown: " + b.currentErr.Error()
-			fe.Fix = "pass --metadata-file with the report of the latest 'jetbake build', or push the release and its tags"
+			fe.Fix = o.metadataFix + ", or push the release and its tags"
 		case !b.backed():
 			fe.Message = "release " + rel.Name + " claims supported without passing evidence for its current image " +
 				b.current.Digest + " (" + b.current.Source + ") no older than " + FormatAge(o.maxAge) + ": " + whyNot(b)

@@ -165,6 +165,16 @@ func (d Describer) unknownRef(ref string) (cause, fix string) {
 // refused is the sentence for a server that wants credentials: none were
 // given, or it refused those given. Git hosts answer a repository that
 // does not exist the same way, so as not to tell which exist.
+//
+// Its fixes name flags, --secret id=GIT_AUTH_TOKEN.<host>,env=VAR and
+// --ssh default, though this package names no other: the failure comes in
+// the middle of a build (BuildKit's git source, while the release solves)
+// or of 'jetbake lock' (git ls-remote), where no command can reword it
+// afterwards, and those flags are written as every BuildKit client takes
+// them (docker buildx build, buildctl, jetbake build and lock): BuildKit's
+// pre-defined git secrets, as
+// https://docs.docker.com/build/building/secrets/#git-authentication-for-remote-contexts
+// documents them.
 func (d Describer) refused(host string) (cause, fix string) {
 	id := "GIT_AUTH_TOKEN." + d.Context.Host()
 	if d.Context.Host() == "" || strings.HasPrefix(d.Context.Ref.Remote, "ssh://") {

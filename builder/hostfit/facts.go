@@ -59,7 +59,7 @@ type Reader interface {
 // comes from the table by the host's L4T release.
 type SysrootReader struct{}
 
-// SysrootError is a --sysroot that is not a folder: input the command
+// SysrootError is a sysroot that is not a folder: input the command
 // cannot use (the CLI exits 2), not a host without a GPU.
 type SysrootError struct {
 	// Path is the sysroot as given.
@@ -70,8 +70,11 @@ type SysrootError struct {
 
 // Error names the folder and the fix.
 func (e *SysrootError) Error() string {
-	return "--sysroot " + e.Path + " " + e.Problem + ": name the folder where the host's root file system is, or leave it at /"
+	return "sysroot " + e.Path + " " + e.Problem + ": " + SysrootFix
 }
+
+// SysrootFix is the fix of a *SysrootError.
+const SysrootFix = "name the folder where the host's root file system is, or leave it at /"
 
 // BadInput marks the error as input the command cannot use.
 func (e *SysrootError) BadInput() bool { return true }

@@ -247,18 +247,11 @@ func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report
 
 // prepare selects the releases and resolves their references.
 func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
-	if b.opts.push && p.Repository == "" {
-		return nil, ErrNoRepository
+	if err := b.opts.checkPushAndOutputs(p); err != nil {
+		return nil, err
 	}
 	if err := checkEntrypointDir(b.opts.entrypointDir, b.opts.toolCommit); err != nil {
 		return nil, err
-	}
-	seen := map[string]bool{}
-	for _, out := range b.opts.outputs {
-		if seen[out.Type] {
-			return nil, &OutputError{Value: "type=" + out.Type, Problem: "is given twice: one of each type at most", Repeated: true}
-		}
-		seen[out.Type] = true
 	}
 	jobs, err := b.selectJobs(p)
 	if err != nil {

@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -186,6 +187,25 @@ func TestPrepareErrors(t *testing.T) {
 			require.NotContains(t, err.Error(), "--", "the package names its options, not a command's flags")
 		})
 	}
+}
+
+// CheckOptions refuses, without a daemon, the options that Build would:
+// the same typed errors, and nothing for options it does not check.
+func TestCheckOptions(t *testing.T) {
+	noRepo := testPlan()
+	noRepo.Repository = ""
+	require.NoError(t, CheckOptions(testPlan(), WithPush(true), WithProgress("plain", &bytes.Buffer{})))
+	require.NoError(t, CheckOptions(testPlan(), WithEntrypointDir("/nonexistent")), "the entrypoint folder is Build's to check")
+	require.ErrorIs(t, CheckOptions(noRepo, WithPush(true)), ErrNoRepository)
+	var unknown *plan.UnknownReleaseError
+	require.ErrorAs(t, CheckOptions(testPlan(), WithReleases("nope")), &unknown)
+	var output *OutputError
+	require.ErrorAs(t, CheckOptions(testPlan(), WithOutputs(Output{Type: "docker", Dest: "a"}, Output{Type: "docker", Dest: "b"})), &output)
+	require.True(t, output.Repeated)
+	var progress *ProgressError
+	require.ErrorAs(t, CheckOptions(testPlan(), WithProgress("tty", &bytes.Buffer{})), &progress)
+	require.Equal(t, "tty", progress.Mode)
+	require.ErrorContains(t, progress, "progress tty: failed to get console")
 }
 
 // An entrypoint built from another commit than the jetbake that builds is refused.

@@ -11,6 +11,7 @@ import (
 	"github.com/moby/buildkit/session"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
@@ -209,4 +210,40 @@ func WithBaseReader(r *baseinfo.Reader) Option { return func(o *options) { o.bas
 // the digest an entry was read at is not read again.
 func WithKnownBases(known map[string]baseinfo.Info) Option {
 	return func(o *options) { o.knownBases = known }
+}
+
+// CheckOptions checks the options of a build of p that need no daemon:
+// the releases (SelectReleases), WithPush without image.repository
+// (ErrNoRepository), an output type given twice (*OutputError) and a
+// progress display that cannot start (*ProgressError). Build checks them
+// again; a command calls CheckOptions to refuse them before it connects
+// to a daemon or starts one.
+func CheckOptions(p *plan.Plan, opts ...Option) error {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if _, err := SelectReleases(p, o.releases); err != nil {
+		return err
+	}
+	if err := o.checkPushAndOutputs(p); err != nil {
+		return err
+	}
+	return checkProgress(o.progressMode, o.progressOut)
+}
+
+// checkPushAndOutputs refuses WithPush without a repository to push to,
+// and two outputs of one type.
+func (o options) checkPushAndOutputs(p *plan.Plan) error {
+	if o.push && p.Repository == "" {
+		return ErrNoRepository
+	}
+	seen := map[string]bool{}
+	for _, out := range o.outputs {
+		if seen[out.Type] {
+			return &OutputError{Value: "type=" + out.Type, Problem: "is given twice: one of each type at most", Repeated: true}
+		}
+		seen[out.Type] = true
+	}
+	return nil
 }

@@ -46,21 +46,41 @@ type failedStep struct {
 const tailLines = 25
 
 func newProgress(ctx context.Context, mode string, out io.Writer, timings *timingRecorder) (*progress, error) {
-	if out == nil || mode == "" {
-		mode = string(progressui.QuietMode)
-	}
-	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: displayMode(mode, out), timings: timings,
-		tails: map[digest.Digest][]string{}, failed: map[string]failedStep{}, seenLogs: map[string]bool{}}
-	display, err := progressui.NewDisplay(out, p.mode)
+	display, shown, err := newDisplay(mode, out)
 	if err != nil {
-		return nil, &ProgressError{Mode: mode, Err: err}
+		return nil, err
 	}
+	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: shown, timings: timings,
+		tails: map[digest.Digest][]string{}, failed: map[string]failedStep{}, seenLogs: map[string]bool{}}
 	go func() {
 		defer close(p.done)
 		// A detached context: the display must drain the channel even after a cancel.
 		_, _ = display.UpdateFrom(context.WithoutCancel(ctx), p.merged)
 	}()
 	return p, nil
+}
+
+// newDisplay is BuildKit's display of mode on out, and the mode it shows:
+// quiet without an output, tty or plain for auto. A display that cannot
+// start, such as tty on an output that is not a terminal, is a
+// *ProgressError.
+func newDisplay(mode string, out io.Writer) (progressui.Display, progressui.DisplayMode, error) {
+	if out == nil || mode == "" {
+		mode = string(progressui.QuietMode)
+	}
+	shown := displayMode(mode, out)
+	display, err := progressui.NewDisplay(out, shown)
+	if err != nil {
+		return progressui.Display{}, "", &ProgressError{Mode: mode, Err: err}
+	}
+	return display, shown, nil
+}
+
+// checkProgress fails as newProgress would: a display is made, and
+// dropped before it shows anything.
+func checkProgress(mode string, out io.Writer) error {
+	_, _, err := newDisplay(mode, out)
+	return err
 }
 
 // channel returns a status channel for one release's session. BuildKit

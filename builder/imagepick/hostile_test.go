@@ -57,7 +57,7 @@ func TestPickSysrootMustExist(t *testing.T) {
 	_, err := Pick(t.Context(), shippedRepository, WithSysroot(missing), WithTransport(failTransport{t}))
 	var se *hostfit.SysrootError
 	require.ErrorAs(t, err, &se)
-	require.EqualError(t, err, "--sysroot "+missing+" does not exist: name the folder where the host's root file system is, or leave it at /")
+	require.EqualError(t, err, "sysroot "+missing+" does not exist: name the folder where the host's root file system is, or leave it at /")
 }
 
 // TestPickRegistryErrorsAreOneSentence serves a 500 with an HTML page, as a
@@ -84,7 +84,7 @@ func TestPickRegistryErrorsAreOneSentence(t *testing.T) {
 }
 
 // TestPickRegistryThatNeverAnswers stops at the deadline with the sentence
-// that names --timeout.
+// that says to give it more time (the CLI names --timeout).
 func TestPickRegistryThatNeverAnswers(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	t.Cleanup(srv.Close)
@@ -95,7 +95,10 @@ func TestPickRegistryThatNeverAnswers(t *testing.T) {
 	go func() { _, err := Pick(ctx, repo, WithHostFacts(staticFacts{})); done <- err }()
 	select {
 	case err := <-done:
-		require.ErrorContains(t, err, "cannot list the tags of "+repo+": the registry did not answer in time; fix: check that the registry is up and reachable, or give it more time with --timeout")
+		require.EqualError(t, err, "cannot list the tags of "+repo+": the registry did not answer in time; fix: check that the registry is up and reachable, or give it more time")
+		var rerr *refs.RegistryError
+		require.ErrorAs(t, err, &rerr)
+		require.True(t, rerr.TimedOut)
 	case <-time.After(30 * time.Second):
 		t.Fatal("pick does not stop at its deadline")
 	}

@@ -223,8 +223,9 @@ func (f *File) Unused(p *plan.Plan) []string {
 }
 
 // DefaultPath is the lock file beside the matrix at matrixPath. A link
-// there that leads out of the matrix's repository is refused: the default
-// lock file is the repository's, as the matrix is (see matrix.Inside).
+// there that leads out of the matrix's repository is refused with an
+// *OutsideError: the default lock file is the repository's, as the matrix
+// is (see matrix.Inside).
 func DefaultPath(matrixPath string) (string, error) {
 	path := filepath.Join(filepath.Dir(matrixPath), DefaultFile)
 	abs, err := filepath.Abs(path)
@@ -232,8 +233,7 @@ func DefaultPath(matrixPath string) (string, error) {
 		return "", err
 	}
 	if out := matrix.LeavesRepository(filepath.Dir(abs), abs); out != "" {
-		return "", &inputfile.Error{What: "lock file", Path: path,
-			Problem: out + ": replace the link with the file, or name the file with --lock-file"}
+		return "", &OutsideError{Path: path, Leads: out}
 	}
 	return path, nil
 }
@@ -264,6 +264,7 @@ func Pins(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Optio
 
 // Pinned is Pins returning the lock file itself, or nil when the build
 // uses none: its Known contents spare the build reading the bases again.
+// Check without a lock file is a *NoLockFileError.
 func Pinned(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Option) (*File, error) {
 	path := o.File
 	if path == "" {
@@ -273,7 +274,7 @@ func Pinned(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Opt
 		}
 		if _, err := os.Stat(path); err != nil {
 			if o.Check {
-				return nil, fmt.Errorf("--check-lock: no lock file at %s; run 'jetbake lock' first", path)
+				return nil, &NoLockFileError{Path: path}
 			}
 			return nil, nil
 		}

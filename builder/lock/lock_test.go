@@ -321,7 +321,25 @@ func TestDefaultPathStaysInTheRepository(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(outside, "secret.json"), filepath.Join(dir, DefaultFile)))
 	_, err = DefaultPath(matrixPath)
 	require.EqualError(t, err, "lock file "+filepath.Join(dir, DefaultFile)+" leads to "+filepath.Join(outside, "secret.json")+
-		", outside the matrix's repository "+dir+": replace the link with the file, or name the file with --lock-file")
+		", outside the matrix's repository "+dir+": replace the link with the file, or name another lock file")
+	var leads *OutsideError
+	require.ErrorAs(t, err, &leads)
+	require.True(t, leads.BadInput())
 	_, err = Pins(t.Context(), &plan.Plan{}, PinsOptions{MatrixPath: matrixPath})
 	require.ErrorContains(t, err, "outside the matrix's repository")
+}
+
+// TestCheckWithoutLockFile asks for a check with no lock file beside the
+// matrix: a *NoLockFileError naming where it was looked for, not a build
+// from the tags.
+func TestCheckWithoutLockFile(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Pinned(t.Context(), &plan.Plan{}, PinsOptions{MatrixPath: filepath.Join(dir, "matrix.json"), Check: true})
+	var missing *NoLockFileError
+	require.ErrorAs(t, err, &missing)
+	require.Equal(t, filepath.Join(dir, DefaultFile), missing.Path)
+	require.EqualError(t, err, "no lock file at "+missing.Path+" to check the pins of; run 'jetbake lock' first")
+	lf, err := Pinned(t.Context(), &plan.Plan{}, PinsOptions{MatrixPath: filepath.Join(dir, "matrix.json")})
+	require.NoError(t, err, "without Check a missing lock file builds from the tags")
+	require.Nil(t, lf)
 }

@@ -12,7 +12,7 @@ import (
 // (https://docs.docker.com/reference/cli/docker/buildx/bake/#allow), the
 // router's local context and Dockerfile, symbolic links followed, must lie
 // inside the matrix's repository, unless the user grants more with
-// WithAllowRead (jetbake's --allow fs.read=PATH).
+// WithAllowRead.
 
 // WithAllowRead grants read access to folders outside the matrix's
 // repository, as `docker buildx bake --allow fs.read=PATH` does: the local
@@ -79,10 +79,22 @@ func outsideSentence(p, real, root string) string {
 	return where + " is outside the matrix's repository " + root
 }
 
-// allowFix is the fix of a path outside the repository.
-func allowFix(p string) string {
-	return "move it into the repository, or grant read access with --allow fs.read=" + p +
-		" (as 'docker buildx bake --allow'); a matrix from a pull request must not read this machine's files"
+// WithGrantReadFix words, for a command, how to grant read access to a
+// local path outside the matrix's repository, part of the fix Load offers
+// for it: grant gets the path and returns, say, "grant read access with
+// --allow fs.read=PATH". The default names WithAllowRead.
+func WithGrantReadFix(grant func(path string) string) Option {
+	return func(o *options) { o.grantRead = grant }
+}
+
+// allowFix is the fix of a path p outside the repository; grant words
+// how to grant it, nil for WithAllowRead.
+func allowFix(p string, grant func(string) string) string {
+	how := "grant read access to " + p + " with WithAllowRead"
+	if grant != nil {
+		how = grant(p)
+	}
+	return "move it into the repository, or " + how + "; a matrix from a pull request must not read this machine's files"
 }
 
 // resolveExisting resolves the symbolic links of the longest part of p

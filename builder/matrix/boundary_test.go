@@ -38,7 +38,7 @@ func repoWith(t *testing.T, context, dockerfile string) (string, string) {
 // TestLoadKeepsPathsInTheRepository points the router's context and
 // Dockerfile at the building machine's files, as a matrix in a pull
 // request could: each is refused with the fix, and each passes once the
-// user grants the folder with WithAllowRead (--allow fs.read=PATH).
+// user grants the folder with WithAllowRead.
 func TestLoadKeepsPathsInTheRepository(t *testing.T) {
 	outside := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "config.json"), []byte(`{"auths": {}}`), 0o600))
@@ -75,8 +75,12 @@ func TestLoadKeepsPathsInTheRepository(t *testing.T) {
 			require.ErrorAs(t, err, &verr)
 			fe := find(verr.Errors, tt.path, "is outside the matrix's repository "+repo)
 			require.NotNil(t, fe, "%v", err)
-			require.Contains(t, fe.Fix, "grant read access with --allow fs.read=")
+			require.Contains(t, fe.Fix, "move it into the repository, or grant read access to ")
+			require.Contains(t, fe.Fix, " with WithAllowRead; a matrix from a pull request must not read this machine's files")
 			require.Len(t, verr.Errors, 1, "%v", err)
+			_, err = Load(path, WithGrantReadFix(func(p string) string { return "run with --allow fs.read=" + p }))
+			require.ErrorAs(t, err, &verr)
+			require.Contains(t, find(verr.Errors, tt.path, "is outside").Fix, "move it into the repository, or run with --allow fs.read=/", "a command words the grant")
 
 			m, err := Load(path, WithAllowRead(tt.grant(repo)))
 			require.NoError(t, err)

@@ -104,6 +104,11 @@ func checkContext(m *Matrix, errs *checker) {
 	example := "\"" + urlutil.RedactCredentials(parsed.Remote) + "#v" + m.Router.Version + "\""
 	switch {
 	case hasPassword(parsed.Remote):
+		// The fix names build's and lock's flag, though this package names
+		// no other: it is how every BuildKit client gives BuildKit's
+		// pre-defined git secret (see gitcontext's refused), and the
+		// problem is in the matrix file, whose ValidationError holds it
+		// among the others, with its line and column.
 		errs.addString("router.context", urlutil.RedactCredentials(ctx), "git context holds a password or token in its URL, which the matrix, the logs and the image's provenance would show",
 			"remove it from the URL and give it to the build as a secret: --secret id=GIT_AUTH_TOKEN.<host>,env=VAR (or JETBAKE_GIT_AUTH_TOKEN)")
 	case ref == "":
@@ -148,14 +153,15 @@ func isMovingRef(ref string) bool {
 
 // checkFilesExist checks that the local context folder and the Dockerfile
 // exist, and that they lie inside the matrix's repository (Inside).
-func checkFilesExist(m *Matrix, errs *checker) {
+// grant words the fix's grant (see WithGrantReadFix).
+func checkFilesExist(m *Matrix, errs *checker, grant func(string) string) {
 	if ctx := m.Router.Context; ctx != "" && !IsGitContext(ctx) {
 		p := m.LocalPath(ctx)
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
 			errs.addString("router.context", ctx, "local context folder "+p+" does not exist",
 				"create it, correct the path (it is relative to the matrix file's folder), or use a pinned git URL")
 		} else if out := m.Inside(ctx); out != "" {
-			errs.addString("router.context", ctx, "local context folder "+out, allowFix(resolveExisting(p)))
+			errs.addString("router.context", ctx, "local context folder "+out, allowFix(resolveExisting(p), grant))
 		}
 	}
 	if df := m.Router.Dockerfile; df != "" {
@@ -167,7 +173,7 @@ func checkFilesExist(m *Matrix, errs *checker) {
 			errs.addString("router.dockerfile", df, "Dockerfile "+p+" is not a regular file (a pipe, a device or a socket)",
 				"name the Dockerfile itself")
 		} else if out := m.Inside(df); out != "" {
-			errs.addString("router.dockerfile", df, "Dockerfile "+out, allowFix(resolveExisting(p)))
+			errs.addString("router.dockerfile", df, "Dockerfile "+out, allowFix(resolveExisting(p), grant))
 		} else {
 			checkStages(m, p, errs)
 		}

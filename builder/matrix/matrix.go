@@ -189,6 +189,17 @@ type Option func(*options)
 type options struct {
 	table     *computecap.Table
 	allowRead []string
+	// grantRead and missingHint word two fixes for a command; see
+	// WithGrantReadFix and WithMissingHint.
+	grantRead   func(path string) string
+	missingHint string
+}
+
+// WithMissingHint is the fix Load offers for a matrix file that does not
+// exist, in the words of a command, such as "run 'jetbake init' to write
+// one, or name yours with -f/--file"; the default names no flag.
+func WithMissingHint(hint string) Option {
+	return func(o *options) { o.missingHint = hint }
 }
 
 // WithTable checks the matrix against table t of Jetson facts instead of
@@ -204,8 +215,15 @@ func WithTable(t *computecap.Table) Option {
 // matrix's repository (RepositoryRoot) or a folder WithAllowRead grants.
 // Problems in the file come back as a *ValidationError that names the file.
 func Load(path string, opts ...Option) (*Matrix, error) {
-	data, err := inputfile.Read(path, "matrix file",
-		inputfile.WithMissingHint("run 'jetbake init' to write one, or name yours with -f/--file"))
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	hint := o.missingHint
+	if hint == "" {
+		hint = "run 'jetbake init' to write one, or name another file"
+	}
+	data, err := inputfile.Read(path, "matrix file", inputfile.WithMissingHint(hint))
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +289,7 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 	checkRules(&m, &errs)
 	m.table = errs.facts()
 	if checkFiles {
-		checkFilesExist(&m, &errs)
+		checkFilesExist(&m, &errs, o.grantRead)
 	}
 	all := shapeErrs
 	for _, e := range errs.errs {

@@ -303,11 +303,17 @@ func TestLoadResolvesLocalPaths(t *testing.T) {
 	require.Equal(t, filepath.Join(dir, "src"), m.LocalPath(m.Router.Context))
 }
 
+// A matrix file that does not exist is no ValidationError, and names the
+// fix: by default without a command's flag, else in the command's words.
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope.json"))
+	path := filepath.Join(t.TempDir(), "nope.json")
+	_, err := Load(path)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	var verr *ValidationError
 	require.False(t, errors.As(err, &verr))
+	require.EqualError(t, err, "matrix file "+path+" does not exist: run 'jetbake init' to write one, or name another file")
+	_, err = Load(path, WithMissingHint("name it with -f"))
+	require.EqualError(t, err, "matrix file "+path+" does not exist: name it with -f")
 }
 
 func TestExpandTag(t *testing.T) {

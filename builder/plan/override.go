@@ -101,27 +101,37 @@ func ReservedBuildArg(name string) string {
 	case "CUDA_COMPUTE_CAP", "CUDA_ARCH":
 		return "jetbake sets it for every SM target: list the SMs in the release's targets instead"
 	case "BUILD_BASE", "RUNTIME_BASE":
-		return "jetbake sets it from the release's build_base and runtime_base, with --mirror and the lock applied: change the matrix instead"
+		return "jetbake sets it from the release's build_base and runtime_base, with the mirrors and the lock applied: change the matrix instead"
 	case "ROUTER_VERSION":
 		return "jetbake sets it from router.version: change the matrix instead"
 	case "CUDA_RELEASE":
 		return "jetbake sets it from the release's cuda: change the matrix instead"
 	case "SOURCE_DATE_EPOCH":
-		return "jetbake sets it from the commit's time: use --source-date-epoch instead"
+		return "jetbake sets it from the commit's time: give the build a source date epoch of its own instead"
 	}
 	return ""
 }
 
+// ReservedBuildArgError is a build arg that SetBuildArg refuses because
+// jetbake sets it itself (see ReservedBuildArg).
+type ReservedBuildArgError struct {
+	// Name is the build arg.
+	Name string
+}
+
+// Error names the build arg, who sets it and the fix.
+func (e *ReservedBuildArgError) Error() string { return e.Name + ": " + ReservedBuildArg(e.Name) }
+
 // SetBuildArg gives every router stage of r build arg name=value, over the
 // matrix's: the release's build args and each target's. It refuses the
-// build args jetbake sets itself (see ReservedBuildArg) and cargo features
-// that a target's SM cannot compile.
+// build args jetbake sets itself (a *ReservedBuildArgError) and cargo
+// features that a target's SM cannot compile.
 func (r *Release) SetBuildArg(name, value string) error {
 	if name == "" {
 		return errors.New("the build arg has no name")
 	}
-	if why := ReservedBuildArg(name); why != "" {
-		return fmt.Errorf("%s: %s", name, why)
+	if ReservedBuildArg(name) != "" {
+		return &ReservedBuildArgError{Name: name}
 	}
 	if name == router.FeaturesBuildArg {
 		for _, t := range r.Targets {

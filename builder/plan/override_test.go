@@ -63,6 +63,10 @@ func TestSetBuildArg(t *testing.T) {
 		err := r.SetBuildArg(name, "x")
 		require.ErrorContains(t, err, name+": jetbake sets it", name)
 		require.ErrorContains(t, err, "instead", "the error names the fix")
+		require.NotContains(t, err.Error(), "--", "the package names no command's flag")
+		var re *ReservedBuildArgError
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, name, re.Name)
 	}
 	require.Error(t, r.SetBuildArg("", "x"))
 }

@@ -9,16 +9,31 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 )
 
-// Mirrors rewrites the registry of base images, as `--mirror nvcr.io=HOST:PORT`
-// asks, for air-gapped builds and for the tests' local registry.
+// Mirrors rewrites the registry of base images, such as nvcr.io to a
+// HOST:PORT, for air-gapped builds and for the tests' local registry.
 type Mirrors map[string]string
 
-// ParseMirror parses one `REGISTRY=MIRROR` flag value into m.
-func (m Mirrors) ParseMirror(flag string) error {
-	from, to, ok := strings.Cut(flag, "=")
+// MirrorExample is a REGISTRY=HOST[:PORT] value, as ParseMirror reads it.
+const MirrorExample = "nvcr.io=127.0.0.1:5000"
+
+// MirrorError is a value that ParseMirror cannot read.
+type MirrorError struct {
+	// Value is the value as given.
+	Value string
+}
+
+// Error names the value and the form it must have.
+func (e *MirrorError) Error() string {
+	return fmt.Sprintf("mirror %q: want REGISTRY=HOST[:PORT], e.g. %s", e.Value, MirrorExample)
+}
+
+// ParseMirror parses one REGISTRY=HOST[:PORT] value into m; a value it
+// cannot read is a *MirrorError.
+func (m Mirrors) ParseMirror(v string) error {
+	from, to, ok := strings.Cut(v, "=")
 	to = strings.TrimSuffix(to, "/")
 	if !ok || from == "" || to == "" || strings.Contains(from, "/") {
-		return fmt.Errorf("--mirror %q: want REGISTRY=HOST[:PORT], e.g. --mirror nvcr.io=127.0.0.1:5000", flag)
+		return &MirrorError{Value: v}
 	}
 	if from == "docker.io" {
 		from = name.DefaultRegistry // go-containerregistry's name for Docker Hub

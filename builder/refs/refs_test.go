@@ -1,6 +1,9 @@
 package refs
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,9 +35,10 @@ func TestParseMirror(t *testing.T) {
 			m := Mirrors{}
 			err := m.ParseMirror(tt.flag)
 			if tt.wantError {
-				require.Error(t, err)
-				require.Contains(t, err.Error(), "--mirror")
-				require.Contains(t, err.Error(), "REGISTRY=HOST[:PORT]")
+				require.EqualError(t, err, fmt.Sprintf("mirror %q: want REGISTRY=HOST[:PORT], e.g. nvcr.io=127.0.0.1:5000", tt.flag))
+				var me *MirrorError
+				require.ErrorAs(t, err, &me)
+				require.Equal(t, tt.flag, me.Value)
 				require.Empty(t, m)
 				return
 			}
@@ -152,4 +156,16 @@ func TestMirrorDockerHub(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:5000/library/ubuntu:22.04", got)
 	require.Error(t, m.ParseMirror("nvcr.io=/"))
+}
+
+// A deadline that passed is a RegistryError that is TimedOut, whose fix
+// names no command's flag.
+func TestDescribeRegistryErrorDeadline(t *testing.T) {
+	err := DescribeRegistryError("list the tags of r", fmt.Errorf("get: %w", context.DeadlineExceeded))
+	var re *RegistryError
+	require.ErrorAs(t, err, &re)
+	require.True(t, re.TimedOut)
+	require.EqualError(t, err, "cannot list the tags of r: the registry did not answer in time; fix: check that the registry is up and reachable, or give it more time")
+	require.ErrorAs(t, DescribeRegistryError("r", errors.New("dial: refused")), &re)
+	require.False(t, re.TimedOut)
 }

@@ -28,6 +28,10 @@ type RegistryError struct {
 	Codes []string
 	// Fix says what to do.
 	Fix string
+	// TimedOut is set when the call's deadline passed before the registry
+	// answered: the fix is then more time, which a command that set the
+	// deadline from a flag names.
+	TimedOut bool
 	// Err is the error of go-containerregistry.
 	Err error
 }
@@ -57,15 +61,15 @@ func (e *RegistryError) Unwrap() error { return e.Err }
 // DescribeRegistryError turns an error of a registry call made to do what
 // (such as "read ghcr.io/acme/router:1.0") into a *RegistryError; errors
 // that did not come from a registry's answer pass through, except a
-// deadline, which becomes the sentence that names the timeout's flag.
+// deadline, which becomes a RegistryError that is TimedOut.
 func DescribeRegistryError(what string, err error) error {
 	var terr *transport.Error
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return &RegistryError{What: what, Err: errors.New("the registry did not answer in time"),
-			Fix: "check that the registry is up and reachable, or give it more time with --timeout"}
+		return &RegistryError{What: what, Err: errors.New("the registry did not answer in time"), TimedOut: true,
+			Fix: "check that the registry is up and reachable, or give it more time"}
 	case !errors.As(err, &terr):
 		return &RegistryError{What: what, Err: errors.New(strings.ReplaceAll(Printable(err.Error()), "\\n", " ")),
 			Fix: "check the registry's address and that it is reachable"}

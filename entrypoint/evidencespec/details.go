@@ -1,6 +1,9 @@
 package evidencespec
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // A check's detail is one of the fixed phrases of that check below, its
 // {slots} filled with parsed values (Fill). That is the structure of the
@@ -212,13 +215,15 @@ func oneOf(s string, list []string) bool {
 	return false
 }
 
-// cudaErrorName reports whether s is a CUresult's name (CUDA_ERROR_ and
-// capitals, digits and '_'), or "CUDA error" for a code without one.
-func cudaErrorName(s string) bool {
+// UnnamedCUDAError is the name the probe gives a CUresult that neither
+// the driver nor its table names.
+const UnnamedCUDAError = "CUDA error"
+
+// IsCUDAErrorName reports whether s has the form of a CUresult's name:
+// CUDA_ERROR_ and up to 50 capitals, digits and underscores. The probe's
+// kernel line passes its error name into evidence only in that form.
+func IsCUDAErrorName(s string) bool {
 	rest, ok := strings.CutPrefix(s, "CUDA_ERROR_")
-	if s == "CUDA error" {
-		return true
-	}
 	if !ok || rest == "" || len(rest) > 50 {
 		return false
 	}
@@ -283,7 +288,7 @@ func slotForms() map[string]slotForm {
 		"count":     {leaf: func(s string) bool { return digits(s, 1, 8) }},
 		"ms":        {leaf: func(s string) bool { return milliseconds(s) }},
 		"step":      {leaf: func(s string) bool { return oneOf(s, kernelSteps()) }},
-		"cudaerror": {leaf: cudaErrorName},
+		"cudaerror": {leaf: func(s string) bool { return s == UnnamedCUDAError || IsCUDAErrorName(s) }},
 		"hint":      {leaf: kernelHint},
 		"on":        {forms: []string{"", DetailKernelOn}},
 		"first":     {forms: []string{"", DetailKernelFirst}},
@@ -415,21 +420,12 @@ func goArch(s string) bool {
 	return false
 }
 
-// goDuration reports whether s is a duration as time.Duration writes a
-// whole number of seconds: "1m0s", "90s", "1h0m0s".
+// goDuration reports whether s is a duration above zero as time.Duration
+// writes it: "1m0s", "90s", "1.25s", "100ms"; at most 12 bytes.
 func goDuration(s string) bool {
 	if s == "" || len(s) > 12 {
 		return false
 	}
-	for s != "" {
-		i := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == 0 || i == len(s) || (s[i] != 'h' && s[i] != 'm' && s[i] != 's') {
-			return false
-		}
-		s = s[i+1:]
-	}
-	return true
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0 && d.String() == s
 }

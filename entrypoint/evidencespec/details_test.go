@@ -33,7 +33,8 @@ func TestValidDetail(t *testing.T) {
 			"cuInit failed: CUDA error (999)",
 			"3 wrong and 0 not finite of 8192 values",
 			"3 wrong and 1 not finite of 8192 values on SM 8.7 (first at index 17: got 1.5, want -2e+06)",
-			"the CUDA probe gave no answer within 1m0s",
+			"the CUDA probe gave no answer within 1m0s", "the CUDA probe gave no answer within 100ms",
+			"the CUDA probe gave no answer within 1.25s",
 			"not run: libcuda.so.1 not found: start the container with --runtime nvidia",
 		},
 	}
@@ -62,6 +63,10 @@ func TestValidDetail(t *testing.T) {
 		{"cuda-kernel", "cuInit failed: CUDA_ERROR_NO_DEVICE (100): see jetson-01.lab"},
 		{"cuda-kernel", "dlopen /home/alice/libcuda.so failed: CUDA error (1)"},
 		{"cuda-kernel", "3 wrong and 0 not finite of 8192 values on SM 10.20.30.40"},
+		{"cuda-kernel", "the CUDA probe gave no answer within 0s"},
+		{"cuda-kernel", "the CUDA probe gave no answer within 1.0s"}, // not as time.Duration writes it
+		{"cuda-kernel", "the CUDA probe gave no answer within 1s 10.20.30.40"},
+		{"cuda-kernel", "the CUDA probe gave no answer within 12345678901h"},
 	}
 	for _, tt := range bad {
 		require.False(t, ValidDetail(tt.check, tt.detail), "%s: %q", tt.check, tt.detail)

@@ -127,13 +127,14 @@ func TestDemoMatrixNeedsTheGrant(t *testing.T) {
 	_, err = LoadPlan(out)
 	require.ErrorContains(t, err, "router.context: \""+routerDir+"\": local context folder "+routerDir+
 		" is outside the matrix's repository "+filepath.Dir(out))
-	require.ErrorContains(t, err, "grant read access with --allow fs.read="+routerDir)
+	require.ErrorContains(t, err, "grant read access to "+routerDir+" with WithAllowRead")
 
 	var stdout, stderr bytes.Buffer
 	code := cli.Run(t.Context(), []string{"validate", "-f", out}, &stdout, &stderr)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr.String(), "is outside the matrix's repository")
 	require.Contains(t, stderr.String(), "router.dockerfile: ")
+	require.Contains(t, stderr.String(), "grant read access with --allow fs.read="+routerDir+" (as 'docker buildx bake --allow')", "the CLI names its flag")
 
 	stdout.Reset()
 	stderr.Reset()
