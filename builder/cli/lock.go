@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,12 +13,11 @@ import (
 
 	"github.com/jetbake/jetbake/builder/gitcontext"
 	"github.com/jetbake/jetbake/builder/lock"
+	"github.com/jetbake/jetbake/builder/plan"
 )
 
 func newLockCommand() *cobra.Command {
-	var mirrorFlags, secretFlags []string
-	var lockFile string
-	var check bool
+	f := &lockFlags{}
 	cmd := &cobra.Command{
 		Use:   "lock",
 		Short: "Pin every base image of the matrix to its digest in matrix.lock.json",
@@ -33,70 +33,89 @@ func newLockCommand() *cobra.Command {
 			"id=GIT_AUTH_TOKEN.<host>,env=VAR or JETBAKE_GIT_AUTH_TOKEN, as for the build.",
 		Example: "  jetbake lock\n  jetbake lock --check\n  jetbake lock --mirror nvcr.io=127.0.0.1:5000",
 		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runLock(cmd, f) },
 	}
-	getFormat := addFormatFlag(cmd)
-	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
-	cmd.Flags().StringVar(&lockFile, "lock-file", "", "lock file (default: matrix.lock.json next to the matrix)")
-	cmd.Flags().BoolVar(&check, "check", false, "only check that no locked tag has moved; write nothing")
-	cmd.Flags().StringArrayVar(&secretFlags, "secret", nil, "credentials of a private git router context: id=GIT_AUTH_TOKEN.<host>,env=VAR or id=GIT_AUTH_HEADER.<host>,src=FILE (repeatable), as for 'jetbake build'")
-	deadline := addTimeoutFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		format, err := getFormat()
-		if err != nil {
-			return err
-		}
-		ctx, cancel, err := registryContext(cmd.Context(), deadline)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		p, mirrors, err := loadPlan(cmd, mirrorFlags)
-		if err != nil {
-			return err
-		}
-		if lockFile == "" {
-			if lockFile, err = lock.DefaultPath(MatrixPath(cmd)); err != nil {
-				var outside *lock.OutsideError
-				if errors.As(err, &outside) {
-					return lockFileError(outside)
-				}
-				return err
-			}
-		}
-		secrets, err := newSecretSet(secretFlags, p.Router.Context)
-		if err != nil {
-			return err
-		}
-		resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
-		auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
-		if check {
-			lf, err := lock.Read(lockFile)
-			if err != nil {
-				return err
-			}
-			if err := errors.Join(lf.CheckAll(ctx, p, resolve, auth), lf.CheckGit(ctx, p, secrets.store)); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases%s, none moved\n", lockFile, len(lf.Bases), gitCount(lf))
-			if missing := lf.MissingContents(p); len(missing) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: %s records no contents for %d bases (written before jetbake read bases): run 'jetbake lock' to record their CUDA flavour and version\n",
-					lockFile, len(missing))
-			}
-			return nil
-		}
-		lf, err := lock.Resolve(ctx, p, resolve, auth)
-		if err != nil {
-			return err
-		}
-		if lf.GitContexts, err = lock.ResolveGit(ctx, p, secrets.store); err != nil {
-			return err
-		}
-		if err := lf.Write(lockFile); err != nil {
-			return err
-		}
-		return printLock(cmd, format, lockFile, lf)
-	}
+	f.getFormat = addFormatFlag(cmd)
+	cmd.Flags().StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
+	cmd.Flags().StringVar(&f.lockFile, "lock-file", "", "lock file (default: matrix.lock.json next to the matrix)")
+	cmd.Flags().BoolVar(&f.check, "check", false, "only check that no locked tag has moved; write nothing")
+	cmd.Flags().StringArrayVar(&f.secrets, "secret", nil, "credentials of a private git router context: id=GIT_AUTH_TOKEN.<host>,env=VAR or id=GIT_AUTH_HEADER.<host>,src=FILE (repeatable), as for 'jetbake build'")
+	f.deadline = addTimeoutFlag(cmd)
 	return cmd
+}
+
+// lockFlags are the flags of `jetbake lock`.
+type lockFlags struct {
+	mirrors, secrets []string
+	lockFile         string
+	check            bool
+	getFormat        func() (format, error)
+	deadline         func(parent context.Context) (context.Context, context.CancelFunc, error)
+}
+
+// runLock pins the matrix's bases and git context, or with --check checks
+// the pins.
+func runLock(cmd *cobra.Command, f *lockFlags) error {
+	format, err := f.getFormat()
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := registryContext(cmd.Context(), f.deadline)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	p, mirrors, err := loadPlan(cmd, f.mirrors)
+	if err != nil {
+		return err
+	}
+	lockFile := f.lockFile
+	if lockFile == "" {
+		if lockFile, err = lock.DefaultPath(MatrixPath(cmd)); err != nil {
+			var outside *lock.OutsideError
+			if errors.As(err, &outside) {
+				return lockFileError(outside)
+			}
+			return err
+		}
+	}
+	secrets, err := newSecretSet(f.secrets, p.Router.Context)
+	if err != nil {
+		return err
+	}
+	resolve := func(ref string) (string, error) { return mirrors.Rewrite(ref, "") }
+	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
+	if f.check {
+		return checkLock(ctx, cmd, lockFile, p, resolve, auth, secrets)
+	}
+	lf, err := lock.Resolve(ctx, p, resolve, auth)
+	if err != nil {
+		return err
+	}
+	if lf.GitContexts, err = lock.ResolveGit(ctx, p, secrets.store); err != nil {
+		return err
+	}
+	if err := lf.Write(lockFile); err != nil {
+		return err
+	}
+	return printLock(cmd, format, lockFile, lf)
+}
+
+// checkLock is `jetbake lock --check`: no locked tag or git ref has moved.
+func checkLock(ctx context.Context, cmd *cobra.Command, lockFile string, p *plan.Plan, resolve func(string) (string, error), auth remote.Option, secrets secretSet) error {
+	lf, err := lock.Read(lockFile)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(lf.CheckAll(ctx, p, resolve, auth), lf.CheckGit(ctx, p, secrets.store)); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d bases%s, none moved\n", lockFile, len(lf.Bases), gitCount(lf))
+	if missing := lf.MissingContents(p); len(missing) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: %s records no contents for %d bases (written before jetbake read bases): run 'jetbake lock' to record their CUDA flavour and version\n",
+			lockFile, len(missing))
+	}
+	return nil
 }
 
 func printLock(cmd *cobra.Command, f format, path string, lf *lock.File) error {

@@ -11,16 +11,19 @@ import (
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
+// pickFlags are the flags of `jetbake pick`.
+type pickFlags struct {
+	sysroot   string
+	explain   bool
+	quiet     bool
+	mirrors   []string
+	getFormat func() (format, error)
+	deadline  func(parent context.Context) (context.Context, context.CancelFunc, error)
+}
+
 // newPickCommand builds `jetbake pick`.
 func newPickCommand() *cobra.Command {
-	var (
-		sysroot   string
-		explain   bool
-		quiet     bool
-		mirrors   []string
-		getFormat func() (format, error)
-		deadline  func(parent context.Context) (context.Context, context.CancelFunc, error)
-	)
+	f := &pickFlags{}
 	cmd := &cobra.Command{
 		Use:   "pick REPOSITORY",
 		Short: "Print the image of a repository that runs on this Jetson, fully qualified by digest",
@@ -40,58 +43,61 @@ func newPickCommand() *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fm, err := getFormat()
-			if err != nil {
-				return err
-			}
-			m, err := parseMirrors(mirrors)
-			if err != nil {
-				return err
-			}
-			opts := []imagepick.Option{imagepick.WithSysroot(sysroot), imagepick.WithMirrors(m)}
-			if !quiet {
-				// The progress lines hold tags a registry chose: escape them.
-				stderr := cmd.ErrOrStderr()
-				opts = append(opts, imagepick.WithProgress(func(line string) { fmt.Fprintln(stderr, refs.Printable(line)) }))
-			}
-			ctx, cancel, err := registryContext(cmd.Context(), deadline)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := imagepick.Pick(ctx, args[0], opts...)
-			var noFit *imagepick.NoFitError
-			if err != nil && !errors.As(err, &noFit) {
-				return sysrootFlagError(err)
-			}
-			out := cmd.OutOrStdout()
-			switch {
-			case fm == formatJSON:
-				err = res.WriteJSON(out)
-			case explain:
-				err = res.WriteExplain(out)
-			default:
-				err = res.WriteText(out)
-			}
-			if err != nil {
-				return err
-			}
-			if noFit != nil && fm == formatJSON {
-				return &ExitError{Code: ExitFailure} // the sentence is in the JSON document
-			}
-			if noFit != nil {
-				return &ExitError{Code: ExitFailure, Err: noFit}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runPick(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&sysroot, "sysroot", "/", "the host's root file system")
-	fl.BoolVar(&explain, "explain", false, "print why each image was taken or refused")
-	fl.BoolVarP(&quiet, "quiet", "q", false, "do not print progress on stderr")
-	fl.StringArrayVar(&mirrors, "mirror", nil, "read a registry through a mirror: REGISTRY=HOST[:PORT] (repeatable)")
-	getFormat = addFormatFlag(cmd)
-	deadline = addTimeoutFlag(cmd)
+	fl.StringVar(&f.sysroot, "sysroot", "/", "the host's root file system")
+	fl.BoolVar(&f.explain, "explain", false, "print why each image was taken or refused")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print progress on stderr")
+	fl.StringArrayVar(&f.mirrors, "mirror", nil, "read a registry through a mirror: REGISTRY=HOST[:PORT] (repeatable)")
+	f.getFormat = addFormatFlag(cmd)
+	f.deadline = addTimeoutFlag(cmd)
 	return cmd
+}
+
+// runPick picks the image of repository for this host and prints it.
+func runPick(cmd *cobra.Command, repository string, f *pickFlags) error {
+	fm, err := f.getFormat()
+	if err != nil {
+		return err
+	}
+	m, err := parseMirrors(f.mirrors)
+	if err != nil {
+		return err
+	}
+	opts := []imagepick.Option{imagepick.WithSysroot(f.sysroot), imagepick.WithMirrors(m)}
+	if !f.quiet {
+		// The progress lines hold tags a registry chose: escape them.
+		stderr := cmd.ErrOrStderr()
+		opts = append(opts, imagepick.WithProgress(func(line string) { fmt.Fprintln(stderr, refs.Printable(line)) }))
+	}
+	ctx, cancel, err := registryContext(cmd.Context(), f.deadline)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	res, err := imagepick.Pick(ctx, repository, opts...)
+	var noFit *imagepick.NoFitError
+	if err != nil && !errors.As(err, &noFit) {
+		return sysrootFlagError(err)
+	}
+	out := cmd.OutOrStdout()
+	switch {
+	case fm == formatJSON:
+		err = res.WriteJSON(out)
+	case f.explain:
+		err = res.WriteExplain(out)
+	default:
+		err = res.WriteText(out)
+	}
+	if err != nil {
+		return err
+	}
+	if noFit != nil && fm == formatJSON {
+		return &ExitError{Code: ExitFailure} // the sentence is in the JSON document
+	}
+	if noFit != nil {
+		return &ExitError{Code: ExitFailure, Err: noFit}
+	}
+	return nil
 }
