@@ -46,7 +46,7 @@ type device struct {
 
 // readDevice reads the host under root with the shipped table; tests use it.
 func readDevice(root host.Root) device {
-	return deviceOf(host.Read(host.Root(root), computecap.DefaultTable(), host.Options{}))
+	return deviceOf(host.Read(root, computecap.DefaultTable(), host.Options{}))
 }
 
 // deviceOf takes the SoC (Facts.SoC: soc_id, else the device tree) and the

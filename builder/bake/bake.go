@@ -93,8 +93,9 @@ type Options struct {
 // where an option is wrong or the setup lacks something, which a command
 // words with its own flags.
 func Build(ctx context.Context, p *plan.Plan, o Options) (*imagebuild.Report, error) {
-	if err := imagebuild.CheckOptions(p, imagebuild.WithReleases(o.Releases...), imagebuild.WithPush(o.Push),
-		imagebuild.WithOutputs(o.Outputs...), imagebuild.WithProgress(o.Progress, o.Log)); err != nil {
+	checked := []imagebuild.Option{imagebuild.WithReleases(o.Releases...), imagebuild.WithPush(o.Push),
+		imagebuild.WithOutputs(o.Outputs...), imagebuild.WithProgress(o.Progress, o.Log)}
+	if err := imagebuild.CheckOptions(p, checked...); err != nil {
 		return nil, err
 	}
 	logf := o.logf()
@@ -110,7 +111,7 @@ func Build(ctx context.Context, p *plan.Plan, o Options) (*imagebuild.Report, er
 		return nil, err
 	}
 	tool := version.Get()
-	opts := append(o.builderOptions(), pins...)
+	opts := append(append(checked, o.builderOptions()...), pins...)
 	opts = append(opts, imagebuild.WithEntrypointDir(epDir), imagebuild.WithTool(tool.Version, tool.Commit))
 	nodes, closeNodes, err := Connect(ctx, o.Daemons, logf)
 	if err != nil {
@@ -120,7 +121,8 @@ func Build(ctx context.Context, p *plan.Plan, o Options) (*imagebuild.Report, er
 	return imagebuild.NewCluster(nodes, opts...).Build(ctx, p)
 }
 
-// builderOptions are the imagebuild options that o gives as they are.
+// builderOptions are the imagebuild options that o gives as they are,
+// besides the ones Build checks first.
 func (o Options) builderOptions() []imagebuild.Option {
 	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
 	session := []session.Attachable{DockerAuth()}
@@ -128,17 +130,13 @@ func (o Options) builderOptions() []imagebuild.Option {
 		session = append(session, secretsprovider.NewSecretProvider(o.Secrets))
 	}
 	opts := []imagebuild.Option{
-		imagebuild.WithReleases(o.Releases...),
 		imagebuild.WithMirrors(o.Mirrors),
 		imagebuild.WithBaseDir(o.Source.Dir),
 		imagebuild.WithSource(o.Source.Revision, o.Source.Epoch),
-		imagebuild.WithPush(o.Push),
-		imagebuild.WithOutputs(o.Outputs...),
 		imagebuild.WithCache(cacheEntries(o.CacheFrom), cacheEntries(o.CacheTo)),
 		imagebuild.WithRetries(o.Retries),
 		imagebuild.WithContinueOnError(o.ContinueOnError),
 		imagebuild.WithControls(o.Controls),
-		imagebuild.WithProgress(o.Progress, o.Log),
 		imagebuild.WithRemoteOptions(auth),
 		imagebuild.WithBaseReader(baseinfo.New(baseinfo.WithRemoteOptions(auth), baseinfo.WithCacheDir(baseinfo.DefaultCacheDir()))),
 		imagebuild.WithSession(append(session, o.Session...)...),

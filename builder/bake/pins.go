@@ -28,7 +28,7 @@ func (o Options) pins(ctx context.Context, p *plan.Plan, logf func(string, ...an
 		locks = lf.Bases
 		opts = append(opts, imagebuild.WithKnownBases(lf.Known()))
 	}
-	gitOpts, err := gitPinOptions(ctx, p, pinsOpts, o, logf)
+	gitOpts, err := gitPinOptions(ctx, p, lf, pinsOpts, o, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -41,13 +41,20 @@ func (o Options) pins(ctx context.Context, p *plan.Plan, logf func(string, ...an
 // file that pins no commit for the context (one written before jetbake
 // pinned git contexts) is used for its bases; the build says so and takes
 // the commit the ref names.
-func gitPinOptions(ctx context.Context, p *plan.Plan, pinsOpts lock.PinsOptions, o Options, logf func(string, ...any)) ([]imagebuild.Option, error) {
+func gitPinOptions(ctx context.Context, p *plan.Plan, lf *lock.File, pinsOpts lock.PinsOptions, o Options, logf func(string, ...any)) ([]imagebuild.Option, error) {
 	c, ok := gitcontext.Parse(p.Router.Context)
 	if !ok {
 		return nil, nil
 	}
 	opts := []imagebuild.Option{imagebuild.WithGitCredentials(o.GitCredentials...)}
-	pin, path, err := lock.GitPinned(ctx, p, pinsOpts, o.Secrets)
+	if lf == nil {
+		return opts, nil // no lock file: the ref's commit now
+	}
+	path, _, err := pinsOpts.Path()
+	if err != nil {
+		return nil, err
+	}
+	pin, err := lf.GitPin(ctx, p, pinsOpts.Check, o.Secrets)
 	if err != nil {
 		return nil, err
 	}

@@ -52,13 +52,29 @@ func flagError(err error) error {
 	case errors.As(err, &entrypoint):
 		return entrypointFlagError(entrypoint)
 	case errors.As(err, &missing):
-		return fmt.Errorf("%s, or give --entrypoint-dir", missing.Problem)
+		return reword(err, "%s, or give --entrypoint-dir", missing.Problem)
 	case errors.As(err, &noLock):
 		return usageErrorf("--check-lock: no lock file at %s; run 'jetbake lock' first", noLock.Path)
 	case errors.As(err, &outside):
 		return lockFileError(outside)
 	}
 	return daemonFlagError(err)
+}
+
+// reworded is a library's error in the words of a command's flags. It
+// unwraps to the library's error, so that errors.Is and errors.As still
+// reach it and its cause.
+type reworded struct {
+	text string
+	err  error
+}
+
+func (e *reworded) Error() string { return e.text }
+func (e *reworded) Unwrap() error { return e.err }
+
+// reword returns err with the text format gives it.
+func reword(err error, format string, args ...any) error {
+	return &reworded{text: fmt.Sprintf(format, args...), err: err}
 }
 
 // lockFileError words a default lock file that leads out of the matrix's

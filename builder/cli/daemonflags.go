@@ -130,13 +130,13 @@ func daemonFlagError(err error) error {
 	)
 	switch {
 	case errors.Is(err, daemon.ErrNoBuildkitd):
-		return errors.New("no BuildKit daemon: give --addr or BUILDKIT_HOST, or build bin/buildkitd with 'make deps' (it sits next to bin/jetbake)")
+		return reword(err, "no BuildKit daemon: give --addr or BUILDKIT_HOST, or build bin/buildkitd with 'make deps' (it sits next to bin/jetbake)")
 	case errors.As(err, &stateDir):
 		return fmt.Errorf("find a folder for buildkitd's state: %w (set --state-dir)", stateDir.Err)
 	case errors.As(err, &noNode):
-		return fmt.Errorf("%s: fix the nodes named in the lines above, or build without --node to use a local daemon", noNode.Problem())
+		return reword(err, "%s: fix the nodes named in the lines above, or build without --node to use a local daemon", noNode.Problem())
 	case errors.As(err, &platform) && err.Error() == platform.Error():
-		return fmt.Errorf("%s: register QEMU user emulation for aarch64 (apt-get install qemu-user-static, then 'make deps' registers the binfmt handler) "+
+		return reword(err, "%s: register QEMU user emulation for aarch64 (apt-get install qemu-user-static, then 'make deps' registers the binfmt handler) "+
 			"and restart buildkitd, or point --addr at a native arm64 node", platform.Problem())
 	case errors.As(err, &unreachable) && err.Error() == unreachable.Error():
 		if fix := unreachableFix(unreachable.Scheme); fix != "" {

@@ -72,11 +72,7 @@ func runLock(cmd *cobra.Command, f *lockFlags) error {
 	lockFile := f.lockFile
 	if lockFile == "" {
 		if lockFile, err = lock.DefaultPath(MatrixPath(cmd)); err != nil {
-			var outside *lock.OutsideError
-			if errors.As(err, &outside) {
-				return lockFileError(outside)
-			}
-			return err
+			return flagError(err)
 		}
 	}
 	secrets, err := newSecretSet(f.secrets, p.Router.Context)

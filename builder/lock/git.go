@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -87,24 +86,28 @@ func GitPinned(ctx context.Context, p *plan.Plan, o PinsOptions, store secrets.S
 	if _, ok := gitcontext.Parse(p.Router.Context); !ok {
 		return GitPin{}, "", nil
 	}
-	if path = o.File; path == "" {
-		if path, err = DefaultPath(o.MatrixPath); err != nil {
-			return GitPin{}, "", err
-		}
-		if _, err := os.Stat(path); err != nil {
-			return GitPin{}, "", nil // Pins has said what --check-lock needs
-		}
+	path, ok, err := o.Path()
+	if err != nil || !ok {
+		return GitPin{}, "", err // without a file, Pinned says what a check needs
 	}
 	lf, err := Read(path)
 	if err != nil {
 		return GitPin{}, "", err
 	}
-	if o.Check {
-		if err := lf.CheckGit(ctx, p, store); err != nil {
-			return GitPin{}, "", err
+	pin, err = lf.GitPin(ctx, p, o.Check, store)
+	return pin, path, err
+}
+
+// GitPin is the commit f pins p's router's git context to, "" when it pins
+// none; with check the ref is resolved again, with the credentials in
+// store, and a moved ref or a missing pin fails.
+func (f *File) GitPin(ctx context.Context, p *plan.Plan, check bool, store secrets.SecretStore) (GitPin, error) {
+	if check {
+		if err := f.CheckGit(ctx, p, store); err != nil {
+			return GitPin{}, err
 		}
 	}
-	return lf.GitContexts[p.Router.Context], path, nil
+	return f.GitContexts[p.Router.Context], nil
 }
 
 // checkGitContexts checks the git_contexts of a lock file that Read decoded.

@@ -251,6 +251,22 @@ type PinsOptions struct {
 	Resolve Resolver
 }
 
+// Path is the lock file a build uses: File, else DefaultFile beside the
+// matrix; ok is false when that default file does not exist (a File that
+// was given is used, and read, as it is).
+func (o PinsOptions) Path() (path string, ok bool, err error) {
+	if o.File != "" {
+		return o.File, true, nil
+	}
+	if path, err = DefaultPath(o.MatrixPath); err != nil {
+		return "", false, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return path, false, nil
+	}
+	return path, true, nil
+}
+
 // Pins returns the base digests a build of p uses, by base reference: none
 // when there is no lock file (and no check is asked for), else every base
 // of p from the lock file, which must pin them all.
@@ -266,18 +282,15 @@ func Pins(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Optio
 // uses none: its Known contents spare the build reading the bases again.
 // Check without a lock file is a *NoLockFileError.
 func Pinned(ctx context.Context, p *plan.Plan, o PinsOptions, opts ...remote.Option) (*File, error) {
-	path := o.File
-	if path == "" {
-		var err error
-		if path, err = DefaultPath(o.MatrixPath); err != nil {
-			return nil, err
+	path, ok, err := o.Path()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if o.Check {
+			return nil, &NoLockFileError{Path: path}
 		}
-		if _, err := os.Stat(path); err != nil {
-			if o.Check {
-				return nil, &NoLockFileError{Path: path}
-			}
-			return nil, nil
-		}
+		return nil, nil
 	}
 	lf, err := Read(path)
 	if err != nil {

@@ -225,7 +225,7 @@ func (f *Facts) readTegraRelease(root Root) {
 	var odd *NotRegularError
 	if errors.As(err, &odd) || errors.Is(err, ErrTooLarge) {
 		// There, but not a file the NVIDIA runtime mounts: say so.
-		f.TegraRelease, f.L4TErr = true, errors.New(TegraReleasePath+" is not the file the NVIDIA runtime mounts ("+odd.kindOr("over 64 KiB")+")")
+		f.TegraRelease, f.L4TErr = true, errors.New(TegraReleasePath+" is not the file the NVIDIA runtime mounts ("+odd.kindOr("over "+strconv.Itoa(MaxFile>>10)+" KiB")+")")
 		return
 	}
 	if err != nil {
