@@ -1,6 +1,7 @@
 package computecap
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -200,4 +201,31 @@ func NVCCArch(sm Capability, v CUDAVersion) string {
 		return c.SM()
 	}
 	return sm.SM()
+}
+
+// GPUCodes are the real architectures CUDA v's nvcc lists for
+// `nvcc --list-gpu-code` (sm_50 ... sm_90, Thor as sm_101 or sm_110), in
+// increasing order: every SM of the toolchain rows, and Thor, that
+// CanCompile says v builds, by the name NVCCArch gives it under v.
+// Arch-specific targets (sm_90a) are left out, as the builds that read the
+// list (bindgen_cuda, which candle's kernel crates use) skip them.
+func GPUCodes(v CUDAVersion) []Capability {
+	return defaultTable.GPUCodes(v)
+}
+
+// GPUCodes is the package's GPUCodes with the toolchain rows of t.
+func (t *Table) GPUCodes(v CUDAVersion) []Capability {
+	var out []Capability
+	for _, row := range t.Toolchain {
+		if !row.SM.ArchSpecific && t.CanCompile(row.SM, v) == nil {
+			out = append(out, row.SM)
+		}
+	}
+	for _, thor := range []Capability{{Major: 10, Minor: 1}, {Major: 11, Minor: 0}} {
+		if t.CanCompile(thor, v) == nil {
+			out = append(out, thor)
+		}
+	}
+	slices.SortFunc(out, Capability.Compare)
+	return slices.Compact(out)
 }

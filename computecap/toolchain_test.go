@@ -2,6 +2,7 @@ package computecap
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -219,5 +220,40 @@ func TestNVCCArch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, NVCCArch(tt.sm, tt.cuda), "%v with CUDA %v", tt.sm, tt.cuda)
+	}
+}
+
+// nvcc's --list-gpu-code comes from the same rows as CanCompile: an SM is
+// listed under a CUDA exactly when CanCompile allows it there (by nvcc's
+// name for it under that CUDA).
+func TestGPUCodesAgreeWithCanCompile(t *testing.T) {
+	names := func(caps []Capability) []string {
+		var out []string
+		for _, c := range caps {
+			out = append(out, c.SM())
+		}
+		return out
+	}
+	require.Equal(t, []string{"sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90"},
+		names(GPUCodes(cuda(12, 6))))
+	require.Equal(t, []string{"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_103", "sm_110", "sm_120", "sm_121"},
+		names(GPUCodes(cuda(13, 0))), "CUDA 13: no sm_72, Thor is sm_110")
+	require.Contains(t, names(GPUCodes(cuda(12, 9))), "sm_101", "Thor is sm_101 under CUDA 12.8 and 12.9")
+	require.NotContains(t, names(GPUCodes(cuda(12, 9))), "sm_110")
+	require.NotContains(t, names(GPUCodes(cuda(11, 4))), "sm_89")
+	for _, v := range []CUDAVersion{cuda(11, 4), cuda(12, 2), cuda(12, 6), cuda(12, 8), cuda(12, 9), cuda(13, 0), cuda(13, 2)} {
+		listed := GPUCodes(v)
+		for _, row := range DefaultTable().Toolchain {
+			if row.SM.ArchSpecific {
+				continue
+			}
+			require.Equal(t, CanCompile(row.SM, v) == nil, slices.Contains(listed, row.SM), "%s under CUDA %s", row.SM.SM(), v)
+		}
+		for _, thor := range []Capability{MustParse("10.1"), MustParse("11.0")} {
+			require.Equal(t, CanCompile(thor, v) == nil, slices.Contains(listed, thor), "%s under CUDA %s", thor.SM(), v)
+			if CanCompile(thor, v) == nil {
+				require.Equal(t, thor.SM(), NVCCArch(thor, v), "listed by its name under CUDA %s", v)
+			}
+		}
 	}
 }

@@ -10,20 +10,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const rsFile = "backends/candle/src/compute_cap.rs"
+const (
+	rsFile    = "backends/candle/src/compute_cap.rs"
+	flashFile = "backends/candle/src/flash_attn.rs"
+)
 
 // shells are the interpreters the script must work under: POSIX sh (dash on
 // Debian, busybox in the stand-in bases) and bash (Ubuntu build bases).
 var shells = []string{"sh", "bash"}
 
-// copyFixture copies testdata/NAME to a temporary source folder.
+// copyFixture copies testdata/NAME (its compute_cap.rs, else upstream's,
+// and its flash_attn.rs when it has one) to a temporary source folder.
 func copyFixture(t *testing.T, name string) string {
 	t.Helper()
 	src := t.TempDir()
-	data, err := os.ReadFile(filepath.Join("testdata", name, rsFile))
-	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(src, filepath.Dir(rsFile)), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(src, rsFile), data, 0o644))
+	for _, f := range []string{rsFile, flashFile} {
+		data, err := os.ReadFile(filepath.Join("testdata", name, f))
+		if f == rsFile && os.IsNotExist(err) {
+			data, err = os.ReadFile(filepath.Join("testdata", "upstream", f))
+		}
+		if f == flashFile && os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(src, f), data, 0o644))
+	}
 	return src
 }
 
@@ -105,11 +117,17 @@ func TestScriptLeavesPresentArmsAlone(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, string(before), string(after), "(87, 87) and (110,110) are already there")
 
-			// Xavier's arm is added; the others are not repeated.
+			// Xavier's arm is added; the others are not repeated. Xavier
+			// has no flash-attention v2 (sm_80 and newer): its gate stays.
+			flashBefore, err := os.ReadFile(filepath.Join(src, flashFile))
+			require.NoError(t, err)
 			out, code = runScript(t, shell, src, "87", "72")
 			require.Equal(t, 0, code, out)
 			require.Equal(t, []string{"(75, 75) => true,", "(80..=89, 80) => true,", "(87, 87) => true,",
 				"(110,110) => true,", "(72, 72) => true,", "(_, _) => false,"}, matchArms(t, src))
+			flashAfter, err := os.ReadFile(filepath.Join(src, flashFile))
+			require.NoError(t, err)
+			require.Equal(t, string(flashBefore), string(flashAfter))
 		})
 	}
 }

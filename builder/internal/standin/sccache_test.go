@@ -44,10 +44,13 @@ var toolchainEnv = []string{"RUSTUP_HOME=/usr/local/rustup", "CARGO_HOME=/usr/lo
 const routerBuild = "rm -rf /src/target /tmp/jetbake-standin-sccache && cd /src && " +
 	"cargo build --release --bin text-embeddings-router -F candle-cuda -F static-linking -F http --no-default-features && sccache --show-stats"
 
-// buildWith runs routerBuild with RUSTC_WRAPPER=sccache and env.
+// buildWith runs routerBuild with RUSTC_WRAPPER=sccache and env, on
+// Dockerfile-jetson's PATH (candle's kernel crates ask nvcc, in the CUDA
+// tree's bin, which SMs it builds).
 func buildWith(t *testing.T, root string, env ...string) (string, int) {
 	t.Helper()
-	return inImage(t, root, routerBuild, append(append([]string{"RUSTC_WRAPPER=sccache", "SCCACHE_DIR=/sccache", "CUDA_COMPUTE_CAP=87"}, toolchainEnv...), env...)...)
+	return inImage(t, root, routerBuild, append(append([]string{"RUSTC_WRAPPER=sccache", "SCCACHE_DIR=/sccache", "CUDA_COMPUTE_CAP=87",
+		"PATH=/usr/local/cargo/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, toolchainEnv...), env...)...)
 }
 
 // compiles reads the stand-in's record of each call from sccache's stats.
@@ -84,9 +87,15 @@ func TestStandinSccacheDisk(t *testing.T) {
 	requireAll(t, compiles(out), "hit", out)
 	require.Regexp(t, `Cache hits +4\n`, out)
 
+	// An SM this CUDA's nvcc does not build (Thor needs CUDA 13): candle's
+	// kernel crates stop before anything compiles, in bindgen_cuda's words.
+	out, code = buildWith(t, root, "CUDA_COMPUTE_CAP=110")
+	require.Equal(t, 101, code, out)
+	require.Contains(t, out, "nvcc cannot target gpu arch 110. Available nvcc targets are [50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90].")
+
 	// Another SM: the candle backend reads CUDA_COMPUTE_CAP with env!, so
 	// its key changes; the other libraries' do not.
-	out, code = buildWith(t, root, "CUDA_COMPUTE_CAP=110")
+	out, code = buildWith(t, root, "CUDA_COMPUTE_CAP=80")
 	require.Equal(t, 0, code, out)
 	got := compiles(out)
 	require.Equal(t, "miss", got["text_embeddings_backend_candle lib"], out)

@@ -163,10 +163,12 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture = "linux", "arm64"
 	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
-	cf.Config.Env = []string{
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"CUDA_VERSION=" + b.CUDA,
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if b.CUDARoot != "" && b.Devel {
+		// A devel image with CUDA elsewhere puts its nvcc on PATH.
+		path = b.CUDARoot + "/bin:" + path
 	}
+	cf.Config.Env = []string{"PATH=" + path, "CUDA_VERSION=" + b.CUDA}
 	if b.CUDARoot != "" {
 		cf.Config.Env = append(cf.Config.Env, "CUDA_ROOT="+b.CUDARoot)
 	}

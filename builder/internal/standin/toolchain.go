@@ -112,12 +112,12 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 			return err
 		}
 	}
-	for _, linking := range []string{tei.LinkStatic, tei.LinkDynamic, ""} {
-		path, err := k.routerTemplate(ctx, b, linking)
+	for _, kind := range tei.Templates() {
+		path, err := k.routerTemplate(ctx, b, kind)
 		if err != nil {
 			return err
 		}
-		if err := l.copyFile(strings.TrimPrefix(tei.TemplatePath(tei.Template(linking)), "/"), 0o755, path); err != nil {
+		if err := l.copyFile(strings.TrimPrefix(tei.TemplatePath(kind.Name()), "/"), 0o755, path); err != nil {
 			return err
 		}
 	}
@@ -125,24 +125,32 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 }
 
 // RouterNeeds are the libraries a router built on a base of ubuntu and
-// cuda with linking records as DT_NEEDED, besides the C library: the
-// driver (every CUDA linking mode), CUDA's shared libraries (dynamic
-// linking), OpenSSL, the GCC and C++ runtimes.
-func RouterNeeds(ubuntu, cuda, linking string) []string {
+// cuda records as DT_NEEDED, besides the C library: the driver (every
+// CUDA linking mode); CUDA's shared libraries with dynamic linking; with
+// flash attention (candle-cuda) libcudart of the CUDA major, which
+// candle-flash-attn's build script links dynamically
+// (cargo:rustc-link-lib=dylib=cudart, candle revision 6381023, which TEI
+// v1.8.0 to v1.9.3 pin) in every linking mode; OpenSSL, the GCC and C++
+// runtimes (libstdc++: the same build script's dylib=stdc++, and CUDA's
+// static libraries).
+func RouterNeeds(ubuntu, cuda string, kind tei.TemplateKind) []string {
 	var out []string
-	if linking != "" {
+	if kind.Linking != "" {
 		out = append(out, "libcuda.so.1")
 	}
-	if linking == tei.LinkDynamic {
+	switch {
+	case kind.Linking == tei.LinkDynamic:
 		out = append(out, CUDASonames(cuda)...)
+	case kind.FlashAttn:
+		out = append(out, cudaLibs(cuda)[0].Soname)
 	}
 	return append(out, UbuntuLibs(ubuntu)...)
 }
 
-// routerTemplate builds the stand-in router for linking on b.
-func (k Kit) routerTemplate(ctx context.Context, b Base, linking string) (string, error) {
+// routerTemplate builds the stand-in router of kind for b.
+func (k Kit) routerTemplate(ctx context.Context, b Base, kind tei.TemplateKind) (string, error) {
 	var links []string
-	for _, so := range RouterNeeds(b.Ubuntu, b.CUDA, linking) {
+	for _, so := range RouterNeeds(b.Ubuntu, b.CUDA, kind) {
 		var path string
 		var err error
 		if so == "libcuda.so.1" {
@@ -158,9 +166,9 @@ func (k Kit) routerTemplate(ctx context.Context, b Base, linking string) (string
 	// netgo: the serving router's HTTP server resolves nothing, and Go's
 	// cgo resolver would add libresolv.so.2 to its DT_NEEDED, which TEI's
 	// router does not have.
-	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + tei.Template(linking), CgoLinks: links, Cgo: true,
+	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + kind.Name(), CgoLinks: links, Cgo: true,
 		Tags: []string{"netgo"}}
-	if linking != "" {
+	if kind.Linking != "" {
 		prog.Tags = append(prog.Tags, "cuda")
 	}
 	path, err := k.buildGo(ctx, prog)
@@ -172,7 +180,8 @@ func (k Kit) routerTemplate(ctx context.Context, b Base, linking string) (string
 
 // addCUDADevel adds what a CUDA devel image links against: cuda.h, the
 // static libraries of static linking, the development links of dynamic
-// linking, and the driver's stub, stubs/libcuda.so (soname libcuda.so.1).
+// linking, nvcc (bin/nvcc, see nvccScript) and the driver's stub,
+// stubs/libcuda.so (soname libcuda.so.1).
 func (k Kit) addCUDADevel(ctx context.Context, l *layer, b Base, lib string) error {
 	tree := strings.TrimPrefix(b.cudaTree(), "/")
 	l.file(tree+"/include/cuda.h", 0o644, []byte("/* stand-in for CUDA's driver API header */\n"))
@@ -182,6 +191,11 @@ func (k Kit) addCUDADevel(ctx context.Context, l *layer, b Base, lib string) err
 	for _, so := range CUDASonames(b.CUDA) {
 		l.link(tree+"/"+lib+"/"+devLink(so), so)
 	}
+	nvcc, err := nvccScript(b.CUDA)
+	if err != nil {
+		return err
+	}
+	l.file(tree+"/bin/nvcc", 0o755, nvcc)
 	stub, err := BuildLibcuda(ctx, k.Cache, Driver{Arch: ARM64, Stub: true})
 	if err != nil {
 		return err

@@ -136,9 +136,10 @@ func TestStandinToolchain(t *testing.T) {
 	require.Contains(t, out, "Could not resolve host: index.crates.io")
 
 	for template, needed := range map[string][]string{
-		"static":  RouterNeeds("22.04", "12.6", tei.LinkStatic),
-		"dynamic": RouterNeeds("22.04", "12.6", tei.LinkDynamic),
-		"cpu":     RouterNeeds("22.04", "12.6", ""),
+		"static":       RouterNeeds("22.04", "12.6", tei.TemplateKind{Linking: tei.LinkStatic}),
+		"static-flash": RouterNeeds("22.04", "12.6", tei.TemplateKind{Linking: tei.LinkStatic, FlashAttn: true}),
+		"dynamic":      RouterNeeds("22.04", "12.6", tei.TemplateKind{Linking: tei.LinkDynamic}),
+		"cpu":          RouterNeeds("22.04", "12.6", tei.TemplateKind{}),
 	} {
 		f, err := elf.Open(filepath.Join(root, tei.TemplatePath(template)))
 		require.NoError(t, err, template)
@@ -152,9 +153,20 @@ func TestStandinToolchain(t *testing.T) {
 		require.Equal(t, elf.EM_AARCH64, f.Machine)
 		f.Close()
 	}
-	require.Contains(t, RouterNeeds("22.04", "12.6", tei.LinkDynamic), "libcublasLt.so.12")
-	require.Contains(t, RouterNeeds("20.04", "11.4", tei.LinkDynamic), "libnvrtc.so.11.2")
-	require.Contains(t, RouterNeeds("24.04", "13.0", tei.LinkDynamic), "libcudart.so.13")
+	dynamic := tei.TemplateKind{Linking: tei.LinkDynamic}
+	require.Contains(t, RouterNeeds("22.04", "12.6", dynamic), "libcublasLt.so.12")
+	require.Contains(t, RouterNeeds("20.04", "11.4", dynamic), "libnvrtc.so.11.2")
+	require.Contains(t, RouterNeeds("24.04", "13.0", dynamic), "libcudart.so.13")
+	// candle-flash-attn links libcudart of the CUDA major whatever cudarc does.
+	flash := tei.TemplateKind{Linking: tei.LinkStatic, FlashAttn: true}
+	require.Equal(t, []string{"libcuda.so.1", "libcudart.so.12", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6"}, RouterNeeds("22.04", "12.6", flash))
+	require.Contains(t, RouterNeeds("20.04", "11.4", flash), "libcudart.so.11.0")
+	require.Contains(t, RouterNeeds("24.04", "13.0", flash), "libcudart.so.13")
+	require.NotContains(t, RouterNeeds("24.04", "13.0", tei.TemplateKind{Linking: tei.LinkStatic}), "libcudart.so.13", "candle-cuda-volta has no flash attention")
+	out, code = inImage(t, root, "/usr/local/cuda/bin/nvcc --list-gpu-code")
+	require.Equal(t, 0, code, out)
+	require.Equal(t, "sm_50\nsm_52\nsm_53\nsm_60\nsm_61\nsm_62\nsm_70\nsm_72\nsm_75\nsm_80\nsm_86\nsm_87\nsm_89\nsm_90\n", out,
+		"CUDA 12.6's nvcc, from the facts table")
 	cargo, err := elf.Open(filepath.Join(root, tei.StandinDir, "cargo", "cargo"))
 	require.NoError(t, err)
 	_, err = cargo.DynamicSymbols()

@@ -21,6 +21,9 @@ type Host struct {
 	Env Env
 	// LookPath finds a program on PATH (exec.LookPath in the program).
 	LookPath func(string) (string, error)
+	// Output runs a program found on PATH and returns its standard
+	// output (exec.Command(...).Output() in the program).
+	Output func(name string, args ...string) ([]byte, error)
 	// CPU is the building CPU's features (from the auxiliary vector).
 	CPU []string
 }
@@ -82,7 +85,7 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 	if err := checkOpenSSL(ws, p, h); err != nil {
 		return nil, err
 	}
-	candle, err := candleBackend(pkg, res)
+	candle, candleFeatures, err := candleBackend(pkg, res)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +95,13 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 		}
 	}
 	if candle != nil {
-		if err := compileComputeCap(candle, p, h); err != nil {
+		if err := compileComputeCap(ws, candle, p, h); err != nil {
 			return nil, err
+		}
+		if slices.Contains(candleFeatures, "flash-attn") {
+			if err := compileFlashAttn(candle, p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := rustflagsOf(dir, p, h); err != nil {
@@ -189,21 +197,21 @@ func outputPath(dir string, ws *Manifest, args BuildArgs, h Host) string {
 }
 
 // candleBackend follows the router's features into the backend crates and
-// returns the candle backend's manifest when its CUDA code, and with it
-// TEI's compute-cap gate, is compiled; nil otherwise.
-func candleBackend(router *Manifest, res Resolution) (*Manifest, error) {
+// returns the candle backend's manifest and enabled features when its CUDA
+// code, and with it TEI's compute-cap gate, is compiled; nil otherwise.
+func candleBackend(router *Manifest, res Resolution) (*Manifest, []string, error) {
 	backends, bres, err := resolveDependency(router, res, "text-embeddings-backend")
 	if err != nil || backends == nil {
-		return nil, err
+		return nil, nil, err
 	}
 	candle, cres, err := resolveDependency(backends, bres, "text-embeddings-backend-candle")
 	if err != nil || candle == nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !slices.Contains(cres.Features, "cuda") {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return candle, nil
+	return candle, cres.Features, nil
 }
 
 // resolveDependency resolves the features of m's path dependency dep: those
@@ -303,9 +311,10 @@ func cudaRoot(h Host) (string, bool) {
 // compileComputeCap is the candle backend: its build script reads
 // CUDA_COMPUTE_CAP (else asks nvidia-smi, which a build image has no GPU
 // for) and compute_cap.rs compiles it in with env!, so without a number
-// the crate does not compile. The match of compute_cap_matching becomes
-// the router's gate.
-func compileComputeCap(candle *Manifest, p *BuildPlan, h Host) error {
+// the crate does not compile; candle's kernel crates check the number
+// against nvcc first (bindgenCUDA). The match of compute_cap_matching
+// becomes the router's gate.
+func compileComputeCap(ws, candle *Manifest, p *BuildPlan, h Host) error {
 	src := filepath.Join(filepath.Dir(candle.Path), "src", "compute_cap.rs")
 	data, err := os.ReadFile(src)
 	if err != nil {
@@ -317,6 +326,9 @@ func compileComputeCap(candle *Manifest, p *BuildPlan, h Host) error {
 		return &CompileError{Crate: candle.Package.Name, Kind: "lib", Message: "error: environment variable `CUDA_COMPUTE_CAP` not defined at compile time\n" +
 			"  --> " + src + "\n   |\n   = help: use `std::env::var(\"CUDA_COMPUTE_CAP\")` to read the variable at run time\n" +
 			"   = note: this error originates in the macro `env` (in Nightly builds, run with -Z macro-backtrace for more info)"}
+	}
+	if err := bindgenCUDA(filepath.Dir(ws.Path), p, h, cc); err != nil {
+		return err
 	}
 	table, err := ParseComputeCapTable(string(data))
 	if err != nil {

@@ -21,7 +21,7 @@ func buildImage(t *testing.T, env map[string]string) Host {
 		writeFile(t, filepath.Join(root, f), "")
 	}
 	for _, mode := range []string{LinkStatic, LinkDynamic} {
-		_, cuda := linkLibs(mode)
+		_, cuda := linkLibs(mode, true)
 		for _, lib := range cuda {
 			writeFile(t, filepath.Join(root, "/usr/local/cuda/lib64", lib), "")
 		}
@@ -31,11 +31,25 @@ func buildImage(t *testing.T, env map[string]string) Host {
 	}
 	return Host{Root: root, Env: envOf(env), CPU: []string{"asimd", "fp", "sve"},
 		LookPath: func(name string) (string, error) {
-			if name == "cc" || name == "pkg-config" {
+			if name == "cc" || name == "pkg-config" || name == "nvcc" {
 				return "/usr/bin/" + name, nil
 			}
 			return "", errors.New("not found")
-		}}
+		},
+		Output: nvccOf(anyNVCC)}
+}
+
+// anyNVCC lists every SM the tests build for, as no one CUDA release does.
+const anyNVCC = "sm_72\nsm_87\nsm_90a\nsm_110\n"
+
+// nvccOf answers `nvcc --list-gpu-code` with list.
+func nvccOf(list string) func(string, ...string) ([]byte, error) {
+	return func(name string, args ...string) ([]byte, error) {
+		if name == "nvcc" && len(args) == 1 && args[0] == "--list-gpu-code" {
+			return []byte(list), nil
+		}
+		return nil, errors.New("unexpected command")
+	}
 }
 
 // copySource copies the TEI-shaped tree, which the build may change.
@@ -152,7 +166,7 @@ func TestBuildRecordsTheTargetCPU(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, cpu.Facts.CUDA, "no CUDA backend: no gate, no cudarc")
 	require.Empty(t, cpu.Facts.Linking)
-	require.Equal(t, "cpu", Template(cpu.Facts.Linking))
+	require.Equal(t, "cpu", Template(cpu.Facts.Linking, cpu.Facts.FlashAttn))
 }
 
 func TestParseBuildArgs(t *testing.T) {

@@ -41,6 +41,11 @@ type Facts struct {
 	ComputeCap int `json:"compute_cap,omitempty"`
 	// Table is compute_cap_matching of backends/candle/src/compute_cap.rs as compiled.
 	Table Table `json:"table,omitempty"`
+	// FlashAttn reports that candle-flash-attn (the candle backend's
+	// flash-attn feature) is compiled in, and FlashGate the runtime caps
+	// its backends/candle/src/flash_attn.rs runs flash-attention v2 for.
+	FlashAttn bool      `json:"flash_attn,omitempty"`
+	FlashGate FlashGate `json:"flash_gate,omitempty"`
 	// Rustflags are the flags rustc got, and RustflagsFrom where they came
 	// from (CARGO_ENCODED_RUSTFLAGS, RUSTFLAGS, a config file, or "").
 	Rustflags     []string `json:"rustflags"`

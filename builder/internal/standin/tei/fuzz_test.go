@@ -45,3 +45,15 @@ func FuzzParseBuildArgs(f *testing.F) {
 		_, _ = ParseBuildArgs(strings.Split(joined, "\x00"))
 	})
 }
+
+func FuzzParseFlashGate(f *testing.F) {
+	f.Add("fn flash_attn_varlen() {\n    } else if (80..90).contains(&runtime_compute_cap)\n        || runtime_compute_cap == 90 // x\n    {\n")
+	f.Add("fn flash_attn_varlen() {\n} else if (80..90).contains(&runtime_compute_cap) || runtime_compute_cap == 110 {\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		gate, err := ParseFlashGate(src)
+		if err == nil && len(gate) == 0 {
+			t.Fatal("a gate without terms and no error")
+		}
+		_ = gate.Accepts(110)
+	})
+}

@@ -10,11 +10,15 @@ import (
 // the C library: OpenSSL's development links (libssl-dev) always, the
 // driver's stub and CUDA's libraries for the CUDA backend. Static linking
 // takes CUDA's static archives; dynamic linking their shared libraries.
-func linkLibs(linking string) (system []string, cuda []string) {
+func linkLibs(linking string, flashAttn bool) (system []string, cuda []string) {
 	system = []string{"/usr/lib/aarch64-linux-gnu/libssl.so", "/usr/lib/aarch64-linux-gnu/libcrypto.so"}
 	switch linking {
 	case LinkStatic:
 		cuda = []string{"stubs/libcuda.so", "libcudart_static.a", "libcublas_static.a", "libcublasLt_static.a", "libcurand_static.a", "libculibos.a"}
+		if flashAttn {
+			// candle-flash-attn's build script: cargo:rustc-link-lib=dylib=cudart.
+			cuda = append(cuda, "libcudart.so")
+		}
 	case LinkDynamic:
 		cuda = []string{"stubs/libcuda.so", "libcudart.so", "libcublas.so", "libcublasLt.so", "libcurand.so", "libnvrtc.so"}
 	}
@@ -28,7 +32,7 @@ func link(p *BuildPlan, h Host) error {
 		return &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
 			Message: "error: linker `cc` not found\n  |\n  = note: No such file or directory (os error 2)"}
 	}
-	system, cuda := linkLibs(p.Facts.Linking)
+	system, cuda := linkLibs(p.Facts.Linking, p.Facts.FlashAttn)
 	var missing []string
 	for _, lib := range system {
 		if !h.exists(lib) {

@@ -20,17 +20,38 @@ const (
 	LinkDynamic = "dynamic-linking"
 )
 
-// Template names the prebuilt router a linking mode needs: "static",
-// "dynamic", or "cpu" for a router without the CUDA backend.
-func Template(linking string) string {
-	switch linking {
-	case LinkStatic:
+// Template names the prebuilt router a build needs, by what it records
+// as DT_NEEDED: "static" (cudarc linked statically: the driver alone of
+// CUDA's libraries), "static-flash" (the same with candle-flash-attn,
+// whose build script links libcudart dynamically whatever cudarc does),
+// "dynamic" (CUDA's shared libraries, libcudart among them), or "cpu"
+// for a router without the CUDA backend.
+func Template(linking string, flashAttn bool) string {
+	switch {
+	case linking == LinkStatic && flashAttn:
+		return "static-flash"
+	case linking == LinkStatic:
 		return "static"
-	case LinkDynamic:
+	case linking == LinkDynamic:
 		return "dynamic"
 	}
 	return "cpu"
 }
+
+// Templates are every template a build base carries, with the linking
+// mode and flash attention of each.
+func Templates() []TemplateKind {
+	return []TemplateKind{{LinkStatic, false}, {LinkStatic, true}, {LinkDynamic, false}, {"", false}}
+}
+
+// TemplateKind is what a router template is linked for.
+type TemplateKind struct {
+	Linking   string
+	FlashAttn bool
+}
+
+// Name is the template's name (see Template).
+func (k TemplateKind) Name() string { return Template(k.Linking, k.FlashAttn) }
 
 // noLinkingPanic is what cudarc's build script (the revision TEI v1.8.0 to
 // v1.9.3 pin) panics with when none of its linking features is on (TEI

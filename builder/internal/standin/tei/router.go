@@ -73,7 +73,7 @@ func RunRouter(f Facts, e RouterEnv) int {
 	}
 	verdict := "no CUDA backend compiled in"
 	if f.CUDA {
-		v, ok := computeCapGate(f, e)
+		_, v, ok := computeCapGate(f, e)
 		if !ok {
 			return 1
 		}
@@ -91,8 +91,9 @@ func RunRouter(f Facts, e RouterEnv) int {
 }
 
 // computeCapGate is TEI's candle backend start: the runtime compute
-// capability from the driver against the compiled table.
-func computeCapGate(f Facts, e RouterEnv) (string, bool) {
+// capability from the driver (0 when CUDA is not available and the router
+// carries on on the CPU) against the compiled table.
+func computeCapGate(f Facts, e RouterEnv) (int, string, bool) {
 	rc := e.Driver.Init()
 	var major, minor int
 	if rc == 0 {
@@ -101,14 +102,14 @@ func computeCapGate(f Facts, e RouterEnv) (string, bool) {
 	if rc != 0 {
 		fmt.Fprintf(e.Stdout, "WARN text_embeddings_backend_candle: Could not find a compatible CUDA device on host: CUDA is not available\n\nCaused by:\n    DriverError(%s, %q)\n", cuErrorName(rc), cuErrorString(rc))
 		fmt.Fprintln(e.Stdout, "WARN text_embeddings_backend_candle: Using CPU instead")
-		return "running on the CPU", true
+		return 0, "running on the CPU", true
 	}
 	runtime := major*10 + minor
 	if !f.Table.Accepts(runtime, f.ComputeCap) {
 		fmt.Fprintf(e.Stderr, "Error: Could not create backend\n\nCaused by:\n    Could not start backend: Runtime compute cap %d is not compatible with compile time compute cap %d\n", runtime, f.ComputeCap)
-		return "", false
+		return runtime, "", false
 	}
-	return fmt.Sprintf("compute cap: runtime %d accepted by compile time %d", runtime, f.ComputeCap), true
+	return runtime, fmt.Sprintf("compute cap: runtime %d accepted by compile time %d", runtime, f.ComputeCap), true
 }
 
 // port is --port, else PORT, else TEI's default 3000.

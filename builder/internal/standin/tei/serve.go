@@ -221,16 +221,20 @@ func serveModel(f Facts, e RouterEnv, a serveArgs) int {
 		return se.code
 	}
 	m.dtype = "float32"
+	runtime := 0
 	if f.CUDA {
-		verdict, ok := computeCapGate(f, e)
+		gpu, _, ok := computeCapGate(f, e)
 		if !ok {
 			return 1
 		}
-		if !strings.HasPrefix(verdict, "running on the CPU") {
-			m.dtype = "float16" // TEI's default dtype on the candle CUDA backend
+		if gpu > 0 {
+			m.dtype, runtime = "float16", gpu // TEI's default dtype on the candle CUDA backend
 		}
 	}
-	log.info("text_embeddings_backend_candle", "Starting Bert model on "+map[string]string{"float16": "Cuda(CudaDevice(DeviceId(1)))", "float32": "Cpu"}[m.dtype])
+	if se := startModel(f, e, m, runtime, log); se != nil {
+		fmt.Fprint(e.Stderr, se.text)
+		return se.code
+	}
 	if ms, _ := strconv.Atoi(e.Getenv(KnobLoadMillis)); ms > 0 {
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):

@@ -47,7 +47,8 @@ func rustc(args []string, stdout, stderr io.Writer) int {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	h := tei.Host{Env: os.LookupEnv, LookPath: exec.LookPath, CPU: hostCPU()}
+	h := tei.Host{Env: os.LookupEnv, LookPath: exec.LookPath, CPU: hostCPU(),
+		Output: func(name string, args ...string) ([]byte, error) { return exec.Command(name, args...).Output() }}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "Rust's package manager (jetbake stand-in)\n\nUsage: cargo [OPTIONS] [COMMAND]")
 		return 0
@@ -218,7 +219,7 @@ func compile(r rustcRunner, dir, deps string, release bool, units []tei.Unit, st
 
 // write puts the template of p's linking mode, with p's facts, at p.Output.
 func write(p *tei.BuildPlan) error {
-	tmpl := tei.TemplatePath(tei.Template(p.Facts.Linking))
+	tmpl := tei.TemplatePath(tei.Template(p.Facts.Linking, p.Facts.FlashAttn))
 	template, err := os.ReadFile(tmpl)
 	if err != nil {
 		return fmt.Errorf("this build image has no stand-in router for %s (%s): %w", orCPU(p.Facts.Linking), tmpl, err)
