@@ -183,5 +183,12 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 		}
 		return strings.TrimSpace(string(data))
 	}
+	j.mu.Lock()
+	for i := range j.binaries {
+		if len(j.binaries[i].Needed) > 0 {
+			j.binaries[i].Resolved = resolvedLibraries(j.binaries[i].Needed, read(j.binaries[i].Binary+".ldd"))
+		}
+	}
+	j.mu.Unlock()
 	return j.judgeSmoke(run.image.name, read(smokeResultFile), read)
 }

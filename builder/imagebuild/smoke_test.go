@@ -35,7 +35,7 @@ func TestJudgeSmoke(t *testing.T) {
 		binaries: []Binary{{Binary: "router-87", Needed: []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libc.so.6"}}}}
 	files := map[string]string{
 		"router-87.ldd":  "\tlinux-vdso.so.1 (0x0000)\n\tlibcuda.so.1 => /jetbake-smoke-driver/libcuda.so.1 (0x1)\n\tlibssl.so.3 => not found\n\tlibcrypto.so.3 => not found\n",
-		"router-110.ldd": "\tlibcuda.so.1 => not found\n\tlibssl.so.3 => not found\n",
+		"router-110.ldd": "\tlibcuda.so.1 => not found\n\tlibssl.so.3 => not found\n\tlibcudart.so.13 => not found\n",
 		"router-87.log":  "/usr/local/bin/router-87: error while loading shared libraries: libssl.so.3: cannot open shared object file: No such file or directory\n",
 		"router-110.log": "/usr/local/bin/router-110: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory\n",
 	}
@@ -48,11 +48,14 @@ func TestJudgeSmoke(t *testing.T) {
 		{name: "no exit status", result: "rc router-87 0\nca\n", want: []string{"smoke run of router-110 on " + testImage + " left no exit status"}},
 		{name: "a binary fails", result: "rc router-87 0\nrc router-110 127\nca\n", want: []string{"router-110 --version (exit 127) fails on " + testImage + ": it needs libcuda.so.1"}},
 		{name: "every missing library at once", result: "ldd router-87 1\nrc router-87 127\nldd router-110 1\nrc router-110 127\nca\n",
-			want: []string{"router-87, router-110: the smoke run's loader finds no libssl.so.3, libcrypto.so.3, libcuda.so.1 in " + testImage,
+			want: []string{"router-87, router-110: the smoke run's loader finds no libssl.so.3, libcrypto.so.3, libcuda.so.1, libcudart.so.13 in " + testImage,
 				"error while loading shared libraries: libssl.so.3: cannot open shared object file",
 				"router-87's DT_NEEDED: libcuda.so.1, libssl.so.3, libcrypto.so.3, libc.so.6",
 				"libcuda.so.1 is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands the build base's driver stub in for it, and the build base nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04 has none",
 				"install what provides libssl.so.3, libcrypto.so.3 in the runtime stage"}},
+		{name: "CUDA's runtime", result: "ldd router-110 1\nrc router-110 127\nrc router-87 0\nca\n", want: []string{
+			"router-110: the smoke run's loader finds no libcuda.so.1, libssl.so.3, libcudart.so.13 in " + testImage,
+			"libcudart.so.13 is CUDA's runtime, which a router with flash attention NEEDs in every linking mode (candle-flash-attn links it dynamically): install cuda-cudart-13-2 in the runtime stage"}},
 		{name: "no loader", result: "nointerp router-87\n", want: []string{testImage + " lacks its dynamic loader, the dynamic loader router-87 names"}},
 		{name: "no CA bundle", result: "rc router-87 0\nrc router-110 0\n", want: []string{testImage + " has no CA bundle at " + CABundlePath}},
 		{name: "a linked folder", result: "rc router-87 0\nrc router-110 0\nca\nlink /usr/local/bin\n",
@@ -115,4 +118,14 @@ func TestReadELF(t *testing.T) {
 	var fe *elf.FormatError
 	require.ErrorAs(t, err, &fe)
 	require.True(t, strings.Contains(err.Error(), "bad magic number"))
+}
+
+// Where each DT_NEEDED entry resolved, from the loader's trace; the
+// driver is the host's.
+func TestResolvedLibraries(t *testing.T) {
+	trace := "\tlinux-vdso.so.1 (0x0000)\n\tlibcuda.so.1 => /jetbake-smoke-driver/libcuda.so.1 (0x1)\n" +
+		"\tlibcudart.so.12 => /usr/local/cuda/lib64/libcudart.so.12 (0x2)\n\tlibssl.so.3 => not found\n\tlibc.so.6 => /lib/aarch64-linux-gnu/libc.so.6 (0x3)\n"
+	require.Equal(t, []Library{{Name: "libcuda.so.1", FromHost: true}, {Name: "libcudart.so.12", Path: "/usr/local/cuda/lib64/libcudart.so.12"},
+		{Name: "libssl.so.3"}, {Name: "libc.so.6", Path: "/lib/aarch64-linux-gnu/libc.so.6"}},
+		resolvedLibraries([]string{"libcuda.so.1", "libcudart.so.12", "libssl.so.3", "libc.so.6"}, trace))
 }

@@ -125,7 +125,11 @@ func (j *releaseJob) judgeLibraries(image string, f smokeFindings, read func(nam
 		msg += fmt.Sprintf("; %s is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands the build base's driver stub in for it, and the build base %s has none (%s): use a CUDA devel image as build base",
 			driverLib, j.release.BuildBase, strings.Join(driverStubPaths, ", "))
 	}
-	if others := slices.DeleteFunc(slices.Clone(missing), func(l string) bool { return l == driverLib }); len(others) > 0 {
+	if cudart := slices.IndexFunc(missing, func(l string) bool { return strings.HasPrefix(l, "libcudart.so.") }); cudart >= 0 {
+		msg += fmt.Sprintf("; %s is CUDA's runtime, which a router with flash attention NEEDs in every linking mode (candle-flash-attn links it dynamically): install cuda-cudart-%s in the runtime stage and put the CUDA library folder (/usr/local/cuda/lib64) in /etc/ld.so.conf.d, as the shipped Dockerfile-jetson does",
+			missing[cudart], strings.ReplaceAll(j.release.CUDA, ".", "-"))
+	}
+	if others := slices.DeleteFunc(slices.Clone(missing), func(l string) bool { return l == driverLib || strings.HasPrefix(l, "libcudart.so.") }); len(others) > 0 {
 		msg += fmt.Sprintf("; install what provides %s in the runtime stage (TEI's images install libssl and ca-certificates; dynamic linking needs CUDA's libraries), or use a base that has them", strings.Join(others, ", "))
 	}
 	return fmt.Errorf("%s", msg)

@@ -89,6 +89,7 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	}{
 		{release: e2e.NoComputeCapRelease, what: "Dockerfile-jetson without jetson-compute-cap.sh", variant: e2e.OnlyNoComputeCap},
 		{release: e2e.NativeCPURelease, what: "Dockerfile-jetson copying TEI's .cargo (target-cpu=native)", variant: e2e.OnlyNativeCPU},
+		{release: e2e.NoFlashGateRelease, what: "Dockerfile-jetson leaving TEI's flash_attn.rs as it is", variant: e2e.OnlyNoFlashGate},
 	} {
 		mutate, err := v.variant(root, filepath.Join(work, "dockerfiles"))
 		if err != nil {

@@ -12,7 +12,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // Check is one run of a built image on a fake host, and what it must print.
@@ -31,7 +33,20 @@ type Check struct {
 	WantExit int
 	// WantOutput are phrases a successful run's stdout must contain too.
 	WantOutput []string
+	// Model mounts a small local model at ModelPath, for a run that
+	// serves it (the probe's --serve, or the router's --model-id).
+	Model bool
+	// WantServe wants the probe's serving check passed in the evidence it
+	// prints: Args are ServeArgs.
+	WantServe bool
 }
+
+// ModelPath is where a Check's model is mounted in the container.
+const ModelPath = "/model"
+
+// FlashRefusalOnThor is TEI's sentence when flash attention's gate does
+// not list Thor's compute capability.
+const FlashRefusalOnThor = "GPU with CUDA capability 110 is not supported"
 
 // Outcome is what a Check saw.
 type Outcome struct {
@@ -46,6 +61,11 @@ type Outcome struct {
 func (o Outcome) OK() bool {
 	if o.Err != nil {
 		return false
+	}
+	if o.WantServe {
+		// The probe's own exit status also counts the image digest, which
+		// only a run of a pulled image by digest has.
+		return o.served() != nil
 	}
 	if o.WantArch != "" {
 		if o.Result.ExitCode != 0 || !strings.Contains(o.Result.Stdout, "router built for "+o.WantArch+" ") {
@@ -74,6 +94,9 @@ func (o Outcome) Summary() string {
 	if o.Err != nil {
 		return "error: " + o.Err.Error()
 	}
+	if c := o.served(); c != nil {
+		return "serve: " + c.Detail
+	}
 	if o.Result.ExitCode == 0 {
 		return strings.SplitN(strings.TrimSpace(o.Result.Stdout), "\n", 2)[0]
 	}
@@ -81,6 +104,23 @@ func (o Outcome) Summary() string {
 		return fmt.Sprintf("exit %d: killed by SIGILL (illegal instruction)", o.Result.ExitCode)
 	}
 	return fmt.Sprintf("exit %d: %s", o.Result.ExitCode, strings.TrimSpace(o.Result.Stderr))
+}
+
+// served is the probe's passed serving check in the run's evidence, or nil.
+func (o Outcome) served() *evidencespec.Check {
+	if !o.WantServe {
+		return nil
+	}
+	ev, err := evidence.Parse([]byte(o.Result.Stdout))
+	if err != nil {
+		return nil
+	}
+	for _, c := range ev.Result.Checks {
+		if c.Name == evidencespec.CheckServe && c.Status == evidencespec.Passed {
+			return &c
+		}
+	}
+	return nil
 }
 
 // RefusalOnOrin is TEI's sentence when a router built for Orin lacks the (87, 87) arm.
@@ -137,14 +177,26 @@ func ReleaseChecks() []Check {
 	}
 }
 
+// ServeChecks serve a model on Thor through the probe: the shipped
+// jetpack7.0 image, whose flash attention gate lists Thor, and the same
+// release built with TEI's flash_attn.rs as it is, which fails at its
+// health check with TEI's sentence.
+func ServeChecks() []Check {
+	return []Check{
+		{Release: "jetpack7.0", Host: "thor-jp7.0", Args: ServeArgs("2m"), Model: true, WantServe: true},
+		{Release: NoFlashGateRelease, Host: "thor-jp7.0", Args: ServeArgs("2m"), Model: true, WantFailure: FlashRefusalOnThor, WantExit: 1},
+	}
+}
+
 // DemoChecks are DefaultChecks and ReleaseChecks, then the images built
 // from a changed Dockerfile-jetson: without jetson-compute-cap.sh (TEI's
-// refusal on an Orin) and with TEI's .cargo (SIGILL on an Orin).
+// refusal on an Orin), with TEI's .cargo (SIGILL on an Orin), and the
+// serving checks on Thor.
 func DemoChecks() []Check {
-	return append(append(DefaultChecks(), ReleaseChecks()...),
+	return append(append(append(DefaultChecks(), ReleaseChecks()...),
 		Check{Release: NoComputeCapRelease, Host: "orin-jp6", WantFailure: RefusalOnOrin},
 		Check{Release: NativeCPURelease, Host: "orin-jp6", WantExit: ExitSIGILL},
-	)
+	), ServeChecks()...)
 }
 
 // Images pulls and unpacks each release's image (by its first tag) under dir.
@@ -185,7 +237,26 @@ type Unpacked struct {
 
 // RunChecks runs every check and returns the outcomes in order.
 func RunChecks(ctx context.Context, runner *runimage.Runner, images map[string]Unpacked, hostsByName map[string]runimage.Host, checks []Check) []Outcome {
+	model := ""
+	defer func() {
+		if model != "" {
+			os.RemoveAll(model)
+		}
+	}()
 	return runEach(images, hostsByName, checks, func(img Unpacked, host runimage.Host, c Check) (runimage.Result, error) {
+		if c.Model {
+			if model == "" {
+				dir, err := os.MkdirTemp("", "jetbake-model-")
+				if err != nil {
+					return runimage.Result{}, err
+				}
+				model = dir
+				if err := WriteModel(dir); err != nil {
+					return runimage.Result{}, err
+				}
+			}
+			host.Volumes = append(slices.Clone(host.Volumes), runimage.Volume{Source: model, Destination: ModelPath})
+		}
 		return runner.Run(ctx, img.Rootfs, img.Config, host, c.Args)
 	})
 }

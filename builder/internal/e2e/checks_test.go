@@ -110,8 +110,14 @@ func TestDefaultChecks(t *testing.T) {
 	require.Len(t, released, len(shippedNames), "every shipped release routes on some fake host: %v", released)
 	for _, c := range all {
 		require.Contains(t, hostsByName, c.Host, "check %+v", c)
-		require.Contains(t, append(shippedNames, NoComputeCapRelease, NativeCPURelease), c.Release, "check %+v", c)
-		require.True(t, (c.WantArch == "") != (c.WantFailure == "" && c.WantExit == 0), "check %+v wants exactly one of an arch or a failure", c)
+		require.Contains(t, append(shippedNames, NoComputeCapRelease, NativeCPURelease, NoFlashGateRelease), c.Release, "check %+v", c)
+		wants := 0
+		for _, w := range []bool{c.WantArch != "", c.WantFailure != "" || c.WantExit != 0, c.WantServe} {
+			if w {
+				wants++
+			}
+		}
+		require.Equal(t, 1, wants, "check %+v wants exactly one of an arch, a failure or a served model", c)
 	}
 
 	var wantArchs []string

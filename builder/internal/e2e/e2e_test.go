@@ -135,14 +135,21 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("the smoke run read each router's DT_NEEDED and loader", func(t *testing.T) {
-		ssl3 := []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}
-		want := map[string][]string{"jetpack6.1": ssl3, "jetpack6.2": ssl3, "jetpack7.0": ssl3, "jetpack7.2": ssl3,
-			"jetpack5.1": {"libcuda.so.1", "libssl.so.1.1", "libcrypto.so.1.1", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}}
+		// Static linking needs only the driver of CUDA's libraries, but
+		// candle-flash-attn (candle-cuda; not Xavier's candle-cuda-volta)
+		// links libcudart of the CUDA major dynamically.
+		ssl3 := func(cudart string) []string {
+			return []string{"libcuda.so.1", cudart, "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}
+		}
+		want := map[string][]string{"jetpack6.1/router-87": ssl3("libcudart.so.12"), "jetpack6.2/router-87": ssl3("libcudart.so.12"),
+			"jetpack7.0/router-110": ssl3("libcudart.so.13"), "jetpack7.2/router-87": ssl3("libcudart.so.13"), "jetpack7.2/router-110": ssl3("libcudart.so.13"),
+			"jetpack5.1/router-87": {"libcuda.so.1", "libcudart.so.11.0", "libssl.so.1.1", "libcrypto.so.1.1", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"},
+			"jetpack5.1/router-72": {"libcuda.so.1", "libssl.so.1.1", "libcrypto.so.1.1", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}}
 		for _, rr := range report.Releases {
 			require.Len(t, rr.Binaries, len(rr.Targets), rr.Name)
 			for _, b := range rr.Binaries {
 				require.Empty(t, b.NotELF, "%s %s", rr.Name, b.Binary)
-				require.Equal(t, want[rr.Name], b.Needed, "%s %s: static linking needs only the driver from CUDA", rr.Name, b.Binary)
+				require.Equal(t, want[rr.Name+"/"+b.Binary], b.Needed, "%s %s", rr.Name, b.Binary)
 				require.Equal(t, "/lib/ld-linux-aarch64.so.1", b.Interpreter)
 			}
 		}

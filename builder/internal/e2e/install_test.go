@@ -126,7 +126,7 @@ func TestInstalledToolInAnotherRepository(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &report))
 	require.Len(t, report.Releases, 1)
 	require.Contains(t, report.Releases[0].Tags, f.env.Registry+"/acme/router:1.9.3-jetpack6.2-"+userRevision[:12], "--tag with {sha}")
-	require.Equal(t, []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"},
+	require.Equal(t, []string{"libcuda.so.1", "libcudart.so.12", "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"},
 		report.Releases[0].Binaries[0].Needed, "TEI built by the Dockerfile init wrote")
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(data, &doc))

@@ -119,6 +119,14 @@ var (
 	// withoutLinkingFeature drops the linking feature from cargo's command
 	// line (the shipped Dockerfile before TEI issue 709 was known).
 	withoutLinkingFeature = DockerfileEdit{Name: "no-linking", Old: ` -F "${CUDA_LINKING}"`}
+	// withoutFlashGate runs jetson-compute-cap.sh and then puts TEI's
+	// flash_attn.rs back as it was: the compute-cap arm alone, as jetbake
+	// did before it opened flash attention's gate. On a Thor the router
+	// starts, then fails at its first forward (the health check).
+	withoutFlashGate = DockerfileEdit{Name: "no-flash-gate",
+		Old: "RUN test -n \"${CUDA_COMPUTE_CAP}\" && sh /usr/local/bin/jetson-compute-cap.sh /src \"${CUDA_COMPUTE_CAP}\"\n",
+		New: "RUN test -n \"${CUDA_COMPUTE_CAP}\" && cp backends/candle/src/flash_attn.rs /tmp/flash_attn.rs && " +
+			"sh /usr/local/bin/jetson-compute-cap.sh /src \"${CUDA_COMPUTE_CAP}\" && cp /tmp/flash_attn.rs backends/candle/src/flash_attn.rs\n"}
 	// withoutRuntimeSSL drops OpenSSL from the runtime stage's packages.
 	withoutRuntimeSSL = DockerfileEdit{Name: "no-runtime-ssl", Old: `ca-certificates "$ssl" $cuda`, New: `ca-certificates $cuda`}
 )
@@ -149,12 +157,18 @@ const NoComputeCapRelease = "jetpack6.2-no-compute-cap"
 // NativeCPURelease is the only release of the matrix OnlyNativeCPU writes.
 const NativeCPURelease = "jetpack6.2-native-cpu"
 
+// NoFlashGateRelease is the only release of the matrix OnlyNoFlashGate writes.
+const NoFlashGateRelease = "jetpack7.0-no-flash-gate"
+
 // onlyVariant keeps one release: a copy of jetpack6.2 named name, tagged
 // "{version}-{release}" so that its tags are its own.
-func onlyVariant(name string) func(m map[string]any) {
+func onlyVariant(name string) func(m map[string]any) { return onlyVariantOf("jetpack6.2", name) }
+
+// onlyVariantOf is onlyVariant with a copy of the release from.
+func onlyVariantOf(from, name string) func(m map[string]any) {
 	return func(m map[string]any) {
 		for _, r := range m["releases"].([]any) {
-			if r.(map[string]any)["name"] != "jetpack6.2" {
+			if r.(map[string]any)["name"] != from {
 				continue
 			}
 			c := map[string]any{}
@@ -183,6 +197,19 @@ func OnlyNoComputeCap(repoRoot, dir string) (func(map[string]any), error) {
 // building CPU (QEMU's, with SVE), it must die by SIGILL on an Orin.
 func OnlyNativeCPU(repoRoot, dir string) (func(map[string]any), error) {
 	return onlyEdited(repoRoot, dir, NativeCPURelease, withCargoConfig)
+}
+
+// OnlyNoFlashGate keeps one release, NoFlashGateRelease, a copy of
+// jetpack7.0 (Thor) built from Dockerfile-jetson with flash_attn.rs left
+// as TEI has it: on a Thor the router starts and then fails at its health
+// check with TEI's "GPU with CUDA capability 110 is not supported".
+func OnlyNoFlashGate(repoRoot, dir string) (func(map[string]any), error) {
+	df, err := WriteDockerfile(repoRoot, dir, withoutFlashGate)
+	if err != nil {
+		return nil, err
+	}
+	only := onlyVariantOf("jetpack7.0", NoFlashGateRelease)
+	return func(m map[string]any) { df(m); only(m) }, nil
 }
 
 func onlyEdited(repoRoot, dir, release string, edit DockerfileEdit) (func(map[string]any), error) {

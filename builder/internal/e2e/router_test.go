@@ -129,6 +129,44 @@ func TestRouterContract(t *testing.T) {
 		require.NotContains(t, res.Stderr, "Starting HTTP server")
 	})
 
+	t.Run("Thor: TEI's flash gate left as it is fails at the health check; the shipped one serves", func(t *testing.T) {
+		model := filepath.Join(f.work, "model-flash")
+		require.NoError(t, WriteModel(model))
+		host := hostsByName["thor-jp7.0"]
+		host.Volumes = []runimage.Volume{{Source: model, Destination: ModelPath}}
+		for _, c := range []struct {
+			name    string
+			variant func(map[string]any)
+		}{
+			{"no-flash-gate", func() func(map[string]any) {
+				v, err := OnlyNoFlashGate(f.env.RepoRoot, filepath.Join(f.work, "dockerfiles"))
+				require.NoError(t, err)
+				return v
+			}()},
+			{"flash-gate", func(m map[string]any) { onlyVariantOf("jetpack7.0", "jetpack7.0-shipped")(m) }},
+		} {
+			img := f.buildOne(t, f.demoPlan(t, c.name+".json", c.variant))
+			facts, err := tei.ReadFacts(filepath.Join(img.Rootfs, "usr/local/bin/router-110"))
+			require.NoError(t, err)
+			require.True(t, facts.FlashAttn, "candle-cuda compiles candle-flash-attn")
+			require.True(t, facts.Table.Accepts(110, 110), "the compute-cap arm is there in both")
+			require.Equal(t, c.name == "flash-gate", facts.FlashGate.Accepts(110))
+			res := f.runOn(t, img, host, ServeArgs("2m"))
+			o := Outcome{Check: Check{WantServe: true}, Result: res}
+			if c.name == "flash-gate" {
+				require.True(t, o.OK(), "the serving check passed: %s\n%s", res.Stdout, res.Stderr)
+				require.Contains(t, o.Summary(), "serve: 20 requests to the embed route gave finite vectors")
+				continue
+			}
+			require.Equal(t, 1, res.ExitCode, res.Stderr)
+			require.Contains(t, res.Stderr, "Error: Model backend is not healthy\n\nCaused by:\n    "+FlashRefusalOnThor)
+			ev, err := evidence.Parse([]byte(res.Stdout))
+			require.NoError(t, err, res.Stdout)
+			require.Equal(t, evidencespec.Failed, checkNamed(ev, evidencespec.CheckServe).Status)
+			require.Equal(t, evidencespec.ServeStepStart, ev.Result.Serve.Step)
+		}
+	})
+
 	t.Run("the linking feature removed: cudarc's build script panics", func(t *testing.T) {
 		p := f.demoPlan(t, "no-linking.json", f.edited(t, withoutLinkingFeature), only("no-linking", nil))
 		msg := f.buildFails(t, p, nil)
