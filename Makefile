@@ -128,12 +128,13 @@ real-build: build
 
 ## bench: benchmarks of the rules, planning and the entrypoint, and jetbake against buildx bake
 ## (default output and rewrite-timestamp=true) on the shipped matrix and synthetic ones of 5 and 20
-## releases; V=1 shows the tools' output and jetbake's phase timings, BENCH_ARGS more flags
+## releases, and jetbake audit on a 2 GB stand-in image against crane; V=1 shows the tools' output and jetbake's phase timings, BENCH_ARGS more flags
 BENCH_ARGS ?=
 BENCH_V    := $(if $(V),-v)
 bench: deps build $(BIN)/buildx
 	$(GO) test -run '^$$' -bench . -benchmem ./computecap/ ./builder/plan/ ./entrypoint/
 	$(GO) run ./builder/internal/benchcmd $(BENCH_V) $(BENCH_ARGS)
+	$(GO) run ./builder/internal/auditbench
 
 ## bench-scale: the bench with a synthetic matrix of 50 releases as well
 bench-scale: deps build $(BIN)/buildx

@@ -49,6 +49,9 @@ import "strings"
 //     its drivers.csv lists: the nvidia-l4t-cuda-nvgpu and -openrm files of
 //     jetpack-nixos' pkgs/containers/r39-l4t.json
 //     (https://github.com/anduril/jetpack-nixos/blob/master/pkgs/containers/r39-l4t.json).
+//   - bitsandbytes issue 1939: its sm_80 cubins were reported to run on an
+//     Orin, which the CUDA guide does not promise (SoC.Unpromised):
+//     https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1939
 //   - LLVM's table of CUDA GPUs (clang/lib/Basic/Cuda.cpp) and
 //     text-embeddings-inference's compute-cap table
 //     (backends/candle/src/compute_cap.rs) as peer references.
@@ -93,7 +96,8 @@ func socRows() []SoC {
 				{Class: "Jetson Orin NX", Parts: []string{"p3767-0000", "p3767-0001"}, Words: []string{"Orin NX"}},
 				{Class: "Jetson Orin Nano", Parts: []string{"p3767-0003", "p3767-0004", "p3767-0005"}, Words: []string{"Orin Nano"}},
 			},
-			ForwardCompat: []ForwardCompat{{Dir: "/usr/local/cuda/compat_orin", Since: CUDAVersion{Major: 13, Minor: 2}, Flavour: FlavourSBSA}}},
+			ForwardCompat: []ForwardCompat{{Dir: "/usr/local/cuda/compat_orin", Since: CUDAVersion{Major: 13, Minor: 2}, Flavour: FlavourSBSA}},
+			Unpromised:    []UnpromisedCode{{Compiled: cc(8, 0), Source: "bitsandbytes issue 1939"}}},
 		{Name: "tegra264", SocID: 38, Family: "Thor", Capability: cc(11, 0), Aliases: []Capability{cc(10, 1)},
 			JetPacks: []string{"7"}, CPU: CPU{Name: "Neoverse-V3AE"},
 			Modules: []Module{

@@ -84,6 +84,19 @@ type SoC struct {
 	ForwardCompat []ForwardCompat
 	// CPU is the SoC's CPU core.
 	CPU CPU
+	// Unpromised are cubins of other SMs reported to run on this GPU,
+	// which NVIDIA does not promise: they count as no code for it.
+	Unpromised []UnpromisedCode
+}
+
+// UnpromisedCode is a cubin of another SM reported to run on a Jetson GPU,
+// against NVIDIA's rule that a Tegra GPU runs only code built for its own
+// SM.
+type UnpromisedCode struct {
+	// Compiled is the SM the cubin is built for, such as 8.0.
+	Compiled Capability
+	// Source says who reported it.
+	Source string
 }
 
 // CPU is a Jetson SoC's CPU core: what code tuned for it may use.
@@ -168,6 +181,7 @@ func (t *Table) Clone() *Table {
 		s := &c.SoCs[i]
 		s.Aliases, s.JetPacks = slices.Clone(s.Aliases), slices.Clone(s.JetPacks)
 		s.ForwardCompat = slices.Clone(s.ForwardCompat)
+		s.Unpromised = slices.Clone(s.Unpromised)
 		s.CPU.Features = slices.Clone(s.CPU.Features)
 		s.Modules = slices.Clone(s.Modules)
 		for j := range s.Modules {

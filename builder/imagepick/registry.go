@@ -62,7 +62,7 @@ func listImages(ctx context.Context, repository string, repo name.Repository, o 
 		}
 		o.progress(fmt.Sprintf("reading %s:%s (%s)", repository, tag, d))
 		img := &image{digest: d, tags: []string{tag}}
-		img.meta, img.err = readMeta(desc, o.platform)
+		img.meta, img.err = readMeta(desc, o.platform, "read "+repository+":"+tag)
 		byDigest[d] = img
 		order = append(order, d)
 	}
@@ -162,24 +162,25 @@ func readRepo(repository string, mirrors refs.Mirrors) (name.Repository, error) 
 }
 
 // readMeta reads an image's metadata: the index's annotations, else those of
-// its image for the platform, else that image's config labels.
-func readMeta(desc *remote.Descriptor, platform v1.Platform) (Meta, error) {
+// its image for the platform, else that image's config labels. what says
+// what was asked, for the sentence of a registry's failure.
+func readMeta(desc *remote.Descriptor, platform v1.Platform, what string) (Meta, error) {
 	var sources []map[string]string
 	var img v1.Image
 	if desc.MediaType.IsIndex() {
 		idx, err := desc.ImageIndex()
 		if err != nil {
-			return Meta{}, err
+			return Meta{}, refs.DescribeRegistryError(what, err)
 		}
 		im, err := idx.IndexManifest()
 		if err != nil {
-			return Meta{}, err
+			return Meta{}, refs.DescribeRegistryError(what, err)
 		}
 		sources = append(sources, im.Annotations)
 		for _, m := range im.Manifests {
 			if m.Platform != nil && m.Platform.OS == platform.OS && m.Platform.Architecture == platform.Architecture {
 				if img, err = idx.Image(m.Digest); err != nil {
-					return Meta{}, err
+					return Meta{}, refs.DescribeRegistryError(what, err)
 				}
 				break
 			}
@@ -190,17 +191,17 @@ func readMeta(desc *remote.Descriptor, platform v1.Platform) (Meta, error) {
 	} else {
 		var err error
 		if img, err = desc.Image(); err != nil {
-			return Meta{}, err
+			return Meta{}, refs.DescribeRegistryError(what, err)
 		}
 	}
 	m, err := img.Manifest()
 	if err != nil {
-		return Meta{}, err
+		return Meta{}, refs.DescribeRegistryError(what, err)
 	}
 	sources = append(sources, m.Annotations)
 	cfg, err := img.ConfigFile()
 	if err != nil {
-		return Meta{}, err
+		return Meta{}, refs.DescribeRegistryError(what, err)
 	}
 	sources = append(sources, cfg.Config.Labels)
 	i := slices.IndexFunc(sources, func(kv map[string]string) bool { return kv[matrix.KeyJetPack] != "" })

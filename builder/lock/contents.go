@@ -17,6 +17,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -56,7 +57,11 @@ func readAll(ctx context.Context, p *plan.Plan, resolve Resolver, opts []remote.
 		eg.Go(func() error {
 			info, err := reader.Read(ctx, fetched)
 			if err != nil {
-				return fmt.Errorf("resolve base %s (as %s): %w", ref, fetched, err)
+				what := "resolve base " + ref + " (as " + fetched + ")"
+				if rerr := refs.DescribeIfRegistry(what, err); rerr != err {
+					return rerr
+				}
+				return fmt.Errorf("%s: %w", what, err)
 			}
 			mu.Lock()
 			out[ref] = info
@@ -103,7 +108,7 @@ func (f *File) contentsChange(ctx context.Context, ref, digest string, resolve R
 	now, err := baseinfo.New(baseinfo.WithRemoteOptions(opts...)).Read(ctx, parsed.Context().Name()+"@"+digest)
 	switch {
 	case err != nil:
-		return fmt.Sprintf(" (what it holds now could not be read: %v)", err)
+		return fmt.Sprintf(" (what it holds now could not be read: %v)", refs.DescribeIfRegistry("read "+ref, err))
 	case !now.Same(was):
 		return fmt.Sprintf(", and what it holds changed from %s to %s", was.Describe(), now.Describe())
 	}

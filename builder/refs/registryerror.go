@@ -2,7 +2,10 @@ package refs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -71,8 +74,7 @@ func DescribeRegistryError(what string, err error) error {
 		return &RegistryError{What: what, Err: errors.New("the registry did not answer in time"), TimedOut: true,
 			Fix: "check that the registry is up and reachable, or give it more time"}
 	case !errors.As(err, &terr):
-		return &RegistryError{What: what, Err: errors.New(strings.ReplaceAll(Printable(err.Error()), "\\n", " ")),
-			Fix: "check the registry's address and that it is reachable"}
+		return describeNoStatus(what, err)
 	}
 	e := &RegistryError{What: what, Status: terr.StatusCode, Err: err, Fix: statusFix(terr.StatusCode)}
 	if r := terr.Request; r != nil && r.URL != nil {
@@ -91,6 +93,66 @@ func DescribeRegistryError(what string, err error) error {
 	}
 	return e
 }
+
+// DescribeIfRegistry is DescribeRegistryError for an error that came from
+// a registry (its answer, a garbled answer, no answer, a deadline); any
+// other error, such as one a reader of the image's content wrote, passes
+// through unchanged.
+func DescribeIfRegistry(what string, err error) error {
+	var terr *transport.Error
+	var uerr *url.Error
+	if errors.As(err, &terr) || garbled(err) || errors.As(err, &uerr) || errors.Is(err, context.DeadlineExceeded) {
+		return DescribeRegistryError(what, err)
+	}
+	return err
+}
+
+// describeNoStatus is the sentence for a registry call that failed
+// without an HTTP status: an answer that is not the JSON a registry sends
+// (a web page, a proxy's text, a cut answer), or no answer at all. The
+// decoder's and the HTTP library's words stay out of it: they name Go's
+// types and the request, not what happened.
+func describeNoStatus(what string, err error) error {
+	var uerr *url.Error
+	var operr *net.OpError
+	e := &RegistryError{What: what, Err: err, Fix: "check the registry's address and that it is reachable"}
+	switch {
+	case garbled(err):
+		e.Err = &answerError{msg: "the registry's answer is not the JSON a registry sends (it may be a web page, or a proxy's), or was cut short", err: err}
+		e.Fix = "check that the address names a container registry (the OCI distribution API), not a web server or a proxy in front of one, and retry"
+	case errors.As(err, &operr) && operr.Op == "dial":
+		e.Err = &answerError{msg: "nothing answers at " + Printable(operr.Addr.String()), err: err}
+		e.Fix = "check the registry's address and port, and that it is up"
+	case errors.As(err, &uerr):
+		u, _ := url.Parse(uerr.URL)
+		host := "the registry"
+		if u != nil && u.Host != "" {
+			host = Printable(u.Host)
+		}
+		e.Err = &answerError{msg: "the connection to " + host + " failed before it answered", err: err}
+	default:
+		e.Err = &answerError{msg: strings.ReplaceAll(Printable(err.Error()), "\\n", " "), err: err}
+	}
+	return e
+}
+
+// garbled reports whether err is a JSON decoder's: the answer was not the
+// JSON a registry sends, or was cut short.
+func garbled(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// answerError is the sentence of a failed call that keeps the library's
+// error for errors.Is and errors.As.
+type answerError struct {
+	msg string
+	err error
+}
+
+func (e *answerError) Error() string { return e.msg }
+func (e *answerError) Unwrap() error { return e.err }
 
 // statusFix is the fix for an HTTP status of a registry.
 func statusFix(status int) string {

@@ -1,0 +1,238 @@
+// Package imageaudit tells, from the CUDA code inside an image, which GPUs
+// can run it: it reads each layer of the image once, looks at the ELF
+// files only, reads their CUDA fat binaries (package fatbin) and judges
+// each file for each GPU with computecap's rule, the one `jetbake compat`
+// answers with. It works on any image, built by jetbake or not: a
+// reference in a registry, an OCI layout or a Docker tarball.
+package imageaudit
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jetbake/jetbake/computecap"
+)
+
+// Report is the audit of one image for some GPUs.
+type Report struct {
+	// Image is the IMAGE audited.
+	Image string `json:"image"`
+	// GPUs are the GPUs it was audited for.
+	GPUs []computecap.Capability `json:"gpus"`
+	// Files are its CUDA files, by path.
+	Files []FileReport `json:"files"`
+	// PerGPU is the worst verdict over the files, for each GPU.
+	PerGPU []GPUResult `json:"per_gpu"`
+	// ELFs is how many ELF files were read, Bytes the file content seen.
+	ELFs  int   `json:"elf_files"`
+	Bytes int64 `json:"bytes"`
+	// Skipped are ELF files not read, with why.
+	Skipped []string `json:"skipped,omitempty"`
+	// OK is true when every GPU can run every CUDA file (JIT included).
+	OK bool `json:"ok"`
+	// Sentence says it in one sentence, with the fix when not OK.
+	Sentence string `json:"sentence"`
+}
+
+// FileReport is one CUDA file and its verdict for each GPU.
+type FileReport struct {
+	Path     string       `json:"path"`
+	Cubins   []string     `json:"cubins"`
+	PTX      []string     `json:"ptx"`
+	Error    string       `json:"error,omitempty"`
+	Verdicts []GPUVerdict `json:"verdicts"`
+}
+
+// GPUVerdict is one file's verdict for one GPU.
+type GPUVerdict struct {
+	GPU     computecap.Capability `json:"gpu"`
+	Verdict computecap.Verdict    `json:"verdict"`
+	By      string                `json:"by,omitempty"`
+	Reason  string                `json:"reason"`
+	// Unpromised lists cubins reported to run on this GPU although NVIDIA
+	// does not promise it, with the report; they do not count.
+	Unpromised []string `json:"unpromised,omitempty"`
+}
+
+// GPUResult is the worst verdict over an image's files for one GPU.
+type GPUResult struct {
+	GPU     computecap.Capability `json:"gpu"`
+	Verdict computecap.Verdict    `json:"verdict"`
+	// NoCode are the files without code for it.
+	NoCode []string `json:"no_code,omitempty"`
+}
+
+// Audit reads im's layers once and judges each CUDA file for each GPU.
+func Audit(ctx context.Context, im *Image, gpus []computecap.Capability, opts ...Option) (*Report, error) {
+	scan, err := ScanImage(ctx, im.Image, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return Judge(im.Name, scan, gpus, opts...), nil
+}
+
+// Judge makes the report of a scan for gpus.
+func Judge(image string, scan *Scan, gpus []computecap.Capability, opts ...Option) *Report {
+	o := newOptions(opts)
+	r := &Report{Image: image, GPUs: gpus, ELFs: scan.ELFs, Bytes: scan.Bytes, Skipped: scan.Skipped, Files: []FileReport{}}
+	for _, g := range gpus {
+		r.PerGPU = append(r.PerGPU, GPUResult{GPU: g, Verdict: computecap.Runs})
+	}
+	for _, f := range scan.Files {
+		r.Files = append(r.Files, r.judgeFile(f, scan.Routers, o))
+	}
+	r.OK = true
+	for _, g := range r.PerGPU {
+		r.OK = r.OK && g.Verdict != computecap.NoCode
+	}
+	r.Sentence = r.sentence(o.table)
+	return r
+}
+
+func (r *Report) judgeFile(f CUDAFile, routers map[string]computecap.Capability, o options) FileReport {
+	fr := FileReport{Path: f.Path, Cubins: []string{}, PTX: []string{}}
+	for _, c := range f.Code {
+		if c.Kind == computecap.PTX {
+			fr.PTX = append(fr.PTX, "compute_"+c.Target.Digits())
+		} else {
+			fr.Cubins = append(fr.Cubins, c.Target.SM())
+		}
+	}
+	serves := r.GPUs
+	if sm, ok := routers[f.Path]; ok {
+		serves = routerServes(o.table, sm, routers, r.GPUs)
+	}
+	if o.gpusFor != nil {
+		serves = o.gpusFor(f.Path, serves)
+	}
+	if f.Err != nil {
+		fr.Error = f.Path + ": " + f.Err.Error()
+	}
+	for i, g := range r.GPUs {
+		if !slices.Contains(serves, g) {
+			continue
+		}
+		v := GPUVerdict{GPU: g, Verdict: computecap.NoCode, Reason: fr.Error}
+		if f.Err == nil {
+			cv := o.table.JudgeCode(g, f.Code)
+			v = GPUVerdict{GPU: g, Verdict: cv.Verdict, Reason: cv.Reason}
+			if cv.Verdict != computecap.NoCode {
+				v.By = cv.By.String()
+			}
+			for _, u := range cv.Unpromised {
+				v.Unpromised = append(v.Unpromised, u.Compiled.SM()+" cubin ("+u.Source+")")
+			}
+		}
+		fr.Verdicts = append(fr.Verdicts, v)
+		res := &r.PerGPU[i]
+		res.Verdict = min(res.Verdict, v.Verdict)
+		if v.Verdict == computecap.NoCode {
+			res.NoCode = append(res.NoCode, f.Path)
+		}
+	}
+	return fr
+}
+
+// routerServes are the GPUs among gpus for which a jetbake image's
+// entrypoint picks the router built for sm: a router binary must hold code
+// for those only.
+func routerServes(t *computecap.Table, sm computecap.Capability, routers map[string]computecap.Capability, gpus []computecap.Capability) []computecap.Capability {
+	targets := make([]computecap.Capability, 0, len(routers))
+	for _, c := range routers {
+		targets = append(targets, c)
+	}
+	var out []computecap.Capability
+	for _, g := range gpus {
+		if picked, err := t.Pick(g, targets); err == nil && picked == sm {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Verdict is the file's verdict for gpu, and whether it was judged for it.
+func (f FileReport) Verdict(gpu computecap.Capability) (GPUVerdict, bool) {
+	for _, v := range f.Verdicts {
+		if v.GPU == gpu {
+			return v, true
+		}
+	}
+	return GPUVerdict{}, false
+}
+
+// sentence is the report's last sentence.
+func (r *Report) sentence(t *computecap.Table) string {
+	names := make([]string, len(r.GPUs))
+	for i, g := range r.GPUs {
+		names[i] = t.Describe(g)
+	}
+	if len(r.Files) == 0 {
+		return "no ELF file of " + r.Image + " holds CUDA code (" + plural(r.ELFs, "ELF file") + " read): nothing there needs a GPU"
+	}
+	if r.OK {
+		s := "every CUDA file of " + r.Image + " (" + plural(len(r.Files), "file") + ") runs on " + strings.Join(names, " and ")
+		if jit := r.jitCount(); jit > 0 {
+			s += "; " + plural(jit, "verdict") + " rely on PTX compiled when loaded (JIT): a slower first start"
+		}
+		return s
+	}
+	var parts []string
+	for _, g := range r.PerGPU {
+		if len(g.NoCode) == 0 {
+			continue
+		}
+		f := r.file(g.NoCode[0])
+		held := f.holds()
+		part := t.Describe(g.GPU) + ": " + plural(len(g.NoCode), "file") + " without code for it, such as " + f.Path + " (" + held + ")"
+		parts = append(parts, part)
+	}
+	return r.Image + " cannot run everywhere it should: " + strings.Join(parts, "; ") +
+		"; fix: rebuild those files for the missing SM (nvcc -gencode arch=compute_XY,code=sm_XY, CUDA_COMPUTE_CAP=XY for a router), " +
+		"or install a build made for Jetson (a JetPack wheel index such as jetson-ai-lab, not an SBSA or PyPI one)"
+}
+
+func (r *Report) jitCount() int {
+	n := 0
+	for _, f := range r.Files {
+		for _, v := range f.Verdicts {
+			if v.Verdict == computecap.JIT {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (r *Report) file(path string) FileReport {
+	for _, f := range r.Files {
+		if f.Path == path {
+			return f
+		}
+	}
+	return FileReport{Path: path}
+}
+
+// holds says what a file holds: "sm_75, sm_80 cubins and compute_90 PTX".
+func (f FileReport) holds() string {
+	if f.Error != "" {
+		return "its fat binary cannot be read"
+	}
+	var parts []string
+	if len(f.Cubins) > 0 {
+		parts = append(parts, strings.Join(f.Cubins, ", ")+" cubins")
+	}
+	if len(f.PTX) > 0 {
+		parts = append(parts, strings.Join(f.PTX, ", ")+" PTX")
+	}
+	return "it holds " + strings.Join(parts, " and ")
+}
+
+func plural(n int, what string) string {
+	s := strconv.Itoa(n) + " " + what
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}

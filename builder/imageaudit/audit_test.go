@@ -1,0 +1,112 @@
+package imageaudit_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/fatbin/fatbintest"
+	"github.com/jetbake/jetbake/builder/imageaudit"
+	"github.com/jetbake/jetbake/computecap"
+)
+
+func cc(s ...string) []computecap.Capability {
+	out := make([]computecap.Capability, len(s))
+	for i, x := range s {
+		out[i] = computecap.MustParse(x)
+	}
+	return out
+}
+
+func elf(codes ...fatbintest.Code) []byte { return fatbintest.ELF(fatbintest.NVCC(codes...)...) }
+
+// bnb is bitsandbytes' PyPI aarch64 library: sm_75, sm_80 and sm_90
+// cubins and PTX for the newest only.
+func bnb() []byte {
+	return elf(fatbintest.Cubin("7.5"), fatbintest.Cubin("8.0"), fatbintest.Cubin("9.0"), fatbintest.PTX("9.0"))
+}
+
+// TestAuditLayers: whiteouts and later layers count, non-ELF files and
+// ELF files without GPU code are not CUDA files, and each verdict shows.
+func TestAuditLayers(t *testing.T) {
+	img := image(t, nil,
+		layer(t, file{"usr/lib/libgone.so", elf(fatbintest.Cubin("7.5"))},
+			file{"usr/lib/libreplaced.so", elf(fatbintest.Cubin("7.5"))},
+			file{"usr/bin/plain", fatbintest.ELF(fatbintest.Filler(4096))},
+			file{"etc/config.txt", bytes.Repeat([]byte("x"), 100)}),
+		layer(t, file{"usr/lib/.wh.libgone.so", nil},
+			file{"usr/lib/libreplaced.so", elf(fatbintest.Cubin("8.7"), fatbintest.Cubin("11.0"))},
+			file{"usr/lib/python3/site-packages/bitsandbytes/libbitsandbytes_cuda.so", bnb()},
+			file{"usr/lib/libjit.so", elf(fatbintest.PTX("8.0"))}))
+	scan, err := imageaudit.ScanImage(t.Context(), img)
+	require.NoError(t, err)
+	require.Equal(t, 4, scan.ELFs)
+	r := imageaudit.Judge("test-image", scan, cc("8.7", "11.0"))
+	require.False(t, r.OK)
+	var paths []string
+	for _, f := range r.Files {
+		paths = append(paths, f.Path)
+	}
+	require.Equal(t, []string{"/usr/lib/libjit.so", "/usr/lib/libreplaced.so", "/usr/lib/python3/site-packages/bitsandbytes/libbitsandbytes_cuda.so"}, paths)
+	verdict := func(path, gpu string) computecap.Verdict {
+		for _, f := range r.Files {
+			if f.Path == path {
+				v, ok := f.Verdict(computecap.MustParse(gpu))
+				require.True(t, ok)
+				return v.Verdict
+			}
+		}
+		t.Fatalf("no %s", path)
+		return 0
+	}
+	require.Equal(t, computecap.Runs, verdict("/usr/lib/libreplaced.so", "8.7"))
+	require.Equal(t, computecap.JIT, verdict("/usr/lib/libjit.so", "11.0"))
+	require.Equal(t, computecap.NoCode, verdict("/usr/lib/python3/site-packages/bitsandbytes/libbitsandbytes_cuda.so", "8.7"))
+	require.Equal(t, computecap.JIT, verdict("/usr/lib/python3/site-packages/bitsandbytes/libbitsandbytes_cuda.so", "11.0"))
+	require.False(t, r.Covers(computecap.MustParse("8.7")))
+	require.True(t, r.Covers(computecap.MustParse("11.0")))
+
+	var text, explain bytes.Buffer
+	require.NoError(t, r.WriteText(&text))
+	require.Contains(t, text.String(), "FILE")
+	require.Contains(t, text.String(), "/usr/lib/python3/site-packages/bitsandbytes/libbitsandbytes_cuda.so  sm_75,sm_80,sm_90  compute_90  no code  JIT")
+	require.Contains(t, text.String(), "test-image cannot run everywhere it should: Jetson Orin, SM 8.7: 1 file without code for it, "+
+		"such as /usr/lib/python3/site-packages/bitsandbytes/libbitsandbytes_cuda.so (it holds sm_75, sm_80, sm_90 cubins and compute_90 PTX); fix: ")
+	require.NoError(t, r.WriteExplain(&explain))
+	require.Contains(t, explain.String(), "its sm_80 cubin (bitsandbytes issue 1939) was reported to work on SM 8.7, but NVIDIA does not promise it")
+}
+
+// TestAuditOK: the last sentence when every GPU runs every CUDA file, and
+// when no file holds CUDA code.
+func TestAuditOK(t *testing.T) {
+	img := image(t, nil, layer(t, file{"usr/bin/router-87", elf(fatbintest.Cubin("8.7"))}, file{"usr/lib/libk.so", elf(fatbintest.PTX("8.7"))}))
+	r, err := imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "ok", Image: img}, cc("8.7"))
+	require.NoError(t, err)
+	require.True(t, r.OK)
+	require.Equal(t, "every CUDA file of ok (2 files) runs on Jetson Orin, SM 8.7; 1 verdict rely on PTX compiled when loaded (JIT): a slower first start", r.Sentence)
+
+	img = image(t, nil, layer(t, file{"usr/bin/ls", fatbintest.ELF(fatbintest.Filler(100))}))
+	r, err = imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "plain", Image: img}, cc("8.7"))
+	require.NoError(t, err)
+	require.True(t, r.OK)
+	require.Equal(t, "no ELF file of plain holds CUDA code (1 ELF file read): nothing there needs a GPU", r.Sentence)
+}
+
+// TestAuditLyingFile: a file whose fat binary lies about its sizes is a
+// CUDA file that no GPU runs, with one sentence; large files are spooled.
+func TestAuditLyingFile(t *testing.T) {
+	bad := elf(fatbintest.Cubin("8.7"))
+	i := bytes.Index(bad, []byte{0x50, 0xed, 0x55, 0xba})
+	bad[i+8] = 0xff
+	bad[i+12] = 0x7f
+	img := image(t, nil, layer(t, file{"usr/lib/liblie.so", bad}))
+	for _, mem := range []int64{16 << 20, 100} {
+		r, err := imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "lie", Image: img}, cc("8.7"),
+			imageaudit.WithMemoryLimit(mem), imageaudit.WithTempDir(t.TempDir()))
+		require.NoError(t, err)
+		require.False(t, r.OK)
+		require.Len(t, r.Files, 1)
+		require.Contains(t, r.Files[0].Error, "/usr/lib/liblie.so: its .nv_fatbin section is not a valid CUDA fat binary: at offset 0, the fat binary says its entries take")
+	}
+}

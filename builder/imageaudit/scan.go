@@ -1,0 +1,250 @@
+package imageaudit
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/jetbake/jetbake/builder/fatbin"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+)
+
+// CUDAFile is an ELF file of the image that holds GPU code, or whose fat
+// binaries cannot be read.
+type CUDAFile struct {
+	// Path is the file's absolute path in the image.
+	Path string
+	// Code is what it holds, each kind and SM once, sorted.
+	Code []computecap.Code
+	// Err says why its fat binaries cannot be read; Code is then empty.
+	Err error
+}
+
+// Scan is what a pass over an image's layers found.
+type Scan struct {
+	// Files are the ELF files that hold GPU code, by path.
+	Files []CUDAFile
+	// ELFs is how many ELF files were read; Bytes how many bytes of file
+	// content the image's file system holds.
+	ELFs  int
+	Bytes int64
+	// Skipped are ELF files not read, with why (larger than the limit,
+	// not valid ELF).
+	Skipped []string
+	// Routers are the router binaries of a jetbake image, by path, with
+	// the SM each is built for, from its /etc/jetbake/image.json.
+	Routers map[string]computecap.Capability
+}
+
+// ScanImage reads img's layers once, from the top, through
+// go-containerregistry's mutate.Extract (which applies whiteouts, opaque
+// folders and later layers), and reads the fat binaries of every ELF file.
+func ScanImage(ctx context.Context, img v1.Image, opts ...Option) (*Scan, error) {
+	o := newOptions(opts)
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	sp := &spool{dir: o.tempDir, memLimit: o.memLimit}
+	defer sp.close()
+	s := &Scan{}
+	tr := tar.NewReader(rc)
+	next := int64(256 << 20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			// mutate.Extract ends the tar stream before it reports a
+			// layer's error: the error comes after the end.
+			if _, err := io.Copy(io.Discard, rc); err != nil {
+				return nil, fmt.Errorf("read the layers: %w", err)
+			}
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the layers: %w", err)
+		}
+		if hdr.Typeflag == tar.TypeReg && "/"+hdr.Name == imagespec.Path && hdr.Size <= maxImageJSON {
+			s.Routers = readRouters(tr)
+			continue
+		}
+		if hdr.Typeflag != tar.TypeReg || hdr.Size < 64 {
+			continue
+		}
+		s.Bytes += hdr.Size
+		if err := s.file(tr, hdr, sp, o); err != nil {
+			return nil, err
+		}
+		if s.Bytes >= next {
+			o.progress(fmt.Sprintf("read %d MiB of files, %d ELF files, %d with GPU code", s.Bytes>>20, s.ELFs, len(s.Files)))
+			next += 256 << 20
+		}
+	}
+	slices.SortFunc(s.Files, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
+	return s, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// maxImageJSON bounds the /etc/jetbake/image.json read.
+const maxImageJSON = 1 << 20
+
+// readRouters reads the router binaries of a jetbake image's
+// /etc/jetbake/image.json; nil when it does not read.
+func readRouters(r io.Reader) map[string]computecap.Capability {
+	var spec imagespec.Image
+	if err := json.NewDecoder(io.LimitReader(r, maxImageJSON)).Decode(&spec); err != nil {
+		return nil
+	}
+	out := map[string]computecap.Capability{}
+	for _, t := range spec.Targets {
+		if c, err := computecap.Parse(t.SM); err == nil {
+			out[escape(path.Clean(t.Path))] = c
+		}
+	}
+	return out
+}
+
+// file reads one regular file: nothing unless it is ELF.
+func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return fmt.Errorf("read the layers: %s: %w", hdr.Name, err)
+	}
+	if !fatbin.IsELF(head[:]) {
+		return nil
+	}
+	// The path is shown in tables and sentences: escape what a terminal
+	// would act on.
+	path := escape("/" + hdr.Name)
+	if hdr.Size > o.maxFile {
+		s.Skipped = append(s.Skipped, path+" is "+strconv.FormatInt(hdr.Size>>20, 10)+" MiB, more than the limit")
+		return nil
+	}
+	s.ELFs++
+	ra, err := sp.load(head[:], r, hdr.Size)
+	if err != nil {
+		return err
+	}
+	entries, err := fatbin.ReadELF(ra, o.limits)
+	var ferr *fatbin.FormatError
+	switch {
+	case errors.As(err, &ferr):
+		s.Files = append(s.Files, CUDAFile{Path: path, Err: err})
+	case err != nil:
+		s.Skipped = append(s.Skipped, path+": "+err.Error())
+	case len(entries) > 0:
+		s.Files = append(s.Files, CUDAFile{Path: path, Code: codeOf(entries)})
+	}
+	return nil
+}
+
+// codeOf is each kind and SM of entries once, cubins first, by SM.
+func codeOf(entries []fatbin.Entry) []computecap.Code {
+	var out []computecap.Code
+	for _, e := range entries {
+		if c, ok := e.Code(); ok && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b computecap.Code) int {
+		if a.Kind != b.Kind {
+			return int(a.Kind) - int(b.Kind)
+		}
+		return a.Target.Compare(b.Target)
+	})
+	return out
+}
+
+// spool holds the ELF file being read: in memory up to memLimit bytes,
+// else in one temporary file, reused, so that memory stays bounded.
+type spool struct {
+	dir      string
+	memLimit int64
+	buf      []byte
+	f        *os.File
+	copyBuf  []byte
+}
+
+func (sp *spool) load(head []byte, r io.Reader, size int64) (io.ReaderAt, error) {
+	if size <= sp.memLimit {
+		if int64(cap(sp.buf)) < size {
+			sp.buf = make([]byte, size, max(size, min(2*int64(cap(sp.buf)), sp.memLimit)))
+		}
+		b := sp.buf[:size]
+		copy(b, head)
+		if _, err := io.ReadFull(r, b[len(head):]); err != nil {
+			return nil, fmt.Errorf("read the layers: %w", err)
+		}
+		return bytes.NewReader(b), nil
+	}
+	if sp.f == nil {
+		f, err := os.CreateTemp(sp.dir, "jetbake-audit-*")
+		if err != nil {
+			return nil, fmt.Errorf("spool a large ELF file: %w", err)
+		}
+		sp.f, sp.copyBuf = f, make([]byte, 1<<20)
+	}
+	if err := sp.f.Truncate(0); err != nil {
+		return nil, fmt.Errorf("spool a large ELF file: %w", err)
+	}
+	if _, err := sp.f.WriteAt(head, 0); err != nil {
+		return nil, fmt.Errorf("spool a large ELF file: %w", err)
+	}
+	w := io.NewOffsetWriter(sp.f, int64(len(head)))
+	if _, err := io.CopyBuffer(w, io.LimitReader(r, size-int64(len(head))), sp.copyBuf); err != nil {
+		return nil, fmt.Errorf("spool a large ELF file: %w", err)
+	}
+	return io.NewSectionReader(sp.f, 0, size), nil
+}
+
+func (sp *spool) close() {
+	if sp.f != nil {
+		name := sp.f.Name()
+		_ = sp.f.Close()
+		_ = os.Remove(name)
+	}
+}
+
+// escape writes the characters of s that are not graphic as Go escapes
+// them ("\x1b"); unlike refs.Printable it does not cut s.
+func escape(s string) string {
+	if !strings.ContainsFunc(s, notGraphic) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if notGraphic(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func notGraphic(r rune) bool { return !unicode.IsGraphic(r) || r == utf8.RuneError }
