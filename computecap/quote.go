@@ -1,6 +1,7 @@
 package computecap
 
 import (
+	"bytes"
 	"strconv"
 	"unicode/utf8"
 )
@@ -22,4 +23,15 @@ func QuoteShort(s string) string {
 		cut--
 	}
 	return strconv.Quote(s[:cut]) + "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// LineColumn turns a byte offset into data into a 1-based line and column
+// (the column in characters), for messages about a file: the offset is
+// clamped to the data.
+func LineColumn(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	lineStart := bytes.LastIndexByte(before, '\n') + 1
+	return line, utf8.RuneCount(before[lineStart:]) + 1
 }

@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"golang.org/x/sync/errgroup"
 )
 
 // tagMove is one tag to put on a built digest, and what it pointed at before.
@@ -173,19 +173,16 @@ func fetchMoves(moves []tagMove, existing []bool, report *Report, jobs []*releas
 	return nil
 }
 
-// forEach calls f for 0..n-1, tagConcurrency calls at a time, and waits for all.
+// forEach calls f for 0..n-1, tagConcurrency calls at a time, and waits
+// for all; f keeps its own error per index, so that every failure is
+// reported, not only the first.
 func forEach(n int, f func(i int)) {
-	sem := make(chan struct{}, tagConcurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(tagConcurrency)
 	for i := range n {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(i)
-		}()
+		g.Go(func() error { f(i); return nil })
 	}
-	wg.Wait()
+	_ = g.Wait()
 }
 
 // rollback restores moved tags, newest first, and lists those it could not.

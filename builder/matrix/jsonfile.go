@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Document is a JSON file other than the matrix (the lock file, evidence,
@@ -95,9 +97,9 @@ func (d *Document) semantic(serr *json.SemanticError) FieldError {
 	path := d.pointerPath(serr.JSONPointer)
 	fe := FieldError{Path: path, Fix: d.fix}
 	if off, ok := d.pos[path]; ok {
-		fe.Line, fe.Column = lineColumn(d.data, off)
+		fe.Line, fe.Column = computecap.LineColumn(d.data, off)
 	} else {
-		fe.Line, fe.Column = lineColumn(d.data, serr.ByteOffset)
+		fe.Line, fe.Column = computecap.LineColumn(d.data, serr.ByteOffset)
 	}
 	switch {
 	case errors.Is(serr.Err, json.ErrUnknownName):

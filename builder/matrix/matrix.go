@@ -368,7 +368,7 @@ func placeAll(errs []FieldError, pos positions, data []byte) {
 	for i := range errs {
 		for p := errs[i].Path; p != ""; p = parentPath(p) {
 			if off, ok := pos[p]; ok {
-				errs[i].Line, errs[i].Column = lineColumn(data, off)
+				errs[i].Line, errs[i].Column = computecap.LineColumn(data, off)
 				break
 			}
 		}

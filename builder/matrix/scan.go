@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // maxDepth bounds nesting; a matrix is four levels deep.
@@ -32,7 +34,7 @@ func scanDocument(data []byte) (positions, *FieldError) {
 			Fix:     "save the file as UTF-8 without a BOM"}
 	}
 	if bad := firstInvalidUTF8(data); bad >= 0 {
-		line, col := lineColumn(data, bad)
+		line, col := computecap.LineColumn(data, bad)
 		return nil, &FieldError{Path: "$", Line: line, Column: col,
 			Message: fmt.Sprintf("not valid UTF-8 at byte offset %d", bad),
 			Fix:     "save the file as UTF-8"}
@@ -140,7 +142,7 @@ func (w *walker) syntaxError(data []byte, err error) *FieldError {
 	}
 	if errors.Is(err, jsontext.ErrDuplicateName) && len(w.frames) > 0 {
 		name := serr.JSONPointer.LastToken()
-		line, col := lineColumn(data, serr.ByteOffset)
+		line, col := computecap.LineColumn(data, serr.ByteOffset)
 		return &FieldError{Path: keyPath(w.frames[len(w.frames)-1].path, name), Line: line, Column: col,
 			Message: "duplicate field: JSON readers keep only one of them", Fix: "remove one"}
 	}
@@ -149,7 +151,7 @@ func (w *walker) syntaxError(data []byte, err error) *FieldError {
 
 // syntaxError describes a problem in the JSON text at byte offset.
 func syntaxError(data []byte, offset int64, err error) *FieldError {
-	line, col := lineColumn(data, offset)
+	line, col := computecap.LineColumn(data, offset)
 	msg := err.Error()
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -185,14 +187,4 @@ func valueStart(data []byte, end int64) int64 {
 		}
 	}
 	return end
-}
-
-// lineColumn turns a byte offset into a 1-based line and a 1-based column
-// counted in characters.
-func lineColumn(data []byte, offset int64) (line, col int) {
-	offset = min(max(offset, 0), int64(len(data)))
-	before := data[:offset]
-	line = bytes.Count(before, []byte{'\n'}) + 1
-	lineStart := bytes.LastIndexByte(before, '\n') + 1
-	return line, utf8.RuneCount(before[lineStart:]) + 1
 }

@@ -7,7 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Error is a problem of an image description, in the shape of jetbake's
@@ -68,13 +69,13 @@ func decodeError(data []byte, err error) error {
 	e := &Error{Field: "$", Message: "is not valid JSON", Fix: rebuildFix}
 	switch {
 	case errors.As(err, &syn):
-		e.Line, e.Column = lineColumn(data, syn.Offset)
+		e.Line, e.Column = computecap.LineColumn(data, syn.Offset)
 		e.Message = "is not valid JSON: " + syn.Error()
 		if syn.Offset >= int64(len(data)) {
 			e.Message = "is not valid JSON: the file ends early"
 		}
 	case errors.As(err, &typ):
-		e.Line, e.Column = lineColumn(data, typ.Offset)
+		e.Line, e.Column = computecap.LineColumn(data, typ.Offset)
 		if typ.Field != "" {
 			e.Field = typ.Field
 			if line, col := locate(data, e.Field); line > 0 {
@@ -83,25 +84,12 @@ func decodeError(data []byte, err error) error {
 		}
 		e.Message = "must be " + typ.Type.Kind().String() + ", not " + typ.Value
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		e.Line, e.Column = lineColumn(data, int64(len(data)))
+		e.Line, e.Column = computecap.LineColumn(data, int64(len(data)))
 		e.Message = "is not valid JSON: the file ends early"
 	default:
 		e.Message = "is not valid JSON: " + err.Error()
 	}
 	return e
-}
-
-// quote writes s as a JSON string for a message, cut when long.
-func quote(s string) string {
-	const limit = 80
-	if len(s) <= limit {
-		return strconv.Quote(s)
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // locate finds where the value at field (a path as Error writes it)
@@ -126,7 +114,7 @@ func locate(data []byte, field string) (line, col int) {
 		}
 		p := currentPath(stack)
 		if p == field {
-			return lineColumn(data, start)
+			return computecap.LineColumn(data, start)
 		}
 		if n := len(stack); n > 0 {
 			stack[n-1].next()
@@ -176,12 +164,4 @@ func valueStart(data []byte, off int64) int64 {
 		off++
 	}
 	return off
-}
-
-// lineColumn turns a byte offset into a 1-based line and column.
-func lineColumn(data []byte, off int64) (int, int) {
-	off = min(max(off, 0), int64(len(data)))
-	before := data[:off]
-	start := bytes.LastIndexByte(before, '\n') + 1
-	return bytes.Count(before, []byte{'\n'}) + 1, utf8.RuneCount(before[start:]) + 1
 }

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"path"
 	"strconv"
+
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // Path is where the builder places the description inside every image.
@@ -120,7 +122,7 @@ func (img *Image) Validate() error {
 		case t.SM == "" || t.Path == "":
 			return &Error{Field: field, Message: "needs both sm and path", Fix: rebuildFix}
 		case !InBinaryDir(t.Path):
-			return &Error{Field: field + ".path", Value: quote(t.Path),
+			return &Error{Field: field + ".path", Value: computecap.QuoteShort(t.Path),
 				Message: "is not a clean path of a file in " + BinaryDir + ": the entrypoint runs only the image's own router binaries",
 				Fix:     rebuildFix}
 		}
