@@ -20,6 +20,8 @@ const (
 	EntrypointPath = "/usr/local/bin/jetbake-entrypoint"
 	// CUDAProbePath is the helper that asks the CUDA driver for the GPU.
 	CUDAProbePath = "/usr/local/bin/jetbake-cudaprobe"
+	// ProbePath writes hardware evidence (docker run --entrypoint jetbake-probe).
+	ProbePath = "/usr/local/bin/jetbake-probe"
 )
 
 // Annotation and label keys that jetbake adds at build time to those the plan holds.
