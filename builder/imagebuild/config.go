@@ -94,7 +94,7 @@ func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels
 	maps.Copy(img.Config.Labels, labels)
 	img.History = append(img.History, ocispecs.History{
 		Created:   &created,
-		CreatedBy: "jetbake: entrypoint, CUDA probe",
+		CreatedBy: "jetbake: entrypoint, CUDA probe, evidence probe",
 		Comment:   "jetbake",
 	}, ocispecs.History{
 		Created:   &created,

@@ -358,7 +358,7 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 }
 
 // runtimeState lays out the runtime image: the runtime base plus two
-// layers, first jetbake's own (the entrypoint and the CUDA probe, the same
+// layers, first jetbake's own (the entrypoint and the two probes, the same
 // bytes in every image of every release, so BuildKit compresses and pushes
 // it once and a Jetson pulls it once), then the release's (every router
 // binary and image.json). Each is staged on scratch in one file operation,
@@ -422,7 +422,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 		}
 		return llb.Merge(layers, llb.WithCustomName("merge onto the runtime base"))
 	}
-	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint and the CUDA probe"))...).
+	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint, the CUDA probe and the evidence probe"))...).
 		File(stamp(release), append(noCache, llb.WithCustomName("add the routers and image.json"))...)
 }
 

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 )
 
@@ -181,6 +182,19 @@ type Unpacked struct {
 	Rootfs string
 	// Config is the image config.
 	Config *v1.ConfigFile
+}
+
+// ProbeEntrypoint is the probe in every image jetbake builds, which a run
+// makes its entrypoint as `docker run --entrypoint` does.
+const ProbeEntrypoint = imagebuild.ProbePath
+
+// Probe is the image run with jetbake-probe as its entrypoint, as
+// `docker run --entrypoint /usr/local/bin/jetbake-probe IMAGE` runs it.
+func (u Unpacked) Probe() Unpacked {
+	cfg := *u.Config
+	cfg.Config.Entrypoint = []string{ProbeEntrypoint}
+	cfg.Config.Cmd = nil
+	return Unpacked{Rootfs: u.Rootfs, Config: &cfg}
 }
 
 // RunChecks runs every check and returns the outcomes in order.

@@ -117,7 +117,7 @@ func TestRouterContract(t *testing.T) {
 		require.NoError(t, WriteModel(model))
 		host := hostsByName["orin-jp6"]
 		host.Volumes = []runimage.Volume{{Source: model, Destination: "/model"}}
-		res = f.runOn(t, img, host, ServeArgs("2m"))
+		res = f.runOn(t, img.Probe(), host, ServeArgs("2m"))
 		require.Equal(t, 1, res.ExitCode, res.Stderr)
 		ev, err := evidence.Parse([]byte(res.Stdout))
 		require.NoError(t, err, res.Stdout)
