@@ -51,26 +51,26 @@
 // nv_tegra_release or a GPU device node. --explain says which path was
 // taken and why ("path" and "path_why").
 //
-// # Why two binaries
+// # Why jetbake-cudaprobe
 //
 // jetbake-entrypoint is static (CGO_ENABLED=0), imports only the standard
 // library, computecap (with computecap/host), imagespec and
-// entrypoint/detect, and is stripped to under 3 MB, so that it runs in any image and decides in
-// well under a millisecond when no driver query is needed
-// (BenchmarkDetectAndPick). A static binary cannot dlopen libcuda.so.1, so
-// the driver query lives in a second binary, jetbake-cudaprobe, built with
-// purego (also CGO_ENABLED=0, but dynamically linked against the C library's
-// loader, which every CUDA image has). The entrypoint runs the probe only
-// when it finds libcuda.so.1 under the root (computecap/host's
+// entrypoint/detect, and is stripped to under 3 MB, so that it runs in any
+// image and decides in well under a millisecond when no driver query is
+// needed (BenchmarkDetectAndPick). A static binary cannot dlopen
+// libcuda.so.1, so the driver query lives in a second binary,
+// jetbake-cudaprobe, built with purego (also CGO_ENABLED=0, but dynamically
+// linked against the C library's loader, which every CUDA image has). The
+// entrypoint runs the CUDA probe only when it finds libcuda.so.1 under the root (computecap/host's
 // FindLibcuda), in the driver folders of computecap's table, the newest
 // JetPack's first (/opt/nvidia/l4t-gpu-libs/nvgpu and .../openrm on
 // JetPack 7.2, /usr/lib/aarch64-linux-gnu/nvidia on JetPack 6 to 7.1,
 // .../tegra on JetPack 5), then /usr/lib/aarch64-linux-gnu,
 // /usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/lib/wsl/lib, the entries of
 // LD_LIBRARY_PATH and last /usr/local/cuda/compat (the image's own
-// forward-compatibility driver, which is not the host's), and the probe
-// exists: next to the entrypoint's
-// own executable, or at JETBAKE_CUDAPROBE. The probe gets the library's path
+// forward-compatibility driver, which is not the host's), and the CUDA
+// probe exists: next to the entrypoint's own executable, or at
+// JETBAKE_CUDAPROBE. The CUDA probe gets the library's path
 // as its argument, calls cuInit, cuDeviceGet, cuDeviceGetAttribute (75 and
 // 76) and cuDriverGetVersion, and prints
 // {"major":8,"minor":7,"driver_version":12060}, or exits non-zero with a
