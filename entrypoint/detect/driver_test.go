@@ -11,16 +11,16 @@ import (
 )
 
 // TestProbeTimeout checks that a probe that hangs is stopped when the
-// context ends, and says which deadline fired: the caller's 200 ms, which
-// came before the probe's own 5 s. (200 ms, not 100: the time given is
-// rounded to 10 ms from 100 ms on, so the microseconds before runTool
-// starts its clock do not show, as they did at 100 ms, read as "99ms".)
+// context ends, and says which deadline fired: the caller's, about 200 ms
+// (what is left of it when runTool starts its clock, which under load can
+// be 10 ms less), not the probe's own 5 s.
 func TestProbeTimeout(t *testing.T) {
 	probe := eptest.Script(t, "exec sleep 30")
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	_, err := runProbe(ctx, probe, "/usr/lib/libcuda.so.1", nil)
-	require.EqualError(t, err, "no answer within 200ms")
+	require.Error(t, err)
+	require.Regexp(t, `^no answer within (1[5-9]0|200)ms$`, err.Error())
 }
 
 // The time a helper had reads as set, not to the nanosecond it was
