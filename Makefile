@@ -14,12 +14,13 @@ GOFLAGS_R := -trimpath -buildvcs=false
 
 all: build
 
-## build: bin/jetbake, and the entrypoint and CUDA probe for linux/arm64 and linux/amd64
+## build: bin/jetbake, and the entrypoint, the CUDA probe and the evidence probe for linux/arm64 and linux/amd64
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_R) -ldflags '$(LDFLAGS)' -o $(BIN)/jetbake ./builder/cmd/jetbake
 	for arch in arm64 amd64; do \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(EP_TRIM) $(EP_FLAGS) -o $(BIN)/linux-$$arch/jetbake-entrypoint ./entrypoint || exit 1; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -ldflags '-s -w -buildid=' -o $(BIN)/linux-$$arch/jetbake-cudaprobe ./entrypoint/cudaprobe || exit 1; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -ldflags '-s -w -buildid=' -o $(BIN)/linux-$$arch/jetbake-probe ./entrypoint/probe || exit 1; \
 	done
 
 ## release: dist/jetbake-linux-{amd64,arm64}, single binaries with the linux/arm64 entrypoints embedded,
@@ -35,7 +36,7 @@ release: VERSION = $(shell git describe --tags --exact-match HEAD 2>/dev/null)
 release: release-version build
 	@set -e; trap 'rm -rf $(EMBED_ROOT) $(RELEASE_TMP)' EXIT; \
 	rm -rf $(EMBED_ROOT) $(RELEASE_TMP) && mkdir -p $(EMBED_DIR) $(RELEASE_TMP); \
-	cp $(BIN)/linux-arm64/jetbake-entrypoint $(BIN)/linux-arm64/jetbake-cudaprobe $(EMBED_DIR)/; \
+	cp $(BIN)/linux-arm64/jetbake-entrypoint $(BIN)/linux-arm64/jetbake-cudaprobe $(BIN)/linux-arm64/jetbake-probe $(EMBED_DIR)/; \
 	for arch in amd64 arm64; do \
 	  echo "release: jetbake $(VERSION) for linux/$$arch"; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_R) -tags jetbake_embed -ldflags '$(LDFLAGS)' -o $(RELEASE_TMP)/jetbake-linux-$$arch ./builder/cmd/jetbake; \

@@ -11,7 +11,7 @@ import (
 )
 
 // TestImportsStayStandard guards the entrypoint's promise: the standard
-// library, computecap, imagespec and evidencespec, nothing else.
+// library, computecap, imagespec and detect, nothing else.
 func TestImportsStayStandard(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -19,7 +19,7 @@ func TestImportsStayStandard(t *testing.T) {
 		"github.com/jetbake/jetbake/computecap",
 		"github.com/jetbake/jetbake/computecap/host",
 		"github.com/jetbake/jetbake/entrypoint/imagespec",
-		"github.com/jetbake/jetbake/entrypoint/evidencespec",
+		"github.com/jetbake/jetbake/entrypoint/detect",
 		"github.com/jetbake/jetbake/entrypoint",
 	}, strings.Fields(string(out)))
 }

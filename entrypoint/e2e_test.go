@@ -12,14 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/computecap/host"
+	"github.com/jetbake/jetbake/entrypoint/detect"
+	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
 // runBinary runs the built entrypoint with args and env and returns its
 // exit status, stdout, stderr and PID.
 func runBinary(t *testing.T, args, env []string) (int, string, string, int) {
 	t.Helper()
-	b := buildBinaries(t)
-	cmd := exec.Command(b.entrypoint, args...)
+	b := eptest.Build(t)
+	cmd := exec.Command(b.Entrypoint, args...)
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -37,8 +39,8 @@ func runBinary(t *testing.T, args, env []string) (int, string, string, int) {
 // TestEndToEndExec runs the real binary, which execs the stand-in router:
 // same PID, same arguments, same environment.
 func TestEndToEndExec(t *testing.T) {
-	root := newSysroot(t, "orin-nano-jp6", "jetpack6")
-	code, stdout, stderr, pid := runBinary(t, []string{"--port", "8080", "--explain"}, baseEnv(root))
+	root := eptest.NewSysroot(t, "orin-nano-jp6", "jetpack6")
+	code, stdout, stderr, pid := runBinary(t, []string{"--port", "8080", "--explain"}, eptest.BaseEnv(root))
 	require.Equal(t, 0, code, stderr)
 	require.Empty(t, stderr)
 	require.Equal(t, "router for sm_87 pid "+strconv.Itoa(pid)+": --port 8080 --explain\n"+
@@ -50,11 +52,11 @@ func TestEndToEndExec(t *testing.T) {
 // whose driver is older than the image's CUDA, with no soc_id, so that the
 // driver is asked in full.
 func TestEndToEndProbe(t *testing.T) {
-	root := newSysroot(t, "thor-jp7", "jetpack7.2")
+	root := eptest.NewSysroot(t, "thor-jp7", "jetpack7.2")
 	require.NoError(t, os.Remove(filepath.Join(root, host.SocIDPath)))
-	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu")
-	writeFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "forward-compatibility driver", 0o644)
-	env := baseEnv(root, "JETBAKE_CUDAPROBE=", "JETBAKE_SKIP_L4T_CHECK=1",
+	eptest.InstallLibcuda(t, root, "/usr/lib/aarch64-linux-gnu")
+	eptest.WriteFile(t, root, "/usr/local/cuda/compat/libcuda.so.1", "forward-compatibility driver", 0o644)
+	env := eptest.BaseEnv(root, "JETBAKE_CUDAPROBE=", "JETBAKE_SKIP_L4T_CHECK=1",
 		"FAKE_CUDA_MAJOR=10", "FAKE_CUDA_MINOR=1", "FAKE_CUDA_DRIVER_VERSION=13000")
 	code, stdout, stderr, pid := runBinary(t, []string{"serve"}, env)
 	require.Equal(t, 0, code, stderr)
@@ -66,11 +68,11 @@ func TestEndToEndProbe(t *testing.T) {
 	var e explainOutput
 	require.NoError(t, json.Unmarshal([]byte(stdout), &e))
 	require.Equal(t, "cuda-driver", e.DetectedBy)
-	require.Equal(t, pathFull, e.Path)
+	require.Equal(t, detect.PathFull, e.Path)
 	require.Equal(t, "10.1", e.ComputeCap)
 	require.Equal(t, "13.0", e.DriverCUDA)
 	require.Equal(t, "/usr/lib/aarch64-linux-gnu/libcuda.so.1: driver for CUDA 13.0", e.Sources[1].Detail)
-	require.Equal(t, []candidate{
+	require.Equal(t, []detect.Candidate{
 		{SM: "8.7", Path: "/usr/local/bin/router-87", Runs: false,
 			Reason: "sm_87 code does not run on Jetson Thor, SM 10.1: Tegra GPUs run only code built for their own SM (binary compatibility across minor versions is desktop-only)"},
 		{SM: "11.0", Path: "/usr/local/bin/router-110", Runs: true,
@@ -81,8 +83,8 @@ func TestEndToEndProbe(t *testing.T) {
 // TestEndToEndFailure checks the failure paragraph of the real binary: one
 // line on stderr, exit 1, no stack trace.
 func TestEndToEndFailure(t *testing.T) {
-	root := newSysroot(t, "no-runtime", "jetpack6")
-	code, stdout, stderr, _ := runBinary(t, []string{"--port", "80"}, baseEnv(root))
+	root := eptest.NewSysroot(t, "no-runtime", "jetpack6")
+	code, stdout, stderr, _ := runBinary(t, []string{"--port", "80"}, eptest.BaseEnv(root))
 	require.Equal(t, 1, code)
 	require.Empty(t, stdout)
 	require.Equal(t, 1, bytes.Count([]byte(stderr), []byte("\n")))

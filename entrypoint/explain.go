@@ -4,28 +4,30 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/jetbake/jetbake/entrypoint/detect"
 )
 
 // explanation is what --explain prints.
 type explanation struct {
-	Sysroot     string        `json:"sysroot"`
-	Image       *imageSummary `json:"image,omitempty"`
-	Path        string        `json:"path"`
-	PathWhy     string        `json:"path_why,omitempty"`
-	Sources     []source      `json:"sources"`
-	ComputeCap  string        `json:"compute_cap,omitempty"`
-	GPU         string        `json:"gpu,omitempty"`
-	DetectedBy  string        `json:"detected_by,omitempty"`
-	HostL4T     string        `json:"host_l4t,omitempty"`
-	HostJetPack string        `json:"host_jetpack,omitempty"`
-	Model       string        `json:"model,omitempty"`
-	DriverCUDA  string        `json:"driver_cuda,omitempty"`
-	HostFiles   []source      `json:"host_files"`
-	Candidates  []candidate   `json:"candidates"`
-	Choice      string        `json:"choice,omitempty"`
-	Args        []string      `json:"args"`
-	LibraryPath string        `json:"ld_library_path,omitempty"`
-	Failure     string        `json:"failure,omitempty"`
+	Sysroot     string             `json:"sysroot"`
+	Image       *imageSummary      `json:"image,omitempty"`
+	Path        string             `json:"path"`
+	PathWhy     string             `json:"path_why,omitempty"`
+	Sources     []detect.Source    `json:"sources"`
+	ComputeCap  string             `json:"compute_cap,omitempty"`
+	GPU         string             `json:"gpu,omitempty"`
+	DetectedBy  string             `json:"detected_by,omitempty"`
+	HostL4T     string             `json:"host_l4t,omitempty"`
+	HostJetPack string             `json:"host_jetpack,omitempty"`
+	Model       string             `json:"model,omitempty"`
+	DriverCUDA  string             `json:"driver_cuda,omitempty"`
+	HostFiles   []detect.Source    `json:"host_files"`
+	Candidates  []detect.Candidate `json:"candidates"`
+	Choice      string             `json:"choice,omitempty"`
+	Args        []string           `json:"args"`
+	LibraryPath string             `json:"ld_library_path,omitempty"`
+	Failure     string             `json:"failure,omitempty"`
 }
 
 // imageSummary is the part of the image description --explain repeats.
@@ -39,9 +41,9 @@ type imageSummary struct {
 }
 
 // explain prints the decision as indented JSON and returns exit status 0.
-func explain(stdout, stderr io.Writer, cfg *config, img *image, h *hostInfo, d *decision) int {
+func explain(stdout, stderr io.Writer, cfg *config, img *detect.Image, h *detect.Host, d *detect.Decision) int {
 	e := explanation{
-		Sysroot:     string(cfg.root),
+		Sysroot:     string(cfg.Root),
 		Path:        h.Path,
 		PathWhy:     h.PathWhy,
 		Sources:     h.Sources,
@@ -55,7 +57,7 @@ func explain(stdout, stderr io.Writer, cfg *config, img *image, h *hostInfo, d *
 		Failure:     d.Failure,
 	}
 	if e.Candidates == nil {
-		e.Candidates = []candidate{}
+		e.Candidates = []detect.Candidate{}
 	}
 	if e.Args == nil {
 		e.Args = []string{}
@@ -64,11 +66,11 @@ func explain(stdout, stderr io.Writer, cfg *config, img *image, h *hostInfo, d *
 		e.Image = &imageSummary{Router: img.Router, Release: img.Release, JetPack: img.JetPack,
 			L4T: img.L4T, CUDA: img.CUDA, Tags: img.Tags}
 	}
-	if h.found() {
-		e.ComputeCap, e.GPU = h.GPU.String(), cfg.table.Describe(h.GPU)
+	if h.Found() {
+		e.ComputeCap, e.GPU = h.GPU.String(), cfg.Table.Describe(h.GPU)
 	}
 	if h.HasL4T {
-		e.HostL4T, e.HostJetPack = h.L4T.String(), cfg.table.JetPackName(h.L4T)
+		e.HostL4T, e.HostJetPack = h.L4T.String(), cfg.Table.JetPackName(h.L4T)
 	}
 	if h.HasDriver {
 		e.DriverCUDA = h.Driver.String()

@@ -4,10 +4,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/entrypoint/detect"
+	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
 func TestExplainOrinNano(t *testing.T) {
-	root := newSysroot(t, "orin-nano-jp6", "jetpack6")
+	root := eptest.NewSysroot(t, "orin-nano-jp6", "jetpack6")
 	r := runIn(t, root, []string{"--explain", "--port", "80"})
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Nil(t, r.exec)
@@ -22,7 +25,7 @@ func TestExplainOrinNano(t *testing.T) {
 	require.Equal(t, []bool{false, true, false}, found)
 	require.Equal(t, "/sys/devices/soc0/soc_id 35 is tegra234, Jetson Orin", e.Sources[1].Detail)
 	require.Equal(t, "libcuda.so.1 not found", e.Sources[2].Detail)
-	require.Equal(t, pathFast, e.Path)
+	require.Equal(t, detect.PathFast, e.Path)
 	require.Equal(t, "/sys/devices/soc0/soc_id names tegra234 (Jetson Orin): SM from the table, "+
 		"driver CUDA version from cuDriverGetVersion without cuInit", e.PathWhy)
 	require.Equal(t, "8.7", e.ComputeCap)
@@ -31,7 +34,7 @@ func TestExplainOrinNano(t *testing.T) {
 	require.Equal(t, "36.4.3", e.HostL4T)
 	require.Equal(t, "6.2", e.HostJetPack)
 	require.Equal(t, orinNanoModel, e.Model)
-	require.Equal(t, []candidate{{SM: "8.7", Path: "/usr/local/bin/router-87", Runs: true,
+	require.Equal(t, []detect.Candidate{{SM: "8.7", Path: "/usr/local/bin/router-87", Runs: true,
 		Reason: "sm_87 code is built for this GPU's own SM 8.7"}}, e.Candidates)
 	require.Equal(t, "/usr/local/bin/router-87", e.Choice)
 	require.Empty(t, e.Failure)
@@ -59,7 +62,7 @@ func TestExplainFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := newSysroot(t, tt.host, tt.image)
+			root := eptest.NewSysroot(t, tt.host, tt.image)
 			e := explainRun(t, root)
 			require.Contains(t, e.Failure, tt.wantFailure)
 			require.Empty(t, e.Choice)
@@ -75,9 +78,9 @@ func TestExplainFailures(t *testing.T) {
 }
 
 func TestExplainThorFastPath(t *testing.T) {
-	root := newSysroot(t, "thor-jp7", "jetpack7.2")
+	root := eptest.NewSysroot(t, "thor-jp7", "jetpack7.2")
 	e := explainRun(t, root, "JETBAKE_SKIP_L4T_CHECK=1")
-	require.Equal(t, pathFast, e.Path)
+	require.Equal(t, detect.PathFast, e.Path)
 	require.Equal(t, "/sys/devices/soc0/soc_id 38 is tegra264, Jetson Thor", e.Sources[1].Detail)
 	require.Equal(t, "11.0", e.ComputeCap)
 	require.Equal(t, "Jetson Thor, SM 11.0", e.GPU)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"syscall"
-	"time"
+
+	"github.com/jetbake/jetbake/entrypoint/detect"
 )
 
 func main() {
@@ -18,34 +18,30 @@ func main() {
 type execFunc func(path string, argv, env []string) error
 
 // run is the whole entrypoint: it reads the image description, detects the
-// GPU, chooses a binary and execs it, or explains, or with --probe writes
-// hardware evidence. It returns the exit
+// GPU, chooses a binary and execs it, or explains. It returns the exit
 // status; after a successful exec it does not return in production.
 func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, exec execFunc) int {
 	cfg := newConfig(args, env)
-	if cfg.probe {
-		return probeMain(ctx, &cfg, stdout, stderr, probeSetup{now: time.Now(), arch: runtime.GOARCH})
-	}
-	img, imgErr := loadImageWith(cfg.root, cfg.table)
-	if imgErr != nil && !cfg.explain {
+	img, imgErr := detect.LoadImage(cfg.Root, cfg.Table)
+	if imgErr != nil && !cfg.Explain {
 		return fail(stderr, imgErr.Error())
 	}
-	host := detect(ctx, &cfg, wantDriver(&cfg, img))
-	var d decision
+	host := detect.Detect(ctx, &cfg.Config, detect.WantDriver(&cfg.Config, img))
+	var d detect.Decision
 	if imgErr != nil {
 		d.Failure = imgErr.Error()
 	} else {
-		d = decide(&cfg, img, host)
+		d = detect.Decide(&cfg.Config, img, host)
 	}
-	if cfg.explain {
+	if cfg.Explain {
 		return explain(stdout, stderr, &cfg, img, host, &d)
 	}
 	if d.Failure != "" {
 		return fail(stderr, d.Failure)
 	}
 	argv := append([]string{d.Choice}, cfg.routerArgs...)
-	if err := exec(cfg.root.Path(d.Choice), argv, d.Env); err != nil {
-		return fail(stderr, execFailedMessage(&d, host, err))
+	if err := exec(cfg.Root.Path(d.Choice), argv, d.Env); err != nil {
+		return fail(stderr, detect.ExecFailedMessage(&d, host, err))
 	}
 	return 0
 }

@@ -67,7 +67,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.nodes, "node", nil, "spread releases over BuildKit nodes: NAME=ADDR (repeatable); a release sticks to one node while it is healthy")
 	fl.StringVar(&f.buildersFile, "builders", "", "JSON file of nodes with TLS settings: {\"nodes\": [{\"name\", \"addr\", \"tls\": {\"ca_cert\", \"cert\", \"key\"}}]}")
 	fl.IntVar(&f.o.Retries, "retries", 2, "retry a release whose node failed (unreachable, daemon gone) on another node, up to N times")
-	fl.StringVar(&f.o.EntrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: this jetbake's own: embedded, next to it, or built from its module source)")
+	fl.StringVar(&f.o.EntrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe (default: this jetbake's own: embedded, next to it, or built from its module source)")
 	fl.StringVar(&f.o.LockFile, "lock-file", "", "base image lock file (default: matrix.lock.json next to the matrix, when it exists)")
 	fl.BoolVar(&f.o.CheckLock, "check-lock", false, "fail before building when a base tag has moved from its locked digest")
 	fl.StringVar(&f.revision, "revision", "", "your source revision for org.opencontainers.image.revision (default: git HEAD of the matrix's folder); jetbake's own version goes in io.jetbake.version")

@@ -111,7 +111,7 @@ func outputFlagError(e *imagebuild.OutputError) error {
 func entrypointFlagError(e *imagebuild.EntrypointError) error {
 	switch {
 	case e.Dir == "":
-		return errors.New("no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe ('make build' puts them in bin/linux-arm64)")
+		return errors.New("no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe ('make build' puts them in bin/linux-arm64)")
 	case e.Missing != "":
 		return fmt.Errorf("entrypoint folder %s lacks %s: run 'make build' (it cross-compiles them for linux/arm64)", e.Dir, e.Missing)
 	}

@@ -94,7 +94,7 @@ func newEvidenceCommand() *cobra.Command {
 			"Collect it inside the image on the Jetson, with a small embedding model's folder (config.json, tokenizer.json,\n" +
 			"the weights) mounted at /model:\n\n" +
 			"  docker run --rm --runtime nvidia -e JETBAKE_IMAGE_DIGEST=sha256:... -v $PWD:/out -v MODEL_DIR:/model:ro \\\n" +
-			"    IMAGE@sha256:... --probe --smoke --kernel --serve /model --out /out/evidence.json\n\n" +
+			"    --entrypoint /usr/local/bin/jetbake-probe IMAGE@sha256:... --smoke --kernel --serve /model --out /out/evidence.json\n\n" +
 			"then keep it with 'jetbake evidence add evidence.json'. 'jetbake init --gate' writes a workflow that does\n" +
 			"this on a self-hosted Jetson runner.",
 		Args: cobra.NoArgs,

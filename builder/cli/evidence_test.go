@@ -195,7 +195,7 @@ func TestSupportedNeedsServing(t *testing.T) {
 	require.Equal(t, ExitFailure, r.code)
 	require.Contains(t, r.stderr, smoke+": evidence refused (below-supported): release jetpack6.2 claims tier supported, which needs evidence of level serve "+
 		"(passing cuda-kernel and serve checks), but this evidence reached level smoke (no passing cuda-kernel check, no passing serve check); "+
-		"fix: run 'jetbake-entrypoint --probe --smoke --kernel --serve /model --out evidence.json' inside the image on a Jetson")
+		"fix: run 'jetbake-probe --smoke --kernel --serve /model --out evidence.json' inside the image on a Jetson")
 	require.NoDirExists(t, filepath.Join(filepath.Dir(path), "evidence"))
 
 	// Stored while the release was a candidate, it does not back supported.
@@ -225,7 +225,7 @@ func TestStrictFlags(t *testing.T) {
 	require.Len(t, errs, 1)
 	require.Contains(t, errs[0].Error(), `releases[2].tier: "supported": release jetpack6.2 claims supported without passing evidence for its current image `+
 		probeDigest+" (")
-	require.Contains(t, errs[0].Error(), "no older than 30d: there is no evidence for the release; fix: run 'jetbake-entrypoint --probe --smoke --kernel --serve /model")
+	require.Contains(t, errs[0].Error(), "no older than 30d: there is no evidence for the release; fix: run 'jetbake-probe --smoke --kernel --serve /model")
 	errs = strictRun(t, path, "--strict", "--registry=false")
 	require.Len(t, errs, 1)
 	require.Equal(t, "pass --metadata-file with the report of the latest 'jetbake build', or push the release and its tags", errs[0].Fix, "the fix names the flag")

@@ -1,5 +1,5 @@
-// Package entrypoints provides the linux/arm64 jetbake-entrypoint and
-// jetbake-cudaprobe binaries that every image gets, matching the jetbake
+// Package entrypoints provides the linux/arm64 jetbake-entrypoint,
+// jetbake-cudaprobe and jetbake-probe binaries that every image gets, matching the jetbake
 // that builds the image. They come, first found:
 //
 //  1. embedded in a release binary (`make release`, build tag jetbake_embed);
@@ -38,13 +38,15 @@ import (
 const (
 	// Entrypoint is the image's entrypoint.
 	Entrypoint = "jetbake-entrypoint"
-	// CUDAProbe is the helper the entrypoint runs to ask libcuda.
+	// CUDAProbe is the helper the entrypoint and the probe run to ask libcuda.
 	CUDAProbe = "jetbake-cudaprobe"
+	// Probe writes hardware evidence for `jetbake evidence add`.
+	Probe = "jetbake-probe"
 )
 
 // packages maps each binary to its package in jetbake's module.
 func packages() map[string]string {
-	return map[string]string{Entrypoint: "./entrypoint", CUDAProbe: "./entrypoint/cudaprobe"}
+	return map[string]string{Entrypoint: "./entrypoint", CUDAProbe: "./entrypoint/cudaprobe", Probe: "./entrypoint/probe"}
 }
 
 // Option configures Dir.
@@ -88,7 +90,7 @@ func (e *MissingError) Error() string {
 // Unwrap returns Err.
 func (e *MissingError) Unwrap() error { return e.Err }
 
-// Dir returns a folder holding the linux/arm64 Entrypoint and CUDAProbe of
+// Dir returns a folder holding the linux/arm64 Entrypoint, CUDAProbe and Probe of
 // this jetbake, and says where they came from. Binaries it cannot give are
 // a *MissingError.
 func Dir(ctx context.Context, opts ...Option) (dir, source string, err error) {
@@ -122,7 +124,7 @@ func Dir(ctx context.Context, opts ...Option) (dir, source string, err error) {
 		o.info.Version, filepath.Join(o.exeDir, "linux-arm64"), version.ModulePath)}
 }
 
-// complete reports whether dir holds both binaries.
+// complete reports whether dir holds every binary.
 func complete(dir string) bool {
 	for name := range packages() {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || !st.Mode().IsRegular() {

@@ -14,7 +14,7 @@ import (
 
 func TestDirEmbedded(t *testing.T) {
 	cache := t.TempDir()
-	fsys := fstest.MapFS{Entrypoint: {Data: []byte("ep")}, CUDAProbe: {Data: []byte("probe")}}
+	fsys := fstest.MapFS{Entrypoint: {Data: []byte("ep")}, CUDAProbe: {Data: []byte("cudaprobe")}, Probe: {Data: []byte("probe")}}
 	opt := func(o *options) { o.embedded = fsys }
 	dir, source, err := Dir(t.Context(), opt, WithCacheDir(cache), WithExeDir(""))
 	require.NoError(t, err)
@@ -28,12 +28,16 @@ func TestDirEmbedded(t *testing.T) {
 
 	_, _, err = Dir(t.Context(), func(o *options) { o.embedded = fstest.MapFS{Entrypoint: {Data: []byte("ep")}} }, WithCacheDir(cache))
 	require.ErrorContains(t, err, "embedded entrypoints lack jetbake-cudaprobe")
+	_, _, err = Dir(t.Context(), func(o *options) {
+		o.embedded = fstest.MapFS{Entrypoint: {Data: []byte("ep")}, CUDAProbe: {Data: []byte("cudaprobe")}}
+	}, WithCacheDir(cache))
+	require.ErrorContains(t, err, "embedded entrypoints lack jetbake-probe")
 }
 
 func TestDirNextToJetbake(t *testing.T) {
 	exe := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(exe, "linux-arm64"), 0o755))
-	for _, n := range []string{Entrypoint, CUDAProbe} {
+	for _, n := range []string{Entrypoint, CUDAProbe, Probe} {
 		require.NoError(t, os.WriteFile(filepath.Join(exe, "linux-arm64", n), []byte(n), 0o755))
 	}
 	dir, source, err := Dir(t.Context(), WithExeDir(exe), WithCacheDir(t.TempDir()), WithVersion(version.Info{Version: "(devel)"}))

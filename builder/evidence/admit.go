@@ -77,7 +77,7 @@ func refuse(reason Reason, fix, format string, args ...any) error {
 
 // ProbeCommand is the probe run that collects evidence of every level,
 // inside the image on a Jetson with a model folder mounted at /model.
-const ProbeCommand = "jetbake-entrypoint --probe --smoke --kernel --serve /model --out evidence.json"
+const ProbeCommand = "jetbake-probe --smoke --kernel --serve /model --out evidence.json"
 
 // probeFix is the advice for evidence that does not prove the image.
 const probeFix = "run '" + ProbeCommand + "' inside the image on a Jetson (a small embedding model's folder mounted at /model), " +

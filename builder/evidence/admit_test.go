@@ -132,7 +132,7 @@ func TestAdmitSupportedNeedsServing(t *testing.T) {
 			require.Equal(t, ReasonBelowSupported, re.Reason)
 			require.ErrorContains(t, err, "release jetpack6.2 claims tier supported, which needs evidence of level serve (passing cuda-kernel and serve checks), "+
 				"but this evidence reached level "+string(tt.level)+" ("+tt.missing+")")
-			require.Contains(t, re.Fix, "--probe --smoke --kernel --serve /model")
+			require.Contains(t, re.Fix, "jetbake-probe --smoke --kernel --serve /model")
 
 			rel, _ := m.Release("jetpack6.2")
 			rel.Tier = "candidate"

@@ -3,8 +3,8 @@
 //
 // # Collecting
 //
-// `jetbake-entrypoint --probe --smoke --kernel --serve /model --out
-// evidence.json` (ProbeCommand), run inside the image on a Jetson with
+// `jetbake-probe --smoke --kernel --serve /model --out evidence.json`
+// (ProbeCommand), run inside the image on a Jetson with
 // JETBAKE_IMAGE_DIGEST set to the digest it was pulled by and a small
 // embedding model's folder mounted at /model, writes an allow-listed profile
 // of the image and the host and a list of named checks (see Parse for the
@@ -19,14 +19,13 @@
 // needs evidence of level serve (SupportedLevel): TEI checks the compute
 // capability and loads its kernels only at model load, so a smoke run
 // alone can pass for an image that refuses its GPU. Other tiers take
-// evidence of any level. The probe lives in the entrypoint
-// (package main under entrypoint/), which may import only the standard
-// library and a few packages of its own. One of those,
-// entrypoint/evidencespec, defines the JSON: the probe writes its types and
-// this package reads them (Evidence embeds evidencespec.Evidence; Image,
-// Host, Result and the rest are aliases), adding the validation and the
-// admission rules. A test parses the entrypoint's golden output and writes it
-// back byte for byte.
+// evidence of any level. The probe is jetbake-probe (entrypoint/probe), a
+// binary of its own in every image. Package entrypoint/evidencespec, which
+// imports only the standard library, defines the JSON: the probe writes
+// its types and this package reads them (Evidence embeds
+// evidencespec.Evidence; Image, Host, Result and the rest are aliases),
+// adding the validation and the admission rules. A test parses the probe's
+// golden output and writes it back byte for byte.
 //
 // # Which image the evidence is for
 //

@@ -30,7 +30,7 @@ const (
 	Skipped = evidencespec.Skipped
 )
 
-// Evidence is what `jetbake-entrypoint --probe` writes: an allow-listed
+// Evidence is what `jetbake-probe` writes: an allow-listed
 // profile of the image and the host, and the result, in the types of
 // package evidencespec that the probe writes with. Parse refuses any other
 // field. The embedded document's fields are promoted, so ev.Host and

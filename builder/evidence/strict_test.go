@@ -24,7 +24,7 @@ func storeGolden(t *testing.T, m *matrix.Matrix, edit func(ev *Evidence)) {
 
 func TestCheckStrict(t *testing.T) {
 	day := 24 * time.Hour
-	fix := "run 'jetbake-entrypoint --probe --smoke --kernel --serve /model --out evidence.json' in that image on a Jetson, " +
+	fix := "run 'jetbake-probe --smoke --kernel --serve /model --out evidence.json' in that image on a Jetson, " +
 		"with a small embedding model's folder mounted at /model, then 'jetbake evidence add evidence.json' " +
 		"(supported needs its cuda-kernel and serve checks); or set the tier to \"candidate\""
 	tests := []struct {

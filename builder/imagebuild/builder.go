@@ -351,7 +351,7 @@ func checkEntrypointDir(dir, toolCommit string) error {
 	if dir == "" {
 		return &EntrypointError{}
 	}
-	for _, name := range []string{filepath.Base(EntrypointPath), filepath.Base(CUDAProbePath)} {
+	for _, name := range []string{filepath.Base(EntrypointPath), filepath.Base(CUDAProbePath), filepath.Base(ProbePath)} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			return &EntrypointError{Dir: dir, Missing: name}
 		}

@@ -101,11 +101,11 @@ func TestSelectReleases(t *testing.T) {
 	}
 }
 
-// entrypointDir makes a folder holding both entrypoint binaries.
+// entrypointDir makes a folder holding the entrypoint binaries.
 func entrypointDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, p := range []string{EntrypointPath, CUDAProbePath} {
+	for _, p := range []string{EntrypointPath, CUDAProbePath, ProbePath} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(p)), []byte("bin"), 0o755))
 	}
 	return dir
@@ -123,6 +123,8 @@ func TestCheckEntrypointDir(t *testing.T) {
 	err = checkEntrypointDir(half, "")
 	require.Equal(t, &EntrypointError{Dir: half, Missing: "jetbake-cudaprobe"}, err)
 	require.Equal(t, "entrypoint folder "+half+" lacks jetbake-cudaprobe: cross-compile it for linux/arm64 into that folder", err.Error())
+	require.NoError(t, os.WriteFile(filepath.Join(half, "jetbake-cudaprobe"), nil, 0o755))
+	require.Equal(t, &EntrypointError{Dir: half, Missing: "jetbake-probe"}, checkEntrypointDir(half, ""))
 }
 
 func TestPrepare(t *testing.T) {
@@ -211,7 +213,7 @@ func TestCheckOptions(t *testing.T) {
 // An entrypoint built from another commit than the jetbake that builds is refused.
 func TestCheckEntrypointRevision(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"jetbake-entrypoint", "jetbake-cudaprobe"} {
+	for _, name := range []string{"jetbake-entrypoint", "jetbake-cudaprobe", "jetbake-probe"} {
 		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=true", "-o", filepath.Join(dir, name), "../../entrypoint")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, string(out))

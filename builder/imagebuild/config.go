@@ -20,6 +20,8 @@ const (
 	EntrypointPath = "/usr/local/bin/jetbake-entrypoint"
 	// CUDAProbePath is the helper that asks the CUDA driver for the GPU.
 	CUDAProbePath = "/usr/local/bin/jetbake-cudaprobe"
+	// ProbePath writes hardware evidence (docker run --entrypoint jetbake-probe).
+	ProbePath = "/usr/local/bin/jetbake-probe"
 )
 
 // Annotation and label keys that jetbake adds at build time to those the plan holds.
@@ -92,7 +94,7 @@ func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels
 	maps.Copy(img.Config.Labels, labels)
 	img.History = append(img.History, ocispecs.History{
 		Created:   &created,
-		CreatedBy: "jetbake: entrypoint, CUDA probe",
+		CreatedBy: "jetbake: entrypoint, CUDA probe, evidence probe",
 		Comment:   "jetbake",
 	}, ocispecs.History{
 		Created:   &created,

@@ -88,7 +88,7 @@ func TestImageConfig(t *testing.T) {
 	}, img.Config.Labels)
 
 	require.Len(t, img.History, 3, "the base's, jetbake's own layer, the release's layer")
-	require.Equal(t, "jetbake: entrypoint, CUDA probe", img.History[1].CreatedBy)
+	require.Equal(t, "jetbake: entrypoint, CUDA probe, evidence probe", img.History[1].CreatedBy)
 	last := img.History[2]
 	require.True(t, last.Created.Equal(epoch))
 	require.Contains(t, last.CreatedBy, "sm_87, sm_110")

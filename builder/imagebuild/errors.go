@@ -84,7 +84,7 @@ type EntrypointError struct {
 func (e *EntrypointError) Error() string {
 	switch {
 	case e.Dir == "":
-		return "no entrypoint binaries: give WithEntrypointDir the folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe"
+		return "no entrypoint binaries: give WithEntrypointDir the folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe"
 	case e.Missing != "":
 		return fmt.Sprintf("entrypoint folder %s lacks %s: cross-compile it for linux/arm64 into that folder", e.Dir, e.Missing)
 	}

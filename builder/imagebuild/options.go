@@ -97,7 +97,7 @@ func WithMirrors(m refs.Mirrors) Option { return func(o *options) { o.mirrors = 
 func WithLocks(locks map[string]string) Option { return func(o *options) { o.locks = locks } }
 
 // WithEntrypointDir names the folder that holds the linux/arm64
-// jetbake-entrypoint and jetbake-cudaprobe binaries copied into every image.
+// jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe binaries copied into every image.
 func WithEntrypointDir(dir string) Option { return func(o *options) { o.entrypointDir = dir } }
 
 // WithBaseDir resolves the plan's relative router context and Dockerfile paths.

@@ -136,7 +136,7 @@ func (j *releaseJob) smokeScript(bins []Binary) string {
 func (j *releaseJob) layerDirs() []string {
 	seen := map[string]bool{}
 	var dirs []string
-	paths := []string{EntrypointPath, CUDAProbePath, imagespec.Path}
+	paths := []string{EntrypointPath, CUDAProbePath, ProbePath, imagespec.Path}
 	for _, t := range j.release.Targets {
 		paths = append(paths, t.Path)
 	}

@@ -358,7 +358,7 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 }
 
 // runtimeState lays out the runtime image: the runtime base plus two
-// layers, first jetbake's own (the entrypoint and the CUDA probe, the same
+// layers, first jetbake's own (the entrypoint and the two probes, the same
 // bytes in every image of every release, so BuildKit compresses and pushes
 // it once and a Jetson pulls it once), then the release's (every router
 // binary and image.json). Each is staged on scratch in one file operation,
@@ -377,13 +377,14 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 	epoch := epochTime(j.epoch)
 	created := llb.WithCreatedTime(epoch)
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
-		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath)}))
+		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath), path.Base(ProbePath)}))
 	// A fixed mode: the files' modes on the building machine follow its umask.
 	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &epoch}
 	tool := llb.Scratch().File(llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
 		Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
-		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe),
-		llb.WithCustomName("stage the entrypoint and the CUDA probe"))
+		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe).
+		Copy(ep, path.Base(ProbePath), ProbePath, exe),
+		llb.WithCustomName("stage the entrypoint, the CUDA probe and the evidence probe"))
 	fa := llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
 		Mkfile(imagespec.Path, 0o644, desc, created)
 	dirs := map[string]bool{path.Dir(imagespec.Path): true}
@@ -421,7 +422,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 		}
 		return llb.Merge(layers, llb.WithCustomName("merge onto the runtime base"))
 	}
-	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint and the CUDA probe"))...).
+	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint, the CUDA probe and the evidence probe"))...).
 		File(stamp(release), append(noCache, llb.WithCustomName("add the routers and image.json"))...)
 }
 

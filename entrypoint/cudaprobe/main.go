@@ -13,7 +13,7 @@
 // error).
 //
 // With --kernel before it, the probe runs a CUDA kernel on GPU 0 through the
-// driver API, the check `jetbake-entrypoint --probe --kernel` records as
+// driver API, the check `jetbake-probe --kernel` records as
 // cuda-kernel: it makes the device's primary context current (as the CUDA
 // runtime does), has the driver JIT-compile a small hand-written PTX kernel
 // (ptx.go: y[i] = a*x[i] + b over 4096 floats, .target sm_50) for the GPU's
@@ -29,8 +29,8 @@
 // and says on stderr what failed, followed by the JIT's error log when the
 // driver wrote one.
 //
-// jetbake-entrypoint runs it; see that command's documentation for why the
-// driver query lives in a separate binary. It is built with CGO_ENABLED=0 and
+// jetbake-entrypoint and jetbake-probe run it; see jetbake-entrypoint's
+// documentation for why the driver query lives in a separate binary. It is built with CGO_ENABLED=0 and
 // loads the library with purego, so it needs the system's dynamic loader,
 // which every CUDA image has, but no C toolchain to build.
 package main

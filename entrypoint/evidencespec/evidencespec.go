@@ -1,5 +1,5 @@
 // Package evidencespec defines the hardware evidence that
-// `jetbake-entrypoint --probe` writes and that jetbake's builder/evidence
+// `jetbake-probe` writes and that jetbake's builder/evidence
 // package reads: one JSON object naming the image, profiling the host and
 // listing the probe's checks.
 //

@@ -47,7 +47,7 @@ type Image struct {
 	// Digest is the digest the image is published under, such as
 	// "sha256:3f2a...". jetbake build never writes it, since an image cannot
 	// hold its own digest; a pipeline that derives an image from a published
-	// one may. The probe (jetbake-entrypoint --probe) reports it, or the
+	// one may. The probe (jetbake-probe) reports it, or the
 	// JETBAKE_IMAGE_DIGEST variable, which wins.
 	Digest string `json:"digest,omitempty"`
 	// Targets are the router binaries in the image, one per SM target.

@@ -46,7 +46,7 @@ type bakeTarget struct {
 type bakeInputs struct {
 	// Mirrors rewrites the bases to the local registry, as jetbake's --mirror.
 	Mirrors refs.Mirrors
-	// EntrypointDir holds the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe.
+	// EntrypointDir holds the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe.
 	EntrypointDir string
 	// Revision and Epoch are the source revision and SOURCE_DATE_EPOCH, as jetbake gets them.
 	Revision string
@@ -226,8 +226,8 @@ func runtimeDockerfile(p *plan.Plan, rel plan.Release) []byte {
 	for _, t := range rel.Targets {
 		fmt.Fprintf(&b, "COPY --from=%s %s %s\n", routerContextName(t), p.Router.Output, t.Path)
 	}
-	fmt.Fprintf(&b, "COPY --from=%s %s %s %s/\n", entrypointContext,
-		filepath.Base(imagebuild.EntrypointPath), filepath.Base(imagebuild.CUDAProbePath), filepath.Dir(imagebuild.EntrypointPath))
+	fmt.Fprintf(&b, "COPY --from=%s %s %s %s %s/\n", entrypointContext, filepath.Base(imagebuild.EntrypointPath),
+		filepath.Base(imagebuild.CUDAProbePath), filepath.Base(imagebuild.ProbePath), filepath.Dir(imagebuild.EntrypointPath))
 	fmt.Fprintf(&b, "COPY image.json %s\n", imagespec.Path)
 	fmt.Fprintf(&b, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=%s\" NVIDIA_DISABLE_REQUIRE=true NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility\n", rel.CUDA)
 	fmt.Fprintf(&b, "ENTRYPOINT [%q]\nCMD []\n", imagebuild.EntrypointPath)

@@ -95,7 +95,7 @@ func TestRuntimeDockerfile(t *testing.T) {
 		"FROM jetbake-runtime\n",
 		"COPY --from=router-87 /usr/local/bin/text-embeddings-router /usr/local/bin/router-87\n",
 		"COPY --from=router-110 /usr/local/bin/text-embeddings-router /usr/local/bin/router-110\n",
-		"COPY --from=jetbake-entrypoint jetbake-entrypoint jetbake-cudaprobe /usr/local/bin/\n",
+		"COPY --from=jetbake-entrypoint jetbake-entrypoint jetbake-cudaprobe jetbake-probe /usr/local/bin/\n",
 		"COPY image.json /etc/jetbake/image.json\n",
 		`ENTRYPOINT ["/usr/local/bin/jetbake-entrypoint"]`,
 	} {

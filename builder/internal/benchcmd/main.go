@@ -67,7 +67,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.jetbake, "jetbake", "", "jetbake binary (default: bin/jetbake of the checkout)")
 	flag.StringVar(&cfg.buildx, "buildx", "", "buildx binary (default: bin/buildx of the checkout)")
-	flag.StringVar(&cfg.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint and jetbake-cudaprobe (default: bin/linux-arm64)")
+	flag.StringVar(&cfg.entrypointDir, "entrypoint-dir", "", "folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe (default: bin/linux-arm64)")
 	flag.IntVar(&cfg.cold, "cold", 3, "cold rounds; each prunes the cache before each tool's cold build and rotates which tool goes first")
 	flag.IntVar(&cfg.warm, "warm", 3, "warm builds per tool and round; the table shows the median")
 	sizes := flag.String("sizes", "shipped,5,20", "matrices to build: \"shipped\" (matrix.json) and synthetic release counts, comma-separated")
@@ -189,6 +189,7 @@ func (cfg *config) resolve() error {
 		cfg.jetbake: "run 'make build'",
 		filepath.Join(cfg.entrypointDir, "jetbake-entrypoint"): "run 'make build'",
 		filepath.Join(cfg.entrypointDir, "jetbake-cudaprobe"):  "run 'make build'",
+		filepath.Join(cfg.entrypointDir, "jetbake-probe"):      "run 'make build'",
 	}
 	if len(cfg.tools) > 1 {
 		need[cfg.buildx] = "run 'make bin/buildx' (it builds buildx from builder/bench/buildx)"

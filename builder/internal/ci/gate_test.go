@@ -86,7 +86,8 @@ func TestGateWorkflow(t *testing.T) {
 		runs = append(runs, s.Run)
 	}
 	all := strings.Join(runs, "\n")
-	order := []string{"jetbake doctor", "jetbake pick", "--probe --smoke --kernel --serve /model --out /out/evidence.json",
+	order := []string{"jetbake doctor", "jetbake pick", "--entrypoint /usr/local/bin/jetbake-probe \"$REF\"",
+		"--smoke --kernel --serve /model --out /out/evidence.json",
 		"jetbake evidence add -f \"$MATRIX\"", "jetbake evidence report \"$GATE_DIR/evidence.json\" --format markdown >> \"$GITHUB_STEP_SUMMARY\""}
 	at := -1
 	for _, want := range order {
@@ -187,5 +188,5 @@ func TestGateIssueForm(t *testing.T) {
 	require.Equal(t, "textarea", report.Type)
 	require.True(t, report.Validations.Required)
 	require.Contains(t, report.Attributes.Description, "jetbake evidence report evidence.json --format markdown")
-	require.Contains(t, form.Body[0].Attributes.Value, "--probe --smoke --kernel --serve /model")
+	require.Contains(t, form.Body[0].Attributes.Value, "--entrypoint /usr/local/bin/jetbake-probe IMAGE@sha256:... --smoke --kernel --serve /model")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/jetbake/jetbake/builder/evidence"
+	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
@@ -36,8 +37,10 @@ type Check struct {
 	// Model mounts a small local model at ModelPath, for a run that
 	// serves it (the probe's --serve, or the router's --model-id).
 	Model bool
+	// Probe runs jetbake-probe as the entrypoint (docker run --entrypoint).
+	Probe bool
 	// WantServe wants the probe's serving check passed in the evidence it
-	// prints: Args are ServeArgs.
+	// prints: Probe is set and Args are ServeArgs.
 	WantServe bool
 }
 
@@ -183,8 +186,8 @@ func ReleaseChecks() []Check {
 // health check with TEI's sentence.
 func ServeChecks() []Check {
 	return []Check{
-		{Release: "jetpack7.0", Host: "thor-jp7.0", Args: ServeArgs("2m"), Model: true, WantServe: true},
-		{Release: NoFlashGateRelease, Host: "thor-jp7.0", Args: ServeArgs("2m"), Model: true, WantFailure: FlashRefusalOnThor, WantExit: 1},
+		{Release: "jetpack7.0", Host: "thor-jp7.0", Probe: true, Args: ServeArgs("2m"), Model: true, WantServe: true},
+		{Release: NoFlashGateRelease, Host: "thor-jp7.0", Probe: true, Args: ServeArgs("2m"), Model: true, WantFailure: FlashRefusalOnThor, WantExit: 1},
 	}
 }
 
@@ -235,6 +238,19 @@ type Unpacked struct {
 	Config *v1.ConfigFile
 }
 
+// ProbeEntrypoint is the probe in every image jetbake builds, which a run
+// makes its entrypoint as `docker run --entrypoint` does.
+const ProbeEntrypoint = imagebuild.ProbePath
+
+// Probe is the image run with jetbake-probe as its entrypoint, as
+// `docker run --entrypoint /usr/local/bin/jetbake-probe IMAGE` runs it.
+func (u Unpacked) Probe() Unpacked {
+	cfg := *u.Config
+	cfg.Config.Entrypoint = []string{ProbeEntrypoint}
+	cfg.Config.Cmd = nil
+	return Unpacked{Rootfs: u.Rootfs, Config: &cfg}
+}
+
 // RunChecks runs every check and returns the outcomes in order.
 func RunChecks(ctx context.Context, runner *runimage.Runner, images map[string]Unpacked, hostsByName map[string]runimage.Host, checks []Check) []Outcome {
 	model := ""
@@ -256,6 +272,9 @@ func RunChecks(ctx context.Context, runner *runimage.Runner, images map[string]U
 				}
 			}
 			host.Volumes = append(slices.Clone(host.Volumes), runimage.Volume{Source: model, Destination: ModelPath})
+		}
+		if c.Probe {
+			img = img.Probe()
 		}
 		return runner.Run(ctx, img.Rootfs, img.Config, host, c.Args)
 	})

@@ -184,7 +184,7 @@ func TestEndToEnd(t *testing.T) {
 		img := pullArm64(t, tags["jetpack7.2"])
 		files := imageFiles(t, img)
 		for _, want := range []string{"usr/local/bin/router-87", "usr/local/bin/router-110",
-			"usr/local/bin/jetbake-entrypoint", "usr/local/bin/jetbake-cudaprobe", "etc/jetbake/image.json"} {
+			"usr/local/bin/jetbake-entrypoint", "usr/local/bin/jetbake-cudaprobe", "usr/local/bin/jetbake-probe", "etc/jetbake/image.json"} {
 			require.Contains(t, files, want)
 		}
 		require.NotContains(t, files, "usr/local/bin/router-72")

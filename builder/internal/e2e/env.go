@@ -173,10 +173,11 @@ func (e *Env) PushStandins(ctx context.Context, p *plan.Plan) ([]string, error) 
 	return pushed, nil
 }
 
-// BuildEntrypoint cross-compiles jetbake-entrypoint and jetbake-cudaprobe for
-// linux/arm64 from this checkout into dir, reproducibly.
+// BuildEntrypoint cross-compiles jetbake-entrypoint, jetbake-cudaprobe and
+// jetbake-probe for linux/arm64 from this checkout into dir, reproducibly.
 func (e *Env) BuildEntrypoint(ctx context.Context, dir string) error {
-	for pkg, out := range map[string]string{"./entrypoint": "jetbake-entrypoint", "./entrypoint/cudaprobe": "jetbake-cudaprobe"} {
+	for pkg, out := range map[string]string{"./entrypoint": "jetbake-entrypoint", "./entrypoint/cudaprobe": "jetbake-cudaprobe",
+		"./entrypoint/probe": "jetbake-probe"} {
 		if err := GoBuild(ctx, e.RepoRoot, pkg, "arm64", filepath.Join(dir, out), "-buildvcs=false", "-ldflags=-s -w -buildid="); err != nil {
 			return err
 		}

@@ -17,10 +17,10 @@ import (
 )
 
 // TestKernelCheckInImage builds the shipped matrix's JetPack 6.2 release
-// with jetbake and runs `--probe --kernel --smoke` in it with runc, on the
+// with jetbake and runs `jetbake-probe --kernel --smoke` in it with runc, on the
 // fake Orin Nano Super whose driver is the aarch64 stand-in libcuda, where
-// NVIDIA's runtime mounts the host's on JetPack 6. The arm64 entrypoint
-// and CUDA probe run under QEMU: the kernel passes, each failure mode of the
+// NVIDIA's runtime mounts the host's on JetPack 6. The arm64 probe and
+// CUDA probe run under QEMU: the kernel passes, each failure mode of the
 // driver fails the cuda-kernel check with its step and CUDA error, and the
 // evidence is what builder/evidence reads. The same image then runs the
 // serving check (testServeInImage).
@@ -61,7 +61,7 @@ func TestKernelCheckInImage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, res := probeOn(t, runner, img, withKnobs(orin, tt.knobs), []string{"--probe", "--kernel", "--smoke"}, rr.Digest)
+			ev, res := probeOn(t, runner, img, withKnobs(orin, tt.knobs), []string{"--kernel", "--smoke"}, rr.Digest)
 			kernel := checkNamed(ev, evidencespec.CheckCUDAKernel)
 			require.NotNil(t, kernel, res.Stdout)
 			require.NotNil(t, ev.Result.Kernel, res.Stdout)
@@ -89,7 +89,7 @@ func TestKernelCheckInImage(t *testing.T) {
 	})
 }
 
-// testServeInImage runs `--probe --smoke --kernel --serve /model` in img
+// testServeInImage runs `jetbake-probe --smoke --kernel --serve /model` in img
 // with runc on the fake Orin, a test model's folder bound at /model: the
 // stand-in router (the shipped Dockerfile's, under QEMU) serves it on
 // 127.0.0.1 and the evidence reaches level serve, which evidence add
@@ -167,11 +167,12 @@ func withKnobs(host runimage.Host, knobs []string) runimage.Host {
 	return host
 }
 
-// probeOn runs the probe with args in img on host with runc, the image's
-// digest in JETBAKE_IMAGE_DIGEST, and parses its evidence.
+// probeOn runs jetbake-probe with args in img on host with runc, the
+// image's digest in JETBAKE_IMAGE_DIGEST, and parses its evidence.
 func probeOn(t *testing.T, runner *runimage.Runner, img Unpacked, host runimage.Host, args []string, digest string) (*evidence.Evidence, runimage.Result) {
 	t.Helper()
-	res, err := runner.Run(t.Context(), img.Rootfs, img.Config, host, args, "JETBAKE_IMAGE_DIGEST="+digest)
+	probe := img.Probe()
+	res, err := runner.Run(t.Context(), probe.Rootfs, probe.Config, host, args, "JETBAKE_IMAGE_DIGEST="+digest)
 	require.NoError(t, err)
 	ev, err := evidence.Parse([]byte(res.Stdout))
 	require.NoError(t, err, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)

@@ -36,6 +36,8 @@ func WriteModel(dir string, omit ...string) error {
 
 // ServeArgs are the probe's arguments of the serving runs: every check,
 // the serving check on the model at /model, its load bounded by load.
+// They follow the image of a run whose entrypoint is jetbake-probe
+// (ProbeEntrypoint).
 func ServeArgs(load string) []string {
-	return []string{"--probe", "--smoke", "--kernel", "--serve", "/model", "--load-timeout", load}
+	return []string{"--smoke", "--kernel", "--serve", "/model", "--load-timeout", load}
 }

@@ -41,6 +41,9 @@ type NVCheck struct {
 	Env []string
 	// Volumes are more -v entries, such as MODEL_DIR:/model:ro.
 	Volumes []string
+	// Entrypoint, when set, replaces the image's (--entrypoint), such as
+	// ProbeEntrypoint.
+	Entrypoint string
 	// WantRefusal is the line of NVIDIA's runtime when it must refuse the
 	// container before it starts (docker exits 125).
 	WantRefusal string
@@ -207,7 +210,7 @@ func orNone(s string) string {
 // NVRunArgs are the `docker run` arguments of c for image on h: the arm64
 // platform, --runtime nvidia with NVIDIA_VISIBLE_DEVICES=all (unless the
 // check runs without the runtime), the host's soc0 view over /sys/devices
-// (unless HideSoC), c's environment and volumes, the image, then c.Args as typed after
+// (unless HideSoC), c's environment, volumes and entrypoint, the image, then c.Args as typed after
 // it. The stand-in router asks the host's stand-in driver for the GPU, as
 // TEI asks the real one.
 func NVRunArgs(image string, h *nvtoolkit.Host, fake FakeHost, c NVCheck) []string {
@@ -223,6 +226,9 @@ func NVRunArgs(image string, h *nvtoolkit.Host, fake FakeHost, c NVCheck) []stri
 	}
 	for _, v := range c.Volumes {
 		out = append(out, "-v", v)
+	}
+	if c.Entrypoint != "" {
+		out = append(out, "--entrypoint", c.Entrypoint)
 	}
 	return append(append(out, image), c.Args...)
 }

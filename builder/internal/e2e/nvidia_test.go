@@ -74,7 +74,8 @@ type serveImages struct {
 }
 
 // testServeThroughNVIDIA runs the probe with its serving check in the
-// JetPack 6.2 image as `docker run --runtime nvidia -v MODEL:/model:ro`
+// JetPack 6.2 image as `docker run --runtime nvidia -v MODEL:/model:ro
+// --entrypoint /usr/local/bin/jetbake-probe`
 // on the Orin of the NVIDIA runtime's bed: the router serves on the
 // container's own loopback and the evidence reaches level serve; the
 // compute-cap refusal (the image without jetson-compute-cap.sh), a model
@@ -104,7 +105,7 @@ func testServeThroughNVIDIA(t *testing.T, d *Dockerd, nv *NVBed, images serveIma
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := NVCheck{Check: Check{Release: "jetpack6.2", Host: "orin-jp6", Args: ServeArgs(tt.load)},
-				Env: tt.env, Volumes: []string{tt.folder + ":/model:ro"}}
+				Env: tt.env, Volumes: []string{tt.folder + ":/model:ro"}, Entrypoint: ProbeEntrypoint}
 			image := images.serving
 			if tt.refusing {
 				image = images.refusing

@@ -117,7 +117,7 @@ func TestRouterContract(t *testing.T) {
 		require.NoError(t, WriteModel(model))
 		host := hostsByName["orin-jp6"]
 		host.Volumes = []runimage.Volume{{Source: model, Destination: "/model"}}
-		res = f.runOn(t, img, host, ServeArgs("2m"))
+		res = f.runOn(t, img.Probe(), host, ServeArgs("2m"))
 		require.Equal(t, 1, res.ExitCode, res.Stderr)
 		ev, err := evidence.Parse([]byte(res.Stdout))
 		require.NoError(t, err, res.Stdout)
@@ -151,7 +151,7 @@ func TestRouterContract(t *testing.T) {
 			require.True(t, facts.FlashAttn, "candle-cuda compiles candle-flash-attn")
 			require.True(t, facts.Table.Accepts(110, 110), "the compute-cap arm is there in both")
 			require.Equal(t, c.name == "flash-gate", facts.FlashGate.Accepts(110))
-			res := f.runOn(t, img, host, ServeArgs("2m"))
+			res := f.runOn(t, img.Probe(), host, ServeArgs("2m"))
 			o := Outcome{Check: Check{WantServe: true}, Result: res}
 			if c.name == "flash-gate" {
 				require.True(t, o.OK(), "the serving check passed: %s\n%s", res.Stdout, res.Stderr)

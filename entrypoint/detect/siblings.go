@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"github.com/jetbake/jetbake/computecap"
@@ -11,12 +11,12 @@ type siblingQuery struct {
 	gpu *computecap.Capability
 	// host, when set, is the host: the release must meet its host rule, and
 	// the newest release not newer than the host's L4T is preferred.
-	host *hostInfo
+	host *Host
 }
 
 // bestSibling finds the release of the image's family that fits q, other
 // than the image's own; ok is false when the family knows none.
-func bestSibling(img *image, q siblingQuery) (imagespec.Sibling, bool) {
+func bestSibling(img *Image, q siblingQuery) (imagespec.Sibling, bool) {
 	var best imagespec.Sibling
 	var bestL4T computecap.L4TVersion
 	found := false

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
+	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
 // standinRouter is the stand-in text-embeddings-router built for this
@@ -35,24 +35,17 @@ var (
 func buildRouter(t *testing.T) standinRouter {
 	t.Helper()
 	routerOnce.Do(func() {
-		dir := filepath.Join(buildBinaries(t).dir, "router")
+		dir := filepath.Join(eptest.Build(t).Dir, "router")
 		if routerErr = os.MkdirAll(dir, 0o755); routerErr != nil {
 			return
 		}
 		lib := filepath.Join(dir, host.LibcudaName)
 		routerBuilt = standinRouter{dir: dir, template: filepath.Join(dir, "router-template")}
 		steps := [][]string{
-			{"gcc", "-shared", "-fPIC", "-Wl,-soname," + host.LibcudaName, "-o", lib, "../builder/internal/standin/cuda/libcuda.c"},
-			{"go", "build", "-tags", "netgo,cuda", "-o", routerBuilt.template, "../builder/internal/standin/tei/cmd/router"},
+			{"gcc", "-shared", "-fPIC", "-Wl,-soname," + host.LibcudaName, "-o", lib, eptest.RepoPath("builder", "internal", "standin", "cuda", "libcuda.c")},
+			{"go", "build", "-tags", "netgo,cuda", "-o", routerBuilt.template, "github.com/jetbake/jetbake/builder/internal/standin/tei/cmd/router"},
 		}
-		for _, s := range steps {
-			cmd := exec.Command(s[0], s[1:]...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_LDFLAGS="+lib)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				routerErr = &buildError{cmd: strings.Join(s, " "), out: string(out), err: err}
-				return
-			}
-		}
+		routerErr = eptest.RunSteps(steps, "CGO_ENABLED=1", "CGO_LDFLAGS="+lib)
 	})
 	require.NoError(t, routerErr)
 	return routerBuilt
@@ -82,7 +75,7 @@ func installRouter(t *testing.T, root string, withArm bool) []string {
 	b.WriteString(facts)
 	b.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(facts))))
 	b.WriteString("JBTEI\x00\x01\n")
-	writeFile(t, root, "/usr/local/bin/router-87", b.String(), 0o755)
+	eptest.WriteFile(t, root, "/usr/local/bin/router-87", b.String(), 0o755)
 	return []string{"LD_LIBRARY_PATH=" + r.dir}
 }
 
@@ -138,7 +131,7 @@ func TestProbeServePass(t *testing.T) {
 	require.NotContains(t, r.stdout, "/tmp")
 	require.Contains(t, r.stderr, "Starting HTTP server: 127.0.0.1:", "the router's own log, on 127.0.0.1")
 	require.Contains(t, r.stderr, "signal received, starting graceful shutdown", "stopped by SIGTERM")
-	require.True(t, strings.HasSuffix(r.stderr, "jetbake-entrypoint: probe: pass: all 13 checks passed\n"), r.stderr)
+	require.True(t, strings.HasSuffix(r.stderr, "jetbake-probe: pass: all 13 checks passed\n"), r.stderr)
 }
 
 // TestProbeServeFailures runs the serve check on each way the router, or
@@ -202,7 +195,7 @@ func TestProbeServeFailures(t *testing.T) {
 
 // TestProbeServeNoBinary: without a chosen binary the check does not run.
 func TestProbeServeNoBinary(t *testing.T) {
-	root := newSysroot(t, "no-runtime", "jetpack6")
+	root := eptest.NewSysroot(t, "no-runtime", "jetpack6")
 	r := runProbeIn(t, root, "arm64", []string{"--serve", writeModel(t, 8)})
 	c := serveCheckOf(t, &r.ev)
 	require.Equal(t, evidencespec.Check{Name: "serve", Status: evidencespec.Skipped, Detail: evidencespec.DetailServeNoBinary}, c)

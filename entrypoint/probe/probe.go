@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/renameio/v2"
+
+	"github.com/jetbake/jetbake/entrypoint/detect"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -27,12 +30,8 @@ type probeSetup struct {
 // --out, prints a one-line verdict on stderr and returns 0 when the result
 // is a pass, 1 when not, 2 for bad arguments.
 func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps probeSetup) int {
-	if cfg.usageErr != "" {
-		fmt.Fprintf(stderr, "jetbake-entrypoint: %s\n", cfg.usageErr)
-		return 2
-	}
 	if err := checkOutFolder(cfg.out); err != nil {
-		fmt.Fprintf(stderr, "jetbake-entrypoint: cannot write the evidence: %v\n", err)
+		fmt.Fprintf(stderr, "%s: cannot write the evidence: %v\n", name, err)
 		return 2
 	}
 	ev := collectEvidence(ctx, cfg, stderr, ps)
@@ -50,7 +49,7 @@ func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps pr
 	if err != nil {
 		return fail(stderr, "cannot write the evidence: "+err.Error())
 	}
-	fmt.Fprintf(stderr, "jetbake-entrypoint: probe: %s%s\n", verdict(ev), where)
+	fmt.Fprintf(stderr, "%s: %s%s\n", name, verdict(ev), where)
 	if !ev.Result.Pass {
 		return 1
 	}
@@ -66,16 +65,17 @@ func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps pr
 // added, and TestProbeLeaksNoSecret plants secrets and looks for each.
 func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps probeSetup) *evidencespec.Evidence {
 	pc := *cfg
-	pc.env = cfg.env.without(envOverride)
-	pc.explain, pc.skipL4T = true, false
-	img, imgErr := loadImageWith(pc.root, pc.table)
-	h := detect(ctx, &pc, true)
+	pc.Env = cfg.Env.Without(detect.EnvOverride)
+	pc.Explain, pc.SkipL4T = true, false
+	pc.Full, pc.FullWhy = true, name+" asks the driver itself (cuInit) for its evidence"
+	img, imgErr := detect.LoadImage(pc.Root, pc.Table)
+	h := detect.Detect(ctx, &pc.Config, true)
 	dev := deviceOf(h.Facts)
-	var d decision
+	var d detect.Decision
 	if img != nil {
-		d = decide(&pc, img, h)
+		d = detect.Decide(&pc.Config, img, h)
 		if d.Verdict.Rule == "" {
-			d.Verdict = checkHost(&pc, img, h)
+			d.Verdict = detect.CheckHost(&pc.Config, img, h)
 		}
 	}
 	ev := &evidencespec.Evidence{
@@ -83,10 +83,10 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 		GeneratedAt:   ps.now.UTC().Format(time.RFC3339),
 		Host:          hostProfile(&pc, h, &dev, ps.arch),
 	}
-	digest := imageProfile(ev, img, pc.env)
+	digest := imageProfile(ev, img, pc.Env)
 	checks := []evidencespec.Check{
 		imageCheck(imgErr), digest, archCheck(ps.arch), socCheck(&dev), deviceClassCheck(&dev),
-		l4tCheck(h), l4tMatchCheck(img, h, &d), driverCheck(h), gpuMatchCheck(h, &dev), binaryCheck(img, h, &d),
+		l4tCheck(pc.Table, h), l4tMatchCheck(img, h, &d), driverCheck(h), gpuMatchCheck(h, &dev), binaryCheck(img, h, &d),
 	}
 	if pc.kernel {
 		kernel, run := kernelCheck(ctx, &pc, h, stderr)
@@ -104,15 +104,15 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 }
 
 // hostProfile builds the host's profile from parsed values.
-func hostProfile(cfg *config, h *hostInfo, dev *device, arch string) evidencespec.Host {
+func hostProfile(cfg *config, h *detect.Host, dev *device, arch string) evidencespec.Host {
 	p := evidencespec.Host{Architecture: arch, DeviceClass: dev.class}
 	if h.HasL4T {
-		p.L4T, p.JetPack = h.L4T.String(), cfg.table.JetPackName(h.L4T)
+		p.L4T, p.JetPack = h.L4T.String(), cfg.Table.JetPackName(h.L4T)
 	}
 	if dev.hasSoC {
 		p.SoC = dev.soc.Name
 	}
-	if h.found() {
+	if h.Found() {
 		p.ComputeCapability = h.GPU.String()
 	}
 	if h.HasDriver {
@@ -123,7 +123,7 @@ func hostProfile(cfg *config, h *hostInfo, dev *device, arch string) evidencespe
 
 // imageProfile fills the image's release, tags, digest and revision, each
 // only when it has a safe form, and returns the image-digest check.
-func imageProfile(ev *evidencespec.Evidence, img *image, env environ) evidencespec.Check {
+func imageProfile(ev *evidencespec.Evidence, img *detect.Image, env detect.Environ) evidencespec.Check {
 	ev.Image.Tags = []string{}
 	fromFile := ""
 	if img != nil {
@@ -136,14 +136,14 @@ func imageProfile(ev *evidencespec.Evidence, img *image, env environ) evidencesp
 		ev.Image.Tags, fromFile = safeRefs(img.Tags), img.Digest
 	}
 	c := evidencespec.Check{Name: "image-digest"}
-	fromEnv := strings.TrimSpace(env.get(envDigest))
+	fromEnv := strings.TrimSpace(env.Get(evidencespec.DigestFromEnv))
 	switch {
 	case fromEnv != "" && !validDigest(fromEnv):
 		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestEnvBad
 	case fromEnv != "" && fromFile != "" && fromFile != fromEnv:
 		c.Status, c.Detail = evidencespec.Failed, evidencespec.DetailDigestDiffers
 	case fromEnv != "":
-		ev.Image.Digest, ev.Image.DigestSource = fromEnv, envDigest
+		ev.Image.Digest, ev.Image.DigestSource = fromEnv, evidencespec.DigestFromEnv
 		c.Status, c.Detail = evidencespec.Passed, evidencespec.DetailDigestFromEnv
 	case validDigest(fromFile):
 		ev.Image.Digest, ev.Image.DigestSource = fromFile, evidencespec.DigestFromImage
@@ -191,15 +191,14 @@ func verdict(ev *evidencespec.Evidence) string {
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same
-// folder, synced, and a rename, so that a reader never sees half a file,
-// even after a crash. It does what github.com/google/renameio does for the
-// builder: the entrypoint imports only the standard library. Its errors
-// name path, never the temporary file.
+// folder, synced, and a rename (renameio), so that a reader never sees half
+// a file, even after a crash. Its errors name path, never the temporary
+// file.
 func writeFileAtomic(path string, data []byte) error {
 	if err := checkOutFolder(path); err != nil {
 		return err
 	}
-	if err := writeThrough(path, data); err != nil {
+	if err := renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(filepath.Dir(path))); err != nil {
 		var pe *fs.PathError
 		var le *os.LinkError
 		switch {
@@ -226,27 +225,8 @@ func checkOutFolder(path string) error {
 	return nil
 }
 
-// writeThrough is writeFileAtomic's temporary file and rename.
-func writeThrough(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".jetbake-evidence-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+// fail prints the failure and returns exit status 1.
+func fail(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "%s: %s\n", name, msg)
+	return 1
 }

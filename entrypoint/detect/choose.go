@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"strings"
@@ -7,8 +7,8 @@ import (
 	"github.com/jetbake/jetbake/computecap/host"
 )
 
-// candidate is one router binary of the image and whether it runs on the GPU.
-type candidate struct {
+// Candidate is one router binary of the image and whether it runs on the GPU.
+type Candidate struct {
 	// SM is the target's compute capability, such as "8.7".
 	SM string `json:"sm"`
 	// Path is the binary's path in the image.
@@ -19,14 +19,14 @@ type candidate struct {
 	Reason string `json:"reason"`
 }
 
-// decision is what the entrypoint does.
-type decision struct {
+// Decision is what the entrypoint does.
+type Decision struct {
 	// Candidates are the image's binaries judged against the GPU found.
-	Candidates []candidate
+	Candidates []Candidate
 	// Choice is the path in the image of the binary to exec; "" on failure.
 	Choice string
 	// Env is the router's environment.
-	Env environ
+	Env Environ
 	// LibraryPath is the new LD_LIBRARY_PATH when the compat folder was prepended.
 	LibraryPath string
 	// Failure is the paragraph printed when there is no choice.
@@ -35,28 +35,28 @@ type decision struct {
 	Verdict computecap.HostVerdict
 }
 
-// decide chooses the binary for the host, or the failure to report.
-func decide(cfg *config, img *image, h *hostInfo) decision {
-	d := decision{Env: cfg.env}
-	if h.found() {
-		d.Candidates = candidates(cfg.table, img, h.GPU)
+// Decide chooses the binary for the host, or the failure to report.
+func Decide(cfg *Config, img *Image, h *Host) Decision {
+	d := Decision{Env: cfg.Env}
+	if h.Found() {
+		d.Candidates = candidates(cfg.Table, img, h.GPU)
 	}
 	if d.Failure = precheck(cfg, img, h); d.Failure != "" {
 		return d
 	}
-	if !cfg.skipL4T {
-		d.Verdict = checkHost(cfg, img, h)
+	if !cfg.SkipL4T {
+		d.Verdict = CheckHost(cfg, img, h)
 		if !d.Verdict.OK {
 			d.Failure = hostRuleMessage(img, h, d.Verdict)
 			return d
 		}
 	}
-	chosen, err := cfg.table.Pick(h.GPU, img.caps)
+	chosen, err := cfg.Table.Pick(h.GPU, img.Caps)
 	if err != nil {
 		d.Failure = noBinaryMessage(img, h)
 		return d
 	}
-	for i, c := range img.caps {
+	for i, c := range img.Caps {
 		if c == chosen {
 			d.Choice = img.Targets[i].Path
 			break
@@ -68,40 +68,40 @@ func decide(cfg *config, img *image, h *hostInfo) decision {
 
 // precheck returns the failure that comes before any choice: a bad
 // override, no GPU, or no access to it.
-func precheck(_ *config, _ *image, h *hostInfo) string {
+func precheck(_ *Config, _ *Image, h *Host) string {
 	switch {
 	case h.OverrideErr != nil:
 		return badOverrideMessage(h.OverrideErr)
-	case !h.found() && h.driverUnusable():
+	case !h.Found() && h.driverUnusable():
 		return driverFailedMessage(h)
-	case !h.found():
+	case !h.Found():
 		return noGPUMessage(h)
-	case !h.gpuAccess():
+	case !h.GPUAccess():
 		return noAccessMessage(h)
 	}
 	return ""
 }
 
-// checkHost applies the host rule of the image's JetPack flavour
+// CheckHost applies the host rule of the image's JetPack flavour
 // (computecap.Table.CheckHost) to the host found: the L4T release on
 // JetPack 6 and earlier, the driver's CUDA version on JetPack 7 and later.
-func checkHost(cfg *config, img *image, h *hostInfo) computecap.HostVerdict {
+func CheckHost(cfg *Config, img *Image, h *Host) computecap.HostVerdict {
 	st := h.State()
-	if h.found() {
-		if soc, ok := cfg.table.SoCByCapability(h.GPU); ok {
+	if h.Found() {
+		if soc, ok := cfg.Table.SoCByCapability(h.GPU); ok {
 			st.SoC, st.HasSoC = soc, true
 		}
 	}
 	st.Driver, st.HasDriver = h.Driver, h.HasDriver
-	return cfg.table.CheckHost(hostNeeds(cfg, img), st)
+	return cfg.Table.CheckHost(hostNeeds(cfg, img), st)
 }
 
 // candidates judges every target of the image against gpu.
-func candidates(t *computecap.Table, img *image, gpu computecap.Capability) []candidate {
-	out := make([]candidate, len(img.caps))
-	for i, c := range img.caps {
+func candidates(t *computecap.Table, img *Image, gpu computecap.Capability) []Candidate {
+	out := make([]Candidate, len(img.Caps))
+	for i, c := range img.Caps {
 		runs, reason := t.RunsOn(c, gpu)
-		out[i] = candidate{SM: c.String(), Path: img.Targets[i].Path, Runs: runs, Reason: reason}
+		out[i] = Candidate{SM: c.String(), Path: img.Targets[i].Path, Runs: runs, Reason: reason}
 	}
 	return out
 }
@@ -112,22 +112,22 @@ func candidates(t *computecap.Table, img *image, gpu computecap.Capability) []ca
 // that is not for a Jetson the image's own /usr/local/cuda/compat when the
 // driver is older than the image's CUDA. Otherwise the environment is left
 // alone.
-func compatEnv(cfg *config, img *image, h *hostInfo, v computecap.HostVerdict) (environ, string) {
+func compatEnv(cfg *Config, img *Image, h *Host, v computecap.HostVerdict) (Environ, string) {
 	compat := v.CompatDir
-	if compat == "" && img.l4tMajor == 0 && !img.cuda.IsZero() && h.HasDriver && h.Driver.Less(img.cuda) {
+	if compat == "" && img.L4TMajor == 0 && !img.CUDAVersion.IsZero() && h.HasDriver && h.Driver.Less(img.CUDAVersion) {
 		compat = host.CompatDir
 	}
-	if compat == "" || !cfg.root.IsDir(compat) {
-		return cfg.env, ""
+	if compat == "" || !cfg.Root.IsDir(compat) {
+		return cfg.Env, ""
 	}
-	dir := cfg.root.Path(compat)
-	old := cfg.env.get(envLibraryDir)
+	dir := cfg.Root.Path(compat)
+	old := cfg.Env.Get(envLibraryDir)
 	if old == dir || strings.HasPrefix(old, dir+":") {
-		return cfg.env, ""
+		return cfg.Env, ""
 	}
 	v2 := dir
 	if old != "" {
 		v2 += ":" + old
 	}
-	return cfg.env.with(envLibraryDir, v2), v2
+	return cfg.Env.With(envLibraryDir, v2), v2
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
+	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
 // TestProbeLeaksNoSecret plants a host name, serial numbers, a model name
@@ -40,22 +41,22 @@ func TestProbeLeaksNoSecret(t *testing.T) {
 	require.NoError(t, os.Rename(root, planted))
 	root = planted
 
-	writeFile(t, root, "/etc/hostname", secrets["hostname"]+"\n", 0o644)
-	writeFile(t, root, "/proc/sys/kernel/hostname", secrets["hostname"]+"\n", 0o644)
-	writeFile(t, root, "/proc/device-tree/serial-number", secrets["serial"]+"\x00", 0o644)
-	writeFile(t, root, "/sys/firmware/devicetree/base/serial-number", secrets["serial"]+"\x00", 0o644)
-	writeFile(t, root, "/proc/device-tree/model",
+	eptest.WriteFile(t, root, "/etc/hostname", secrets["hostname"]+"\n", 0o644)
+	eptest.WriteFile(t, root, "/proc/sys/kernel/hostname", secrets["hostname"]+"\n", 0o644)
+	eptest.WriteFile(t, root, "/proc/device-tree/serial-number", secrets["serial"]+"\x00", 0o644)
+	eptest.WriteFile(t, root, "/sys/firmware/devicetree/base/serial-number", secrets["serial"]+"\x00", 0o644)
+	eptest.WriteFile(t, root, "/proc/device-tree/model",
 		"NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super "+secrets["model serial"]+"\x00", 0o644)
-	writeFile(t, root, "/etc/machine-id", secrets["serial"]+"\n", 0o644)
+	eptest.WriteFile(t, root, "/etc/machine-id", secrets["serial"]+"\n", 0o644)
 	// The router prints the environment: it must reach stderr only.
-	writeFile(t, root, "/usr/local/bin/router-87", "#!/bin/sh\nenv\nhostname\n", 0o755)
+	eptest.WriteFile(t, root, "/usr/local/bin/router-87", "#!/bin/sh\nenv\nhostname\n", 0o755)
 	spec, err := os.ReadFile(filepath.Join(root, "etc", "jetbake", "image.json"))
 	require.NoError(t, err)
 	spec = bytes.Replace(spec, []byte(`"tags": [`),
 		[]byte(`"tags": ["ghcr.io/jetbake/text-embeddings-router:1.8.2-jetpack6.2-x", "bob:`+secrets["registry pass"]+`@ghcr.io/jetbake/x:1", `), 1)
 	spec = bytes.Replace(spec, []byte(`"revision": "677e5d8f2a41c0b9e6d3f1a2b4c5d6e7f8091a2b"`),
 		[]byte(`"revision": "`+secrets["revision tok"]+`"`), 1)
-	writeFile(t, root, "/etc/jetbake/image.json", string(spec), 0o644)
+	eptest.WriteFile(t, root, "/etc/jetbake/image.json", string(spec), 0o644)
 
 	env := []string{
 		"HOSTNAME=" + secrets["hostname"],
@@ -123,13 +124,13 @@ func TestDeviceClass(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			if tt.compatible != "" {
-				writeFile(t, root, "/proc/device-tree/compatible", tt.compatible, 0o644)
+				eptest.WriteFile(t, root, "/proc/device-tree/compatible", tt.compatible, 0o644)
 			}
 			if tt.model != "" {
-				writeFile(t, root, "/proc/device-tree/model", tt.model+"\x00", 0o644)
+				eptest.WriteFile(t, root, "/proc/device-tree/model", tt.model+"\x00", 0o644)
 			}
 			if tt.socID != "" {
-				writeFile(t, root, "/sys/devices/soc0/soc_id", tt.socID+"\n", 0o644)
+				eptest.WriteFile(t, root, "/sys/devices/soc0/soc_id", tt.socID+"\n", 0o644)
 			}
 			d := readDevice(host.Root(root))
 			require.Equal(t, tt.want, d.class)
@@ -140,8 +141,8 @@ func TestDeviceClass(t *testing.T) {
 
 func TestDeviceConflict(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, root, "/proc/device-tree/compatible", "nvidia,p3701-0005\x00nvidia,tegra234\x00", 0o644)
-	writeFile(t, root, "/sys/devices/soc0/soc_id", "38\n", 0o644)
+	eptest.WriteFile(t, root, "/proc/device-tree/compatible", "nvidia,p3701-0005\x00nvidia,tegra234\x00", 0o644)
+	eptest.WriteFile(t, root, "/sys/devices/soc0/soc_id", "38\n", 0o644)
 	d := readDevice(host.Root(root))
 	require.True(t, d.conflict)
 	require.Equal(t, "tegra264", d.soc.Name, "the SoC of soc_id, as everywhere else")

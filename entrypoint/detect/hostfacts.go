@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"strings"
@@ -16,13 +16,13 @@ func gpuDeviceNodes() [6]string {
 // sources of the compute capability but feed the host rule and the
 // messages (the L4T release, the board name), and reads the GPU device
 // nodes, for --explain.
-func reportHostFiles(root host.Root, h *hostInfo) {
+func reportHostFiles(root host.Root, h *Host) {
 	h.HostFiles = append(h.HostFiles, reportTegraRelease(h), reportModel(h), readNodes(root, h))
 }
 
 // reportTegraRelease reports /etc/nv_tegra_release.
-func reportTegraRelease(h *hostInfo) source {
-	src := source{Name: host.TegraReleasePath}
+func reportTegraRelease(h *Host) Source {
+	src := Source{Name: host.TegraReleasePath}
 	switch {
 	case !h.TegraRelease:
 		src.Detail = "absent"
@@ -41,9 +41,9 @@ func reportTegraRelease(h *hostInfo) source {
 // reportModel reports the board name (Facts.BoardName): the device tree's
 // model, else /sys/devices/soc0/machine, which the kernel fills from that
 // model and which stays visible when the device tree is masked.
-func reportModel(h *hostInfo) source {
+func reportModel(h *Host) Source {
 	files := host.DeviceTreeFiles("model")
-	src := source{Name: files[0]}
+	src := Source{Name: files[0]}
 	switch {
 	case h.Model != "" || (h.ModelPath != "" && h.Machine == ""):
 		src.Name, src.Found, src.Value, src.Detail = h.ModelPath, h.Model != "", h.Model, "board name"
@@ -56,8 +56,8 @@ func reportModel(h *hostInfo) source {
 }
 
 // readNodes lists the GPU device nodes present.
-func readNodes(root host.Root, h *hostInfo) source {
-	src := source{Name: "GPU device nodes"}
+func readNodes(root host.Root, h *Host) Source {
+	src := Source{Name: "GPU device nodes"}
 	nodes := gpuDeviceNodes()
 	for _, n := range nodes {
 		if root.Exists(n) {

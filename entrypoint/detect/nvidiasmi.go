@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"bytes"
@@ -22,14 +22,14 @@ const smiName = "nvidia-smi"
 // findNvidiaSMI looks for an executable nvidia-smi in the PATH entries
 // and then in /usr/bin and /usr/sbin, all under the root. It returns its
 // path in the root ("" when absent) and the folders it looked in.
-func findNvidiaSMI(root host.Root, env environ) (string, []string) {
-	dirs := append(strings.Split(env.get(envPath), ":"), "/usr/bin", "/usr/sbin")
+func findNvidiaSMI(root host.Root, env Environ) (string, []string) {
+	dirs := append(strings.Split(env.Get(envPath), ":"), "/usr/bin", "/usr/sbin")
 	return root.Find(smiName, dirs, host.Executable)
 }
 
 // runNvidiaSMI asks nvidia-smi at path (in the root) for the compute
 // capability and returns its standard output.
-func runNvidiaSMI(ctx context.Context, root host.Root, path string, env environ) ([]byte, error) {
+func runNvidiaSMI(ctx context.Context, root host.Root, path string, env Environ) ([]byte, error) {
 	return runTool(ctx, env, root.Path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
 }
 
@@ -60,7 +60,7 @@ func parseNvidiaSMI(out []byte) (computecap.Capability, error) {
 // runTool runs the helper program at path (a real path) with args and env,
 // within toolTimeout or the caller's deadline when that comes sooner, and
 // returns its standard output, or why it failed (toolError).
-func runTool(ctx context.Context, env environ, path string, args ...string) ([]byte, error) {
+func runTool(ctx context.Context, env Environ, path string, args ...string) ([]byte, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
@@ -82,7 +82,7 @@ func runTool(ctx context.Context, env environ, path string, args ...string) ([]b
 // one-line reason), or its exit status and first line on stdout.
 func toolError(ctx context.Context, given time.Duration, err error, stdout, stderr []byte) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("no answer within %s", roughly(given))
+		return fmt.Errorf("no answer within %s", Roughly(given))
 	}
 	if line := firstLine(stderr); line != "" {
 		return errors.New(line)
@@ -106,9 +106,9 @@ func firstLine(out []byte) string {
 	return ""
 }
 
-// roughly rounds a time given to a helper for a message: to 10 ms from
+// Roughly rounds a time given to a helper for a message: to 10 ms from
 // 100 ms on (5s, 100ms, 1.25s), to the millisecond below.
-func roughly(d time.Duration) time.Duration {
+func Roughly(d time.Duration) time.Duration {
 	if d >= 100*time.Millisecond {
 		return d.Round(10 * time.Millisecond)
 	}

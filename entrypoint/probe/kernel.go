@@ -13,8 +13,12 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/entrypoint/detect"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
+
+// kernelFlag asks jetbake-cudaprobe for the kernel check.
+const kernelFlag = "--kernel"
 
 // kernelTimeout bounds jetbake-cudaprobe --kernel: cuInit (seconds on some
 // Jetsons), the driver's JIT compilation and the run.
@@ -48,18 +52,18 @@ type kernelOutput struct {
 // the host's driver (the library the cuda-driver check asked) and reports
 // it, with the run's allow-listed values. The probe's own sentences go to
 // stderr; the check's detail is built from fixed phrases and parsed values.
-func kernelCheck(ctx context.Context, cfg *config, h *hostInfo, stderr io.Writer) (evidencespec.Check, *evidencespec.Kernel) {
+func kernelCheck(ctx context.Context, cfg *config, h *detect.Host, stderr io.Writer) (evidencespec.Check, *evidencespec.Kernel) {
 	c := evidencespec.Check{Name: evidencespec.CheckCUDAKernel, Status: evidencespec.Skipped}
-	probe := cfg.probePath()
+	probe := cfg.ProbePath()
 	switch {
 	case h.Libcuda == "":
 		c.Detail = evidencespec.DetailKernelNoLibrary
 		return c, nil
-	case !probeExists(probe):
+	case !detect.ProbeExists(probe):
 		c.Detail = evidencespec.DetailKernelNoProbe
 		return c, nil
 	}
-	out, exit, err := runKernelProbe(ctx, probe, cfg.root.Path(h.Libcuda), cfg.env, stderr)
+	out, exit, err := runKernelProbe(ctx, probe, cfg.Root.Path(h.Libcuda), cfg.Env, stderr)
 	if err != nil {
 		c.Status, c.Detail = evidencespec.Failed, err.Error()
 		return c, nil
@@ -79,7 +83,7 @@ func kernelCheck(ctx context.Context, cfg *config, h *hostInfo, stderr io.Writer
 // deadline when that comes sooner, passes its stderr on and reads its
 // line. Its errors are the check's phrases, fit for the evidence; a
 // timeout names the time the probe had, as runTool's do.
-func runKernelProbe(ctx context.Context, probe, lib string, env environ, stderr io.Writer) (kernelOutput, int, error) {
+func runKernelProbe(ctx context.Context, probe, lib string, env detect.Environ, stderr io.Writer) (kernelOutput, int, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, kernelTimeout)
 	defer cancel()
@@ -94,7 +98,7 @@ func runKernelProbe(ctx context.Context, probe, lib string, env environ, stderr 
 	switch {
 	case ctx.Err() != nil:
 		deadline, _ := ctx.Deadline()
-		return kernelOutput{}, -1, errors.New(evidencespec.Fill(evidencespec.DetailKernelTimeout, roughly(deadline.Sub(start)).String()))
+		return kernelOutput{}, -1, errors.New(evidencespec.Fill(evidencespec.DetailKernelTimeout, detect.Roughly(deadline.Sub(start)).String()))
 	case errors.As(err, &ee) && ee.ExitCode() < 0:
 		return kernelOutput{}, -1, errors.New(evidencespec.DetailKernelSignal)
 	case errors.As(err, &ee):

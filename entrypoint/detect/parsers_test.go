@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/computecap"
-	"github.com/jetbake/jetbake/computecap/host"
 )
 
 func TestParseNvidiaSMI(t *testing.T) {
@@ -52,30 +51,18 @@ func TestParseProbeOutput(t *testing.T) {
 }
 
 func TestEnviron(t *testing.T) {
-	env := environ{"A=1", "B=2", "A=3", "C"}
-	v, ok := env.lookup("A")
+	env := Environ{"A=1", "B=2", "A=3", "C"}
+	v, ok := env.Lookup("A")
 	require.True(t, ok)
 	require.Equal(t, "1", v)
-	_, ok = env.lookup("C")
+	_, ok = env.Lookup("C")
 	require.False(t, ok)
-	require.Equal(t, environ{"B=2", "C", "A=9"}, env.with("A", "9"))
-	require.Equal(t, environ{"A=1", "B=2", "A=3", "C"}, env, "with copies")
+	require.Equal(t, Environ{"B=2", "C", "A=9"}, env.With("A", "9"))
+	require.Equal(t, Environ{"A=1", "B=2", "A=3", "C"}, env, "with copies")
 	for _, yes := range []string{"1", "true", "YES", " on "} {
-		require.True(t, truthy(yes), yes)
+		require.True(t, Truthy(yes), yes)
 	}
 	for _, no := range []string{"", "0", "false", "no", "2"} {
-		require.False(t, truthy(no), no)
+		require.False(t, Truthy(no), no)
 	}
-}
-
-func TestNewConfig(t *testing.T) {
-	cfg := newConfig([]string{"--explain", "--explain", "x"}, []string{"JETBAKE_SYSROOT=/tmp/r"})
-	require.True(t, cfg.explain)
-	require.Equal(t, []string{"--explain", "x"}, cfg.routerArgs)
-	require.Equal(t, host.Root("/tmp/r"), cfg.root)
-	cfg = newConfig(nil, nil)
-	require.False(t, cfg.explain)
-	require.Equal(t, host.Root("/"), cfg.root)
-	require.Equal(t, "/usr/local/bin/jetbake-cudaprobe",
-		(&config{env: environ{"JETBAKE_CUDAPROBE=/usr/local/bin/jetbake-cudaprobe"}}).probePath())
 }

@@ -1,8 +1,7 @@
-package main
+package detect
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,20 +9,21 @@ import (
 	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/computecap/host"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
+	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
 func TestBestSibling(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "images", "jetpack7.2.json"))
+	data, err := os.ReadFile(eptest.Testdata("images", "jetpack7.2.json"))
 	require.NoError(t, err)
 	spec, err := imagespec.Parse(data)
 	require.NoError(t, err)
 	img, err := parseImage(spec)
 	require.NoError(t, err)
 	orin, thor := computecap.MustParse("8.7"), computecap.MustParse("10.1")
-	l4t := func(s string) *hostInfo {
+	l4t := func(s string) *Host {
 		v, err := computecap.ParseL4TVersion(s)
 		require.NoError(t, err)
-		return &hostInfo{table: computecap.DefaultTable(), Facts: &host.Facts{L4T: v, HasL4T: true}}
+		return &Host{table: computecap.DefaultTable(), Facts: &host.Facts{L4T: v, HasL4T: true}}
 	}
 	tests := []struct {
 		name string

@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"errors"
@@ -10,28 +10,23 @@ import (
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
-// image is the image's description with its versions parsed.
-type image struct {
+// Image is the image's description with its versions parsed.
+type Image struct {
 	*imagespec.Image
-	// caps are the targets' compute capabilities, in Targets order.
-	caps []computecap.Capability
-	// cuda is the image's CUDA version; zero when the description has none.
-	cuda computecap.CUDAVersion
-	// l4tMajor is the image's L4T major; 0 when it is not a Jetson image.
-	l4tMajor int
+	// Caps are the targets' compute capabilities, in Targets order.
+	Caps []computecap.Capability
+	// CUDAVersion is the image's CUDA version; zero when the description
+	// has none.
+	CUDAVersion computecap.CUDAVersion
+	// L4TMajor is the image's L4T major; 0 when it is not a Jetson image.
+	L4TMajor int
 	// needs is what the host rule needs of the image, without its
 	// forward-compatibility folders (see hostNeeds).
 	needs computecap.ImageNeeds
 }
 
-// loadImage reads /etc/jetbake/image.json under the root, with the
-// shipped table of Jetson facts.
-func loadImage(root host.Root) (*image, error) {
-	return loadImageWith(root, computecap.DefaultTable())
-}
-
-// loadImageWith reads /etc/jetbake/image.json under the root with table t.
-func loadImageWith(root host.Root, t *computecap.Table) (*image, error) {
+// LoadImage reads /etc/jetbake/image.json under the root with table t.
+func LoadImage(root host.Root, t *computecap.Table) (*Image, error) {
 	data, err := root.ReadFile(imagespec.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is missing: this image was not built by jetbake, or the file was removed", imagespec.Path)
@@ -47,7 +42,7 @@ func loadImageWith(root host.Root, t *computecap.Table) (*image, error) {
 	}
 	spec, err := imagespec.Parse(data)
 	if err == nil {
-		var img *image
+		var img *Image
 		if img, err = parseImageWith(spec, t); err == nil {
 			return img, nil
 		}
@@ -63,26 +58,26 @@ func loadImageWith(root host.Root, t *computecap.Table) (*image, error) {
 
 // parseImage checks and parses the versions of a validated description
 // with the shipped table.
-func parseImage(spec *imagespec.Image) (*image, error) {
+func parseImage(spec *imagespec.Image) (*Image, error) {
 	return parseImageWith(spec, computecap.DefaultTable())
 }
 
 // parseImageWith checks and parses the versions of a validated description.
-func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*image, error) {
-	img := &image{Image: spec}
+func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*Image, error) {
+	img := &Image{Image: spec}
 	for i, t := range spec.Targets {
 		c, err := computecap.Parse(t.SM)
 		if err != nil {
 			return nil, badField(fmt.Sprintf("targets[%d].sm", i), t.SM, "is not a compute capability such as 8.7")
 		}
-		img.caps = append(img.caps, c)
+		img.Caps = append(img.Caps, c)
 	}
 	if spec.CUDA != "" {
 		v, err := computecap.ParseCUDAVersion(spec.CUDA)
 		if err != nil {
 			return nil, badField("cuda", spec.CUDA, "is not a CUDA version such as 12.6")
 		}
-		img.cuda = v
+		img.CUDAVersion = v
 	}
 	needs, err := host.Needs(t, host.Image{L4T: spec.L4T, JetPack: spec.JetPack, CUDA: spec.CUDA}, nil)
 	if err != nil {
@@ -92,7 +87,7 @@ func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*image, error) 
 		}
 		return nil, badField("l4t", spec.L4T, "is not an L4T release such as 36.4.3")
 	}
-	img.needs, img.l4tMajor = needs, needs.L4T.Major
+	img.needs, img.L4TMajor = needs, needs.L4T.Major
 	return img, nil
 }
 
@@ -104,21 +99,21 @@ func badField(field, value, message string) *imagespec.Error {
 
 // hostNeeds is the image's needs with the forward-compatibility folders
 // present in the image.
-func hostNeeds(cfg *config, img *image) computecap.ImageNeeds {
+func hostNeeds(cfg *Config, img *Image) computecap.ImageNeeds {
 	n := img.needs
-	n.CompatDirs = host.PresentCompat(cfg.table, host.Root(cfg.root))
+	n.CompatDirs = host.PresentCompat(cfg.Table, host.Root(cfg.Root))
 	return n
 }
 
-// wantDriver reports whether the driver's CUDA version matters after an
+// WantDriver reports whether the driver's CUDA version matters after an
 // override: the image has a CUDA version, and is for a JetPack whose host
 // rule compares the driver's CUDA, or has forward-compatibility libraries.
-func wantDriver(cfg *config, img *image) bool {
-	if img == nil || img.cuda.IsZero() {
+func WantDriver(cfg *Config, img *Image) bool {
+	if img == nil || img.CUDAVersion.IsZero() {
 		return false
 	}
-	if _, rule, ok := cfg.table.FlavourOfL4T(img.l4tMajor); ok && rule == computecap.RuleDriverCUDA {
+	if _, rule, ok := cfg.Table.FlavourOfL4T(img.L4TMajor); ok && rule == computecap.RuleDriverCUDA {
 		return true
 	}
-	return cfg.root.IsDir(host.CompatDir)
+	return cfg.Root.IsDir(host.CompatDir)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/entrypoint/detect"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -74,12 +76,12 @@ func deviceClassCheck(dev *device) evidencespec.Check {
 }
 
 // l4tCheck says whether the host's Jetson Linux release was read.
-func l4tCheck(h *hostInfo) evidencespec.Check {
+func l4tCheck(t *computecap.Table, h *detect.Host) evidencespec.Check {
 	c := evidencespec.Check{Name: "l4t-release"}
 	switch {
 	case h.HasL4T:
 		c.Status, c.Detail = evidencespec.Passed, evidencespec.Fill(evidencespec.DetailL4T, h.L4T.String())
-		if jp := h.table.JetPackName(h.L4T); jp != "" {
+		if jp := t.JetPackName(h.L4T); jp != "" {
 			c.Detail = evidencespec.Fill(evidencespec.DetailL4TJetPack, h.L4T.String(), jp)
 		}
 	case h.TegraRelease:
@@ -93,11 +95,11 @@ func l4tCheck(h *hostInfo) evidencespec.Check {
 // l4tMatchCheck says whether the host meets the image's host rule: its
 // L4T release (JetPack 6 and earlier) or its driver's CUDA version (JetPack
 // 7 and later). The check keeps its name for evidence readers.
-func l4tMatchCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
+func l4tMatchCheck(img *detect.Image, h *detect.Host, d *detect.Decision) evidencespec.Check {
 	c := evidencespec.Check{Name: "l4t-matches-image"}
 	v := d.Verdict
 	switch {
-	case img == nil || img.l4tMajor == 0:
+	case img == nil || img.L4TMajor == 0:
 		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailRuleNoL4T
 	case v.Rule == "" || v.Unknown:
 		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailRuleUnknown
@@ -112,20 +114,20 @@ func l4tMatchCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
 }
 
 // driverCheck says whether the CUDA driver answered.
-func driverCheck(h *hostInfo) evidencespec.Check {
+func driverCheck(h *detect.Host) evidencespec.Check {
 	c := evidencespec.Check{Name: "cuda-driver", Status: evidencespec.Failed}
 	switch h.DriverState {
-	case driverVersionOnly:
+	case detect.DriverVersionOnly:
 		c.Status = evidencespec.Passed
 		c.Detail = evidencespec.Fill(evidencespec.DetailDriverVersion, h.Driver.String())
-	case driverAnswered:
+	case detect.DriverAnswered:
 		c.Status = evidencespec.Passed
 		c.Detail = evidencespec.Fill(evidencespec.DetailDriverAnswered, h.GPU.String(), h.Driver.String())
-	case driverNoLibrary:
+	case detect.DriverNoLibrary:
 		c.Detail = evidencespec.DetailDriverNoLibrary
-	case driverNoProbe:
+	case detect.DriverNoProbe:
 		c.Detail = evidencespec.DetailDriverNoProbe
-	case driverFailed:
+	case detect.DriverFailed:
 		c.Detail = evidencespec.DetailDriverFailed
 	default:
 		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailDriverNotAsked
@@ -134,10 +136,10 @@ func driverCheck(h *hostInfo) evidencespec.Check {
 }
 
 // gpuMatchCheck says whether the driver's GPU is the SoC's.
-func gpuMatchCheck(h *hostInfo, dev *device) evidencespec.Check {
+func gpuMatchCheck(h *detect.Host, dev *device) evidencespec.Check {
 	c := evidencespec.Check{Name: "gpu-matches-soc"}
 	switch {
-	case h.From != srcDriver || !dev.hasSoC:
+	case h.From != detect.SourceDriver || !dev.hasSoC:
 		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailGPUNeeds
 	case h.GPU.Canonical() != dev.soc.Capability.Canonical():
 		c.Status, c.Detail = evidencespec.Failed, evidencespec.Fill(evidencespec.DetailGPUDiffers, h.GPU.String(), dev.soc.Name, dev.soc.Capability.String())
@@ -148,7 +150,7 @@ func gpuMatchCheck(h *hostInfo, dev *device) evidencespec.Check {
 }
 
 // binaryCheck says whether a binary was chosen, or why not.
-func binaryCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
+func binaryCheck(img *detect.Image, h *detect.Host, d *detect.Decision) evidencespec.Check {
 	c := evidencespec.Check{Name: "binary-chosen", Status: evidencespec.Failed}
 	switch {
 	case img == nil:
@@ -156,9 +158,9 @@ func binaryCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
 	case d.Choice != "":
 		c.Status = evidencespec.Passed
 		c.Detail = evidencespec.Fill(evidencespec.DetailBinaryChosen, chosenBinary(img, d).SM, h.GPU.String())
-	case !h.found():
+	case !h.Found():
 		c.Detail = evidencespec.DetailBinaryNoGPU
-	case !h.gpuAccess():
+	case !h.GPUAccess():
 		c.Detail = evidencespec.DetailBinaryNoAccess
 	case d.Verdict.Rule != "" && !d.Verdict.OK:
 		c.Detail = evidencespec.Fill(evidencespec.DetailRuleRefused, d.Verdict.Host, d.Verdict.Need)
@@ -170,13 +172,13 @@ func binaryCheck(img *image, h *hostInfo, d *decision) evidencespec.Check {
 
 // chosenBinary names the chosen binary by its SM and file name; nil when
 // none was chosen.
-func chosenBinary(img *image, d *decision) *evidencespec.Binary {
+func chosenBinary(img *detect.Image, d *detect.Decision) *evidencespec.Binary {
 	if img == nil || d.Choice == "" {
 		return nil
 	}
 	for i, t := range img.Targets {
 		if t.Path == d.Choice {
-			b := &evidencespec.Binary{SM: img.caps[i].String()}
+			b := &evidencespec.Binary{SM: img.Caps[i].String()}
 			if name := path.Base(t.Path); safeToken(name) {
 				b.Name = name
 			}
@@ -189,7 +191,7 @@ func chosenBinary(img *image, d *decision) *evidencespec.Binary {
 // smokeCheck runs the chosen binary with the image's smoke arguments
 // (--version when it names none) when --smoke asks, its output going to
 // stderr, and reports the exit status.
-func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stderr io.Writer) (evidencespec.Check, *evidencespec.Smoke) {
+func smokeCheck(ctx context.Context, cfg *config, img *detect.Image, d *detect.Decision, stderr io.Writer) (evidencespec.Check, *evidencespec.Smoke) {
 	c := evidencespec.Check{Name: "smoke", Status: evidencespec.Skipped}
 	switch {
 	case !cfg.smoke:
@@ -207,7 +209,7 @@ func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stder
 	if allSafe(args) {
 		run.Args = args
 	}
-	code, err := runSmoke(ctx, cfg.root.Path(d.Choice), args, d.Env, stderr)
+	code, err := runSmoke(ctx, cfg.Root.Path(d.Choice), args, d.Env, stderr)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		c.Status, c.Detail = evidencespec.Failed, evidencespec.Fill(evidencespec.DetailSmokeTimeout, smokeTimeout.String())
@@ -227,7 +229,7 @@ func smokeCheck(ctx context.Context, cfg *config, img *image, d *decision, stder
 
 // runSmoke runs bin with args and env, and returns its exit status; an
 // error means it could not be started or did not end in time.
-func runSmoke(ctx context.Context, bin string, args []string, env environ, stderr io.Writer) (int, error) {
+func runSmoke(ctx context.Context, bin string, args []string, env detect.Environ, stderr io.Writer) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, smokeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func parseProbeOutput(out []byte) (probeAnswer, error) {
 
 // runProbe runs jetbake-cudaprobe at probe (a real path) on the library at
 // lib (a real path) and reads its answer.
-func runProbe(ctx context.Context, probe, lib string, env environ) (probeAnswer, error) {
+func runProbe(ctx context.Context, probe, lib string, env Environ) (probeAnswer, error) {
 	out, err := runTool(ctx, env, probe, lib)
 	if err != nil {
 		return probeAnswer{}, err
@@ -57,8 +57,8 @@ func runProbe(ctx context.Context, probe, lib string, env environ) (probeAnswer,
 	return parseProbeOutput(out)
 }
 
-// probeExists reports whether the probe at the real path p can be run.
-func probeExists(p string) bool {
+// ProbeExists reports whether the probe at the real path p can be run.
+func ProbeExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && host.Executable(fi)
 }
@@ -68,7 +68,7 @@ const versionFlag = "--driver-version"
 
 // runVersionProbe runs jetbake-cudaprobe --driver-version on the library
 // at lib (a real path): it calls cuDriverGetVersion only, without cuInit.
-func runVersionProbe(ctx context.Context, probe, lib string, env environ) (computecap.CUDAVersion, error) {
+func runVersionProbe(ctx context.Context, probe, lib string, env Environ) (computecap.CUDAVersion, error) {
 	out, err := runTool(ctx, env, probe, versionFlag, lib)
 	if err != nil {
 		return computecap.CUDAVersion{}, err

@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 
 // Names of the detection sources, in the order they are tried.
 const (
-	srcOverride   = envOverride
-	srcDriver     = "cuda-driver"
+	srcOverride   = EnvOverride
+	SourceDriver  = "cuda-driver"
 	srcSMI        = smiName
 	srcDeviceTree = "device-tree"
 	srcSocID      = "soc_id"
 )
 
-// source is what one way of finding the GPU, or one host fact, reported.
-type source struct {
+// Source is what one way of finding the GPU, or one host fact, reported.
+type Source struct {
 	// Name names the source, such as "nvidia-smi" or "/etc/nv_tegra_release".
 	Name string `json:"name"`
 	// Found is true when the source gave an answer.
@@ -32,21 +32,21 @@ type source struct {
 	LookedAt []string `json:"looked_at,omitempty"`
 }
 
-// hostInfo is everything detection learned about the host: the facts
+// Host is everything detection learned about the host: the facts
 // package host read from its files (the SoC, the L4T release, the board
 // name, libcuda's path), and what the sources and the driver answered.
-type hostInfo struct {
+type Host struct {
 	// Facts are the host's files as package host read them.
 	*host.Facts
 	// table is the table of Jetson facts detection used.
 	table *computecap.Table
-	// Path says how the GPU was found: pathFast or pathFull; PathWhy why.
+	// Path says how the GPU was found: PathFast or PathFull; PathWhy why.
 	Path, PathWhy string
 	// Sources are the detection sources tried, in order.
-	Sources []source
+	Sources []Source
 	// HostFiles report the host files read besides the sources, for
 	// --explain.
-	HostFiles []source
+	HostFiles []Source
 	// GPU is the compute capability found by From.
 	GPU computecap.Capability
 	// From names the first source that found the GPU; "" when none did.
@@ -59,39 +59,39 @@ type hostInfo struct {
 	// Nodes are the GPU device nodes present under /dev.
 	Nodes []string
 	// DriverState says how far the CUDA driver query got.
-	DriverState driverState
+	DriverState DriverState
 }
 
-// driverState says how far the CUDA driver query got, for the probe's
+// DriverState says how far the CUDA driver query got, for the probe's
 // evidence, which may not repeat the paths in the source's detail.
-type driverState int
+type DriverState int
 
 // States of the CUDA driver query.
 const (
-	// driverNotTried: the query did not run.
-	driverNotTried driverState = iota
-	// driverNoLibrary: no libcuda.so.1 was found.
-	driverNoLibrary
-	// driverNoProbe: libcuda.so.1 was found but jetbake-cudaprobe was not.
-	driverNoProbe
-	// driverFailed: the probe ran and gave no usable answer.
-	driverFailed
-	// driverVersionOnly: the driver reported its CUDA version; it was not
+	// DriverNotTried: the query did not run.
+	DriverNotTried DriverState = iota
+	// DriverNoLibrary: no libcuda.so.1 was found.
+	DriverNoLibrary
+	// DriverNoProbe: libcuda.so.1 was found but jetbake-cudaprobe was not.
+	DriverNoProbe
+	// DriverFailed: the probe ran and gave no usable answer.
+	DriverFailed
+	// DriverVersionOnly: the driver reported its CUDA version; it was not
 	// asked for the GPU (fast path).
-	driverVersionOnly
-	// driverAnswered: the driver reported the GPU and its CUDA version.
-	driverAnswered
+	DriverVersionOnly
+	// DriverAnswered: the driver reported the GPU and its CUDA version.
+	DriverAnswered
 )
 
-// found reports whether some source found the GPU.
-func (h *hostInfo) found() bool { return h.From != "" }
+// Found reports whether some source found the GPU.
+func (h *Host) Found() bool { return h.From != "" }
 
-// gpuAccess reports whether the container shows a trace of the NVIDIA
+// GPUAccess reports whether the container shows a trace of the NVIDIA
 // runtime: an answer from the driver or nvidia-smi, the L4T release file it
 // mounts, or a GPU device node. The device tree is visible without it.
-func (h *hostInfo) gpuAccess() bool {
+func (h *Host) GPUAccess() bool {
 	for _, s := range h.Sources {
-		if s.Found && (s.Name == srcOverride || s.Name == srcDriver || s.Name == srcSMI) {
+		if s.Found && (s.Name == srcOverride || s.Name == SourceDriver || s.Name == srcSMI) {
 			return true
 		}
 	}
@@ -101,49 +101,49 @@ func (h *hostInfo) gpuAccess() bool {
 // driverUnusable reports whether the NVIDIA runtime's files are in the
 // container (the L4T release file or a GPU device node) and libcuda.so.1 was
 // found, but the driver gave no usable answer.
-func (h *hostInfo) driverUnusable() bool {
-	return h.DriverState == driverFailed && (h.TegraRelease || len(h.Nodes) > 0)
+func (h *Host) driverUnusable() bool {
+	return h.DriverState == DriverFailed && (h.TegraRelease || len(h.Nodes) > 0)
 }
 
 // Detection paths, shown by --explain.
 const (
-	// pathFast: a Tegra soc_id names the SoC, whose SM comes from the
+	// PathFast: a Tegra soc_id names the SoC, whose SM comes from the
 	// table; the driver is asked only for its CUDA version (no cuInit).
-	pathFast = "fast"
-	// pathFull: the sources are asked in order, the driver with cuInit.
-	pathFull = "full"
+	PathFast = "fast"
+	// PathFull: the sources are asked in order, the driver with cuInit.
+	PathFull = "full"
 )
 
 // step is one detection source.
-type step func(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability)
+type step func(ctx context.Context, cfg *Config, h *Host) (Source, computecap.Capability)
 
-// detect reads the host facts and finds the GPU. On a Jetson whose soc_id
-// names a SoC of the table it takes the fast path (see detectFast), except
-// in probe mode, whose evidence needs the driver's own answer. Otherwise it
-// tries the sources in order and stops at the first answer, except that in
-// explain mode every source runs, and that the driver runs after an
+// Detect reads the host facts and finds the GPU. On a Jetson whose soc_id
+// names a SoC of the table it takes the fast path (see detectFast), unless
+// cfg.Full asks the driver itself (the evidence probe). Otherwise it
+// tries the sources in order and stops at the first answer, except that
+// with cfg.Explain every source runs, and that the driver runs after an
 // override when wantDriver (its CUDA version decides the host rule and
 // LD_LIBRARY_PATH).
-func detect(ctx context.Context, cfg *config, wantDriver bool) *hostInfo {
-	h := &hostInfo{table: cfg.table, Facts: host.Read(cfg.root, cfg.table, host.Options{LibraryPath: cfg.env.get(envLibraryDir)})}
-	reportHostFiles(cfg.root, h)
-	if !cfg.probe && h.HasIDSoC && !h.Conflict {
+func Detect(ctx context.Context, cfg *Config, wantDriver bool) *Host {
+	h := &Host{table: cfg.Table, Facts: host.Read(cfg.Root, cfg.Table, host.Options{LibraryPath: cfg.Env.Get(envLibraryDir)})}
+	reportHostFiles(cfg.Root, h)
+	if !cfg.Full && h.HasIDSoC && !h.Conflict {
 		detectFast(ctx, cfg, h)
 		return h
 	}
-	h.Path, h.PathWhy = pathFull, fullWhy(cfg, h)
+	h.Path, h.PathWhy = PathFull, fullWhy(cfg, h)
 	steps := [...]struct {
 		name string
 		run  step
 	}{
 		{srcOverride, fromOverride},
-		{srcDriver, fromDriver},
+		{SourceDriver, fromDriver},
 		{srcSMI, fromNvidiaSMI},
 		{srcDeviceTree, fromDeviceTree},
 		{srcSocID, fromSocID},
 	}
 	for _, s := range steps {
-		if h.found() && !cfg.explain && (s.name != srcDriver || !wantDriver) {
+		if h.Found() && !cfg.Explain && (s.name != SourceDriver || !wantDriver) {
 			continue
 		}
 		h.run(ctx, cfg, s.run)
@@ -152,20 +152,22 @@ func detect(ctx context.Context, cfg *config, wantDriver bool) *hostInfo {
 }
 
 // run runs one source, records it and takes its answer when it is the first.
-func (h *hostInfo) run(ctx context.Context, cfg *config, s step) source {
+func (h *Host) run(ctx context.Context, cfg *Config, s step) Source {
 	src, c := s(ctx, cfg, h)
 	h.Sources = append(h.Sources, src)
-	if src.Found && c.Valid() && !h.found() {
+	if src.Found && c.Valid() && !h.Found() {
 		h.GPU, h.From = c, src.Name
 	}
 	return src
 }
 
 // fullWhy says why the fast path was not taken.
-func fullWhy(cfg *config, h *hostInfo) string {
+func fullWhy(cfg *Config, h *Host) string {
 	switch {
-	case cfg.probe:
-		return "--probe asks the driver itself (cuInit) for its evidence"
+	case cfg.Full && cfg.FullWhy != "":
+		return cfg.FullWhy
+	case cfg.Full:
+		return "asked to ask the driver itself (cuInit)"
 	case h.Conflict:
 		return "the device tree names " + h.DTSoC.Name + " but soc_id names " + h.IDSoC.Name
 	default:
@@ -178,8 +180,8 @@ func fullWhy(cfg *config, h *hostInfo) string {
 // cuDriverGetVersion alone, which needs no cuInit. The full driver query
 // runs only when the version query fails or disagrees with the table's
 // CUDA for the host's L4T release.
-func detectFast(ctx context.Context, cfg *config, h *hostInfo) {
-	h.Path = pathFast
+func detectFast(ctx context.Context, cfg *Config, h *Host) {
+	h.Path = PathFast
 	h.PathWhy = host.SocIDPath + " names " + h.IDSoC.Name + " (Jetson " + h.IDSoC.Family +
 		"): SM from the table, driver CUDA version from cuDriverGetVersion without cuInit"
 	h.run(ctx, cfg, fromOverride)
@@ -197,19 +199,19 @@ func detectFast(ctx context.Context, cfg *config, h *hostInfo) {
 	if why == "" {
 		return
 	}
-	h.Path, h.PathWhy = pathFull, why+": asked the driver in full"
+	h.Path, h.PathWhy = PathFull, why+": asked the driver in full"
 	h.HasDriver = false
 	full, c := fromDriver(ctx, cfg, h)
 	h.Sources = append(h.Sources, full)
 	if full.Found && h.From == srcSocID {
-		h.GPU, h.From = c, srcDriver
+		h.GPU, h.From = c, SourceDriver
 	}
 }
 
 // fromOverride reads JETBAKE_COMPUTE_CAP.
-func fromOverride(_ context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
-	src := source{Name: srcOverride}
-	v := cfg.env.get(envOverride)
+func fromOverride(_ context.Context, cfg *Config, h *Host) (Source, computecap.Capability) {
+	src := Source{Name: srcOverride}
+	v := cfg.Env.Get(EnvOverride)
 	if strings.TrimSpace(v) == "" {
 		src.Detail = "not set"
 		return src, computecap.Capability{}
@@ -225,41 +227,41 @@ func fromOverride(_ context.Context, cfg *config, h *hostInfo) (source, computec
 }
 
 // fromDriver asks the CUDA driver through jetbake-cudaprobe.
-func fromDriver(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
-	src := source{Name: srcDriver}
+func fromDriver(ctx context.Context, cfg *Config, h *Host) (Source, computecap.Capability) {
+	src := Source{Name: SourceDriver}
 	lib := h.Libcuda
 	if lib == "" {
-		h.DriverState = driverNoLibrary
+		h.DriverState = DriverNoLibrary
 		src.Detail, src.LookedAt = host.LibcudaName+" not found", h.LibcudaLooked
 		return src, computecap.Capability{}
 	}
-	probe := cfg.probePath()
-	if !probeExists(probe) {
-		h.DriverState = driverNoProbe
-		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, envProbe)
+	probe := cfg.ProbePath()
+	if !ProbeExists(probe) {
+		h.DriverState = DriverNoProbe
+		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, EnvProbe)
 		return src, computecap.Capability{}
 	}
-	ans, err := runProbe(ctx, probe, cfg.root.Path(lib), cfg.env)
+	ans, err := runProbe(ctx, probe, cfg.Root.Path(lib), cfg.Env)
 	if err != nil {
-		h.DriverState = driverFailed
+		h.DriverState = DriverFailed
 		src.Detail = lib + ": " + err.Error()
 		return src, computecap.Capability{}
 	}
-	h.Driver, h.HasDriver, h.DriverState = ans.Driver, true, driverAnswered
+	h.Driver, h.HasDriver, h.DriverState = ans.Driver, true, DriverAnswered
 	src.Found, src.Value = true, ans.GPU.String()
 	src.Detail = fmt.Sprintf("%s: driver for CUDA %s", lib, ans.Driver)
 	return src, ans.GPU
 }
 
 // fromNvidiaSMI asks nvidia-smi, when there is one.
-func fromNvidiaSMI(ctx context.Context, cfg *config, _ *hostInfo) (source, computecap.Capability) {
-	src := source{Name: srcSMI}
-	path, looked := findNvidiaSMI(cfg.root, cfg.env)
+func fromNvidiaSMI(ctx context.Context, cfg *Config, _ *Host) (Source, computecap.Capability) {
+	src := Source{Name: srcSMI}
+	path, looked := findNvidiaSMI(cfg.Root, cfg.Env)
 	if path == "" {
 		src.Detail, src.LookedAt = "not found", looked
 		return src, computecap.Capability{}
 	}
-	out, err := runNvidiaSMI(ctx, cfg.root, path, cfg.env)
+	out, err := runNvidiaSMI(ctx, cfg.Root, path, cfg.Env)
 	if err != nil {
 		src.Detail = path + ": " + err.Error()
 		return src, computecap.Capability{}
@@ -275,35 +277,35 @@ func fromNvidiaSMI(ctx context.Context, cfg *config, _ *hostInfo) (source, compu
 
 // fromDriverVersion asks the CUDA driver for its CUDA version only
 // (cuDriverGetVersion, no cuInit), through jetbake-cudaprobe.
-func fromDriverVersion(ctx context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
-	src := source{Name: srcDriver}
+func fromDriverVersion(ctx context.Context, cfg *Config, h *Host) (Source, computecap.Capability) {
+	src := Source{Name: SourceDriver}
 	lib := h.Libcuda
-	probe := cfg.probePath()
+	probe := cfg.ProbePath()
 	switch {
 	case lib == "":
-		h.DriverState = driverNoLibrary
+		h.DriverState = DriverNoLibrary
 		src.Detail, src.LookedAt = host.LibcudaName+" not found", h.LibcudaLooked
 		return src, computecap.Capability{}
-	case !probeExists(probe):
-		h.DriverState = driverNoProbe
-		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, envProbe)
+	case !ProbeExists(probe):
+		h.DriverState = DriverNoProbe
+		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, EnvProbe)
 		return src, computecap.Capability{}
 	}
-	v, err := runVersionProbe(ctx, probe, cfg.root.Path(lib), cfg.env)
+	v, err := runVersionProbe(ctx, probe, cfg.Root.Path(lib), cfg.Env)
 	if err != nil {
-		h.DriverState = driverFailed
+		h.DriverState = DriverFailed
 		src.Detail = lib + ": " + err.Error()
 		return src, computecap.Capability{}
 	}
-	h.Driver, h.HasDriver, h.DriverState = v, true, driverVersionOnly
+	h.Driver, h.HasDriver, h.DriverState = v, true, DriverVersionOnly
 	src.Found, src.Value = true, "CUDA "+v.String()
 	src.Detail = fmt.Sprintf("%s: driver for CUDA %s (cuDriverGetVersion only, no cuInit)", lib, v)
 	return src, computecap.Capability{}
 }
 
 // fromDeviceTree maps the device tree's SoC entry to its GPU.
-func fromDeviceTree(_ context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
-	src := source{Name: srcDeviceTree}
+func fromDeviceTree(_ context.Context, cfg *Config, h *Host) (Source, computecap.Capability) {
+	src := Source{Name: srcDeviceTree}
 	f := h.Facts
 	if f.CompatiblePath == "" {
 		files := host.DeviceTreeFiles("compatible")
@@ -320,8 +322,8 @@ func fromDeviceTree(_ context.Context, cfg *config, h *hostInfo) (source, comput
 }
 
 // fromSocID maps /sys/devices/soc0/soc_id to its GPU.
-func fromSocID(_ context.Context, cfg *config, h *hostInfo) (source, computecap.Capability) {
-	src := source{Name: srcSocID}
+func fromSocID(_ context.Context, cfg *Config, h *Host) (Source, computecap.Capability) {
+	src := Source{Name: srcSocID}
 	f := h.Facts
 	switch {
 	case !f.HasSocID && f.SocIDErr == nil:

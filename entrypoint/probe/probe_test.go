@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
+	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
 // Values every probe test shares.
@@ -20,11 +22,12 @@ const (
 	testDigest = "sha256:c2efadaaded60d602d1449d0432fe96f50982be593ee63a57a6d330dc8181799"
 	// goldenPass is the evidence of a passing probe on an Orin Nano Super;
 	// builder/evidence reads the same file, which keeps the two in step.
-	goldenPass = "testdata/probe/orin-nano-jp6-pass.json"
+	goldenPass = "orin-nano-jp6-pass.json"
 )
 
-// update rewrites the golden evidence: go test -run TestProbeOrinPassMatchesGolden -update.
-var update = flag.Bool("update", false, "rewrite "+goldenPass)
+// update rewrites the golden evidence, entrypoint/testdata/probe/orin-nano-jp6-pass.json:
+// go test -run TestProbeOrinPassMatchesGolden -update.
+var update = flag.Bool("update", false, "rewrite the golden evidence "+goldenPass)
 
 // probeTime is the clock of the probe tests.
 func probeTime() time.Time { return time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC) }
@@ -36,15 +39,14 @@ type probeRun struct {
 	ev             evidencespec.Evidence
 }
 
-// runProbeIn runs --probe (with extra arguments) on root as arch, with the
+// runProbeIn runs the probe in-process with args on root as arch, with the
 // real jetbake-cudaprobe, and decodes the evidence strictly.
 func runProbeIn(t *testing.T, root, arch string, args []string, extra ...string) probeRun {
 	t.Helper()
-	b := buildBinaries(t)
-	env := baseEnv(root, append([]string{"JETBAKE_CUDAPROBE=" + b.probe}, extra...)...)
-	cfg := newConfig(append([]string{"--probe"}, args...), env)
+	b := eptest.Build(t)
+	env := eptest.BaseEnv(root, append([]string{"JETBAKE_CUDAPROBE=" + b.CUDAProbe}, extra...)...)
 	var stdout, stderr bytes.Buffer
-	code := probeMain(t.Context(), &cfg, &stdout, &stderr, probeSetup{now: probeTime(), arch: arch})
+	code := run(t.Context(), args, env, &stdout, &stderr, probeSetup{now: probeTime(), arch: arch})
 	r := probeRun{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	if r.stdout != "" {
 		dec := json.NewDecoder(strings.NewReader(r.stdout))
@@ -60,8 +62,8 @@ func runProbeIn(t *testing.T, root, arch string, args []string, extra ...string)
 // (with the revision).
 func orinRoot(t *testing.T) string {
 	t.Helper()
-	root := newSysroot(t, "orin-nano-jp6", "jetpack6-built")
-	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
+	root := eptest.NewSysroot(t, "orin-nano-jp6", "jetpack6-built")
+	eptest.InstallLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
 	return root
 }
 
@@ -94,14 +96,14 @@ func TestProbeOrinPassMatchesGolden(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.True(t, r.ev.Result.Pass)
 	if *update {
-		require.NoError(t, os.WriteFile(goldenPass, []byte(r.stdout), 0o644))
+		require.NoError(t, os.WriteFile(eptest.Testdata("probe", goldenPass), []byte(r.stdout), 0o644))
 	}
-	want, err := os.ReadFile(goldenPass)
+	want, err := os.ReadFile(eptest.Testdata("probe", goldenPass))
 	require.NoError(t, err)
 	require.Equal(t, string(want), r.stdout)
 	// The router's own output goes to stderr, never into the evidence.
 	require.Contains(t, r.stderr, "router for sm_87 pid")
-	require.True(t, strings.HasSuffix(r.stderr, "jetbake-entrypoint: probe: pass: all 11 checks passed\n"), r.stderr)
+	require.True(t, strings.HasSuffix(r.stderr, "jetbake-probe: pass: all 11 checks passed\n"), r.stderr)
 }
 
 func TestProbeNotAPass(t *testing.T) {
@@ -146,9 +148,9 @@ func TestProbeNotAPass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := newSysroot(t, tt.host, tt.image)
+			root := eptest.NewSysroot(t, tt.host, tt.image)
 			if !tt.noDriver {
-				installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
+				eptest.InstallLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
 			}
 			arch := tt.arch
 			if arch == "" {
@@ -164,15 +166,15 @@ func TestProbeNotAPass(t *testing.T) {
 			if tt.wantDetail != "" {
 				require.Contains(t, r.stdout, `"detail": "`+tt.wantDetail+`"`)
 			}
-			require.Contains(t, r.stderr, "jetbake-entrypoint: probe: not a pass: ")
+			require.Contains(t, r.stderr, "jetbake-probe: not a pass: ")
 		})
 	}
 }
 
 func TestProbeThorReporting101(t *testing.T) {
-	root := newSysroot(t, "thor-jp7", "jetpack7.2")
-	writeFile(t, root, "/etc/nv_tegra_release", "# R39 (release), REVISION: 2.0, GCID: 1, BOARD: generic, EABI: aarch64\n", 0o644)
-	installLibcuda(t, root, "/usr/lib/aarch64-linux-gnu")
+	root := eptest.NewSysroot(t, "thor-jp7", "jetpack7.2")
+	eptest.WriteFile(t, root, "/etc/nv_tegra_release", "# R39 (release), REVISION: 2.0, GCID: 1, BOARD: generic, EABI: aarch64\n", 0o644)
+	eptest.InstallLibcuda(t, root, "/usr/lib/aarch64-linux-gnu")
 	r := runProbeIn(t, root, "arm64", []string{"--smoke"}, "JETBAKE_IMAGE_DIGEST="+testDigest,
 		"FAKE_CUDA_MAJOR=10", "FAKE_CUDA_MINOR=1", "FAKE_CUDA_DRIVER_VERSION=13020")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -183,7 +185,7 @@ func TestProbeThorReporting101(t *testing.T) {
 
 func TestProbeSmokeFailure(t *testing.T) {
 	root := orinRoot(t)
-	writeFile(t, root, "/usr/local/bin/router-87", "#!/bin/sh\necho broken >&2\nexit 3\n", 0o755)
+	eptest.WriteFile(t, root, "/usr/local/bin/router-87", "#!/bin/sh\necho broken >&2\nexit 3\n", 0o755)
 	r := runProbeIn(t, root, "arm64", []string{"--smoke"}, "JETBAKE_IMAGE_DIGEST="+testDigest)
 	require.Equal(t, 1, r.code)
 	require.Equal(t, evidencespec.Failed, statuses(&r.ev)["smoke"])
@@ -198,10 +200,10 @@ func TestProbeSmokeFailure(t *testing.T) {
 func TestProbeOutFile(t *testing.T) {
 	root := orinRoot(t)
 	out := filepath.Join(t.TempDir(), "evidence.json")
-	b := buildBinaries(t)
+	b := eptest.Build(t)
 	var stdout, stderr bytes.Buffer
-	env := baseEnv(root, "JETBAKE_CUDAPROBE="+b.probe, "JETBAKE_IMAGE_DIGEST="+testDigest)
-	code := run(t.Context(), []string{"--probe", "--out", out, "--smoke"}, env, &stdout, &stderr, nil)
+	env := eptest.BaseEnv(root, "JETBAKE_CUDAPROBE="+b.CUDAProbe, "JETBAKE_IMAGE_DIGEST="+testDigest)
+	code := run(t.Context(), []string{"--out", out, "--smoke"}, env, &stdout, &stderr, probeSetup{now: time.Now(), arch: runtime.GOARCH})
 	require.Empty(t, stdout.String())
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -218,62 +220,71 @@ func TestProbeOutFile(t *testing.T) {
 
 func TestProbeArguments(t *testing.T) {
 	tests := []struct {
-		name       string
-		args       []string
-		probe      bool
-		smoke      bool
-		kernel     bool
-		out        string
-		serve      string
-		download   bool
-		load       time.Duration
-		usage      string
-		routerArgs []string
+		name     string
+		args     []string
+		smoke    bool
+		kernel   bool
+		out      string
+		serve    string
+		download bool
+		load     time.Duration
+		err      string
 	}{
-		{name: "probe alone", args: []string{"--probe"}, probe: true},
-		{name: "smoke and out", args: []string{"--probe", "--out", "e.json", "--smoke"}, probe: true, smoke: true, out: "e.json"},
-		{name: "out with =", args: []string{"--probe", "--out=e.json"}, probe: true, out: "e.json"},
-		{name: "kernel", args: []string{"--probe", "--kernel", "--smoke"}, probe: true, smoke: true, kernel: true},
-		{name: "--kernel first belongs to the router", args: []string{"--kernel", "--probe"}, routerArgs: []string{"--kernel", "--probe"}},
-		{name: "a router flag after --probe", args: []string{"--probe", "--port", "80"}, probe: true,
-			usage: `--probe takes only --smoke, --kernel, --serve MODEL, --allow-download, --load-timeout DURATION and --out FILE after it, not "--port"; run it as: ` + probeUsage},
-		{name: "--out without a file", args: []string{"--probe", "--smoke", "--out"}, probe: true, smoke: true,
-			usage: "--out needs a value, as in " + probeUsage},
-		{name: "serve", args: []string{"--probe", "--serve", "/model", "--load-timeout=90s", "--smoke"}, probe: true, smoke: true,
-			serve: "/model", load: 90 * time.Second},
-		{name: "serve with = and a download", args: []string{"--probe", "--serve=BAAI/bge-small-en-v1.5", "--allow-download"}, probe: true,
+		{name: "none"},
+		{name: "smoke and out", args: []string{"--out", "e.json", "--smoke"}, smoke: true, out: "e.json"},
+		{name: "out with =", args: []string{"--out=e.json"}, out: "e.json"},
+		{name: "one dash", args: []string{"-kernel", "-smoke"}, smoke: true, kernel: true},
+		{name: "a router flag", args: []string{"--port", "80"}, err: "flag provided but not defined: -port"},
+		{name: "--out without a file", args: []string{"--smoke", "--out"}, err: "flag needs an argument: -out"},
+		{name: "serve", args: []string{"--serve", "/model", "--load-timeout=90s", "--smoke"}, smoke: true, serve: "/model", load: 90 * time.Second},
+		{name: "serve with = and a download", args: []string{"--serve=BAAI/bge-small-en-v1.5", "--allow-download"},
 			serve: "BAAI/bge-small-en-v1.5", download: true},
-		{name: "--serve without a model", args: []string{"--probe", "--serve="}, probe: true, usage: "--serve needs a value, as in " + probeUsage},
-		{name: "a load timeout that is no duration", args: []string{"--probe", "--load-timeout", "soon"}, probe: true,
-			usage: `--load-timeout "soon" is not a duration from 1s to 1h, such as 5m or 90s`},
-		{name: "a load timeout under a second", args: []string{"--probe", "--load-timeout", "10ms"}, probe: true,
-			usage: `--load-timeout "10ms" is not a duration from 1s to 1h, such as 5m or 90s`},
-		{name: "--probe later belongs to the router", args: []string{"--port", "80", "--probe"}, routerArgs: []string{"--port", "80", "--probe"}},
-		{name: "--smoke first belongs to the router", args: []string{"--smoke", "--probe"}, routerArgs: []string{"--smoke", "--probe"}},
+		{name: "a load timeout that is no duration", args: []string{"--load-timeout", "soon"},
+			err: `invalid value "soon" for flag -load-timeout: "soon" is not a duration from 1s to 1h, such as 5m or 90s`},
+		{name: "a load timeout under a second", args: []string{"--load-timeout", "10ms"},
+			err: `invalid value "10ms" for flag -load-timeout: "10ms" is not a duration from 1s to 1h, such as 5m or 90s`},
+		{name: "an argument after the flags", args: []string{"--smoke", "x"}, err: `jetbake-probe takes flags only, not "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := newConfig(tt.args, nil)
-			require.Equal(t, tt.probe, cfg.probe)
+			cfg, err := parseArgs(tt.args, nil)
+			if tt.err != "" {
+				require.EqualError(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
 			require.Equal(t, tt.smoke, cfg.smoke)
 			require.Equal(t, tt.kernel, cfg.kernel)
 			require.Equal(t, tt.out, cfg.out)
 			require.Equal(t, tt.serve, cfg.serve)
 			require.Equal(t, tt.download, cfg.allowDownload)
 			require.Equal(t, tt.load, cfg.loadTimeout)
-			require.Equal(t, tt.usage, cfg.usageErr)
-			require.Equal(t, tt.routerArgs, cfg.routerArgs)
 		})
 	}
 }
 
+// TestProbeUsageError: a bad argument is one line on stderr, exit 2,
+// before anything runs; a long one is quoted cut. --help is exit 0.
 func TestProbeUsageError(t *testing.T) {
 	root := orinRoot(t)
-	r := runIn(t, root, []string{"--probe", "--model-id", "x"})
-	require.Equal(t, 2, r.code)
-	require.Nil(t, r.exec)
-	require.Empty(t, r.stdout)
-	require.Contains(t, r.stderr, `jetbake-entrypoint: --probe takes only --smoke, --kernel, --serve MODEL, --allow-download, --load-timeout DURATION and --out FILE after it, not "--model-id"`)
+	long := strings.Repeat("x", 100000)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model-id", "x"}, "jetbake-probe: flag provided but not defined: -model-id; run it as: " + usage + "\n"},
+		{[]string{"--smoke", long}, `jetbake-probe: jetbake-probe takes flags only, not "` + long[:80] + `"... (100000 bytes); run it as: ` + usage + "\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), tt.args, eptest.BaseEnv(root), &stdout, &stderr, probeSetup{now: probeTime(), arch: "arm64"})
+		require.Equal(t, 2, code)
+		require.Empty(t, stdout.String())
+		require.Equal(t, tt.want, stderr.String())
+	}
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run(t.Context(), []string{"--help"}, nil, &stdout, &stderr, probeSetup{}))
+	require.Contains(t, stdout.String(), "usage: "+usage+"\n")
+	require.Empty(t, stderr.String())
 }
 
 // TestProbeOutErrorsNameNoTemporaryFile writes the evidence into a folder
@@ -291,9 +302,9 @@ func TestProbeOutErrorsNameNoTemporaryFile(t *testing.T) {
 		{filepath.Join(dir, "taken"), "cannot write the evidence: " + filepath.Join(dir, "taken") + ": ", 1},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), []string{"--probe", "--out", tt.out}, baseEnv(root), &stdout, &stderr, nil)
+		code := run(t.Context(), []string{"--out", tt.out}, eptest.BaseEnv(root), &stdout, &stderr, probeSetup{now: probeTime(), arch: "arm64"})
 		require.Equal(t, tt.code, code, stderr.String())
 		require.Contains(t, stderr.String(), tt.want)
-		require.NotContains(t, stderr.String(), ".jetbake-evidence-")
+		require.NotContains(t, stderr.String(), "/."+filepath.Base(tt.out), "the temporary file beside it")
 	}
 }

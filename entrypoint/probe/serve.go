@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/computecap/host"
+	"github.com/jetbake/jetbake/entrypoint/detect"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
@@ -61,7 +62,7 @@ type servedModel struct {
 // against the model's hidden_size and for finite values, then the router
 // stopped. Its output goes to stderr; the evidence keeps the allow-listed
 // run.
-func serveCheck(ctx context.Context, cfg *config, d *decision, stderr io.Writer) (evidencespec.Check, *evidencespec.Serve) {
+func serveCheck(ctx context.Context, cfg *config, d *detect.Decision, stderr io.Writer) (evidencespec.Check, *evidencespec.Serve) {
 	c := evidencespec.Check{Name: evidencespec.CheckServe, Status: evidencespec.Skipped}
 	m, detail := chooseModel(cfg)
 	switch {
@@ -74,7 +75,7 @@ func serveCheck(ctx context.Context, cfg *config, d *decision, stderr io.Writer)
 	}
 	run := &evidencespec.Serve{ModelID: m.hubID}
 	s := &serving{cfg: cfg, run: run, c: &c}
-	s.serve(ctx, cfg.root.Path(d.Choice), m, d.Env, stderr)
+	s.serve(ctx, cfg.Root.Path(d.Choice), m, d.Env, stderr)
 	return c, run
 }
 
@@ -107,10 +108,10 @@ func hubID(s string) bool {
 
 // serving is one run of the serving check.
 type serving struct {
-	cfg  *config
-	run  *evidencespec.Serve
-	c    *evidencespec.Check
-	port int
+	cfg    *config
+	run    *evidencespec.Serve
+	c      *evidencespec.Check
+	router *routerClient
 }
 
 // fail marks the check failed at step with detail.
@@ -119,13 +120,13 @@ func (s *serving) fail(step, detail string) {
 }
 
 // serve starts the router, checks it and stops it.
-func (s *serving) serve(ctx context.Context, bin string, m servedModel, env environ, stderr io.Writer) {
+func (s *serving) serve(ctx context.Context, bin string, m servedModel, env detect.Environ, stderr io.Writer) {
 	port, err := freeLoopbackPort()
 	if err != nil {
 		s.fail(evidencespec.ServeStepStart, evidencespec.DetailServeNoStart)
 		return
 	}
-	s.port = port
+	s.router = newRouterClient(port)
 	cmd := exec.Command(bin, "--model-id", m.arg, "--hostname", "127.0.0.1", "--port", strconv.Itoa(port))
 	out := &capWriter{w: stderr, left: maxServeOutput}
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
@@ -142,7 +143,7 @@ func (s *serving) serve(ctx context.Context, bin string, m servedModel, env envi
 	}
 	s.run.LoadMillis = boundMillis(float64(time.Since(start).Microseconds()) / 1000)
 	s.run.Dimensions = modelHidden(s.cfg, m)
-	s.check()
+	s.check(ctx)
 	if !stopRouter(cmd, exited, stopTimeout) && s.c.Status != evidencespec.Failed {
 		s.fail(evidencespec.ServeStepStop, evidencespec.Fill(evidencespec.DetailServeNoStop, stopTimeout.String()))
 	}
@@ -163,7 +164,7 @@ func (s *serving) waitHealthy(ctx context.Context, cmd *exec.Cmd, exited <-chan 
 			return false
 		default:
 		}
-		if r, err := roundTrip(s.port, "GET", "/health", nil, time.Second); err == nil && r.status == 200 {
+		if r, err := s.router.do(ctx, "GET", "/health", nil, time.Second); err == nil && r.status == 200 {
 			return true
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -187,8 +188,8 @@ func (s *serving) exitedEarly(ps *os.ProcessState) {
 }
 
 // check reads the info and asks POST /embed, and marks the check.
-func (s *serving) check() {
-	r, err := roundTrip(s.port, "GET", "/info", nil, requestTimeout)
+func (s *serving) check(ctx context.Context) {
+	r, err := s.router.do(ctx, "GET", "/info", nil, requestTimeout)
 	var info struct {
 		ModelID    *string         `json:"model_id"`
 		ModelDType string          `json:"model_dtype"`
@@ -209,7 +210,7 @@ func (s *serving) check() {
 	for i := range serveRequests {
 		inputs := serveInputs()[i%len(serveInputs())]
 		t0 := time.Now()
-		vecs, ok := s.embed(inputs)
+		vecs, ok := s.embed(ctx, inputs)
 		if !ok {
 			return
 		}
@@ -227,9 +228,9 @@ func (s *serving) check() {
 
 // embed sends one POST /embed; a value that is null (TEI's JSON for NaN
 // and the infinities) reads as nil.
-func (s *serving) embed(inputs []string) ([][]*float64, bool) {
+func (s *serving) embed(ctx context.Context, inputs []string) ([][]*float64, bool) {
 	body, _ := json.Marshal(map[string]any{"inputs": inputs})
-	r, err := roundTrip(s.port, "POST", "/embed", body, requestTimeout)
+	r, err := s.router.do(ctx, "POST", "/embed", body, requestTimeout)
 	var vecs [][]*float64
 	switch {
 	case err != nil:
@@ -306,7 +307,7 @@ func percentile(values []float64, p int) float64 {
 func modelHidden(cfg *config, m servedModel) int {
 	dir := m.arg
 	if m.hubID != "" {
-		dir = hubSnapshot(cfg.env, m.hubID)
+		dir = hubSnapshot(cfg.Env, m.hubID)
 	}
 	data, err := host.ReadRegular(filepath.Join(dir, "config.json"), 1<<20)
 	if err != nil || dir == "" {
@@ -325,14 +326,14 @@ func modelHidden(cfg *config, m servedModel) int {
 // (huggingface_hub's layout: models--ORG--NAME/refs/main names the
 // snapshot), under HUGGINGFACE_HUB_CACHE as TEI's images set it, else
 // HF_HOME/hub, else ~/.cache/huggingface/hub.
-func hubSnapshot(env environ, id string) string {
-	cache := env.get("HUGGINGFACE_HUB_CACHE")
+func hubSnapshot(env detect.Environ, id string) string {
+	cache := env.Get("HUGGINGFACE_HUB_CACHE")
 	switch {
 	case cache != "":
-	case env.get("HF_HOME") != "":
-		cache = filepath.Join(env.get("HF_HOME"), "hub")
+	case env.Get("HF_HOME") != "":
+		cache = filepath.Join(env.Get("HF_HOME"), "hub")
 	default:
-		cache = filepath.Join(env.get("HOME"), ".cache", "huggingface", "hub")
+		cache = filepath.Join(env.Get("HOME"), ".cache", "huggingface", "hub")
 	}
 	repo := filepath.Join(cache, "models--"+strings.ReplaceAll(id, "/", "--"))
 	ref, err := host.ReadRegular(filepath.Join(repo, "refs", "main"), 256)

@@ -1,4 +1,4 @@
-package main
+package detect
 
 import (
 	"fmt"
@@ -13,17 +13,17 @@ import (
 const runtimeAdvice = "it was probably started without --runtime nvidia (or --device nvidia.com/gpu=all with CDI)"
 
 // noGPUMessage says that no source found a GPU, and what was looked at.
-func noGPUMessage(h *hostInfo) string {
+func noGPUMessage(h *Host) string {
 	return "no NVIDIA GPU is visible in this container: " + runtimeAdvice +
 		". Looked at: " + lookedAt(h) + ". Run with --explain for details, or set " +
-		envOverride + " (such as 8.7) to choose a binary by hand."
+		EnvOverride + " (such as 8.7) to choose a binary by hand."
 }
 
 // driverFailedMessage says that the NVIDIA runtime's files are in the
 // container (nv_tegra_release, device nodes, libcuda.so.1) but the CUDA
 // driver library it mounted cannot be used, so that no GPU was found: the
 // cause is that library, not a missing --runtime nvidia.
-func driverFailedMessage(h *hostInfo) string {
+func driverFailedMessage(h *Host) string {
 	traces := make([]string, 0, 3)
 	if h.TegraRelease {
 		traces = append(traces, host.TegraReleasePath)
@@ -35,13 +35,13 @@ func driverFailedMessage(h *hostInfo) string {
 	traces = append(traces, lib)
 	detail := lib
 	for _, s := range h.Sources {
-		if s.Name == srcDriver && !s.Found {
+		if s.Name == SourceDriver && !s.Found {
 			detail = s.Detail
 		}
 	}
 	return "the NVIDIA runtime is there (" + strings.Join(traces, ", ") + ") but its CUDA driver " + lib +
 		" cannot be used: " + detail + ". Check the host's CUDA driver (nvidia-l4t-cuda) and that the CSV files in " +
-		csvFolder + " list it and what it links; run with --explain for details, or set " + envOverride +
+		csvFolder + " list it and what it links; run with --explain for details, or set " + EnvOverride +
 		" (such as 8.7) to choose a binary by hand."
 }
 
@@ -51,13 +51,13 @@ const csvFolder = "/etc/nvidia-container-runtime/host-files-for-container.d"
 
 // noAccessMessage says that the device tree names a Jetson but the
 // container has no way to its GPU.
-func noAccessMessage(h *hostInfo) string {
+func noAccessMessage(h *Host) string {
 	return "this is a " + gpuName(h) + ", but the container has no access to its GPU: " + runtimeAdvice +
 		". Looked at: " + lookedAt(h) + ". Run with --explain for details."
 }
 
 // lookedAt lists each source and host fact with its short result.
-func lookedAt(h *hostInfo) string {
+func lookedAt(h *Host) string {
 	parts := make([]string, 0, len(h.Sources)+len(h.HostFiles))
 	for _, s := range h.Sources {
 		parts = append(parts, s.Name+" ("+shortResult(s)+")")
@@ -77,7 +77,7 @@ func isBoardName(name string) bool {
 }
 
 // shortResult is a source's value, or its detail when it found nothing.
-func shortResult(s source) string {
+func shortResult(s Source) string {
 	if s.Found {
 		return s.Value
 	}
@@ -86,7 +86,7 @@ func shortResult(s source) string {
 
 // gpuName names the GPU found, with the board and the source:
 // "Jetson Orin, SM 8.7 (NVIDIA Jetson AGX Orin Developer Kit, from device-tree)".
-func gpuName(h *hostInfo) string {
+func gpuName(h *Host) string {
 	from := "from " + h.From
 	if board := h.BoardName(); board != "" {
 		from = board + ", " + from
@@ -96,10 +96,10 @@ func gpuName(h *hostInfo) string {
 
 // noBinaryMessage says that the image holds no binary for the GPU, lists
 // what it holds and names a sibling image that has one.
-func noBinaryMessage(img *image, h *hostInfo) string {
+func noBinaryMessage(img *Image, h *Host) string {
 	held := make([]string, len(img.Targets))
 	for i, t := range img.Targets {
-		held[i] = img.caps[i].SM() + " (" + t.Path + ")"
+		held[i] = img.Caps[i].SM() + " (" + t.Path + ")"
 	}
 	msg := "this image has no " + img.Router + " binary for the GPU found, " + gpuName(h) +
 		"; it holds " + strings.Join(held, ", ") + "."
@@ -116,10 +116,10 @@ func noBinaryMessage(img *image, h *hostInfo) string {
 // hostRuleMessage says that the host does not meet the image's host rule:
 // the host's version, what the image needs, and the family image that fits
 // or the JetPack to upgrade to.
-func hostRuleMessage(img *image, h *hostInfo, v computecap.HostVerdict) string {
+func hostRuleMessage(img *Image, h *Host, v computecap.HostVerdict) string {
 	msg := "this image is for " + imageRelease(img) + " and needs " + v.Need + ", but the host has " + v.Host
 	q := siblingQuery{host: h}
-	if h.found() {
+	if h.Found() {
 		q.gpu = &h.GPU
 	}
 	var fixes []string
@@ -141,13 +141,13 @@ func hostRuleMessage(img *image, h *hostInfo, v computecap.HostVerdict) string {
 
 // imageRelease names the image's release: "JetPack 6.2 (L4T R36.4.3,
 // CUDA 12.6)".
-func imageRelease(img *image) string {
-	l4t := "L4T R" + strconv.Itoa(img.l4tMajor)
+func imageRelease(img *Image) string {
+	l4t := "L4T R" + strconv.Itoa(img.L4TMajor)
 	if img.L4T != "" {
 		l4t = "L4T R" + img.L4T
 	}
-	if !img.cuda.IsZero() {
-		l4t += ", CUDA " + img.cuda.String()
+	if !img.CUDAVersion.IsZero() {
+		l4t += ", CUDA " + img.CUDAVersion.String()
 	}
 	if img.JetPack == "" {
 		return l4t
@@ -157,10 +157,10 @@ func imageRelease(img *image) string {
 
 // badOverrideMessage says that JETBAKE_COMPUTE_CAP cannot be read.
 func badOverrideMessage(err error) string {
-	return envOverride + ": " + err.Error() + "; set it like " + envOverride + "=8.7, or unset it to detect the GPU."
+	return EnvOverride + ": " + err.Error() + "; set it like " + EnvOverride + "=8.7, or unset it to detect the GPU."
 }
 
-// execFailedMessage says that the chosen binary could not be started.
-func execFailedMessage(d *decision, h *hostInfo, err error) string {
+// ExecFailedMessage says that the chosen binary could not be started.
+func ExecFailedMessage(d *Decision, h *Host, err error) string {
 	return fmt.Sprintf("cannot start %s, the binary chosen for %s: %v", d.Choice, h.table.Describe(h.GPU), err)
 }
