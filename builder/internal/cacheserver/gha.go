@@ -1,41 +1,82 @@
 package cacheserver
 
 import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/jetbake/jetbake/builder/internal/standin/tei/sccache"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/jetbake/jetbake/builder/internal/statuswriter"
 )
 
 // GHA stands in for GitHub's Actions cache service as a runner reaches it
-// at ACTIONS_RESULTS_URL: the v2 twirp methods (GetCacheEntryDownloadURL,
-// CreateCacheEntry, FinalizeCacheEntryUpload) in protobuf, authorized by
-// the job's runtime token, and the signed URLs it hands out for the
-// entries' blobs (Azure's Put Blob and Get Blob). Like GitHub's, it serves
-// no v1 API (_apis/artifactcache): those requests get 404. An entry is
-// readable once finalized, and written once: creating it again is twirp's
-// already_exists (409).
+// at ACTIONS_RESULTS_URL: the v2 twirp methods (CreateCacheEntry,
+// FinalizeCacheEntryUpload, GetCacheEntryDownloadURL) in JSON or protobuf,
+// each answered in the request's encoding, authorized by the job's runtime
+// token, and the Azure Blob Storage URLs, signed for one blob and one
+// permission, it hands out for the entries' content (see ghablob.go). Like
+// GitHub's, it serves no v1 API (_apis/artifactcache): those requests get
+// 404. An entry, a key and a version, is written once (creating it again
+// is twirp's already_exists, 409) and readable once finalized with the
+// size of the blob uploaded; a lookup takes the key, then each restore key
+// as a prefix, the newest entry first, in the version asked. Scopes (the
+// token's branches) are not modelled: every entry is in one.
 type GHA struct {
 	// URL is ACTIONS_RESULTS_URL: http://127.0.0.1:PORT/, with the slash.
 	URL string
 
-	srv     *httptest.Server
-	token   string
-	mu      sync.Mutex
-	entries map[string][]byte // key and version: content, once finalized
-	pending map[string][]byte // uploaded, not finalized
-	log     []Request
-	tokens  []string // the bearer tokens of twirp calls, in order
+	srv      *httptest.Server
+	token    string
+	sasKey   []byte // signs the blob URLs
+	messages map[string]protoreflect.MessageDescriptor
+	mu       sync.Mutex
+	entries  map[string]*ghaEntry // by key and version
+	created  int64                // entries created: the next entry's id
+	requests int64                // requests answered: Azure's request ids
+	log      []Request
+	calls    []Call
+	tokens   []string // the bearer tokens of twirp calls, in order
+}
+
+// ghaEntry is a cache entry and its blob.
+type ghaEntry struct {
+	key, version string
+	id           int64 // entry_id, in the order of creation
+	finalized    bool
+	blob         blockBlob
+}
+
+// Call is one operation the service answered: a twirp method and the
+// encoding it came in, or an Azure blob operation.
+type Call struct {
+	// Op is the twirp method (CreateCacheEntry, ...) or the Azure operation:
+	// Put Blob, Put Block, Put Block List or Get Blob.
+	Op string
+	// Encoding is a twirp call's: json or protobuf.
+	Encoding string
+	// Key is a twirp call's key (the entry's), Range a Get Blob's
+	// x-ms-range or Range header.
+	Key, Range string
+	// Status is the answer's status code.
+	Status int
 }
 
 // NewGHA starts the service, which accepts token.
 func NewGHA(token string) *GHA {
-	g := &GHA{token: token, entries: map[string][]byte{}, pending: map[string][]byte{}}
+	messages, err := cacheMessages()
+	if err != nil {
+		panic(err) // a constant description: a bug, not an input error
+	}
+	g := &GHA{token: token, sasKey: []byte(rand.Text()), messages: messages, entries: map[string]*ghaEntry{}}
 	// URL is set before the server starts: its handlers read it (blobURL).
 	g.srv = httptest.NewUnstartedServer(http.HandlerFunc(g.serve))
 	g.URL = "http://" + g.srv.Listener.Addr().String() + "/"
@@ -50,119 +91,200 @@ func (g *GHA) Close() { g.srv.Close() }
 func (g *GHA) Requests() []Request {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]Request(nil), g.log...)
+	return slices.Clone(g.log)
+}
+
+// Calls returns the operations the service answered, in order.
+func (g *GHA) Calls() []Call {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.calls)
 }
 
 // Tokens returns the bearer tokens the twirp calls carried.
 func (g *GHA) Tokens() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]string(nil), g.tokens...)
+	return slices.Clone(g.tokens)
 }
 
-// Entries returns the keys of the finalized entries.
+// Entries returns the keys of the finalized entries, sorted.
 func (g *GHA) Entries() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []string
-	for k := range g.entries {
-		key, _, _ := strings.Cut(k, "\x00")
-		out = append(out, key)
+	for _, e := range g.entries {
+		if e.finalized {
+			out = append(out, e.key)
+		}
 	}
+	slices.Sort(out)
 	return out
 }
 
 func (g *GHA) serve(w http.ResponseWriter, r *http.Request) {
 	rec := statuswriter.New(w)
+	// Blocks and blobs of up to 256 MiB; the body is read before the lock.
+	body, err := io.ReadAll(io.LimitReader(r.Body, 256<<20))
 	g.mu.Lock()
 	defer func() {
 		g.log = append(g.log, Request{Method: r.Method, Path: r.URL.Path, Status: rec.Status})
 		g.mu.Unlock()
 	}()
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	if err != nil {
 		http.Error(rec, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if id, ok := strings.CutPrefix(r.URL.Path, "/blob/"); ok {
+	if id, ok := strings.CutPrefix(r.URL.Path, blobPrefix); ok {
 		g.blob(rec, r, id, body)
 		return
 	}
-	method, ok := strings.CutPrefix(r.URL.Path, "/"+sccache.TwirpService)
-	if !ok || r.Method != http.MethodPost {
-		http.NotFound(rec, r)
+	if method, ok := strings.CutPrefix(r.URL.Path, twirpPrefix); ok {
+		g.twirp(rec, r, method, body)
+		return
+	}
+	http.NotFound(rec, r)
+}
+
+// twirp answers a method, as a twirp server does: POST only, JSON or
+// protobuf, errors as JSON {"code", "msg"} with their HTTP status.
+func (g *GHA) twirp(w *statuswriter.Writer, r *http.Request, method string, body []byte) {
+	enc := twirpEncoding(r.Header.Get("Content-Type"))
+	var key string
+	defer func() { g.calls = append(g.calls, Call{Op: method, Encoding: enc, Key: key, Status: w.Status}) }()
+	reqDesc, ok := g.messages[method+"Request"]
+	switch {
+	case !ok:
+		twirpError(w, "bad_route", fmt.Sprintf("no handler for path %q", r.URL.Path))
+		return
+	case r.Method != http.MethodPost:
+		twirpError(w, "bad_route", fmt.Sprintf("unsupported method %q (only POST is allowed)", r.Method))
+		return
+	case enc == "":
+		twirpError(w, "bad_route", fmt.Sprintf("unexpected Content-Type: %q", r.Header.Get("Content-Type")))
 		return
 	}
 	auth := r.Header.Get("Authorization")
 	g.tokens = append(g.tokens, strings.TrimPrefix(auth, "Bearer "))
 	if auth != "Bearer "+g.token {
-		http.Error(rec, `{"code":"unauthenticated","msg":"the runtime token is not valid"}`, http.StatusUnauthorized)
+		twirpError(w, "unauthenticated", "the runtime token is not valid")
 		return
 	}
-	msg, err := sccache.DecodeFields(body)
-	if err != nil || r.Header.Get("Content-Type") != sccache.ContentTypeProtobuf {
-		http.Error(rec, `{"code":"malformed","msg":"not a protobuf message"}`, http.StatusBadRequest)
+	req, err := decodeMessage(reqDesc, enc, body)
+	if err != nil {
+		twirpError(w, "malformed", fmt.Sprintf("the %s request could not be decoded: %v", enc, err))
 		return
 	}
-	key := msg.String(sccache.FieldKey)
-	var resp sccache.Fields
+	key = req.str("key")
+	resp := newMessage(g.messages[method+"Response"])
 	switch method {
-	case sccache.MethodGetDownloadURL:
-		id := key + "\x00" + msg.String(sccache.FieldVersion)
-		if _, found := g.entries[id]; found {
-			resp = sccache.Fields{sccache.FieldOK: true, sccache.FieldURL: g.blobURL(id) + "?sig=read"}
-		} else {
-			resp = sccache.Fields{sccache.FieldOK: false}
-		}
-	case sccache.MethodCreateEntry:
-		id := key + "\x00" + msg.String(sccache.FieldVersionCreate)
-		if _, found := g.entries[id]; found {
-			// An entry is written once: twirp's already_exists.
-			http.Error(rec, `{"code":"already_exists","msg":"cache entry with the same key, version, and scope already exists"}`, http.StatusConflict)
+	case methodCreate:
+		if !g.create(w, req, resp) {
 			return
 		}
-		resp = sccache.Fields{sccache.FieldOK: true, sccache.FieldURL: g.blobURL(id) + "?sig=write"}
-	case sccache.MethodFinalizeUpload:
-		id := key + "\x00" + msg.String(sccache.FieldVersion)
-		data, found := g.pending[id]
-		size, _ := msg[sccache.FieldSize].(int64)
-		if !found || int64(len(data)) != size {
-			resp = sccache.Fields{sccache.FieldOK: false}
-			break
-		}
-		delete(g.pending, id)
-		g.entries[id] = data
-		resp = sccache.Fields{sccache.FieldOK: true}
-	default:
-		http.Error(rec, `{"code":"bad_route"}`, http.StatusNotFound)
+	case methodFinalize:
+		g.finalize(req, resp)
+	case methodDownload:
+		g.lookup(req, resp)
+	}
+	out, err := encodeMessage(resp, enc)
+	if err != nil {
+		twirpError(w, "internal", err.Error())
 		return
 	}
-	rec.Header().Set("Content-Type", sccache.ContentTypeProtobuf)
-	_, _ = rec.Write(resp.Encode())
+	w.Header().Set("Content-Type", "application/"+enc)
+	_, _ = w.Write(out)
 }
 
-// blobURL is the signed URL of an entry's blob: /blob/ID, ID the key and
-// version in hexadecimal.
-func (g *GHA) blobURL(id string) string { return fmt.Sprintf("%sblob/%x", g.URL, id) }
+// create reserves an entry and hands out its upload URL; false when it
+// answered an error.
+func (g *GHA) create(w *statuswriter.Writer, req, resp message) bool {
+	key, version := req.str("key"), req.str("version")
+	if key == "" || version == "" {
+		twirpError(w, "invalid_argument", "key and version are required")
+		return false
+	}
+	id := key + "\x00" + version
+	if _, found := g.entries[id]; found {
+		// An entry is written once: twirp's already_exists.
+		twirpError(w, "already_exists", "cache entry with the same key, version, and scope already exists")
+		return false
+	}
+	g.created++
+	g.entries[id] = &ghaEntry{key: key, version: version, id: g.created}
+	resp.set(map[string]any{"ok": true, "signed_upload_url": g.blobURL(id, sasWrite)})
+	return true
+}
 
-func (g *GHA) blob(w http.ResponseWriter, r *http.Request, hexID string, body []byte) {
-	var id string
-	if _, err := fmt.Sscanf(hexID, "%x", &id); err != nil {
-		http.NotFound(w, r)
+// finalize makes an entry readable once its blob has the size given.
+func (g *GHA) finalize(req, resp message) {
+	e, found := g.entries[req.str("key")+"\x00"+req.str("version")]
+	switch {
+	case !found || e.finalized:
+		resp.set(map[string]any{"ok": false, "message": "no cache entry is being uploaded with that key and version"})
+	case !e.blob.exists:
+		resp.set(map[string]any{"ok": false, "message": "the cache entry has no uploaded content"})
+	case int64(len(e.blob.data)) != req.int("size_bytes"):
+		resp.set(map[string]any{"ok": false, "message": fmt.Sprintf("the uploaded size %d is not size_bytes %d", len(e.blob.data), req.int("size_bytes"))})
+	default:
+		e.finalized = true
+		resp.set(map[string]any{"ok": true, "entry_id": e.id})
+	}
+}
+
+// lookup finds the entry for a key and its restore keys, as GitHub's
+// service does: the key itself, else the newest entry whose key starts
+// with the first restore key that has one; the version must match.
+func (g *GHA) lookup(req, resp message) {
+	version := req.str("version")
+	var found *ghaEntry
+	if e, ok := g.entries[req.str("key")+"\x00"+version]; ok && e.finalized {
+		found = e
+	}
+	for _, prefix := range req.strs("restore_keys") {
+		if found != nil {
+			break
+		}
+		for _, e := range g.entries {
+			if e.finalized && e.version == version && strings.HasPrefix(e.key, prefix) && (found == nil || e.id > found.id) {
+				found = e
+			}
+		}
+	}
+	if found == nil {
+		resp.set(map[string]any{"ok": false})
 		return
 	}
-	switch {
-	case r.Method == http.MethodPut && r.URL.Query().Get("sig") == "write" && r.Header.Get("x-ms-blob-type") == "BlockBlob":
-		g.pending[id] = body
-		w.WriteHeader(http.StatusCreated)
-	case r.Method == http.MethodGet && r.URL.Query().Get("sig") == "read":
-		data, ok := g.entries[id]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(data)
-	default:
-		http.Error(w, "AuthenticationFailed", http.StatusForbidden)
+	resp.set(map[string]any{"ok": true, "signed_download_url": g.blobURL(found.key+"\x00"+found.version, sasRead), "matched_key": found.key})
+}
+
+// twirpError writes a twirp error: its code's HTTP status, JSON.
+func twirpError(w http.ResponseWriter, code, msg string) {
+	status := map[string]int{"bad_route": http.StatusNotFound, "unauthenticated": http.StatusUnauthorized, "malformed": http.StatusBadRequest,
+		"invalid_argument": http.StatusBadRequest, "already_exists": http.StatusConflict, "internal": http.StatusInternalServerError}[code]
+	body, _ := json.Marshal(map[string]string{"code": code, "msg": msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// now is the service's clock, for blob times and URL expiry.
+func now() time.Time { return time.Now().UTC() }
+
+// RuntimeToken returns a token shaped as a runner's ACTIONS_RUNTIME_TOKEN,
+// which BuildKit's gha cache (go-actions-cache) reads without checking its
+// signature: a JWT whose "ac" claim is the cache scopes in JSON (the
+// branch, read and write) and whose "nbf" and "exp" claims bound its life.
+// Its signature is random: the stand-in service accepts the token it was
+// started with, byte for byte.
+func RuntimeToken(scope string, lifetime time.Duration) string {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
 	}
+	ac, _ := json.Marshal([]map[string]any{{"Scope": scope, "Permission": 3}})
+	t := now()
+	claims := map[string]any{"ac": string(ac), "nbf": t.Add(-time.Minute).Unix(), "iat": t.Unix(), "exp": t.Add(lifetime).Unix(),
+		"iss": "vstoken.actions.githubusercontent.com", "aud": "vso:" + rand.Text()}
+	return enc(map[string]string{"typ": "JWT", "alg": "RS256"}) + "." + enc(claims) + "." + base64.RawURLEncoding.EncodeToString([]byte(rand.Text()+rand.Text()))
 }
