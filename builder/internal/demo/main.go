@@ -79,6 +79,7 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	printLibraries(out, report)
 	// The Orin image built from Dockerfile-jetson as a user might change it:
 	// without jetson-compute-cap.sh, as upstream's Dockerfile builds it (TEI's
 	// refusal on an Orin), and with TEI's .cargo folder copied
@@ -204,6 +205,28 @@ func nvidiaRuns(outcomes []e2e.NVOutcome) int {
 		}
 	}
 	return n
+}
+
+// printLibraries prints, from the build's metadata, where each router's
+// DT_NEEDED entries resolved in its release's runtime image.
+func printLibraries(out io.Writer, report *imagebuild.Report) {
+	fmt.Fprintln(out, "==> where each router's DT_NEEDED entries resolve in its runtime image (the build's smoke run, binaries[].resolved)")
+	for _, rr := range report.Releases {
+		for _, b := range rr.Binaries {
+			var libs []string
+			for _, l := range b.Resolved {
+				where := l.Path
+				switch {
+				case l.FromHost:
+					where = "the host (NVIDIA's runtime)"
+				case where == "":
+					where = "NOT FOUND"
+				}
+				libs = append(libs, l.Name+" => "+where)
+			}
+			fmt.Fprintf(out, "    %s %s: %s\n", rr.Name, b.Binary, strings.Join(libs, ", "))
+		}
+	}
 }
 
 // shortTag drops the registry and repository, which every row shares.

@@ -106,7 +106,14 @@ func (o Outcome) Summary() string {
 	if o.Result.ExitCode == ExitSIGILL && strings.TrimSpace(o.Result.Stderr) == "" {
 		return fmt.Sprintf("exit %d: killed by SIGILL (illegal instruction)", o.Result.ExitCode)
 	}
-	return fmt.Sprintf("exit %d: %s", o.Result.ExitCode, strings.TrimSpace(o.Result.Stderr))
+	text := strings.TrimSpace(o.Result.Stderr)
+	// A router's failure comes after its log lines: from the error on.
+	if i := strings.Index(text, o.WantFailure); o.WantFailure != "" && i >= 0 {
+		if j := strings.LastIndex(text[:i], "Error: "); j >= 0 {
+			text = text[j:]
+		}
+	}
+	return fmt.Sprintf("exit %d: %s", o.Result.ExitCode, text)
 }
 
 // served is the probe's passed serving check in the run's evidence, or nil.
