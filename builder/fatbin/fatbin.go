@@ -89,6 +89,11 @@ type Entry struct {
 	Section string
 	// Offset is where the entry's header starts in its section.
 	Offset int64
+	// Fatbin is where the fat binary that holds the entry starts in its
+	// section: nvcc writes one per translation unit (a module the driver
+	// loads as a whole), so entries with the same Section and Fatbin are
+	// one module's code.
+	Fatbin int64
 	// Size is the size of the payload, as stored.
 	Size int64
 }
@@ -248,6 +253,7 @@ func (p *parser) fatbin(off int64, out []Entry) (int64, []Entry, error) {
 		if err != nil {
 			return 0, nil, err
 		}
+		entry.Fatbin = off
 		out = append(out, entry)
 		e = next
 	}
@@ -296,4 +302,18 @@ func (e Entry) Code() (computecap.Code, bool) {
 		return computecap.Code{Kind: computecap.Cubin, Target: e.SM}, true
 	}
 	return computecap.Code{}, false
+}
+
+// Modules groups entries by the fat binary that holds them (Section and
+// Fatbin), in the order they come: the driver loads each as a whole, so a
+// GPU runs a file's code only when every module has code for it.
+func Modules(entries []Entry) [][]Entry {
+	var out [][]Entry
+	for i, e := range entries {
+		if i == 0 || e.Section != entries[i-1].Section || e.Fatbin != entries[i-1].Fatbin {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], e)
+	}
+	return out
 }

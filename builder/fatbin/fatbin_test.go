@@ -113,3 +113,21 @@ func TestParseLies(t *testing.T) {
 	_, err = fatbin.Parse(bytes.NewReader(good), int64(len(good)), ".nv_fatbin", fatbin.Limits{MaxEntries: 1})
 	require.ErrorContains(t, err, "the section holds more than 1 entries")
 }
+
+// TestModules groups the entries of back-to-back fat binaries, one group
+// per fat binary and section, as the driver loads them.
+func TestModules(t *testing.T) {
+	c, p := fatbintest.Cubin, fatbintest.PTX
+	elf := fatbintest.ELF(fatbintest.Fatbins(".nv_fatbin", []fatbintest.Code{c("8.7"), c("11.0")}, []fatbintest.Code{c("8.0"), p("8.0")}),
+		fatbintest.Fatbins("__nv_relfatbin", []fatbintest.Code{c("7.2")}))
+	entries, err := fatbin.ReadELF(bytes.NewReader(elf), fatbin.Limits{})
+	require.NoError(t, err)
+	var got [][]string
+	for _, m := range fatbin.Modules(entries) {
+		got = append(got, names(m))
+	}
+	require.Equal(t, [][]string{{"sm_87 cubin", "sm_110 cubin"}, {"sm_80 cubin", "compute_80 PTX"}, {"sm_72 cubin"}}, got)
+	require.Equal(t, int64(0), entries[0].Fatbin)
+	require.Equal(t, fatbintest.FatbinSize(c("8.7"), c("11.0")), entries[2].Fatbin)
+	require.Empty(t, fatbin.Modules(nil))
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
+
+	"github.com/jetbake/jetbake/builder/plan"
 )
 
 // Binary is what the smoke run read from one router binary: its DT_NEEDED
@@ -92,32 +94,49 @@ func (j *releaseJob) readBinaries(ctx context.Context, c gateway.Client, run *sm
 	out := make([]Binary, len(j.release.Targets))
 	for i, t := range j.release.Targets {
 		out[i] = Binary{Binary: path.Base(t.Path), SM: t.SM}
-		def, err := run.routers[i].Marshal(ctx, llb.Platform(arm64Platform()))
+		r, err := j.openRouter(ctx, c, run.routers[i], t, run.imports)
 		if err != nil {
 			return nil, err
 		}
-		res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
-		if err != nil {
-			return nil, fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
-		}
-		ref, err := res.SingleRef()
-		if err != nil {
-			return nil, err
-		}
-		st, err := ref.StatFile(ctx, gateway.StatRequest{Path: j.plan.Router.Output})
-		if err != nil {
-			return nil, fmt.Errorf("%s: the router stage has no %s: %w", t.Arch, j.plan.Router.Output, err)
-		}
-		r := &blockReader{read: func(off int64, n int) ([]byte, error) {
-			return ref.ReadFile(ctx, gateway.ReadRequest{Filename: j.plan.Router.Output,
-				Range: &gateway.FileRange{Offset: int(off), Length: n}})
-		}, size: st.Size, blocks: map[int64][]byte{}}
 		out[i].Needed, out[i].Interpreter, err = readELF(r)
 		if err != nil {
 			out[i].NotELF = err.Error()
 		}
 	}
 	return out, nil
+}
+
+// openRouter builds the router stage st of target t and opens its output
+// for ranged reads through the gateway.
+func (j *releaseJob) openRouter(ctx context.Context, c gateway.Client, st llb.State, t plan.Target, imports []gateway.CacheOptionsEntry) (*blockReader, error) {
+	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: imports})
+	if err != nil {
+		return nil, fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
+	}
+	ref, err := res.SingleRef()
+	if err != nil {
+		return nil, err
+	}
+	r, err := openFile(ctx, ref, j.plan.Router.Output)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the router stage has no %s: %w", t.Arch, j.plan.Router.Output, err)
+	}
+	return r, nil
+}
+
+// openFile opens the file at name in ref for ranged reads.
+func openFile(ctx context.Context, ref gateway.Reference, name string) (*blockReader, error) {
+	st, err := ref.StatFile(ctx, gateway.StatRequest{Path: name})
+	if err != nil {
+		return nil, err
+	}
+	return &blockReader{read: func(off int64, n int) ([]byte, error) {
+		return ref.ReadFile(ctx, gateway.ReadRequest{Filename: name, Range: &gateway.FileRange{Offset: int(off), Length: n}})
+	}, size: st.Size, blocks: map[int64][]byte{}}, nil
 }
 
 // readELF returns the DT_NEEDED entries and PT_INTERP of an ELF file.
@@ -145,7 +164,7 @@ func readELF(r io.ReaderAt) (needed []string, interp string, err error) {
 }
 
 // blockReader reads a file of size bytes through read in 64 KiB blocks,
-// each read once.
+// keeping the latest ones.
 type blockReader struct {
 	read   func(off int64, n int) ([]byte, error)
 	size   int64
@@ -153,6 +172,9 @@ type blockReader struct {
 }
 
 const readBlock = 64 << 10
+
+// maxBlocks bounds the blocks a blockReader keeps: 4 MiB.
+const maxBlocks = 64
 
 // ReadAt implements io.ReaderAt.
 func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
@@ -168,6 +190,11 @@ func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
 		start := pos - pos%readBlock
 		blk, ok := b.blocks[start]
 		if !ok {
+			if len(b.blocks) >= maxBlocks {
+				// A fat binary's entry headers are spread over the whole
+				// section: keep memory bounded, not every block read.
+				clear(b.blocks)
+			}
 			length := int(min(readBlock, b.size-start))
 			data, err := b.read(start, length)
 			if err != nil {

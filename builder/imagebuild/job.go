@@ -30,6 +30,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
 	rr.Binaries = slices.Clone(j.binaries)
+	rr.Audit = slices.Clone(j.audit)
 	if j.routerSource != nil {
 		src := *j.routerSource
 		rr.RouterSource = &src

@@ -80,6 +80,9 @@ type ReleaseReport struct {
 	// Binaries are what the smoke run read from each router binary: its
 	// DT_NEEDED libraries and its loader.
 	Binaries []Binary `json:"binaries,omitempty"`
+	// Audit is the build-time audit of the GPU code of the routers and of
+	// the libraries they load, per SM target (see Audit).
+	Audit []Audit `json:"audit,omitempty"`
 	// Findings are the warnings of BuildKit's Dockerfile checks on the
 	// router's Dockerfile, per SM target, found while it was built.
 	Findings []Finding `json:"findings,omitempty"`

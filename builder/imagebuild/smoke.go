@@ -189,6 +189,10 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 			j.binaries[i].Resolved = resolvedLibraries(j.binaries[i].Needed, read(j.binaries[i].Binary+".ldd"))
 		}
 	}
+	bins = slices.Clone(j.binaries)
 	j.mu.Unlock()
-	return j.judgeSmoke(run.image.name, read(smokeResultFile), read)
+	if err := j.judgeSmoke(run.image.name, read(smokeResultFile), read); err != nil {
+		return err
+	}
+	return j.auditLibraries(ctx, c, run, bins)
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
@@ -85,6 +86,11 @@ type releaseJob struct {
 	buildPlatform string
 	// binaries are what the smoke run read from the router binaries.
 	binaries []Binary
+	// routerCode and libraryCode are the GPU code the audit read of the
+	// routers and of the libraries they load; audit its result.
+	routerCode  []cudaCode
+	libraryCode []cudaCode
+	audit       []Audit
 }
 
 // arm64Platform is the platform of every Jetson image.
@@ -161,6 +167,10 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 			return nil, err
 		}
 	}
+	audit, err := j.auditRouters(ctx, c, routers, imports)
+	if err != nil {
+		return nil, err
+	}
 	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, fmt.Errorf("marshal runtime image: %w", err)
@@ -177,6 +187,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if j.toolVersion != "" {
 		meta[KeyToolVersion] = j.toolVersion
 	}
+	meta[matrix.KeyAudit] = audit
 	config, err := imageConfig(image.config, j.plan.Router, j.release, meta, epochTime(j.epoch))
 	if err != nil {
 		return nil, err

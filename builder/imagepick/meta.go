@@ -24,6 +24,10 @@ type Meta struct {
 	Targets []string `json:"sm_targets,omitempty"`
 	// Tier is the support tier: supported, candidate, evaluate-later or legacy.
 	Tier string `json:"tier,omitempty"`
+	// Audit is the build-time audit of the router binaries per SM target
+	// (io.jetbake.audit: "8.7" -> "runs"); empty for an image built
+	// before jetbake audited, or whose value is not one jetbake writes.
+	Audit map[string]string `json:"audit,omitempty"`
 
 	image hostfit.Image
 }
@@ -79,5 +83,43 @@ func parseMeta(kv map[string]string) (Meta, error) {
 	if len(m.Targets) == 0 {
 		return Meta{}, fmt.Errorf("%s is empty: the image holds no router binary", matrix.KeySMTargets)
 	}
+	m.Audit = parseAudit(kv[matrix.KeyAudit], m.Targets)
 	return m, nil
+}
+
+// auditVerdicts are the verdicts io.jetbake.audit may say per SM.
+var auditVerdicts = []string{"runs", "JIT", "no code", "none"}
+
+// parseAudit reads io.jetbake.audit, "8.7=runs,11.0=JIT", for the image's
+// targets; nil when it is absent or not what jetbake writes (the
+// preference it feeds is no reason to refuse an image).
+func parseAudit(v string, targets []string) map[string]string {
+	if v == "" || len(v) > 1024 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, part := range strings.Split(v, ",") {
+		sm, verdict, ok := strings.Cut(part, "=")
+		if !ok || !slices.Contains(targets, sm) || !slices.Contains(auditVerdicts, verdict) {
+			return nil
+		}
+		out[sm] = verdict
+	}
+	return out
+}
+
+// auditCovers reports whether the image's audit says the router its
+// entrypoint picks for gpu holds code that runs there (a cubin, or PTX
+// compiled when loaded).
+func (m Meta) auditCovers(gpu computecap.Capability) bool {
+	picked, err := computecap.Pick(gpu, m.image.Targets)
+	if err != nil {
+		return false
+	}
+	for sm, verdict := range m.Audit {
+		if c, err := computecap.Parse(sm); err == nil && c == picked {
+			return verdict == "runs" || verdict == "JIT"
+		}
+	}
+	return false
 }

@@ -35,6 +35,10 @@ type Candidate struct {
 	Chosen bool `json:"chosen,omitempty"`
 	// ExactJetPack is set when the image is for the host's exact JetPack release.
 	ExactJetPack bool `json:"exact_jetpack,omitempty"`
+	// AuditCovers is set when the image's build-time audit
+	// (io.jetbake.audit) says the router picked for the host's GPU holds
+	// code that runs on it.
+	AuditCovers bool `json:"audit_covers,omitempty"`
 }
 
 // Result is the outcome of Pick.

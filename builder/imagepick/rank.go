@@ -19,7 +19,8 @@ func tierRank(tier string) int {
 }
 
 // judge applies the rule to every image and sorts the candidates: the ones
-// that run first, in preference order (the host's exact JetPack release,
+// that run first, in preference order (those whose build-time audit covers
+// the host's GPU, then the host's exact JetPack release,
 // then the newest L4T and CUDA, then the better tier, then the newest
 // router version), then the refused ones by tag.
 func judge(repository string, h hostfit.Facts, images []image, rule hostfit.Rule) []Candidate {
@@ -36,6 +37,7 @@ func judge(repository string, h hostfit.Facts, images []image, rule hostfit.Rule
 		default:
 			c.Verdict = rule(h, img.meta.image)
 			c.ExactJetPack = h.JetPack != "" && img.meta.JetPack == h.JetPack
+			c.AuditCovers = img.meta.auditCovers(h.GPU)
 		}
 		out = append(out, c)
 	}
@@ -50,6 +52,9 @@ func prefer(a, b Candidate) int {
 	}
 	if !a.Verdict.OK {
 		return strings.Compare(a.Tag, b.Tag)
+	}
+	if a.AuditCovers != b.AuditCovers {
+		return boolFirst(a.AuditCovers)
 	}
 	if a.ExactJetPack != b.ExactJetPack {
 		return boolFirst(a.ExactJetPack)

@@ -16,20 +16,24 @@ import (
 // Label and annotation keys that jetbake sets itself. A matrix may add other
 // keys through image.labels and image.annotations but not these.
 const (
-	KeyTitle       = ocispec.AnnotationTitle
-	KeyVersion     = ocispec.AnnotationVersion
-	KeySource      = ocispec.AnnotationSource
-	KeyRevision    = ocispec.AnnotationRevision
-	KeyCreated     = ocispec.AnnotationCreated
-	KeyBaseName    = ocispec.AnnotationBaseImageName
-	KeyBaseDigest  = ocispec.AnnotationBaseImageDigest
-	KeyRelease     = "io.jetbake.release"
-	KeyJetPack     = "io.jetbake.jetpack"
-	KeyL4T         = "io.jetbake.l4t"
-	KeyCUDA        = "io.jetbake.cuda"
-	KeyUbuntu      = "io.jetbake.ubuntu"
-	KeySMTargets   = "io.jetbake.sm-targets"
-	KeyTier        = "io.jetbake.tier"
+	KeyTitle      = ocispec.AnnotationTitle
+	KeyVersion    = ocispec.AnnotationVersion
+	KeySource     = ocispec.AnnotationSource
+	KeyRevision   = ocispec.AnnotationRevision
+	KeyCreated    = ocispec.AnnotationCreated
+	KeyBaseName   = ocispec.AnnotationBaseImageName
+	KeyBaseDigest = ocispec.AnnotationBaseImageDigest
+	KeyRelease    = "io.jetbake.release"
+	KeyJetPack    = "io.jetbake.jetpack"
+	KeyL4T        = "io.jetbake.l4t"
+	KeyCUDA       = "io.jetbake.cuda"
+	KeyUbuntu     = "io.jetbake.ubuntu"
+	KeySMTargets  = "io.jetbake.sm-targets"
+	KeyTier       = "io.jetbake.tier"
+	// KeyAudit is the build-time audit of the router binaries' GPU code,
+	// per SM target: "8.7=runs,11.0=runs" (runs, JIT, "no code", or none
+	// when a router holds no fat binary).
+	KeyAudit       = "io.jetbake.audit"
 	KeyNVIDIACUDA  = "com.nvidia.cuda.version"
 	jetbakePrefix  = "io.jetbake."
 	buildArgCUDACC = "CUDA_COMPUTE_CAP"

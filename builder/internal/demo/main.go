@@ -111,7 +111,42 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 		}
 		report.Releases = append(report.Releases, variant.Releases...)
 	}
-	return runChecks(ctx, env, work, report, out)
+	refused, err := refusedBuild(ctx, root, env, work, progress, out)
+	if err != nil {
+		return err
+	}
+	return runChecks(ctx, env, work, report, refused, out)
+}
+
+// refusedBuild builds the Orin image from Dockerfile-jetson compiling the
+// router for sm_80: the build-time audit must refuse it, before any tag,
+// with its sentence, which it returns.
+func refusedBuild(ctx context.Context, root string, env *e2e.Env, work, progress string, out io.Writer) (string, error) {
+	mutate, err := e2e.OnlyWrongComputeCap(root, filepath.Join(work, "dockerfiles"))
+	if err != nil {
+		return "", err
+	}
+	release := e2e.WrongComputeCapRelease
+	variantMatrix := filepath.Join(work, "matrix-"+release+".json")
+	if err := e2e.WriteDemoMatrix(root, env.Registry, variantMatrix, mutate); err != nil {
+		return "", err
+	}
+	metadata := filepath.Join(work, "build-"+release+".json")
+	fmt.Fprintf(out, "==> jetbake build of %s (Dockerfile-jetson compiling the router with CUDA_COMPUTE_CAP=80 for Orin's 8.7): the audit must refuse it\n", release)
+	if err := jetbakeBuild(ctx, root, env.Registry, variantMatrix, metadata, progress); err == nil {
+		return "", fmt.Errorf("jetbake build of %s succeeded: the audit did not refuse router-87 compiled for sm_80", release)
+	}
+	r, err := readReport(metadata)
+	if err != nil {
+		return "", err
+	}
+	if len(r.Releases) != 1 || r.Releases[0].Outcome != imagebuild.Failed || !strings.Contains(r.Releases[0].Error, e2e.AuditRefusalOfWrongSM) {
+		return "", fmt.Errorf("jetbake build of %s failed, but not with the audit's sentence (%q): %+v", release, e2e.AuditRefusalOfWrongSM, r.Releases)
+	}
+	// From the audit's own words: BuildKit puts "failed to solve: " before them.
+	msg := r.Releases[0].Error
+	sentence, _, _ := strings.Cut(msg[strings.Index(msg, "audit: "):], "\n")
+	return sentence, nil
 }
 
 // jetbakeBuild runs bin/jetbake build as a user would, with the cache kept in bin/state.
@@ -145,7 +180,7 @@ func readReport(path string) (*imagebuild.Report, error) {
 }
 
 // runChecks runs every built image on the fake hosts and prints the table.
-func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuild.Report, out io.Writer) error {
+func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuild.Report, refused string, out io.Writer) error {
 	tags := map[string]string{}
 	for _, rr := range report.Releases {
 		if len(rr.Tags) > 0 {
@@ -181,6 +216,8 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortTag(tags[release]), host, runtime, verdict, oneLine(summary))
 	}
+	// The build the audit refused: no image, so no host ran it.
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e2e.WrongComputeCapRelease+" (not tagged)", "-", "jetbake build", "ok", "refused by the "+oneLine(refused))
 	for _, o := range outcomes {
 		row(o.Release, o.Host, "runc", o.OK(), o.Summary())
 	}
@@ -191,8 +228,8 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if failed > 0 {
 		return fmt.Errorf("%d of %d runs did not do what they should", failed, len(outcomes)+len(nvOutcomes))
 	}
-	fmt.Fprintf(out, "\nall %d runs as expected (%d with runc and a bind-mounted host view, %d with docker run, %d of them through NVIDIA's runtime). "+
-		"Explain a choice: JETBAKE_EXPLAIN=1, or the entrypoint's --explain.\n", len(outcomes)+len(nvOutcomes), len(outcomes), len(nvOutcomes), nvidiaRuns(nvOutcomes))
+	fmt.Fprintf(out, "\nthe build of %s refused by the audit, and all %d runs as expected (%d with runc and a bind-mounted host view, %d with docker run, %d of them through NVIDIA's runtime). "+
+		"Explain a choice: JETBAKE_EXPLAIN=1, or the entrypoint's --explain.\n", e2e.WrongComputeCapRelease, len(outcomes)+len(nvOutcomes), len(outcomes), len(nvOutcomes), nvidiaRuns(nvOutcomes))
 	return nil
 }
 

@@ -127,6 +127,13 @@ var (
 		Old: "RUN test -n \"${CUDA_COMPUTE_CAP}\" && sh /usr/local/bin/jetson-compute-cap.sh /src \"${CUDA_COMPUTE_CAP}\"\n",
 		New: "RUN test -n \"${CUDA_COMPUTE_CAP}\" && cp backends/candle/src/flash_attn.rs /tmp/flash_attn.rs && " +
 			"sh /usr/local/bin/jetson-compute-cap.sh /src \"${CUDA_COMPUTE_CAP}\" && cp /tmp/flash_attn.rs backends/candle/src/flash_attn.rs\n"}
+	// withWrongComputeCap compiles the router for sm_80 whatever target
+	// jetbake asks for, as a Dockerfile copied from a desktop (A100) build
+	// would: its flash-attention kernels are an sm_80 cubin and
+	// compute_80 PTX, and the build-time audit refuses it for Orin's 8.7.
+	withWrongComputeCap = DockerfileEdit{Name: "wrong-compute-cap",
+		Old: "    cargo build --release --bin text-embeddings-router \\\n",
+		New: "    CUDA_COMPUTE_CAP=80 cargo build --release --bin text-embeddings-router \\\n"}
 	// withoutRuntimeSSL drops OpenSSL from the runtime stage's packages.
 	withoutRuntimeSSL = DockerfileEdit{Name: "no-runtime-ssl", Old: `ca-certificates "$ssl" $cuda`, New: `ca-certificates $cuda`}
 )
@@ -156,6 +163,10 @@ const NoComputeCapRelease = "jetpack6.2-no-compute-cap"
 
 // NativeCPURelease is the only release of the matrix OnlyNativeCPU writes.
 const NativeCPURelease = "jetpack6.2-native-cpu"
+
+// WrongComputeCapRelease is the only release of the matrix
+// OnlyWrongComputeCap writes.
+const WrongComputeCapRelease = "jetpack6.2-wrong-sm"
 
 // NoFlashGateRelease is the only release of the matrix OnlyNoFlashGate writes.
 const NoFlashGateRelease = "jetpack7.0-no-flash-gate"
@@ -190,6 +201,13 @@ func onlyVariantOf(from, name string) func(m map[string]any) {
 // TEI's sentence.
 func OnlyNoComputeCap(repoRoot, dir string) (func(map[string]any), error) {
 	return onlyEdited(repoRoot, dir, NoComputeCapRelease, withoutComputeCap)
+}
+
+// OnlyWrongComputeCap keeps one release, WrongComputeCapRelease, built
+// from Dockerfile-jetson compiling the router for sm_80 (written into
+// dir): the build-time audit must refuse it before any tag.
+func OnlyWrongComputeCap(repoRoot, dir string) (func(map[string]any), error) {
+	return onlyEdited(repoRoot, dir, WrongComputeCapRelease, withWrongComputeCap)
 }
 
 // OnlyNativeCPU keeps one release, NativeCPURelease, built from

@@ -174,6 +174,10 @@ func TestRouterContract(t *testing.T) {
 		require.Contains(t, msg, "None between 'dynamic-loading', 'dynamic-linking' and 'static-linking' features are active, this is a bug")
 	})
 
+	t.Run("a router compiled for the wrong SM: the audit refuses the release before any tag", func(t *testing.T) {
+		checkAudit(t, f)
+	})
+
 	t.Run("target-cpu=native back in effect: SIGILL on the Orin", func(t *testing.T) {
 		variant, err := OnlyNativeCPU(f.env.RepoRoot, filepath.Join(f.work, "dockerfiles"))
 		require.NoError(t, err)

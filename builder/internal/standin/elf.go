@@ -109,20 +109,25 @@ func BuildSharedObject(ctx context.Context, cacheDir string, arch Arch, soname s
 	return buildShared(ctx, cacheDir, arch, soname, []byte(emptySource), nil)
 }
 
-// buildShared compiles source with flags into cacheDir/KEY/soname, KEY being
-// a hash of everything that goes into the build.
+// buildShared compiles source with flags into a shared object named soname.
 func buildShared(ctx context.Context, cacheDir string, arch Arch, soname string, source []byte, flags []string) (string, error) {
+	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-Werror",
+		"-Wl,-soname," + soname, "-Wl,--build-id=none"}, flags...)
+	return buildC(ctx, cacheDir, arch, soname, source, args)
+}
+
+// buildC compiles source with args into cacheDir/KEY/name, KEY being a
+// hash of everything that goes into the build.
+func buildC(ctx context.Context, cacheDir string, arch Arch, name string, source []byte, args []string) (string, error) {
 	cc, err := arch.compiler()
 	if err != nil {
 		return "", err
 	}
-	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-Werror",
-		"-Wl,-soname," + soname, "-Wl,--build-id=none"}, flags...)
 	sum := sha256.New()
-	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00", arch, soname, strings.Join(args, "\x00"))
+	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00", arch, name, strings.Join(args, "\x00"))
 	sum.Write(source)
 	key := hex.EncodeToString(sum.Sum(nil))[:20]
-	out := filepath.Join(cacheDir, key, soname)
+	out := filepath.Join(cacheDir, key, name)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -140,10 +145,10 @@ func buildShared(ctx context.Context, cacheDir string, arch Arch, soname string,
 	if err := os.WriteFile(src, source, 0o644); err != nil {
 		return "", err
 	}
-	built := filepath.Join(tmp, soname)
+	built := filepath.Join(tmp, name)
 	cmd := exec.CommandContext(ctx, cc, append(args, "-o", built, src)...)
 	if outb, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("compile stand-in %s for %s: %w: %s", soname, arch, err, outb)
+		return "", fmt.Errorf("compile stand-in %s for %s: %w: %s", name, arch, err, outb)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err

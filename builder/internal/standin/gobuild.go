@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,10 @@ type goProgram struct {
 	// by its soname: cgo through Debian's aarch64 cross compiler. Without
 	// them the program is static (CGO_ENABLED=0).
 	CgoLinks []string
+	// Objects are object files linked in once, by the external linker
+	// (-extldflags): CGO_LDFLAGS would link them twice, as cgo's own
+	// link step and the final one both get them.
+	Objects []string
 	// Cgo builds with cgo even without CgoLinks.
 	Cgo bool
 	// Tags are build tags.
@@ -56,7 +61,11 @@ func (k Kit) buildGo(ctx context.Context, prog goProgram) (string, error) {
 		return "", err
 	}
 	tmp := out + ".tmp-" + fmt.Sprint(os.Getpid())
-	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", tmp}
+	ldflags := "-s -w -buildid="
+	if len(prog.Objects) > 0 {
+		ldflags += " -linkmode=external -extldflags='" + strings.Join(prog.Objects, " ") + "'"
+	}
+	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=" + ldflags, "-o", tmp}
 	if len(prog.Tags) > 0 {
 		args = append(args, "-tags", strings.Join(prog.Tags, ","))
 	}
@@ -90,7 +99,7 @@ func (k Kit) goKey(ctx context.Context, goBin string, prog goProgram) (string, e
 		return "", fmt.Errorf("go version: %w", err)
 	}
 	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00%v\x00%s\x00", ver, prog.Pkg, prog.Name, prog.Cgo, strings.Join(prog.Tags, ","))
-	for _, l := range prog.CgoLinks {
+	for _, l := range append(slices.Clone(prog.CgoLinks), prog.Objects...) {
 		data, err := os.ReadFile(l)
 		if err != nil {
 			return "", err

@@ -33,9 +33,11 @@ var runtimeLibs = []string{"libgcc_s.so.1", "libstdc++.so.6"}
 
 // cudaLib is one of CUDA's shared libraries that TEI's router links with
 // cudarc's dynamic-linking, with the Ubuntu package (without its -X-Y
-// version suffix) that installs it.
+// version suffix) that installs it; Kernels marks the ones that ship GPU
+// code (see LibraryKernels).
 type cudaLib struct {
 	Soname, Package string
+	Kernels         bool
 }
 
 // cudaLibs are the libraries dynamic linking needs for a CUDA release, by
@@ -51,9 +53,9 @@ func cudaLibs(cuda string) []cudaLib {
 	}
 	return []cudaLib{
 		{Soname: cudart, Package: "cuda-cudart"},
-		{Soname: "libcublas.so." + m, Package: "libcublas"},
-		{Soname: "libcublasLt.so." + m, Package: "libcublas"},
-		{Soname: "libcurand.so.10", Package: "libcurand"},
+		{Soname: "libcublas.so." + m, Package: "libcublas", Kernels: true},
+		{Soname: "libcublasLt.so." + m, Package: "libcublas", Kernels: true},
+		{Soname: "libcurand.so.10", Package: "libcurand", Kernels: true},
 		{Soname: nvrtc, Package: "cuda-nvrtc"},
 	}
 }

@@ -65,7 +65,7 @@ func (k Kit) aptIndexFor(ctx context.Context, b Base) (*aptIndex, error) {
 			p = &aptPackage{name: name, installed: b.CUDALibs || b.Devel, files: map[string][]byte{}}
 			x.add(p)
 		}
-		data, err := k.sharedObject(ctx, cl.Soname)
+		data, err := k.cudaLibrary(ctx, cl, b.CUDA)
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +86,23 @@ func contains(list []string, s string) bool {
 // sharedObject is an empty aarch64 shared object with soname.
 func (k Kit) sharedObject(ctx context.Context, soname string) ([]byte, error) {
 	path, err := BuildSharedObject(ctx, k.Cache, ARM64, soname)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// cudaLibrary is the stand-in of one of CUDA's libraries of release cuda,
+// with the release's kernels when the real one ships some.
+func (k Kit) cudaLibrary(ctx context.Context, cl cudaLib, cuda string) ([]byte, error) {
+	if !cl.Kernels {
+		return k.sharedObject(ctx, cl.Soname)
+	}
+	code, err := LibraryKernels(cuda)
+	if err != nil {
+		return nil, err
+	}
+	path, err := BuildCUDALibrary(ctx, k.Cache, ARM64, cl.Soname, code)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +164,8 @@ func RouterNeeds(ubuntu, cuda string, kind tei.TemplateKind) []string {
 	return append(out, UbuntuLibs(ubuntu)...)
 }
 
-// routerTemplate builds the stand-in router of kind for b.
+// routerTemplate builds the stand-in router of kind for b, with the GPU
+// code of routerKernels linked in.
 func (k Kit) routerTemplate(ctx context.Context, b Base, kind tei.TemplateKind) (string, error) {
 	var links []string
 	for _, so := range RouterNeeds(b.Ubuntu, b.CUDA, kind) {
@@ -163,10 +181,22 @@ func (k Kit) routerTemplate(ctx context.Context, b Base, kind tei.TemplateKind) 
 		}
 		links = append(links, path)
 	}
+	kernels, err := routerKernels(b.CUDA, kind)
+	if err != nil {
+		return "", err
+	}
+	var objects []string
+	if len(kernels) > 0 {
+		obj, err := buildKernelObject(ctx, k.Cache, ARM64, kernels)
+		if err != nil {
+			return "", err
+		}
+		objects = append(objects, obj)
+	}
 	// netgo: the serving router's HTTP server resolves nothing, and Go's
 	// cgo resolver would add libresolv.so.2 to its DT_NEEDED, which TEI's
 	// router does not have.
-	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + kind.Name(), CgoLinks: links, Cgo: true,
+	prog := goProgram{Pkg: "./" + teiPackage + "/cmd/router", Name: "router-" + kind.Name(), CgoLinks: links, Objects: objects, Cgo: true,
 		Tags: []string{"netgo"}}
 	if kind.Linking != "" {
 		prog.Tags = append(prog.Tags, "cuda")

@@ -224,6 +224,12 @@ func write(p *tei.BuildPlan) error {
 	if err != nil {
 		return fmt.Errorf("this build image has no stand-in router for %s (%s): %w", orCPU(p.Facts.Linking), tmpl, err)
 	}
+	if p.Facts.ComputeCap > 0 {
+		// candle-flash-attn's kernels, compiled for CUDA_COMPUTE_CAP.
+		if _, err := tei.SetKernelSM(template, p.Facts.ComputeCap); err != nil {
+			return err
+		}
+	}
 	var buf bytes.Buffer
 	if err := tei.AppendFacts(&buf, template, p.Facts); err != nil {
 		return err

@@ -1,0 +1,180 @@
+package imagebuild
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/jetbake/jetbake/builder/fatbin"
+	"github.com/jetbake/jetbake/computecap"
+)
+
+// The build-time audit (`jetbake audit`'s rule, package imageaudit, on
+// what a build has at hand) reads the CUDA fat binaries of two kinds of
+// file, through ranged reads of the gateway (the headers of each entry,
+// never the code): every router binary, before the image is exported, for
+// the SM the entrypoint picks it for; and, after the smoke run, every
+// library a router's DT_NEEDED resolved to in the runtime image (ldd's
+// trace), for every SM target of the release. Other files of the runtime
+// image (libraries a router opens with dlopen, Python packages) are not
+// read at build time: `jetbake audit` on the pushed image reads them all.
+//
+// A router must hold, in every fat binary (module: the driver loads each
+// as a whole), a cubin that runs on its SM: the build compiled it for that
+// SM (CUDA_COMPUTE_CAP), so PTX alone, or a cubin of another SM, says it
+// was compiled for the wrong one. A library must hold code for every
+// target in every module; PTX compiled when loaded (JIT) is recorded, and
+// passes.
+
+// Audit is the build-time audit's result for one SM target of a release.
+type Audit struct {
+	// SM is the target, e.g. "8.7".
+	SM string `json:"sm"`
+	// Verdict is the worst over the files read for it: "runs", "JIT" or
+	// "no code"; "none" when none of them holds a fat binary.
+	Verdict string `json:"verdict"`
+	// Files are the files read for it that hold GPU code.
+	Files []AuditedFile `json:"files"`
+}
+
+// AuditedFile is one file's verdict for one SM target.
+type AuditedFile struct {
+	// Path is the file's path in the image.
+	Path string `json:"path"`
+	// Role is "router" or "library".
+	Role string `json:"role"`
+	// Code is what its fat binaries hold, each kind and SM once.
+	Code []string `json:"code"`
+	// Verdict is the worst over its modules: "runs", "JIT" or "no code".
+	Verdict string `json:"verdict"`
+	// Reason says why, for the worst module.
+	Reason string `json:"reason"`
+}
+
+// Roles of an audited file.
+const (
+	roleRouter  = "router"
+	roleLibrary = "library"
+)
+
+// verdictNone is an SM's verdict when no file read for it holds a fat binary.
+const verdictNone = "none"
+
+// cudaCode is what the fat binaries of one file hold, module by module.
+type cudaCode struct {
+	path    string
+	role    string
+	modules [][]computecap.Code
+}
+
+// readCUDACode reads the fat binaries of the ELF file r, as imageaudit does.
+func readCUDACode(path, role string, r io.ReaderAt) (cudaCode, error) {
+	entries, err := fatbin.ReadELF(r, fatbin.Limits{})
+	if err != nil {
+		return cudaCode{}, fmt.Errorf("%s: %w", path, err)
+	}
+	c := cudaCode{path: path, role: role}
+	for _, m := range fatbin.Modules(entries) {
+		var code []computecap.Code
+		for _, e := range m {
+			if k, ok := e.Code(); ok && !slices.Contains(code, k) {
+				code = append(code, k)
+			}
+		}
+		c.modules = append(c.modules, code)
+	}
+	return c, nil
+}
+
+// all is each kind and SM the file holds once, as cuobjdump names them.
+func (c cudaCode) all() []string {
+	var out []string
+	for _, m := range c.modules {
+		for _, k := range m {
+			if s := k.String(); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// judge is the file's verdict for sm, the worst over its modules, and the
+// first module that fails (nil when none does): a router's module passes
+// only with a cubin that runs (see the comment at the top), a library's
+// with JIT too.
+func (c cudaCode) judge(t *computecap.Table, sm computecap.Capability) (AuditedFile, []computecap.Code) {
+	f := AuditedFile{Path: c.path, Role: c.role, Code: c.all()}
+	worst := computecap.CodeVerdict{Verdict: computecap.Runs}
+	var bad []computecap.Code
+	for i, m := range c.modules {
+		v := t.JudgeCode(sm, m)
+		if i == 0 || v.Verdict < worst.Verdict {
+			worst = v
+		}
+		pass := v.Verdict == computecap.Runs || (c.role == roleLibrary && v.Verdict == computecap.JIT)
+		if !pass && bad == nil {
+			bad, f.Reason = m, v.Reason
+		}
+	}
+	f.Verdict = worst.Verdict.String()
+	if f.Reason == "" {
+		f.Reason = worst.Reason
+	}
+	return f, bad
+}
+
+// release names what a refusal names of the release.
+type auditRelease struct {
+	name, cuda string
+}
+
+// auditSM judges files for the target sm: the routers that serve it, and
+// the libraries. It returns the result and, when a file fails, the
+// sentence for the first.
+func auditSM(t *computecap.Table, sm computecap.Capability, files []cudaCode, rel auditRelease) (Audit, error) {
+	a := Audit{SM: sm.String(), Verdict: verdictNone, Files: []AuditedFile{}}
+	var firstErr error
+	worst := computecap.Runs
+	for _, c := range files {
+		if len(c.modules) == 0 {
+			continue
+		}
+		f, bad := c.judge(t, sm)
+		a.Files = append(a.Files, f)
+		worst = min(worst, verdictOf(f.Verdict))
+		a.Verdict = worst.String()
+		if bad != nil && firstErr == nil {
+			firstErr = refusal(t, sm, c, bad, rel)
+		}
+	}
+	return a, firstErr
+}
+
+func verdictOf(s string) computecap.Verdict {
+	for _, v := range []computecap.Verdict{computecap.NoCode, computecap.JIT, computecap.Runs} {
+		if v.String() == s {
+			return v
+		}
+	}
+	return computecap.NoCode
+}
+
+// refusal is the sentence that fails the release: the file, what the
+// module that fails holds, the target, and the fix.
+func refusal(t *computecap.Table, sm computecap.Capability, c cudaCode, bad []computecap.Code, rel auditRelease) error {
+	names := make([]string, len(bad))
+	for i, k := range bad {
+		names[i] = k.String()
+	}
+	holds := strings.Join(names, " and ")
+	if c.role == roleRouter {
+		return fmt.Errorf("audit: %s holds %s in one of its CUDA fat binaries and no cubin for %s, the SM release %s builds it for: "+
+			"it was compiled for another SM; compile it with CUDA_COMPUTE_CAP=%s (jetbake passes each target's; check that the Dockerfile and the build arguments do not set another)",
+			c.path, holds, t.Describe(sm), rel.name, sm.Digits())
+	}
+	return fmt.Errorf("audit: %s, a library the routers load, holds %s in one of its CUDA fat binaries and no code for %s, an SM target of release %s: "+
+		"install CUDA %s's libraries built for Jetson (NVIDIA's JetPack repository, not an SBSA or x86 build) in the runtime stage",
+		c.path, holds, t.Describe(sm), rel.name, rel.cuda)
+}
