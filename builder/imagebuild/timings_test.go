@@ -32,7 +32,7 @@ func TestClassify(t *testing.T) {
 		{"exporting to image", PhaseExport},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, classify(tt.name), tt.name)
+		require.Equal(t, tt.want, ClassifyVertex(tt.name), tt.name)
 	}
 }
 
