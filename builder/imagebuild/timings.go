@@ -33,6 +33,10 @@ const (
 	// PhaseAssembly is jetbake's own LLB: image.json, the router binaries and
 	// the entrypoint staged and copied onto the runtime base.
 	PhaseAssembly Phase = "assembly"
+	// PhaseSmoke is the smoke run: the driver stub taken from the build
+	// base, and every router binary run on the runtime image (under QEMU on
+	// a machine that is not arm64).
+	PhaseSmoke Phase = "smoke run"
 	// PhaseExport is the exporter writing layers, config and manifests.
 	PhaseExport Phase = "export"
 	// PhasePush is the exporter pushing blobs and manifests.
@@ -42,7 +46,7 @@ const (
 )
 
 // phases lists every Phase in report order.
-var phases = []Phase{PhaseResolve, PhaseFrontend, PhasePull, PhaseRouter, PhaseAssembly, PhaseExport, PhasePush, PhaseTag}
+var phases = []Phase{PhaseResolve, PhaseFrontend, PhasePull, PhaseRouter, PhaseAssembly, PhaseSmoke, PhaseExport, PhasePush, PhaseTag}
 
 // Timings says where a build's wall time went, from BuildKit's own vertex
 // and status timestamps and from jetbake's clock around its own calls.
@@ -175,6 +179,7 @@ var phaseRules = []struct {
 	{func(n string) bool { return stepPattern.MatchString(n) && strings.Contains(n, "] FROM ") }, PhasePull},
 	{func(n string) bool { return stepPattern.MatchString(n) }, PhaseRouter},
 	{func(n string) bool { return strings.HasPrefix(n, "exporting") }, PhaseExport},
+	{func(n string) bool { return strings.HasPrefix(n, smokePrefix) }, PhaseSmoke},
 }
 
 // ClassifyVertex names the phase of a vertex of jetbake's builds by its name.

@@ -43,5 +43,5 @@ func TestStatusTimings(t *testing.T) {
 	pt, ok := got.Phase(PhaseAssembly)
 	require.True(t, ok, "buildx's \"[t] exporting to image\" is not jetbake's \"exporting to image\"")
 	require.Equal(t, 1, pt.Steps)
-	require.Equal(t, []Phase{PhaseResolve, PhaseFrontend, PhasePull, PhaseRouter, PhaseAssembly, PhaseExport, PhasePush, PhaseTag}, Phases())
+	require.Equal(t, []Phase{PhaseResolve, PhaseFrontend, PhasePull, PhaseRouter, PhaseAssembly, PhaseSmoke, PhaseExport, PhasePush, PhaseTag}, Phases())
 }
