@@ -12,6 +12,7 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
@@ -157,11 +158,26 @@ func (j *releaseJob) layerDirs() []string {
 const smokeResultFile = "result"
 
 // smokeCheck reads each router's DT_NEEDED and loader, then solves the
-// smoke run and judges what each binary did.
+// smoke run and judges what each binary did. The driver stub needs only
+// the build base: it is taken while the routers compile, so that the
+// smoke run, after them, finds it done.
 func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smokeRun) error {
-	// Evaluate: the routers' compile errors surface here, as themselves.
-	bins, err := j.readBinaries(ctx, c, run)
-	if err != nil {
+	eg, egCtx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		def, err := run.stub.Marshal(egCtx, llb.Platform(arm64Platform()))
+		if err != nil {
+			return fmt.Errorf("marshal the smoke run's driver stub: %w", err)
+		}
+		_, err = c.Solve(egCtx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
+		return err
+	})
+	var bins []Binary
+	eg.Go(func() (err error) {
+		// Evaluate: the routers' compile errors surface here, as themselves.
+		bins, err = j.readBinaries(egCtx, c, run)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
 		return err
 	}
 	j.mu.Lock()
