@@ -332,18 +332,25 @@ func TestTimingsTableFailedPeer(t *testing.T) {
 func TestBrokenComparison(t *testing.T) {
 	s := time.Second
 	jb := &timings{}
-	jb.addCold(result{wall: 20 * s, timings: phasesWithRouter(10 * s)})
+	jb.addCold(result{wall: 20 * s, timings: phasesWithRouter(10 * s), digests: map[string]string{"r": "sha256:a"}})
 	jb.warm = append(jb.warm, []time.Duration{s})
 	failed := &timings{}
 	failed.failCold("round 1, cold: ERROR: additional privileges requested (buildx bake: exit status 1)\nmore output")
 	noPhases := &timings{}
-	noPhases.addCold(result{wall: 30 * s, timings: &imagebuild.Timings{}})
+	noPhases.addCold(result{wall: 30 * s, timings: &imagebuild.Timings{}, digests: map[string]string{"r": "sha256:b"}})
 	noPhases.warm = append(noPhases.warm, []time.Duration{s})
 	sz := size{name: shippedSize}
 	errs := brokenComparison(sz, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
 	require.Len(t, errs, 2)
 	require.EqualError(t, errs[0], "shipped matrix: bake (default) failed every round: round 1, cold: ERROR: additional privileges requested (buildx bake: exit status 1)")
 	require.ErrorContains(t, errs[1], "shipped matrix: bake (rewrite-timestamp)'s phases could not be read from its rawjson progress")
+
+	var out strings.Builder
+	printTable(&out, sz, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
+	require.Contains(t, out.String(), "jetbake/bake: no ratio, no round where both built")
+	require.Regexp(t, `cold s/release\s+20.000\s+-\s+30.000`, out.String())
+	require.Regexp(t, `same digests every build\s+yes\s+-\s+yes`, out.String(), "a tool that built nothing has no digests to compare")
+	require.NotContains(t, out.String(), "tagging", "a phase no tool had is no row")
 
 	// jetbake alone compares nothing, by request: nothing is broken.
 	require.Empty(t, brokenComparison(sz, []string{toolJetbake}, map[string]*timings{toolJetbake: jb}))

@@ -164,12 +164,15 @@ func printTable(out io.Writer, sz size, names []string, results map[string]*timi
 	row("cold s", func(t *timings) string { return medianSpread(t.coldOK()) })
 	row("cold s without router builds", func(t *timings) string { return medianSpread(t.ownOK()) })
 	row("warm s", func(t *timings) string { return medianSpread(t.allWarm()) })
-	row("cold s/release", func(t *timings) string { return fmt.Sprintf("%.3f", median(t.coldOK()).Seconds()/float64(releases)) })
-	row("warm s/release", func(t *timings) string {
-		return fmt.Sprintf("%.3f", median(t.allWarm()).Seconds()/float64(releases))
-	})
+	row("cold s/release", func(t *timings) string { return perRelease(t.coldOK(), releases) })
+	row("warm s/release", func(t *timings) string { return perRelease(t.allWarm(), releases) })
 	row("peak RSS of the CLI", func(t *timings) string { return mib(t.maxRSS) })
-	row("same digests every build", func(t *timings) string { return yesNo(!t.changed) })
+	row("same digests every build", func(t *timings) string {
+		if t.digests == nil {
+			return "-"
+		}
+		return yesNo(!t.changed)
+	})
 	row("failed builds", func(t *timings) string { return fmt.Sprint(len(t.failures)) })
 	tw.Flush()
 	sum := sizeSummary{size: sz, releases: releases, maxRSS: jb.maxRSS, ratios: map[string]peerRatios{}}
@@ -180,6 +183,10 @@ func printTable(out io.Writer, sz size, names []string, results map[string]*timi
 	}
 	for _, name := range names[1:] {
 		r := pairedRatios(jb, results[name])
+		if len(r.cold)+len(r.own)+len(r.warm) == 0 {
+			fmt.Fprintf(out, "jetbake/%s: no ratio, no round where both built\n", name)
+			continue
+		}
 		sum.ratios[name] = r.medians()
 		fmt.Fprintf(out, "jetbake/%s round by round: cold %s (median %s), cold without router builds %s (median %s), warm %s (median %s)\n",
 			name, ratios(r.cold), ratioText(medianOrNaN(r.cold)), ratios(r.own), ratioText(medianOrNaN(r.own)),
@@ -187,6 +194,14 @@ func printTable(out io.Writer, sz size, names []string, results map[string]*timi
 	}
 	printPhases(out, names, results)
 	return sum
+}
+
+// perRelease is the median of ds over releases, in seconds, or "-".
+func perRelease(ds []time.Duration, releases int) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", median(ds).Seconds()/float64(releases))
 }
 
 // medianSpread is "median (min-max)" of ds in seconds, or "-".
@@ -230,6 +245,16 @@ func printPhases(out io.Writer, names []string, results map[string]*timings) {
 	}
 	fmt.Fprintln(tw)
 	for _, p := range imagebuild.Phases() {
+		had := func(name string) bool {
+			if med[name] == nil {
+				return false
+			}
+			_, ok := med[name].Phase(p)
+			return ok
+		}
+		if !slices.ContainsFunc(names, had) {
+			continue
+		}
 		line(string(p), func(t *imagebuild.Timings) string {
 			if pt, ok := t.Phase(p); ok {
 				return fmt.Sprintf("%.2f", pt.WallSeconds)
