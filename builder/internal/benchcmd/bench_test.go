@@ -368,16 +368,26 @@ func TestWatchPeakRSS(t *testing.T) {
 
 func TestRoundOrder(t *testing.T) {
 	require.Equal(t, []int{0, 1, 2}, roundOrder(3, 0))
-	require.Equal(t, []int{0, 2, 1}, roundOrder(3, 1))
+	require.Equal(t, []int{1, 2, 0}, roundOrder(3, 1))
 	require.Equal(t, []int{2, 0, 1}, roundOrder(3, 2))
-	// Over the rounds, every tool follows every other tool.
-	follows := map[[2]int]bool{}
-	for r := range 6 {
-		o := roundOrder(3, r)
-		for i := 1; i < len(o); i++ {
-			follows[[2]int{o[i-1], o[i]}] = true
+	require.Equal(t, []int{0, 2, 1}, roundOrder(3, 3))
+	for _, n := range []int{2, 3} {
+		// In the first n rounds, each tool goes first once.
+		firsts := map[int]bool{}
+		for r := range n {
+			firsts[roundOrder(n, r)[0]] = true
 		}
+		require.Len(t, firsts, n)
+		// Over 2n rounds, every tool follows every other tool.
+		follows := map[[2]int]bool{}
+		for r := range 2 * n {
+			o := roundOrder(n, r)
+			require.ElementsMatch(t, o, roundOrder(n, 0), "every tool once a round")
+			for i := 1; i < len(o); i++ {
+				follows[[2]int{o[i-1], o[i]}] = true
+			}
+		}
+		require.Len(t, follows, n*(n-1))
 	}
-	require.Len(t, follows, 6)
 	require.Equal(t, []int{0}, roundOrder(1, 1))
 }

@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -339,17 +338,20 @@ func firstLine(err error) string {
 	return line
 }
 
-// roundOrder is the order of n tools in a round: rotated by the round, and
-// reversed every other round, so that each tool goes first, last and after
-// each other tool in turn. A cold build pays for what the build before it
-// left to the disk (bake with rewrite-timestamp writes every layer again).
+// roundOrder is the order of n tools in a round: round r starts with tool
+// r mod n and goes on up the list, then, from round n on, down it, so that
+// in the first n rounds each tool goes first once, and over 2n rounds
+// each tool follows each other tool. A cold build pays for what the build
+// before it left to the disk (bake with rewrite-timestamp writes every
+// layer again).
 func roundOrder(n, round int) []int {
+	first, step := round%n, 1
+	if (round/n)%2 == 1 {
+		step = n - 1 // one down, modulo n
+	}
 	out := make([]int, n)
 	for i := range n {
-		out[i] = (i + round) % n
-	}
-	if round%2 == 1 {
-		slices.Reverse(out)
+		out[i] = (first + i*step) % n
 	}
 	return out
 }
