@@ -105,14 +105,15 @@ deps:
 demo: deps build
 	$(GO) run ./builder/internal/demo
 
-## test: unit tests (with the race detector) and the end-to-end tests on a real buildkitd, registry and runc
+## test: unit tests (with the race detector) and the end-to-end tests on a real buildkitd, registry and runc,
+## among them a short run of the bench (jetbake against buildx bake on the shipped matrix, one round)
 # The race detector needs cgo (gcc and libc6-dev, from make deps). The
 # packages that drive buildkitd, dockerd, QEMU and whole builds run without
 # it: their concurrency is mostly in those processes, and under -race they
 # take several times as long.
 SLOW_TESTS = $(addprefix $(shell $(GO) list -m)/builder/internal/,e2e benchcmd ci nvtoolkit)
 UNIT_TESTS = $(filter-out $(SLOW_TESTS),$(shell $(GO) list ./...))
-test: deps build
+test: deps build $(BIN)/buildx
 	$(GO) build ./...
 	$(GO) vet ./...
 	$(GO) vet -tags cuda ./builder/internal/standin/tei/cmd/router
@@ -129,7 +130,8 @@ real-build: build
 
 ## bench: benchmarks of the rules, planning and the entrypoint, and jetbake against buildx bake
 ## (default output and rewrite-timestamp=true) on the shipped matrix and synthetic ones of 5 and 20
-## releases, and jetbake audit on a 2 GB stand-in image against crane; V=1 shows the tools' output and jetbake's phase timings, BENCH_ARGS more flags
+## releases, and jetbake audit on a 2 GB stand-in image against crane; V=1 shows the tools' output and every build's phase timings, BENCH_ARGS more flags;
+## it fails when a comparison is broken (a peer failed every round of a matrix, a ratio no round gave), never on a time
 BENCH_ARGS ?=
 BENCH_V    := $(if $(V),-v)
 bench: deps build $(BIN)/buildx

@@ -12,6 +12,7 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
@@ -22,6 +23,9 @@ const (
 	smokeDir    = "/jetbake-smoke"
 	smokeDriver = "/jetbake-smoke-driver"
 )
+
+// smokePrefix starts the names of the smoke run's steps (PhaseSmoke).
+const smokePrefix = "smoke: "
 
 // driverStubPaths are where NVIDIA's CUDA devel images keep the driver's
 // link-time stub, stubs/libcuda.so (soname libcuda.so.1), first match wins.
@@ -55,7 +59,7 @@ func (j *releaseJob) newSmokeRun(image runtimeImage, routers []llb.State, buildB
 	find.WriteString(`if [ -f "$f" ]; then cp "$f" /out/libcuda.so.1 && echo "$f" >/out/from; break; fi; done; exit 0`)
 	stub := llb.Image(buildBase, llb.Platform(arm64Platform()), j.resolveMode()).
 		Run(llb.Args([]string{"/bin/sh", "-c", find.String()}),
-			llb.WithCustomName("smoke: the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only")).
+			llb.WithCustomName(smokePrefix+"the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only")).
 		AddMount("/out", llb.Scratch())
 	return &smokeRun{image: image, routers: routers, stub: stub, imports: imports}
 }
@@ -76,7 +80,7 @@ func (j *releaseJob) smokeDefinition(ctx context.Context, run *smokeRun, bins []
 	}
 	opts := []llb.RunOption{
 		llb.Args(append([]string{"/bin/sh", "-c", j.smokeScript(bins), "jetbake-smoke"}, j.plan.Router.Smoke...)),
-		llb.WithCustomNamef("smoke: %s %s on the runtime image", j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
+		llb.WithCustomNamef("%s%s %s on the runtime image", smokePrefix, j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
 	}
 	for _, kv := range config.Config.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -154,11 +158,26 @@ func (j *releaseJob) layerDirs() []string {
 const smokeResultFile = "result"
 
 // smokeCheck reads each router's DT_NEEDED and loader, then solves the
-// smoke run and judges what each binary did.
+// smoke run and judges what each binary did. The driver stub needs only
+// the build base: it is taken while the routers compile, so that the
+// smoke run, after them, finds it done.
 func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smokeRun) error {
-	// Evaluate: the routers' compile errors surface here, as themselves.
-	bins, err := j.readBinaries(ctx, c, run)
-	if err != nil {
+	eg, egCtx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		def, err := run.stub.Marshal(egCtx, llb.Platform(arm64Platform()))
+		if err != nil {
+			return fmt.Errorf("marshal the smoke run's driver stub: %w", err)
+		}
+		_, err = c.Solve(egCtx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
+		return err
+	})
+	var bins []Binary
+	eg.Go(func() (err error) {
+		// Evaluate: the routers' compile errors surface here, as themselves.
+		bins, err = j.readBinaries(egCtx, c, run)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
 		return err
 	}
 	j.mu.Lock()

@@ -33,6 +33,10 @@ const (
 	// PhaseAssembly is jetbake's own LLB: image.json, the router binaries and
 	// the entrypoint staged and copied onto the runtime base.
 	PhaseAssembly Phase = "assembly"
+	// PhaseSmoke is the smoke run: the driver stub taken from the build
+	// base, and every router binary run on the runtime image (under QEMU on
+	// a machine that is not arm64).
+	PhaseSmoke Phase = "smoke run"
 	// PhaseExport is the exporter writing layers, config and manifests.
 	PhaseExport Phase = "export"
 	// PhasePush is the exporter pushing blobs and manifests.
@@ -42,7 +46,7 @@ const (
 )
 
 // phases lists every Phase in report order.
-var phases = []Phase{PhaseResolve, PhaseFrontend, PhasePull, PhaseRouter, PhaseAssembly, PhaseExport, PhasePush, PhaseTag}
+var phases = []Phase{PhaseResolve, PhaseFrontend, PhasePull, PhaseRouter, PhaseAssembly, PhaseSmoke, PhaseExport, PhasePush, PhaseTag}
 
 // Timings says where a build's wall time went, from BuildKit's own vertex
 // and status timestamps and from jetbake's clock around its own calls.
@@ -95,10 +99,13 @@ type timingRecorder struct {
 	own   []span // jetbake's own calls
 	// platforms are the releases' build platforms, as noteRelease heard them.
 	platforms map[string]buildPlatform
+	// classify names a vertex's phase: ClassifyVertex, or the rules of
+	// another tool's vertex names (StatusTimings).
+	classify func(name string) Phase
 }
 
 func newTimingRecorder() *timingRecorder {
-	return &timingRecorder{start: time.Now(), steps: map[string]span{}, platforms: map[string]buildPlatform{}}
+	return &timingRecorder{start: time.Now(), steps: map[string]span{}, platforms: map[string]buildPlatform{}, classify: ClassifyVertex}
 }
 
 // observe records the vertices and statuses of one status update of release.
@@ -110,7 +117,7 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 		if v.Started == nil {
 			continue
 		}
-		s := span{phase: classify(v.Name), start: *v.Started, cached: v.Cached, release: release, vertex: v.Digest.String()}
+		s := span{phase: r.classify(v.Name), start: *v.Started, cached: v.Cached, release: release, vertex: v.Digest.String()}
 		if v.Completed != nil {
 			s.end = *v.Completed
 		}
@@ -172,10 +179,11 @@ var phaseRules = []struct {
 	{func(n string) bool { return stepPattern.MatchString(n) && strings.Contains(n, "] FROM ") }, PhasePull},
 	{func(n string) bool { return stepPattern.MatchString(n) }, PhaseRouter},
 	{func(n string) bool { return strings.HasPrefix(n, "exporting") }, PhaseExport},
+	{func(n string) bool { return strings.HasPrefix(n, smokePrefix) }, PhaseSmoke},
 }
 
-// classify names the phase of a vertex.
-func classify(name string) Phase {
+// ClassifyVertex names the phase of a vertex of jetbake's builds by its name.
+func ClassifyVertex(name string) Phase {
 	for _, r := range phaseRules {
 		if r.match(name) {
 			return r.phase
@@ -186,8 +194,10 @@ func classify(name string) Phase {
 
 // result sums the steps up to now. Unfinished steps end now. The export
 // vertex's time excludes its push statuses, which count as push.
-func (r *timingRecorder) result() *Timings {
-	end := time.Now()
+func (r *timingRecorder) result() *Timings { return r.resultAt(time.Now()) }
+
+// resultAt is result with the build ending at end.
+func (r *timingRecorder) resultAt(end time.Time) *Timings {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	byPhase := map[Phase][]span{}

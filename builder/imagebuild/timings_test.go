@@ -30,9 +30,11 @@ func TestClassify(t *testing.T) {
 		{"write /etc/jetbake/image.json", PhaseAssembly},
 		{"add /usr/local/bin/router-87 (sm_87)", PhaseAssembly},
 		{"exporting to image", PhaseExport},
+		{"smoke: text-embeddings-router --version on the runtime image", PhaseSmoke},
+		{"smoke: the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only", PhaseSmoke},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, classify(tt.name), tt.name)
+		require.Equal(t, tt.want, ClassifyVertex(tt.name), tt.name)
 	}
 }
 

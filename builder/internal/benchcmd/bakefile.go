@@ -164,10 +164,7 @@ func stageArgs(p *plan.Plan, rel plan.Release, buildBase, runtimeBase string, ep
 
 // stageTarget builds stage target of the router's Dockerfile with args.
 func stageTarget(p *plan.Plan, target string, args map[string]string) bakeTarget {
-	dockerfile := p.Router.Dockerfile
-	if r, err := filepath.Rel(p.Router.Context, dockerfile); err == nil && filepath.IsAbs(dockerfile) && !strings.HasPrefix(r, "..") {
-		dockerfile = r
-	}
+	dockerfile, _ := routerDockerfile(p)
 	return bakeTarget{
 		Context:    p.Router.Context,
 		Dockerfile: dockerfile,
@@ -176,6 +173,31 @@ func stageTarget(p *plan.Plan, target string, args map[string]string) bakeTarget
 		Platforms:  []string{plan.Platform},
 		Args:       args,
 	}
+}
+
+// routerDockerfile is the router's Dockerfile as the bake file names it:
+// relative to the router's context when it is inside it (inContext), its
+// absolute path otherwise (the shipped Dockerfile-jetson, outside the TEI
+// source).
+func routerDockerfile(p *plan.Plan) (path string, inContext bool) {
+	dockerfile := p.Router.Dockerfile
+	if r, err := filepath.Rel(p.Router.Context, dockerfile); err == nil && filepath.IsAbs(dockerfile) && !strings.HasPrefix(r, "..") {
+		return r, true
+	}
+	return dockerfile, false
+}
+
+// bakeGrants are the local paths outside the bake file's folder that its
+// targets read, which `buildx bake` reads only when `--allow fs.read=PATH`
+// grants them (its filesystem entitlements): the router's context, its
+// Dockerfile when it is outside that context, and the entrypoint's folder.
+// A user of bake passes the same grants.
+func bakeGrants(p *plan.Plan, entrypointDir string) []string {
+	grants := []string{p.Router.Context, entrypointDir}
+	if dockerfile, inContext := routerDockerfile(p); !inContext {
+		grants = append(grants, dockerfile)
+	}
+	return grants
 }
 
 // jetbakeContextDir is the folder, beside the bake file, of the jetbake
@@ -213,15 +235,20 @@ func runtimeTarget(rel plan.Release, dir string, contexts map[string]string, run
 	}
 }
 
+// assemblyStage names the runtime Dockerfile's one stage, so that its
+// steps ("[jetpack6_2 assembly 2/4] COPY ...") are told from those of the
+// router's stages that buildx reports under the same target (bakePhases).
+const assemblyStage = "assembly"
+
 // runtimeDockerfile copies each router, the entrypoint and image.json into
 // the runtime base (the router's runtime stage, when it names one) and sets
 // what jetbake sets in the image config.
 func runtimeDockerfile(p *plan.Plan, rel plan.Release) []byte {
 	var b strings.Builder
 	if p.Router.RuntimeTarget != "" {
-		b.WriteString("FROM " + runtimeStageContext + "\n")
+		b.WriteString("FROM " + runtimeStageContext + " AS " + assemblyStage + "\n")
 	} else {
-		b.WriteString("ARG RUNTIME_BASE\nFROM ${RUNTIME_BASE}\n")
+		b.WriteString("ARG RUNTIME_BASE\nFROM ${RUNTIME_BASE} AS " + assemblyStage + "\n")
 	}
 	for _, t := range rel.Targets {
 		fmt.Fprintf(&b, "COPY --from=%s %s %s\n", routerContextName(t), p.Router.Output, t.Path)
@@ -235,28 +262,28 @@ func runtimeDockerfile(p *plan.Plan, rel plan.Release) []byte {
 }
 
 // writeBakeFile writes docker-bake.json and the runtime contexts under dir
-// and returns the bake file's path.
-func writeBakeFile(dir string, p *plan.Plan, in bakeInputs) (string, error) {
+// and returns the bake file's path and contents.
+func writeBakeFile(dir string, p *plan.Plan, in bakeInputs) (string, *bakeFile, error) {
 	bf, files, err := newBakeFile(p, in)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for sub, contents := range files {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		for name, data := range contents {
 			if err := os.WriteFile(filepath.Join(dir, sub, name), data, 0o644); err != nil {
-				return "", err
+				return "", nil, err
 			}
 		}
 	}
 	data, err := json.MarshalIndent(bf, "", "  ")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	path := filepath.Join(dir, "docker-bake.json")
-	return path, os.WriteFile(path, data, 0o644)
+	return path, bf, os.WriteFile(path, data, 0o644)
 }
 
 func sortedKeys(m map[string]string) []string {

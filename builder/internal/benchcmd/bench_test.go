@@ -92,7 +92,7 @@ func TestRuntimeDockerfile(t *testing.T) {
 	require.True(t, ok)
 	df := string(runtimeDockerfile(p, *rel))
 	for _, want := range []string{
-		"FROM jetbake-runtime\n",
+		"FROM jetbake-runtime AS assembly\n",
 		"COPY --from=router-87 /usr/local/bin/text-embeddings-router /usr/local/bin/router-87\n",
 		"COPY --from=router-110 /usr/local/bin/text-embeddings-router /usr/local/bin/router-110\n",
 		"COPY --from=jetbake-entrypoint jetbake-entrypoint jetbake-cudaprobe jetbake-probe /usr/local/bin/\n",
@@ -119,7 +119,7 @@ func TestImageJSON(t *testing.T) {
 func TestWriteBakeFile(t *testing.T) {
 	p := demoPlan(t)
 	dir := t.TempDir()
-	path, err := writeBakeFile(dir, p, testInputs())
+	path, _, err := writeBakeFile(dir, p, testInputs())
 	require.NoError(t, err)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -183,15 +183,24 @@ func TestDiffFiles(t *testing.T) {
 	}
 }
 
+// phasesWithRouter is a cold build's phases whose router builds took router.
+func phasesWithRouter(router time.Duration) *imagebuild.Timings {
+	return &imagebuild.Timings{Phases: []imagebuild.PhaseTiming{{Name: imagebuild.PhaseRouter, WallSeconds: router.Seconds(), Steps: 2}}}
+}
+
 func TestPairedRatios(t *testing.T) {
 	s := time.Second
-	jb := &timings{cold: []time.Duration{4 * s, 2 * s}, warm: [][]time.Duration{{1 * s, 3 * s, 2 * s}, {1 * s}}}
-	bk := &timings{cold: []time.Duration{8 * s, 2 * s}, warm: [][]time.Duration{{4 * s}, {2 * s, 2 * s}}}
-	cold, warm := pairedRatios(jb, bk)
-	require.Equal(t, []float64{0.5, 1}, cold)
-	require.Equal(t, []float64{0.5, 0.5}, warm)
-	require.Equal(t, 0.75, median(cold))
+	jb := &timings{cold: []time.Duration{4 * s, 2 * s}, coldPhases: []*imagebuild.Timings{phasesWithRouter(3 * s), phasesWithRouter(s)},
+		warm: [][]time.Duration{{1 * s, 3 * s, 2 * s}, {1 * s}}}
+	bk := &timings{cold: []time.Duration{8 * s, 2 * s}, coldPhases: []*imagebuild.Timings{phasesWithRouter(6 * s), nil},
+		warm: [][]time.Duration{{4 * s}, {2 * s, 2 * s}}}
+	r := pairedRatios(jb, bk)
+	require.Equal(t, []float64{0.5, 1}, r.cold)
+	require.Equal(t, []float64{0.5}, r.own, "1 s of 4 outside the router builds against 2 s of 8; round 2 has no phases of bake")
+	require.Equal(t, []float64{0.5, 0.5}, r.warm)
+	require.Equal(t, 0.75, median(r.cold))
 	require.Equal(t, 1500*time.Millisecond, median(jb.allWarm()), "warm builds of every round pooled")
+	require.Equal(t, peerRatios{cold: 0.75, own: 0.5, warm: 0.5}, r.medians())
 }
 
 func TestBakeFileRewriteTimestamp(t *testing.T) {
@@ -246,62 +255,105 @@ func TestTimingsTable(t *testing.T) {
 	c := &timings{}
 	for i := range 3 {
 		a.addCold(result{wall: time.Duration(i+1) * s, maxRSS: 40 << 20, digests: map[string]string{"r": "sha256:a"},
-			timings: &imagebuild.Timings{TotalSeconds: float64(i + 1), Phases: []imagebuild.PhaseTiming{{Name: imagebuild.PhaseRouter, WallSeconds: 1, Steps: 2}}}})
+			timings: phasesWithRouter(time.Duration(i+1) * s / 2)})
 		a.warm = append(a.warm, []time.Duration{s / 4})
-		b.addCold(result{wall: 2 * s, digests: map[string]string{"r": fmt.Sprint("sha256:", i)}})
+		b.addCold(result{wall: 2 * s, digests: map[string]string{"r": fmt.Sprint("sha256:", i)}, timings: phasesWithRouter(s)})
 		b.warm = append(b.warm, []time.Duration{s})
-		c.addCold(result{wall: 4 * s, digests: map[string]string{"r": "sha256:c"}})
+		c.addCold(result{wall: 4 * s, digests: map[string]string{"r": "sha256:c"}, timings: phasesWithRouter(2 * s)})
 		c.warm = append(c.warm, []time.Duration{2 * s})
 	}
 	var out strings.Builder
 	sum := printTable(&out, size{name: "shipped"}, tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c})
-	require.Equal(t, 1.0, sum.coldRatio, "median of 0.5x, 1x, 1.5x")
-	require.Equal(t, 0.25, sum.warmRto)
+	require.Equal(t, peerRatios{cold: 1, own: 1, warm: 0.25}, sum.ratios[toolBake], "median of 0.5x, 1x, 1.5x; half of each build is its router builds")
 	require.Equal(t, int64(40<<20), sum.maxRSS)
 	text := out.String()
+	t.Log(text)
 	require.Contains(t, text, "bake (rewrite-timestamp)")
 	require.Contains(t, text, "2.00 (1.00-3.00)")
+	require.Regexp(t, `cold s without router builds\s+1.00 \(0.50-1.50\)\s+1.00 \(1.00-1.00\)\s+2.00 \(2.00-2.00\)`, text)
 	require.Contains(t, text, "40 MiB")
-	require.Contains(t, text, "router builds")
+	require.Regexp(t, `router builds\s+1.00\s+1.00\s+2.00`, text, "the phase table has a column per tool")
 	require.Regexp(t, `same digests every build\s+yes\s+no\s+yes`, text)
-	require.Contains(t, text, "jetbake/bake-rts round by round: cold 0.25x 0.50x 0.75x (median 0.50x)")
+	require.Contains(t, text, "jetbake/bake-rts round by round: cold 0.25x 0.50x 0.75x (median 0.50x), cold without router builds 0.25x 0.50x 0.75x (median 0.50x)")
+	require.Empty(t, brokenComparison(size{name: "shipped"}, tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c}))
 
 	out.Reset()
-	printGoals(&out, []sizeSummary{sum, {size: size{name: "50", releases: 50}, releases: 50, coldRatio: 0.8, warmRto: 0.5, maxRSS: 300 << 20, bakeBuilt: true}})
-	require.Contains(t, out.String(), "cold <= 0.9x: NOT met (1.00x); warm <= 0.4x: met (0.25x)")
-	require.Contains(t, out.String(), "warm <= 0.4x: NOT met (0.50x); memory < 200 MiB: NOT met (300 MiB)")
+	printGoals(&out, []sizeSummary{sum, {size: size{name: "50", releases: 50}, releases: 50, maxRSS: 300 << 20,
+		ratios: map[string]peerRatios{toolBake: {cold: 0.8, own: 0.4, warm: 0.5}}}})
+	require.Contains(t, out.String(), "cold <= 1.0x: met (1.00x); cold without router builds <= 0.5x: NOT met (1.00x); warm <= 0.3x: met (0.25x)")
+	require.Contains(t, out.String(), "warm <= 0.3x: NOT met (0.50x); memory < 200 MiB: NOT met (300 MiB)")
+
+	out.Reset()
+	printRatioTable(&out, []sizeSummary{sum}, tools[1:])
+	require.Regexp(t, `\| shipped matrix\s+\| 1.00x\s+\| 1.00x\s+\| 0.25x\s+\| 0.50x\s+\| 0.50x\s+\| 0.12x\s+\|`, out.String())
 }
 
 // A peer's failed build is shown and its round left out of the ratios; when
-// no round has both tools' builds, the goal is not measured, not met.
+// no round has both tools' builds, the goal is not measured, not met, and
+// the comparison is broken.
 func TestTimingsTableFailedPeer(t *testing.T) {
 	s := time.Second
 	a := &timings{releases: 50}
 	b := &timings{}
 	for i := range 2 {
-		a.addCold(result{wall: 20 * s, maxRSS: 60 << 20})
+		a.addCold(result{wall: 20 * s, maxRSS: 60 << 20, timings: phasesWithRouter(10 * s)})
 		a.warm = append(a.warm, []time.Duration{2 * s})
 		if i == 0 {
-			b.addCold(result{wall: 40 * s})
+			b.addCold(result{wall: 40 * s, timings: phasesWithRouter(10 * s)})
 			b.warm = append(b.warm, nil)
 			b.fail("round 1, warm #1: exit status 1")
 			continue
 		}
-		b.cold, b.warm = append(b.cold, 0), append(b.warm, nil)
-		b.fail("round 2, cold: exit status 1")
+		b.failCold("round 2, cold: exit status 1")
 	}
 	var out strings.Builder
-	sum := printTable(&out, size{name: "50", releases: 50}, []string{toolJetbake, toolBake}, map[string]*timings{toolJetbake: a, toolBake: b})
+	names := []string{toolJetbake, toolBake}
+	results := map[string]*timings{toolJetbake: a, toolBake: b}
+	sum := printTable(&out, size{name: "50", releases: 50}, names, results)
 	text := out.String()
 	require.Regexp(t, `failed builds\s+0\s+2`, text)
 	require.Contains(t, text, "bake (default) failed: round 2, cold: exit status 1")
 	require.Contains(t, text, "40.00 (40.00-40.00)", "the failed cold build is not a 0 s build")
-	require.Equal(t, 0.5, sum.coldRatio, "only round 1 pairs")
-	require.True(t, math.IsNaN(sum.warmRto), "no round has warm builds of both")
+	require.Equal(t, 0.5, sum.ratios[toolBake].cold, "only round 1 pairs")
+	require.InDelta(t, 10.0/30, sum.ratios[toolBake].own, 1e-9)
+	require.True(t, math.IsNaN(sum.ratios[toolBake].warm), "no round has warm builds of both")
 
 	out.Reset()
 	printGoals(&out, []sizeSummary{sum})
-	require.Contains(t, out.String(), "cold <= 0.9x: met (0.50x); warm <= 0.4x: not measured (no round where both tools built); memory < 200 MiB: met (60 MiB)")
+	require.Contains(t, out.String(), "cold <= 1.0x: met (0.50x); cold without router builds <= 0.5x: met (0.33x); warm <= 0.3x: not measured (no round where both tools built); memory < 200 MiB: met (60 MiB)")
+	errs := brokenComparison(size{name: "50", releases: 50}, names, results)
+	require.Len(t, errs, 1)
+	require.EqualError(t, errs[0], "synthetic matrix of 50 releases: no warm ratio of jetbake to bake (default): no round where both built warm: round 1, warm #1: exit status 1")
+}
+
+// A peer that fails every round, as bake did when its filesystem
+// entitlements refused the Dockerfile, breaks the comparison: the bench
+// names the tool and its reason and exits non-zero.
+func TestBrokenComparison(t *testing.T) {
+	s := time.Second
+	jb := &timings{}
+	jb.addCold(result{wall: 20 * s, timings: phasesWithRouter(10 * s), digests: map[string]string{"r": "sha256:a"}})
+	jb.warm = append(jb.warm, []time.Duration{s})
+	failed := &timings{}
+	failed.failCold("round 1, cold: ERROR: additional privileges requested (buildx bake: exit status 1)\nmore output")
+	noPhases := &timings{}
+	noPhases.addCold(result{wall: 30 * s, timings: &imagebuild.Timings{}, digests: map[string]string{"r": "sha256:b"}})
+	noPhases.warm = append(noPhases.warm, []time.Duration{s})
+	sz := size{name: shippedSize}
+	errs := brokenComparison(sz, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
+	require.Len(t, errs, 2)
+	require.EqualError(t, errs[0], "shipped matrix: bake (default) failed every round: round 1, cold: ERROR: additional privileges requested (buildx bake: exit status 1)")
+	require.ErrorContains(t, errs[1], "shipped matrix: bake (rewrite-timestamp)'s phases could not be read from its rawjson progress")
+
+	var out strings.Builder
+	printTable(&out, sz, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
+	require.Contains(t, out.String(), "jetbake/bake: no ratio, no round where both built")
+	require.Regexp(t, `cold s/release\s+20.000\s+-\s+30.000`, out.String())
+	require.Regexp(t, `same digests every build\s+yes\s+-\s+yes`, out.String(), "a tool that built nothing has no digests to compare")
+	require.NotContains(t, out.String(), "tagging", "a phase no tool had is no row")
+
+	// jetbake alone compares nothing, by request: nothing is broken.
+	require.Empty(t, brokenComparison(sz, []string{toolJetbake}, map[string]*timings{toolJetbake: jb}))
 }
 
 func TestWatchPeakRSS(t *testing.T) {
@@ -316,16 +368,26 @@ func TestWatchPeakRSS(t *testing.T) {
 
 func TestRoundOrder(t *testing.T) {
 	require.Equal(t, []int{0, 1, 2}, roundOrder(3, 0))
-	require.Equal(t, []int{0, 2, 1}, roundOrder(3, 1))
+	require.Equal(t, []int{1, 2, 0}, roundOrder(3, 1))
 	require.Equal(t, []int{2, 0, 1}, roundOrder(3, 2))
-	// Over the rounds, every tool follows every other tool.
-	follows := map[[2]int]bool{}
-	for r := range 6 {
-		o := roundOrder(3, r)
-		for i := 1; i < len(o); i++ {
-			follows[[2]int{o[i-1], o[i]}] = true
+	require.Equal(t, []int{0, 2, 1}, roundOrder(3, 3))
+	for _, n := range []int{2, 3} {
+		// In the first n rounds, each tool goes first once.
+		firsts := map[int]bool{}
+		for r := range n {
+			firsts[roundOrder(n, r)[0]] = true
 		}
+		require.Len(t, firsts, n)
+		// Over 2n rounds, every tool follows every other tool.
+		follows := map[[2]int]bool{}
+		for r := range 2 * n {
+			o := roundOrder(n, r)
+			require.ElementsMatch(t, o, roundOrder(n, 0), "every tool once a round")
+			for i := 1; i < len(o); i++ {
+				follows[[2]int{o[i-1], o[i]}] = true
+			}
+		}
+		require.Len(t, follows, n*(n-1))
 	}
-	require.Len(t, follows, 6)
 	require.Equal(t, []int{0}, roundOrder(1, 1))
 }

@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -137,6 +136,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	var summaries []sizeSummary
+	var broken []error
 	for _, sz := range cfg.sizes {
 		results := map[string]*timings{}
 		for _, t := range cfg.tools {
@@ -150,8 +150,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 			}
 		}
 		summaries = append(summaries, printTable(out, sz, cfg.tools, results))
+		broken = append(broken, brokenComparison(sz, cfg.tools, results)...)
 	}
 	printGoals(out, summaries)
+	printRatioTable(out, summaries, cfg.tools[1:])
+	if len(broken) > 0 {
+		return fmt.Errorf("the comparison is broken:\n%w", errors.Join(broken...))
+	}
 	return nil
 }
 
@@ -286,19 +291,20 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 	if err := prune(ctx, env.Daemon.Client); err != nil {
 		return err
 	}
-	failed := func(what string, err error) error {
+	// failed stops the bench on jetbake's failure (or an interrupt); a
+	// peer's failure is recorded by record and shown, and the bench goes on.
+	failed := func(what string, err error, record func(string)) error {
 		if c.name == toolJetbake || ctx.Err() != nil {
 			return fmt.Errorf("round %d, %s %s: %w", round+1, what, c.name, err)
 		}
-		t.fail(fmt.Sprintf("round %d, %s: %v", round+1, what, err))
+		record(fmt.Sprintf("round %d, %s: %v", round+1, what, err))
 		fmt.Fprintf(out, " FAILED (%s)\n", firstLine(err))
 		return nil
 	}
 	fmt.Fprintf(out, "    round %d %-8s cold", round+1, c.name)
 	res, err := c.build(ctx)
 	if err != nil {
-		t.cold, t.warm = append(t.cold, 0), append(t.warm, nil)
-		return failed("cold", err)
+		return failed("cold", err, t.failCold)
 	}
 	t.addCold(res)
 	fmt.Fprintf(out, " %6.2fs  warm", res.wall.Seconds())
@@ -309,7 +315,7 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 		res, err := c.build(ctx)
 		if err != nil {
 			warm = nil // the round's warm builds are left out of the ratios
-			return failed(fmt.Sprintf("warm #%d", i+1), err)
+			return failed(fmt.Sprintf("warm #%d", i+1), err, t.fail)
 		}
 		warm = append(warm, res.wall)
 		t.addRSS(res.maxRSS)
@@ -319,9 +325,9 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 	}
 	fmt.Fprintf(out, "  (peak RSS %s)\n", mib(t.maxRSS))
 	if cfg.timings && res.timings != nil && warmTimings != nil {
-		fmt.Fprintf(out, "      jetbake's phases, cold build:\n")
+		fmt.Fprintf(out, "      %s's phases, cold build:\n", c.name)
 		_ = res.timings.WriteTable(indent(out, "      "))
-		fmt.Fprintf(out, "      jetbake's phases, last warm build:\n")
+		fmt.Fprintf(out, "      %s's phases, last warm build:\n", c.name)
 		_ = warmTimings.WriteTable(indent(out, "      "))
 	}
 	return nil
@@ -333,17 +339,20 @@ func firstLine(err error) string {
 	return line
 }
 
-// roundOrder is the order of n tools in a round: rotated by the round, and
-// reversed every other round, so that each tool goes first, last and after
-// each other tool in turn. A cold build pays for what the build before it
-// left to the disk (bake with rewrite-timestamp writes every layer again).
+// roundOrder is the order of n tools in a round: round r starts with tool
+// r mod n and goes on up the list, then, from round n on, down it, so that
+// in the first n rounds each tool goes first once, and over 2n rounds
+// each tool follows each other tool. A cold build pays for what the build
+// before it left to the disk (bake with rewrite-timestamp writes every
+// layer again).
 func roundOrder(n, round int) []int {
+	first, step := round%n, 1
+	if (round/n)%2 == 1 {
+		step = n - 1 // one down, modulo n
+	}
 	out := make([]int, n)
 	for i := range n {
-		out[i] = (i + round) % n
-	}
-	if round%2 == 1 {
-		slices.Reverse(out)
+		out[i] = (first + i*step) % n
 	}
 	return out
 }

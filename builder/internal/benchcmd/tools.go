@@ -75,7 +75,8 @@ type result struct {
 	maxRSS int64
 	// digests are the pushed image digests by release.
 	digests map[string]string
-	// timings are jetbake's phases (nil for bake).
+	// timings are the build's phases: jetbake's --metadata-file report, or
+	// read from bake's rawjson progress by the same rules (bakePhases).
 	timings *imagebuild.Timings
 }
 
@@ -128,7 +129,7 @@ func newJetbake(ctx context.Context, cfg config, addr, dir string, sz size) (*co
 	args = append(append(args, e2e.AllowStandinFlags(cfg.root)...), cfg.jetbakeArgs...)
 	env := append(os.Environ(), "BUILDKIT_HOST=")
 	return &contender{name: toolJetbake, reg: reg, plan: p, file: matrixPath, build: func(ctx context.Context) (result, error) {
-		res, err := runTool(ctx, cfg.verbose, cfg.root, env, cfg.jetbake, args...)
+		res, _, err := runTool(ctx, cfg.verbose, cfg.root, env, cfg.jetbake, args...)
 		if err != nil {
 			return res, err
 		}
@@ -155,7 +156,7 @@ func newBake(ctx context.Context, cfg config, bx *buildx, dir string, sz size, r
 	if err != nil {
 		return nil, err
 	}
-	file, err := writeBakeFile(dir, p, bakeInputs{
+	file, bf, err := writeBakeFile(dir, p, bakeInputs{
 		Mirrors: refs.Mirrors{"nvcr.io": reg.Registry}, EntrypointDir: cfg.entrypointDir,
 		Revision: cfg.revision, Epoch: benchEpoch, RewriteTimestamp: rewriteTimestamp,
 	})
@@ -164,8 +165,18 @@ func newBake(ctx context.Context, cfg config, bx *buildx, dir string, sz size, r
 		return nil, err
 	}
 	metadata := filepath.Join(dir, "metadata.json")
+	grants := bakeGrants(p, cfg.entrypointDir)
+	targets := map[string]bool{}
+	for name := range bf.Target {
+		targets[name] = true
+	}
+	builds := 0
 	return &contender{name: name, reg: reg, plan: p, file: file, build: func(ctx context.Context) (result, error) {
-		res, err := bx.bake(ctx, file, metadata, p.Router.Context, cfg.entrypointDir)
+		// Each build's progress stays beside the bake file, for -keep:
+		// progress-1.rawjson is the round's cold build.
+		builds++
+		progress := filepath.Join(dir, fmt.Sprintf("progress-%d.rawjson", builds))
+		res, err := bx.bake(ctx, file, metadata, progress, targets, grants...)
 		if err != nil {
 			return res, err
 		}
@@ -216,10 +227,10 @@ func (b *buildx) create(ctx context.Context) error {
 	if err := os.MkdirAll(b.dir, 0o755); err != nil {
 		return err
 	}
-	if _, err := runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "create", "--driver", "remote", "--name", builderName, "--use", b.addr); err != nil {
+	if _, _, err := runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "create", "--driver", "remote", "--name", builderName, "--use", b.addr); err != nil {
 		return err
 	}
-	_, err := runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "inspect", "--bootstrap", builderName)
+	_, _, err := runTool(ctx, b.verbose, b.dir, b.env(), b.bin, "inspect", "--bootstrap", builderName)
 	return err
 }
 
@@ -232,21 +243,36 @@ func (b *buildx) version(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// bake builds file's default group, reading local contexts from the bake
-// file's folder and from readable, as `--allow fs.read` grants, and writes
-// the targets' digests to metadata.
-func (b *buildx) bake(ctx context.Context, file, metadata string, readable ...string) (result, error) {
-	args := []string{"bake", "--builder", builderName, "--file", file, "--progress", "quiet", "--metadata-file", metadata}
-	for _, dir := range readable {
-		args = append(args, "--allow", "fs.read="+dir)
+// bake builds file's default group as a user would: from the bake file's
+// folder, reading the local paths outside it that grants lists, as `--allow
+// fs.read` grants them (buildx's filesystem entitlements stay on). It writes
+// the targets' digests to metadata and reads the build's phases from its
+// rawjson progress, which it keeps in the file progress; targets are the
+// bake file's, as bakePhases takes them.
+func (b *buildx) bake(ctx context.Context, file, metadata, progress string, targets map[string]bool, grants ...string) (result, error) {
+	args := []string{"bake", "--builder", builderName, "--file", file, "--progress", "rawjson", "--metadata-file", metadata}
+	for _, path := range grants {
+		args = append(args, "--allow", "fs.read="+path)
 	}
-	return runTool(ctx, b.verbose, filepath.Dir(file), b.env(), b.bin, args...)
+	start := time.Now()
+	res, out, err := runTool(ctx, false, filepath.Dir(file), b.env(), b.bin, args...)
+	end := start.Add(res.wall)
+	_ = os.WriteFile(progress, out, 0o644)
+	updates, text := splitRawJSON(out)
+	if b.verbose && len(text) > 0 {
+		fmt.Fprintf(os.Stderr, "%s\n", strings.Join(text, "\n"))
+	}
+	if err != nil {
+		return res, bakeFailure(err, text, updates)
+	}
+	res.timings = bakePhases(start, end, updates, targets)
+	return res, nil
 }
 
 // runTool runs bin with args in dir and returns its wall time and peak
-// resident memory; its output is shown with -v, and the end of it is in the
-// error otherwise.
-func runTool(ctx context.Context, verbose bool, dir string, env []string, bin string, args ...string) (result, error) {
+// resident memory, and its output (stdout and stderr); the output is shown
+// with verbose, and the end of it is in the error otherwise.
+func runTool(ctx context.Context, verbose bool, dir string, env []string, bin string, args ...string) (result, []byte, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = dir, env
 	var buf bytes.Buffer
@@ -265,10 +291,22 @@ func runTool(ctx context.Context, verbose bool, dir string, env []string, bin st
 	}
 	res.wall = time.Since(start)
 	if err != nil {
-		return res, fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, lastLines(buf.String(), 30))
+		return res, buf.Bytes(), &toolError{cmd: filepath.Base(bin) + " " + strings.Join(args, " "), err: err, tail: lastLines(buf.String(), 30)}
 	}
-	return res, nil
+	return res, buf.Bytes(), nil
 }
+
+// toolError is a tool's failed run: its command line, how it ended and the
+// end of its output.
+type toolError struct {
+	cmd  string
+	err  error
+	tail string
+}
+
+func (e *toolError) Error() string { return fmt.Sprintf("%s: %v\n%s", e.cmd, e.err, e.tail) }
+
+func (e *toolError) Unwrap() error { return e.err }
 
 // watchPeakRSS polls the process's VmHWM (its peak resident memory) in
 // /proc until stop is called and keeps the largest value in peak. The
