@@ -115,7 +115,7 @@ func (j *releaseJob) openRouter(ctx context.Context, c gateway.Client, st llb.St
 	}
 	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: imports})
 	if err != nil {
-		return nil, fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
+		return nil, j.compileError(t, err)
 	}
 	ref, err := res.SingleRef()
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
@@ -158,26 +157,17 @@ func (j *releaseJob) layerDirs() []string {
 const smokeResultFile = "result"
 
 // smokeCheck reads each router's DT_NEEDED and loader, then solves the
-// smoke run and judges what each binary did. The driver stub needs only
-// the build base: it is taken while the routers compile, so that the
-// smoke run, after them, finds it done.
+// smoke run and judges what each binary did. The runtime image and the
+// driver stub, which the run needs and which need no router, are built
+// while the routers compile, not after them.
 func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smokeRun) error {
-	eg, egCtx := errgroup.WithContext(ctx)
-	eg.Go(func() error {
-		def, err := run.stub.Marshal(egCtx, llb.Platform(arm64Platform()))
-		if err != nil {
-			return fmt.Errorf("marshal the smoke run's driver stub: %w", err)
-		}
-		_, err = c.Solve(egCtx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
-		return err
-	})
 	var bins []Binary
-	eg.Go(func() (err error) {
+	err := j.beside(ctx, c, run.imports, run.routers, func(ctx context.Context) (err error) {
 		// Evaluate: the routers' compile errors surface here, as themselves.
-		bins, err = j.readBinaries(egCtx, c, run)
+		bins, err = j.readBinaries(ctx, c, run)
 		return err
-	})
-	if err := eg.Wait(); err != nil {
+	}, run.image.state, run.stub)
+	if err != nil {
 		return err
 	}
 	j.mu.Lock()

@@ -167,7 +167,16 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 			return nil, err
 		}
 	}
-	audit, err := j.auditRouters(ctx, c, routers, imports)
+	// The runtime stage's steps build beside the routers the audit waits for.
+	var stage []llb.State
+	if image.base != nil {
+		stage = append(stage, image.state)
+	}
+	var audit string
+	err = j.beside(ctx, c, imports, routers, func(ctx context.Context) (err error) {
+		audit, err = j.auditRouters(ctx, c, routers, imports)
+		return err
+	}, stage...)
 	if err != nil {
 		return nil, err
 	}

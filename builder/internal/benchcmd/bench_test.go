@@ -352,6 +352,11 @@ func TestBrokenComparison(t *testing.T) {
 	require.Regexp(t, `same digests every build\s+yes\s+-\s+yes`, out.String(), "a tool that built nothing has no digests to compare")
 	require.NotContains(t, out.String(), "tagging", "a phase no tool had is no row")
 
+	out.Reset()
+	printGoals(&out, []sizeSummary{{size: size{name: "1", releases: 1}, releases: 1, ratios: map[string]peerRatios{}}})
+	require.Contains(t, out.String(), "synthetic matrix of 1 release: ")
+	require.Contains(t, out.String(), "no ratio to bake's default output (not among -tools, or no round where both built)")
+
 	// jetbake alone compares nothing, by request: nothing is broken.
 	require.Empty(t, brokenComparison(sz, []string{toolJetbake}, map[string]*timings{toolJetbake: jb}))
 }

@@ -62,7 +62,7 @@ func printGoals(out io.Writer, sums []sizeSummary) {
 		line := fmt.Sprintf("  %-36s cold <= %.1fx: %s; cold without router builds <= %.1fx: %s; warm <= %.1fx: %s",
 			s.size.String()+":", coldGoal, goal(r.cold, coldGoal), ownGoal, goal(r.own, ownGoal), warmGoal, goal(r.warm, warmGoal))
 		if !ok {
-			line = fmt.Sprintf("  %-36s bake's default mode was not built", s.size.String()+":")
+			line = fmt.Sprintf("  %-36s no ratio to bake's default output (not among -tools, or no round where both built)", s.size.String()+":")
 		}
 		if s.releases >= memoryGoalReleases {
 			line += fmt.Sprintf("; memory < %s: %s (%s)", mib(memoryGoal), verdict(s.maxRSS < memoryGoal), mib(s.maxRSS))

@@ -152,6 +152,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		summaries = append(summaries, printTable(out, sz, cfg.tools, results))
 		broken = append(broken, brokenComparison(sz, cfg.tools, results)...)
 	}
+	fmt.Fprintf(out, "\n==> done%s\n", loadAverage())
 	printGoals(out, summaries)
 	printRatioTable(out, summaries, cfg.tools[1:])
 	if len(broken) > 0 {
@@ -228,9 +229,20 @@ func printHeader(ctx context.Context, out io.Writer, c *client.Client, bx *build
 			}
 		}
 	}
-	fmt.Fprintf(out, "==> one buildkitd %s (runc worker, linux/arm64 through QEMU), %d CPUs; %s through its remote driver\n",
-		version, runtime.NumCPU(), bxVersion)
+	fmt.Fprintf(out, "==> one buildkitd %s (runc worker, linux/arm64 through QEMU), %d CPUs%s; %s through its remote driver\n",
+		version, runtime.NumCPU(), loadAverage(), bxVersion)
 	return nil
+}
+
+// loadAverage is ", load average 1.00 0.50 0.25" from /proc/loadavg, or
+// "": other work on the machine slows every tool, and the ratios compare
+// tools that ran minutes apart.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return ", load average " + strings.Join(f[:3], " ")
+	}
+	return ""
 }
 
 // runRound gives each tool a fresh registry with the stand-in bases, prunes

@@ -23,6 +23,9 @@ func (s size) String() string {
 	if s.releases == 0 {
 		return "shipped matrix"
 	}
+	if s.releases == 1 {
+		return "synthetic matrix of 1 release"
+	}
 	return fmt.Sprintf("synthetic matrix of %d releases", s.releases)
 }
 

@@ -51,6 +51,7 @@ exec '`+buildx+`' "$@"
 	require.Regexp(t, `round 1 bake-rts\s+cold FAILED \(ERROR: planted failure of this test`, text)
 	require.Contains(t, text, "jetbake/bake-rts: no ratio, no round where both built")
 
+	require.Regexp(t, `CPUs, load average [0-9.]+ [0-9.]+ [0-9.]+;`, text, "what else ran on the machine")
 	require.Regexp(t, `same work as bake: the [0-9]+ releases' images have the same [0-9]+ files`, text)
 	require.Regexp(t, `round 1 (jetbake|bake)\s+cold\s+[0-9.]+s\s+warm [0-9.]+s\s+\(peak RSS [0-9]+ MiB\)`, text)
 	number := `[0-9]+\.[0-9]+x`
