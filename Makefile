@@ -118,7 +118,7 @@ test: deps build $(BIN)/buildx
 	$(GO) vet ./...
 	$(GO) vet -tags cuda ./builder/internal/standin/tei/cmd/router
 	$(GO) test -race -count=1 -timeout 25m $(UNIT_TESTS)
-	$(GO) test -count=1 -timeout 25m $(SLOW_TESTS)
+	$(GO) test -count=1 -timeout 50m $(SLOW_TESTS)
 
 test-unit:
 	$(GO) test -short -count=1 ./...
