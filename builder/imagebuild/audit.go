@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/fatbin"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -57,9 +58,6 @@ const (
 	roleRouter  = "router"
 	roleLibrary = "library"
 )
-
-// verdictNone is an SM's verdict when no file read for it holds a fat binary.
-const verdictNone = "none"
 
 // cudaCode is what the fat binaries of one file hold, module by module.
 type cudaCode struct {
@@ -124,7 +122,7 @@ type auditRelease struct {
 // the libraries. It returns the result and, when a file fails, the
 // sentence for the first.
 func auditSM(t *computecap.Table, sm computecap.Capability, files []cudaCode, rel auditRelease) (Audit, error) {
-	a := Audit{SM: sm.String(), Verdict: verdictNone, Files: []AuditedFile{}}
+	a := Audit{SM: sm.String(), Verdict: matrix.AuditNone, Files: []AuditedFile{}}
 	var firstErr error
 	worst := computecap.Runs
 	for _, c := range files {

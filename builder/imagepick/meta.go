@@ -87,23 +87,20 @@ func parseMeta(kv map[string]string) (Meta, error) {
 	return m, nil
 }
 
-// auditVerdicts are the verdicts io.jetbake.audit may say per SM.
-var auditVerdicts = []string{"runs", "JIT", "no code", "none"}
-
 // parseAudit reads io.jetbake.audit, "8.7=runs,11.0=JIT", for the image's
-// targets; nil when it is absent or not what jetbake writes (the
-// preference it feeds is no reason to refuse an image).
+// targets (matrix.ParseAudit); nil when it is absent or not what jetbake
+// writes (the preference it feeds is no reason to refuse an image).
 func parseAudit(v string, targets []string) map[string]string {
-	if v == "" || len(v) > 1024 {
+	entries, ok := matrix.ParseAudit(v)
+	if !ok {
 		return nil
 	}
 	out := map[string]string{}
-	for _, part := range strings.Split(v, ",") {
-		sm, verdict, ok := strings.Cut(part, "=")
-		if !ok || !slices.Contains(targets, sm) || !slices.Contains(auditVerdicts, verdict) {
+	for _, e := range entries {
+		if !slices.Contains(targets, e.SM) {
 			return nil
 		}
-		out[sm] = verdict
+		out[e.SM] = e.Verdict
 	}
 	return out
 }
