@@ -109,14 +109,22 @@ func parseAudit(v string, targets []string) map[string]string {
 // entrypoint picks for gpu holds code that runs there (a cubin, or PTX
 // compiled when loaded).
 func (m Meta) auditCovers(gpu computecap.Capability) bool {
+	_, verdict, ok := m.auditFor(gpu)
+	return ok && (verdict == computecap.Runs.String() || verdict == computecap.JIT.String())
+}
+
+// auditFor is the router the image's entrypoint picks for gpu and what the
+// image's audit says of it; ok is false when no router serves gpu or the
+// audit does not name that router's SM.
+func (m Meta) auditFor(gpu computecap.Capability) (picked computecap.Capability, verdict string, ok bool) {
 	picked, err := computecap.Pick(gpu, m.image.Targets)
 	if err != nil {
-		return false
+		return picked, "", false
 	}
-	for sm, verdict := range m.Audit {
+	for sm, v := range m.Audit {
 		if c, err := computecap.Parse(sm); err == nil && c == picked {
-			return verdict == "runs" || verdict == "JIT"
+			return picked, v, true
 		}
 	}
-	return false
+	return picked, "", false
 }
