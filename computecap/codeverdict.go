@@ -147,3 +147,22 @@ func (t *Table) noCodeReason(gpu Capability, code []Code) string {
 	}
 	return "no code for " + t.Describe(gpu) + ": the file holds " + strings.Join(held, ", ") + "; " + why
 }
+
+// JudgeModules says whether a GPU runs a file whose code comes in modules
+// (one fat binary each, as the linker put them in the file): the driver
+// loads each module as a whole, so the file's verdict is its worst
+// module's, and module is that module's index (the first of the worst).
+// A file without modules is no code, module -1. Both `jetbake audit` and
+// the build-time audit judge files with it.
+func (t *Table) JudgeModules(gpu Capability, modules [][]Code) (v CodeVerdict, module int) {
+	if len(modules) == 0 {
+		return t.JudgeCode(gpu, nil), -1
+	}
+	for i, m := range modules {
+		mv := t.JudgeCode(gpu, m)
+		if i == 0 || mv.Verdict < v.Verdict {
+			v, module = mv, i
+		}
+	}
+	return v, module
+}

@@ -77,3 +77,23 @@ func TestJudgeCodeSharesCompat(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeModules: a file runs only where every module has code; the
+// worst module is named, the first of them on a tie.
+func TestJudgeModules(t *testing.T) {
+	tab := computecap.DefaultTable()
+	orin := computecap.MustParse("8.7")
+	mods := [][]computecap.Code{codes(t, "8.7"), codes(t, "7.5", "8.0", "9.0"), codes(t, "compute_80")}
+	v, m := tab.JudgeModules(orin, mods)
+	require.Equal(t, computecap.NoCode, v.Verdict)
+	require.Equal(t, 1, m)
+	v, m = tab.JudgeModules(orin, [][]computecap.Code{codes(t, "8.7"), codes(t, "compute_80")})
+	require.Equal(t, computecap.JIT, v.Verdict)
+	require.Equal(t, 1, m)
+	v, m = tab.JudgeModules(orin, [][]computecap.Code{codes(t, "8.7"), codes(t, "8.7", "compute_87")})
+	require.Equal(t, computecap.Runs, v.Verdict)
+	require.Equal(t, 0, m)
+	v, m = tab.JudgeModules(orin, nil)
+	require.Equal(t, computecap.NoCode, v.Verdict)
+	require.Equal(t, -1, m)
+}

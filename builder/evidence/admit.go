@@ -96,7 +96,8 @@ type Admitted struct {
 // Admit checks evidence against the matrix, the image the resolver knows
 // for its digest, and the age limit at now. It returns a *RefusedError for
 // evidence that does not count, or another error when the resolver could
-// not tell (a registry out of reach).
+// not tell (a registry out of reach). Admitted evidence carries the
+// image's build-time audit per SM (Built.Audit) in place of any it had.
 func Admit(ctx context.Context, ev *Evidence, m *matrix.Matrix, r Resolver, now time.Time, maxAge time.Duration) (*Admitted, error) {
 	if err := checkResult(ev); err != nil {
 		return nil, err
@@ -125,6 +126,9 @@ func Admit(ctx context.Context, ev *Evidence, m *matrix.Matrix, r Resolver, now 
 	if err := Verify(ev, rel, built, now, maxAge); err != nil {
 		return nil, err
 	}
+	// The record carries the build-time audit of the image, per SM, as
+	// jetbake knows it: never what the file brought.
+	ev.Audit = built.Audit
 	return &Admitted{Evidence: ev, Release: rel, Built: built}, nil
 }
 

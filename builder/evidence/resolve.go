@@ -47,6 +47,10 @@ type Built struct {
 	Revision string `json:"revision,omitempty"`
 	// Source says how jetbake knows: "build.json" or "registry REPO".
 	Source string `json:"source"`
+	// Audit is the build-time audit's result per SM target, from the
+	// build metadata (releases[].audit) or the io.jetbake.audit
+	// annotation; nil for an image built before the audit.
+	Audit []Audit `json:"audit,omitempty"`
 }
 
 // Resolver tells which release jetbake built an image for, and which image
@@ -89,7 +93,7 @@ func (m *MetadataResolver) built(rel *imagebuild.ReleaseReport) Built {
 	if v := rel.Annotations[matrix.KeyRevision]; v != "" {
 		rev = v
 	}
-	return Built{Release: rel.Name, Digest: rel.Digest, Revision: rev, Source: m.File}
+	return Built{Release: rel.Name, Digest: rel.Digest, Revision: rev, Source: m.File, Audit: auditOfReport(rel)}
 }
 
 // usable reports whether a release of the report produced an image.
@@ -152,7 +156,8 @@ func (r *RegistryResolver) Lookup(ctx context.Context, digest string) (Built, er
 	if release == "" {
 		return Built{}, notFound("%s has no %s annotation, so jetbake did not build it", ref, matrix.KeyRelease)
 	}
-	return Built{Release: release, Digest: got, Revision: ann[matrix.KeyRevision], Source: "registry " + r.Plan.Repository}, nil
+	return Built{Release: release, Digest: got, Revision: ann[matrix.KeyRevision], Source: "registry " + r.Plan.Repository,
+		Audit: auditOfAnnotation(ann[matrix.KeyAudit])}, nil
 }
 
 // Current resolves the release's first tag.
@@ -173,7 +178,8 @@ func (r *RegistryResolver) Current(ctx context.Context, release string) (Built, 
 	if ann[matrix.KeyRelease] != release {
 		return Built{}, notFound("%s points at an image of release %q, not %s", tags[0], ann[matrix.KeyRelease], release)
 	}
-	return Built{Release: release, Digest: got, Revision: ann[matrix.KeyRevision], Source: "registry " + tags[0]}, nil
+	return Built{Release: release, Digest: got, Revision: ann[matrix.KeyRevision], Source: "registry " + tags[0],
+		Audit: auditOfAnnotation(ann[matrix.KeyAudit])}, nil
 }
 
 // annotations fetches ref's index or manifest and returns its annotations

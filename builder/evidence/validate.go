@@ -44,7 +44,7 @@ func (ev *Evidence) Validate() error {
 	if err != nil {
 		return schemaErr("generated_at", ev.GeneratedAt, "is not an RFC 3339 time such as 2026-11-20T09:30:00Z")
 	}
-	for _, check := range []func() error{ev.validateImage, ev.validateHost, ev.validateResult} {
+	for _, check := range []func() error{ev.validateImage, ev.validateHost, ev.validateResult, ev.validateAudit} {
 		if err := check(); err != nil {
 			return err
 		}

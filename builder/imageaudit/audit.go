@@ -38,10 +38,13 @@ type Report struct {
 
 // FileReport is one CUDA file and its verdict for each GPU.
 type FileReport struct {
-	Path     string       `json:"path"`
-	Cubins   []string     `json:"cubins"`
-	PTX      []string     `json:"ptx"`
-	Error    string       `json:"error,omitempty"`
+	Path   string   `json:"path"`
+	Cubins []string `json:"cubins"`
+	PTX    []string `json:"ptx"`
+	Error  string   `json:"error,omitempty"`
+	// Modules is how many fat binaries (modules) it holds: a GPU runs the
+	// file only when every module has code for it.
+	Modules  int          `json:"modules"`
 	Verdicts []GPUVerdict `json:"verdicts"`
 }
 
@@ -54,6 +57,12 @@ type GPUVerdict struct {
 	// Unpromised lists cubins reported to run on this GPU although NVIDIA
 	// does not promise it, with the report; they do not count.
 	Unpromised []string `json:"unpromised,omitempty"`
+	// Module, in a file of several fat binaries, is the one (from 1) the
+	// verdict comes from when it is JIT or no code, and ModuleCubins and
+	// ModulePTX what that module holds; 0 otherwise.
+	Module       int      `json:"module,omitempty"`
+	ModuleCubins []string `json:"module_cubins,omitempty"`
+	ModulePTX    []string `json:"module_ptx,omitempty"`
 }
 
 // GPUResult is the worst verdict over an image's files for one GPU.
@@ -92,14 +101,8 @@ func Judge(image string, scan *Scan, gpus []computecap.Capability, opts ...Optio
 }
 
 func (r *Report) judgeFile(f CUDAFile, routers map[string]computecap.Capability, o options) FileReport {
-	fr := FileReport{Path: f.Path, Cubins: []string{}, PTX: []string{}}
-	for _, c := range f.Code {
-		if c.Kind == computecap.PTX {
-			fr.PTX = append(fr.PTX, "compute_"+c.Target.Digits())
-		} else {
-			fr.Cubins = append(fr.Cubins, c.Target.SM())
-		}
-	}
+	fr := FileReport{Path: f.Path, Modules: len(f.Modules)}
+	fr.Cubins, fr.PTX = names(f.Code)
 	serves := r.GPUs
 	if sm, ok := routers[f.Path]; ok {
 		serves = routerServes(o.table, sm, routers, r.GPUs)
@@ -116,14 +119,7 @@ func (r *Report) judgeFile(f CUDAFile, routers map[string]computecap.Capability,
 		}
 		v := GPUVerdict{GPU: g, Verdict: computecap.NoCode, Reason: fr.Error}
 		if f.Err == nil {
-			cv := o.table.JudgeCode(g, f.Code)
-			v = GPUVerdict{GPU: g, Verdict: cv.Verdict, Reason: cv.Reason}
-			if cv.Verdict != computecap.NoCode {
-				v.By = cv.By.String()
-			}
-			for _, u := range cv.Unpromised {
-				v.Unpromised = append(v.Unpromised, u.Compiled.SM()+" cubin ("+u.Source+")")
-			}
+			v = judgeModules(o.table, g, f.Modules)
 		}
 		fr.Verdicts = append(fr.Verdicts, v)
 		res := &r.PerGPU[i]
@@ -133,6 +129,39 @@ func (r *Report) judgeFile(f CUDAFile, routers map[string]computecap.Capability,
 		}
 	}
 	return fr
+}
+
+// judgeModules is a file's verdict for g: its worst module's (computecap's
+// JudgeModules, the rule the build-time audit judges with), naming that
+// module when the file has several and it does not run.
+func judgeModules(t *computecap.Table, g computecap.Capability, modules [][]computecap.Code) GPUVerdict {
+	cv, m := t.JudgeModules(g, modules)
+	v := GPUVerdict{GPU: g, Verdict: cv.Verdict, Reason: cv.Reason}
+	if cv.Verdict != computecap.NoCode {
+		v.By = cv.By.String()
+	}
+	for _, u := range cv.Unpromised {
+		v.Unpromised = append(v.Unpromised, u.Compiled.SM()+" cubin ("+u.Source+")")
+	}
+	if len(modules) > 1 && cv.Verdict != computecap.Runs {
+		v.Module = m + 1
+		v.ModuleCubins, v.ModulePTX = names(modules[m])
+	}
+	return v
+}
+
+// names are code's cubins and PTX as cuobjdump names them: "sm_87",
+// "compute_87".
+func names(code []computecap.Code) (cubins, ptx []string) {
+	cubins, ptx = []string{}, []string{}
+	for _, c := range code {
+		if c.Kind == computecap.PTX {
+			ptx = append(ptx, "compute_"+c.Target.Digits())
+		} else {
+			cubins = append(cubins, c.Target.SM())
+		}
+	}
+	return cubins, ptx
 }
 
 // routerServes are the GPUs among gpus for which a jetbake image's
@@ -184,8 +213,7 @@ func (r *Report) sentence(t *computecap.Table) string {
 			continue
 		}
 		f := r.file(g.NoCode[0])
-		held := f.holds()
-		part := t.Describe(g.GPU) + ": " + plural(len(g.NoCode), "file") + " without code for it, such as " + f.Path + " (" + held + ")"
+		part := t.Describe(g.GPU) + ": " + plural(len(g.NoCode), "file") + " without code for it, such as " + f.Path + " (" + f.holdsFor(g.GPU) + ")"
 		parts = append(parts, part)
 	}
 	return r.Image + " cannot run everywhere it should: " + strings.Join(parts, "; ") +
@@ -214,19 +242,40 @@ func (r *Report) file(path string) FileReport {
 	return FileReport{Path: path}
 }
 
-// holds says what a file holds: "sm_75, sm_80 cubins and compute_90 PTX".
+// holds says what a file holds: "it holds sm_75, sm_80 cubins and
+// compute_90 PTX".
 func (f FileReport) holds() string {
 	if f.Error != "" {
 		return "its fat binary cannot be read"
 	}
+	return "it holds " + held(f.Cubins, f.PTX)
+}
+
+// holdsFor says what the file holds that gpu's verdict comes from: the
+// module's code when it names one ("its fat binary 2 of 3 holds sm_75
+// cubins"), else the file's.
+func (f FileReport) holdsFor(gpu computecap.Capability) string {
+	v, ok := f.Verdict(gpu)
+	if !ok || v.Module == 0 || f.Error != "" {
+		return f.holds()
+	}
+	return v.module(f) + " holds " + held(v.ModuleCubins, v.ModulePTX)
+}
+
+// module names the verdict's module: "its fat binary 2 of 3".
+func (v GPUVerdict) module(f FileReport) string {
+	return "its fat binary " + strconv.Itoa(v.Module) + " of " + strconv.Itoa(f.Modules)
+}
+
+func held(cubins, ptx []string) string {
 	var parts []string
-	if len(f.Cubins) > 0 {
-		parts = append(parts, strings.Join(f.Cubins, ", ")+" cubins")
+	if len(cubins) > 0 {
+		parts = append(parts, strings.Join(cubins, ", ")+" cubins")
 	}
-	if len(f.PTX) > 0 {
-		parts = append(parts, strings.Join(f.PTX, ", ")+" PTX")
+	if len(ptx) > 0 {
+		parts = append(parts, strings.Join(ptx, ", ")+" PTX")
 	}
-	return "it holds " + strings.Join(parts, " and ")
+	return strings.Join(parts, " and ")
 }
 
 func plural(n int, what string) string {

@@ -110,3 +110,37 @@ func TestAuditLyingFile(t *testing.T) {
 		require.Contains(t, r.Files[0].Error, "/usr/lib/liblie.so: its .nv_fatbin section is not a valid CUDA fat binary: at offset 0, the fat binary says its entries take")
 	}
 }
+
+// TestAuditPerModule: a library with two fat binaries (modules), one with
+// sm_75, sm_80 and sm_90 cubins and one with sm_87: the driver loads each
+// module as a whole, so an Orin cannot run the first and the file is no
+// code for SM 8.7 although the file as a whole holds an sm_87 cubin. The
+// build judges the same way (package imagebuild).
+func TestAuditPerModule(t *testing.T) {
+	lib := fatbintest.ELF(fatbintest.Fatbins(".nv_fatbin",
+		[]fatbintest.Code{fatbintest.Cubin("8.7")},
+		[]fatbintest.Code{fatbintest.Cubin("7.5"), fatbintest.Cubin("8.0"), fatbintest.Cubin("9.0")}))
+	img := image(t, nil, layer(t, file{"usr/lib/libtwo.so", lib}))
+	r, err := imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "two", Image: img}, cc("8.7", "9.0"))
+	require.NoError(t, err)
+	require.False(t, r.OK)
+	require.Len(t, r.Files, 1)
+	f := r.Files[0]
+	require.Equal(t, 2, f.Modules)
+	v, ok := f.Verdict(computecap.MustParse("8.7"))
+	require.True(t, ok)
+	require.Equal(t, computecap.NoCode, v.Verdict)
+	require.Equal(t, 2, v.Module)
+	require.Equal(t, []string{"sm_75", "sm_80", "sm_90"}, v.ModuleCubins)
+	require.False(t, r.Covers(computecap.MustParse("8.7")))
+	v, _ = f.Verdict(computecap.MustParse("9.0"))
+	require.Equal(t, computecap.NoCode, v.Verdict, "the first module has no code for SM 9.0")
+	require.Equal(t, 1, v.Module)
+
+	var text, js bytes.Buffer
+	require.NoError(t, r.WriteText(&text))
+	require.Contains(t, text.String(), "/usr/lib/libtwo.so  sm_75,sm_80,sm_87,sm_90  -    no code (fatbin 2 of 2)")
+	require.Contains(t, r.Sentence, "such as /usr/lib/libtwo.so (its fat binary 2 of 2 holds sm_75, sm_80, sm_90 cubins)")
+	require.NoError(t, r.WriteJSON(&js))
+	require.Contains(t, js.String(), `"module": 2`)
+}

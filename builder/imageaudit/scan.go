@@ -31,6 +31,9 @@ type CUDAFile struct {
 	Path string
 	// Code is what it holds, each kind and SM once, sorted.
 	Code []computecap.Code
+	// Modules are its fat binaries (modules: the driver loads each as a
+	// whole), each with what it holds, in the order of the file.
+	Modules [][]computecap.Code
 	// Err says why its fat binaries cannot be read; Code is then empty.
 	Err error
 }
@@ -157,7 +160,11 @@ func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
 	case err != nil:
 		s.Skipped = append(s.Skipped, path+": "+err.Error())
 	case len(entries) > 0:
-		s.Files = append(s.Files, CUDAFile{Path: path, Code: codeOf(entries)})
+		f := CUDAFile{Path: path, Code: codeOf(entries)}
+		for _, m := range fatbin.Modules(entries) {
+			f.Modules = append(f.Modules, codeOf(m))
+		}
+		s.Files = append(s.Files, f)
 	}
 	return nil
 }

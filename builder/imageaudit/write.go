@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -28,6 +29,8 @@ func (r *Report) WriteText(w io.Writer) error {
 				row = append(row, "-")
 			case f.Error != "":
 				row = append(row, "unreadable")
+			case v.Module > 0:
+				row = append(row, v.Verdict.String()+" (fatbin "+strconv.Itoa(v.Module)+" of "+strconv.Itoa(f.Modules)+")")
 			default:
 				row = append(row, v.Verdict.String())
 			}
@@ -54,7 +57,11 @@ func (r *Report) WriteExplain(w io.Writer) error {
 	for _, f := range r.Files {
 		fmt.Fprintf(w, "%s: %s\n", f.Path, f.holds())
 		for _, v := range f.Verdicts {
-			fmt.Fprintf(w, "  SM %s: %s: %s\n", v.GPU, v.Verdict, v.Reason)
+			in := ""
+			if v.Module > 0 {
+				in = " (" + v.module(f) + ": " + held(v.ModuleCubins, v.ModulePTX) + ")"
+			}
+			fmt.Fprintf(w, "  SM %s: %s%s: %s\n", v.GPU, v.Verdict, in, v.Reason)
 			for _, u := range v.Unpromised {
 				fmt.Fprintf(w, "    its %s was reported to work on SM %s, but NVIDIA does not promise it (Tegra GPUs run only code built for their own SM): counted as no code\n",
 					u, v.GPU)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/fatbin"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -58,9 +59,6 @@ const (
 	roleLibrary = "library"
 )
 
-// verdictNone is an SM's verdict when no file read for it holds a fat binary.
-const verdictNone = "none"
-
 // cudaCode is what the fat binaries of one file hold, module by module.
 type cudaCode struct {
 	path    string
@@ -100,29 +98,19 @@ func (c cudaCode) all() []string {
 	return out
 }
 
-// judge is the file's verdict for sm, the worst over its modules, and the
-// first module that fails (nil when none does): a router's module passes
+// judge is the file's verdict for sm, the worst over its modules
+// (computecap's JudgeModules, the rule `jetbake audit` judges with), and
+// that module when it fails (nil when none does): a router's module passes
 // only with a cubin that runs (see the comment at the top), a library's
 // with JIT too.
 func (c cudaCode) judge(t *computecap.Table, sm computecap.Capability) (AuditedFile, []computecap.Code) {
-	f := AuditedFile{Path: c.path, Role: c.role, Code: c.all()}
-	worst := computecap.CodeVerdict{Verdict: computecap.Runs}
-	var bad []computecap.Code
-	for i, m := range c.modules {
-		v := t.JudgeCode(sm, m)
-		if i == 0 || v.Verdict < worst.Verdict {
-			worst = v
-		}
-		pass := v.Verdict == computecap.Runs || (c.role == roleLibrary && v.Verdict == computecap.JIT)
-		if !pass && bad == nil {
-			bad, f.Reason = m, v.Reason
-		}
+	v, i := t.JudgeModules(sm, c.modules)
+	f := AuditedFile{Path: c.path, Role: c.role, Code: c.all(), Verdict: v.Verdict.String(), Reason: v.Reason}
+	pass := v.Verdict == computecap.Runs || (c.role == roleLibrary && v.Verdict == computecap.JIT)
+	if pass || i < 0 {
+		return f, nil
 	}
-	f.Verdict = worst.Verdict.String()
-	if f.Reason == "" {
-		f.Reason = worst.Reason
-	}
-	return f, bad
+	return f, c.modules[i]
 }
 
 // release names what a refusal names of the release.
@@ -134,7 +122,7 @@ type auditRelease struct {
 // the libraries. It returns the result and, when a file fails, the
 // sentence for the first.
 func auditSM(t *computecap.Table, sm computecap.Capability, files []cudaCode, rel auditRelease) (Audit, error) {
-	a := Audit{SM: sm.String(), Verdict: verdictNone, Files: []AuditedFile{}}
+	a := Audit{SM: sm.String(), Verdict: matrix.AuditNone, Files: []AuditedFile{}}
 	var firstErr error
 	worst := computecap.Runs
 	for _, c := range files {

@@ -1,6 +1,7 @@
 package imagepick
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +46,38 @@ func TestPickPrefersAuditedImages(t *testing.T) {
 	require.True(t, got[0].AuditCovers)
 	require.True(t, got[1].AuditCovers, "router-110 of thor-only holds code for Thor")
 	require.Equal(t, "thor-only", got[1].Tag)
+}
+
+// TestExplainSaysAudit: --explain says in one line per image that fits how
+// its audit weighed: preferred, ranked down for an audit without code for
+// the host's SM, ranked down for no audit; and, when no image is audited,
+// that the audit changed nothing.
+func TestExplainSaysAudit(t *testing.T) {
+	meta := func(audit string) Meta {
+		m, err := parseMeta(map[string]string{matrix.KeyRelease: "jetpack6.2", matrix.KeyJetPack: "6.2", matrix.KeyL4T: "36.4.3",
+			matrix.KeyCUDA: "12.6", matrix.KeySMTargets: "8.7,11.0", matrix.KeyAudit: audit})
+		require.NoError(t, err)
+		return m
+	}
+	fits := func(hostfit.Facts, hostfit.Image) hostfit.Verdict { return hostfit.Verdict{OK: true, Reason: "fits"} }
+	host := hostfit.Facts{GPU: computecap.MustParse("8.7"), JetPack: "6.2"}
+	explain := func(images ...image) string {
+		r := &Result{Host: host, Candidates: judge("r", host, images, fits)}
+		var b strings.Builder
+		require.NoError(t, r.WriteExplain(&b))
+		return b.String()
+	}
+	out := explain(
+		image{digest: "sha256:a", tags: []string{"plain"}, meta: meta("")},
+		image{digest: "sha256:b", tags: []string{"audited"}, meta: meta("8.7=JIT,11.0=runs")},
+		image{digest: "sha256:c", tags: []string{"thor-only"}, meta: meta("8.7=no code,11.0=runs")})
+	require.Contains(t, out, "r:audited@sha256:b\n        JetPack 6.2, L4T 36.4.3, CUDA 12.6, SM 8.7,11.0, tier \n        fits; the host's exact JetPack release\n"+
+		"        audit: preferred: its build-time audit found PTX compiled for it when loaded (JIT) in the router for SM 8.7, the one picked for SM 8.7\n")
+	require.Contains(t, out, "        audit: ranked below the images whose audit covers SM 8.7: its build-time audit found no code for SM 8.7 in the router for SM 8.7 (io.jetbake.audit says \"no code\")\n")
+	require.Contains(t, out, "        audit: ranked below the images whose audit covers SM 8.7: the image has no build-time audit (no valid io.jetbake.audit")
+	require.Equal(t, 3, strings.Count(out, "\n        audit: "), "one line per image")
+
+	out = explain(image{digest: "sha256:a", tags: []string{"plain"}, meta: meta("")})
+	require.Contains(t, out, "audit: the image has no build-time audit")
+	require.Contains(t, out, "; no image that fits has an audit that covers SM 8.7, so it ranks as the others\n")
 }

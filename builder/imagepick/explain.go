@@ -123,6 +123,7 @@ func (r *Result) WriteExplain(w io.Writer) error {
 	if !r.Host.DriverCUDA.IsZero() {
 		fmt.Fprintf(w, "driver CUDA: %s (from %s)\n", r.Host.DriverCUDA, r.Host.DriverCUDAFrom)
 	}
+	audited := slices.ContainsFunc(r.Candidates, func(c Candidate) bool { return c.Verdict.OK && c.AuditCovers })
 	for _, c := range r.Candidates {
 		mark := "refused"
 		switch {
@@ -144,6 +145,11 @@ func (r *Result) WriteExplain(w io.Writer) error {
 			why += "; the host's exact JetPack release"
 		}
 		fmt.Fprintf(w, "        %s\n", p(why))
+		if c.Verdict.OK {
+			// Fixed phrases, parsed SMs and the audit's verdict words
+			// only (parseAudit keeps nothing else): no registry text.
+			fmt.Fprintf(w, "        audit: %s\n", auditNote(c, r.Host.GPU, audited))
+		}
 	}
 	if r.SkippedTags > 0 {
 		fmt.Fprintf(w, "left out %d listed tags that are not valid tags\n", r.SkippedTags)
@@ -152,6 +158,37 @@ func (r *Result) WriteExplain(w io.Writer) error {
 		fmt.Fprintf(w, "%s\n", p(r.Sentence))
 	}
 	return nil
+}
+
+// auditNote says in one line how the image's build-time audit
+// (io.jetbake.audit) weighed in its rank on a host with gpu: preferred when
+// it covers the router picked for gpu; otherwise why not, ranked below the
+// audited images when some image that fits is (audited).
+func auditNote(c Candidate, gpu computecap.Capability, audited bool) string {
+	picked, verdict, ok := c.Meta.auditFor(gpu)
+	router := "the router for SM " + picked.String()
+	if c.AuditCovers {
+		how := "code that runs there"
+		if verdict == computecap.JIT.String() {
+			how = "PTX compiled for it when loaded (JIT)"
+		}
+		return "preferred: its build-time audit found " + how + " in " + router + ", the one picked for SM " + gpu.String()
+	}
+	var why string
+	switch {
+	case picked.IsZero():
+		why = "no router of the image serves SM " + gpu.String()
+	case c.Meta.Audit == nil:
+		why = "the image has no build-time audit (no valid io.jetbake.audit: built before jetbake audited images, or not by jetbake build)"
+	case !ok:
+		why = "its build-time audit does not name " + router + ", the one picked for SM " + gpu.String()
+	default:
+		why = "its build-time audit found no code for SM " + gpu.String() + " in " + router + " (io.jetbake.audit says \"" + verdict + "\")"
+	}
+	if audited {
+		return "ranked below the images whose audit covers SM " + gpu.String() + ": " + why
+	}
+	return why + "; no image that fits has an audit that covers SM " + gpu.String() + ", so it ranks as the others"
 }
 
 // WriteJSON writes the result as indented JSON.

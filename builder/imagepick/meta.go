@@ -87,23 +87,20 @@ func parseMeta(kv map[string]string) (Meta, error) {
 	return m, nil
 }
 
-// auditVerdicts are the verdicts io.jetbake.audit may say per SM.
-var auditVerdicts = []string{"runs", "JIT", "no code", "none"}
-
 // parseAudit reads io.jetbake.audit, "8.7=runs,11.0=JIT", for the image's
-// targets; nil when it is absent or not what jetbake writes (the
-// preference it feeds is no reason to refuse an image).
+// targets (matrix.ParseAudit); nil when it is absent or not what jetbake
+// writes (the preference it feeds is no reason to refuse an image).
 func parseAudit(v string, targets []string) map[string]string {
-	if v == "" || len(v) > 1024 {
+	entries, ok := matrix.ParseAudit(v)
+	if !ok {
 		return nil
 	}
 	out := map[string]string{}
-	for _, part := range strings.Split(v, ",") {
-		sm, verdict, ok := strings.Cut(part, "=")
-		if !ok || !slices.Contains(targets, sm) || !slices.Contains(auditVerdicts, verdict) {
+	for _, e := range entries {
+		if !slices.Contains(targets, e.SM) {
 			return nil
 		}
-		out[sm] = verdict
+		out[e.SM] = e.Verdict
 	}
 	return out
 }
@@ -112,14 +109,22 @@ func parseAudit(v string, targets []string) map[string]string {
 // entrypoint picks for gpu holds code that runs there (a cubin, or PTX
 // compiled when loaded).
 func (m Meta) auditCovers(gpu computecap.Capability) bool {
+	_, verdict, ok := m.auditFor(gpu)
+	return ok && (verdict == computecap.Runs.String() || verdict == computecap.JIT.String())
+}
+
+// auditFor is the router the image's entrypoint picks for gpu and what the
+// image's audit says of it; ok is false when no router serves gpu or the
+// audit does not name that router's SM.
+func (m Meta) auditFor(gpu computecap.Capability) (picked computecap.Capability, verdict string, ok bool) {
 	picked, err := computecap.Pick(gpu, m.image.Targets)
 	if err != nil {
-		return false
+		return picked, "", false
 	}
-	for sm, verdict := range m.Audit {
+	for sm, v := range m.Audit {
 		if c, err := computecap.Parse(sm); err == nil && c == picked {
-			return verdict == "runs" || verdict == "JIT"
+			return picked, v, true
 		}
 	}
-	return false
+	return picked, "", false
 }

@@ -56,6 +56,39 @@ type Evidence struct {
 	Host Host `json:"host"`
 	// Result is the chosen binary, the checks and the smoke run.
 	Result Result `json:"result"`
+	// Audit is the build-time audit of the image's GPU code, per SM
+	// target. The probe never writes it: `jetbake evidence add` copies it,
+	// when it admits the evidence, from what jetbake knows of the image
+	// (the build metadata's releases[].audit, or the image's
+	// io.jetbake.audit annotation). Evidence stored before it existed has
+	// none.
+	Audit []Audit `json:"audit,omitempty"`
+}
+
+// The values of Audit.From: where jetbake read the audit.
+const (
+	// AuditFromMetadata: the build metadata's releases[].audit, which
+	// judged the router binaries and the libraries they load.
+	AuditFromMetadata = "build-metadata"
+	// AuditFromAnnotation: the image's io.jetbake.audit annotation, which
+	// says the router binaries' verdicts only.
+	AuditFromAnnotation = "annotation"
+)
+
+// AuditSources are the values Audit.From may take.
+func AuditSources() []string { return []string{AuditFromMetadata, AuditFromAnnotation} }
+
+// Audit is the build-time audit's result for one SM target of the image:
+// whether the audit found GPU code that runs there.
+type Audit struct {
+	// SM is the target, such as "8.7".
+	SM string `json:"sm"`
+	// Verdict is the audit's word: "runs", "JIT", "no code", or "none"
+	// when no file read for the SM holds a CUDA fat binary (the words of
+	// io.jetbake.audit).
+	Verdict string `json:"verdict"`
+	// From is one of AuditSources.
+	From string `json:"from"`
 }
 
 // Image names the image the probe ran in.
