@@ -3,7 +3,6 @@ package pydist
 import (
 	"archive/tar"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,7 +14,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/jetbake/jetbake/builder/layerwalk"
 )
 
 // ConstraintPath is where NGC's containers pin their packages.
@@ -149,36 +149,20 @@ func (c *collector) done() *Inventory {
 }
 
 // ReadImage reads img's distributions, venvs and constraint file, in one
-// pass over its layers through go-containerregistry's mutate.Extract,
-// which applies whiteouts, opaque folders and later layers.
+// pass over its layers through layerwalk (whiteouts, opaque folders and
+// later layers applied).
 func ReadImage(ctx context.Context, img v1.Image) (*Inventory, error) {
-	rc := mutate.Extract(img)
-	defer rc.Close()
 	c := newCollector()
-	tr := tar.NewReader(rc)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			// mutate.Extract reports a layer's error after the end of
-			// the tar stream.
-			if _, err := io.Copy(io.Discard, rc); err != nil {
-				return nil, fmt.Errorf("read the layers: %w", err)
-			}
-			return c.done(), nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read the layers: %w", err)
-		}
+	err := layerwalk.Walk(ctx, img, func(hdr *tar.Header, r io.Reader) error {
 		if hdr.Typeflag != tar.TypeReg {
-			continue
+			return nil
 		}
-		if err := c.file(path.Clean("/"+hdr.Name), tr); err != nil {
-			return nil, err
-		}
+		return c.file(path.Clean("/"+hdr.Name), r)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return c.done(), nil
 }
 
 // ReadDir reads the distributions, venvs and constraint file of the file
