@@ -1,13 +1,17 @@
 package pydist
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Verdict is what became of one of the base's framework packages.
@@ -199,4 +203,24 @@ func show(s string) string {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// CompareImages reads base and image (one pass over each one's layers)
+// and compares them, judging shadowing in the venv of the app's command
+// (its first element; "" for every venv that sees the system's packages).
+// The report's Err is what fails a release: one sentence per package.
+func CompareImages(ctx context.Context, base, image v1.Image, command string) (*Report, error) {
+	b, err := ReadImage(ctx, base)
+	if err != nil {
+		return nil, fmt.Errorf("read the base's Python packages: %w", err)
+	}
+	i, err := ReadImage(ctx, image)
+	if err != nil {
+		return nil, fmt.Errorf("read the image's Python packages: %w", err)
+	}
+	var opts []CompareOption
+	if app := AppPrefix(i, command); command != "" && app != "" {
+		opts = append(opts, WithApp(app))
+	}
+	return Compare(b, i, opts...), nil
 }

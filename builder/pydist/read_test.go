@@ -61,3 +61,18 @@ func TestReadImageStopsOnACancelledContext(t *testing.T) {
 	_, err := pydist.ReadImage(ctx, image(t, ngcBase()))
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+func TestCompareImagesJudgesTheAppsVenv(t *testing.T) {
+	// pip install of an app whose dependency pulls PyPI's torch into the
+	// app's venv, made with --system-site-packages.
+	app := tree{}.venv("/opt/venv", true).dist(venvSite, "obliteratus", "0.1.0").dist(venvSite, "torch", "2.9.0")
+	ctx := context.Background()
+	r, err := pydist.CompareImages(ctx, image(t, ngcBase()), image(t, ngcBase(), app), "/opt/venv/bin/obliteratus")
+	require.NoError(t, err)
+	require.Equal(t, pydist.Shadowed, verdicts(r)["torch"])
+	require.ErrorContains(t, r.Err(), "is shadowed by torch 2.9.0 at "+venvSite+"/torch-2.9.0.dist-info, which is in the venv /opt/venv")
+
+	r, err = pydist.CompareImages(ctx, image(t, ngcBase()), image(t, ngcBase(), tree{}.venv("/opt/venv", true).dist(venvSite, "obliteratus", "0.1.0")), "/opt/venv/bin/obliteratus")
+	require.NoError(t, err)
+	require.NoError(t, r.Err())
+}
