@@ -79,6 +79,13 @@ func refuse(reason Reason, fix, format string, args ...any) error {
 // inside the image on a Jetson with a model folder mounted at /model.
 const ProbeCommand = "jetbake-probe --smoke --kernel --serve /model --out evidence.json"
 
+// AppProbeCommand is the probe run that collects evidence of every level
+// for an app image: the app check runs by itself in an app image.
+const AppProbeCommand = "jetbake-probe --smoke --kernel --out evidence.json"
+
+// appProbeFix is the fix of an app's evidence below its supported level.
+const appProbeFix = "run '" + AppProbeCommand + "' in the image on a Jetson with --runtime nvidia and add that evidence"
+
 // probeFix is the advice for evidence that does not prove the image.
 const probeFix = "run '" + ProbeCommand + "' inside the image on a Jetson (a small embedding model's folder mounted at /model), " +
 	"with JETBAKE_IMAGE_DIGEST set to the digest it was pulled by"
@@ -166,12 +173,19 @@ func Verify(ev *Evidence, rel *matrix.Release, built Built, now time.Time, maxAg
 // TEI checks the compute capability and loads its kernels only at model
 // load.
 func checkLevel(ev *Evidence, rel *matrix.Release) error {
-	if rel.Tier != TierSupported || LevelOf(ev) == SupportedLevel {
+	need := SupportedLevelFor(ev)
+	if rel.Tier != TierSupported || LevelOf(ev) == need {
 		return nil
+	}
+	if need == LevelApp {
+		return refuse(ReasonBelowSupported, appProbeFix+"; or set the release's tier to \"candidate\", which this evidence may back",
+			"release %s claims tier supported, which for an app needs evidence of level %s (passing cuda-kernel and app checks: "+
+				"torch found CUDA and the Jetson's GPU, and a CUDA matrix product was finite), but this evidence reached level %s (%s)",
+			rel.Name, need, LevelOf(ev), Missing(ev))
 	}
 	return refuse(ReasonBelowSupported, probeFix+"; or set the release's tier to \"candidate\", which this evidence may back",
 		"release %s claims tier supported, which needs evidence of level %s (passing cuda-kernel and serve checks), but this evidence reached level %s (%s)",
-		rel.Name, SupportedLevel, LevelOf(ev), Missing(ev))
+		rel.Name, need, LevelOf(ev), Missing(ev))
 }
 
 // checkTags refuses evidence whose tags name another repository than the

@@ -18,7 +18,10 @@
 // both cuda-kernel and serve passed. A release of the tier "supported"
 // needs evidence of level serve (SupportedLevel): TEI checks the compute
 // capability and loads its kernels only at model load, so a smoke run
-// alone can pass for an image that refuses its GPU. Other tiers take
+// alone can pass for an image that refuses its GPU. An app image's
+// evidence (image.kind "app") needs level app instead (SupportedLevelFor):
+// passing cuda-kernel and app checks, torch's own CUDA work on the GPU;
+// a serve check proves nothing of torch. Other tiers take
 // evidence of any level. The probe is jetbake-probe (entrypoint/probe), a
 // binary of its own in every image. Package entrypoint/evidencespec, which
 // imports only the standard library, defines the JSON: the probe writes

@@ -24,24 +24,48 @@ const (
 	// size (the serve check): TEI's compute-cap gate and its kernels
 	// passed. This is what "supported" needs.
 	LevelServe Level = "serve"
+	// LevelApp: for an app image (image.kind "app"), the app check also
+	// passed: its python imported torch, found CUDA and the Jetson's GPU,
+	// and a CUDA matrix product was finite. This is what "supported"
+	// needs of an app, which has no router to serve.
+	LevelApp Level = "app"
 )
 
-// SupportedLevel is the level a release of the tier "supported" needs.
+// SupportedLevel is the level a router's release of the tier "supported"
+// needs; SupportedLevelFor says an app's.
 const SupportedLevel = LevelServe
+
+// SupportedLevelFor is the level ev must reach for a release of the tier
+// "supported": LevelApp for an app's evidence, SupportedLevel otherwise.
+func SupportedLevelFor(ev *Evidence) Level {
+	if ev.Image.Kind == evidencespec.KindApp {
+		return LevelApp
+	}
+	return SupportedLevel
+}
 
 // LevelOf is the level ev reached.
 func LevelOf(ev *Evidence) Level {
 	if !ev.Result.Pass {
 		return LevelNone
 	}
-	kernel, serve := ev.passed(evidencespec.CheckCUDAKernel), ev.passed(evidencespec.CheckServe)
+	kernel, top := ev.passed(evidencespec.CheckCUDAKernel), ev.passed(supportedChecks(ev)[1])
 	switch {
-	case kernel && serve:
-		return LevelServe
+	case kernel && top:
+		return SupportedLevelFor(ev)
 	case kernel:
 		return LevelKernel
 	}
 	return LevelSmoke
+}
+
+// supportedChecks are the checks the supported level of ev needs passed:
+// cuda-kernel, and serve for a router or app for an app.
+func supportedChecks(ev *Evidence) []string {
+	if ev.Image.Kind == evidencespec.KindApp {
+		return []string{evidencespec.CheckCUDAKernel, evidencespec.CheckApp}
+	}
+	return []string{evidencespec.CheckCUDAKernel, evidencespec.CheckServe}
 }
 
 // passed reports whether the check of that name is there and passed.
@@ -54,11 +78,11 @@ func (ev *Evidence) passed(name string) bool {
 	return false
 }
 
-// Missing names the checks ev lacks for SupportedLevel, such as "no
-// serve check"; empty when it has them.
+// Missing names the checks ev lacks for its supported level, such as "no
+// passing serve check"; empty when it has them.
 func Missing(ev *Evidence) string {
 	var out []string
-	for _, name := range []string{evidencespec.CheckCUDAKernel, evidencespec.CheckServe} {
+	for _, name := range supportedChecks(ev) {
 		if !ev.passed(name) {
 			out = append(out, "no passing "+name+" check")
 		}
@@ -75,6 +99,8 @@ func LevelText(l Level) string {
 		return "a CUDA kernel ran on the GPU; the router did not serve"
 	case LevelServe:
 		return "a CUDA kernel ran and the router served embeddings: enough for supported"
+	case LevelApp:
+		return "a CUDA kernel ran and the app's torch computed on the GPU: enough for supported"
 	}
 	return "not a pass"
 }

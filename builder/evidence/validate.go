@@ -73,6 +73,9 @@ func (ev *Evidence) validateImage() error {
 	if im.DigestSource != "" && !oneOf(im.DigestSource, digestSources()) {
 		return schemaErr("image.digest_source", im.DigestSource, "is not "+strings.Join(digestSources(), " or "))
 	}
+	if im.Kind != "" && im.Kind != evidencespec.KindApp {
+		return schemaErr("image.kind", im.Kind, "is not \"app\": the probe writes it for an app image only")
+	}
 	return optional("revision", ev.Revision, revisionRE, "is not a git commit id of 7 to 64 lowercase hex digits")
 }
 

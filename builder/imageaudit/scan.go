@@ -17,9 +17,9 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/jetbake/jetbake/builder/fatbin"
+	"github.com/jetbake/jetbake/builder/layerwalk"
 	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
@@ -54,49 +54,35 @@ type Scan struct {
 	Routers map[string]computecap.Capability
 }
 
-// ScanImage reads img's layers once, from the top, through
-// go-containerregistry's mutate.Extract (which applies whiteouts, opaque
+// ScanImage reads img's layers once, from the top, through layerwalk
+// (go-containerregistry's mutate.Extract, which applies whiteouts, opaque
 // folders and later layers), and reads the fat binaries of every ELF file.
 func ScanImage(ctx context.Context, img v1.Image, opts ...Option) (*Scan, error) {
 	o := newOptions(opts)
-	rc := mutate.Extract(img)
-	defer rc.Close()
 	sp := &spool{dir: o.tempDir, memLimit: o.memLimit}
 	defer sp.close()
 	s := &Scan{}
-	tr := tar.NewReader(rc)
 	next := int64(256 << 20)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			// mutate.Extract ends the tar stream before it reports a
-			// layer's error: the error comes after the end.
-			if _, err := io.Copy(io.Discard, rc); err != nil {
-				return nil, fmt.Errorf("read the layers: %w", err)
-			}
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read the layers: %w", err)
-		}
+	err := layerwalk.Walk(ctx, img, func(hdr *tar.Header, r io.Reader) error {
 		if hdr.Typeflag == tar.TypeReg && "/"+hdr.Name == imagespec.Path && hdr.Size <= maxImageJSON {
-			s.Routers = readRouters(tr)
-			continue
+			s.Routers = readRouters(r)
+			return nil
 		}
 		if hdr.Typeflag != tar.TypeReg || hdr.Size < 64 {
-			continue
+			return nil
 		}
 		s.Bytes += hdr.Size
-		if err := s.file(tr, hdr, sp, o); err != nil {
-			return nil, err
+		if err := s.file(r, hdr, sp, o); err != nil {
+			return err
 		}
 		if s.Bytes >= next {
 			o.progress(fmt.Sprintf("read %d MiB of files, %d ELF files, %d with GPU code", s.Bytes>>20, s.ELFs, len(s.Files)))
 			next += 256 << 20
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(s.Files, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
 	return s, nil

@@ -168,6 +168,7 @@ func Phrases() map[string][]string {
 		CheckServe: {DetailServeNoBinary, DetailServeNoModel, DetailServeNoDownload, DetailServeNoStart, DetailServeExited,
 			DetailServeSignal, DetailServeLoad, DetailServeInfo, DetailServeStatus, DetailServeNoAnswer, DetailServeNotVectors,
 			DetailServeNoHidden, DetailServeCount, DetailServeShape, DetailServeNonFinite, DetailServeNoStop, DetailServePassed},
+		CheckApp: appPhrases(),
 	}
 }
 
@@ -293,6 +294,8 @@ func slotForms() map[string]slotForm {
 		"on":        {forms: []string{"", DetailKernelOn}},
 		"first":     {forms: []string{"", DetailKernelFirst}},
 		"float":     {leaf: float},
+		"appstep":   {leaf: appStep},
+		"apperror":  {leaf: appError},
 		"host": {forms: []string{"L4T R{l4t}", "L4T R{l4t} (JetPack {jetpack})", "a driver for CUDA {cuda}",
 			"a driver for CUDA {cuda} on L4T R{l4t}", "a driver for CUDA {cuda} on L4T R{l4t} (JetPack {jetpack})"}},
 		"need": {forms: []string{"L4T R{l4tmm} or a later R{major} release", "a driver for CUDA {cuda} or a later {major}.x"}},

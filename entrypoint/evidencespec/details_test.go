@@ -37,6 +37,12 @@ func TestValidDetail(t *testing.T) {
 			"the CUDA probe gave no answer within 1.25s",
 			"not run: libcuda.so.1 not found: start the container with --runtime nvidia",
 		},
+		CheckApp: {
+			"torch for CUDA 12.9 sees the Jetson Thor GPU (SM 11.0) and a CUDA matrix product on it is finite",
+			"a CUDA matrix product failed: " + AppError("RuntimeError: CUDA error: named symbol not found"),
+			"import torch failed: " + AppUnknownError,
+			"the app check's python exited 1 without a result line: run the image's python for its error",
+		},
 	}
 	for check, details := range good {
 		for _, d := range details {
@@ -58,6 +64,9 @@ func TestValidDetail(t *testing.T) {
 		{"l4t-matches-image", "the host has alice but the image needs bob"},
 		{"image-description", "read /home/alice/image.json"},
 		{"no-such-check", "read and valid"},
+		{CheckApp, "a CUDA matrix product failed: RuntimeError at /home/alice/app.py"},
+		{CheckApp, "import torch failed: CUDA error: no kernel image is available for execution on the device"},
+		{CheckApp, "torch for CUDA 12.9 sees the Jetson jetson-01 GPU (SM 8.7) and a CUDA matrix product on it is finite"},
 		{"smoke", ""},
 		{"smoke", "read and valid"}, // a phrase of another check
 		{"cuda-kernel", "cuInit failed: CUDA_ERROR_NO_DEVICE (100): see jetson-01.lab"},

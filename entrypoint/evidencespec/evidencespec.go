@@ -103,6 +103,8 @@ type Image struct {
 	// DigestSource says where the probe read the digest: DigestFromEnv or
 	// DigestFromImage.
 	DigestSource string `json:"digest_source,omitempty"`
+	// Kind is KindApp for an app image; empty for a router's.
+	Kind string `json:"kind,omitempty"`
 }
 
 // Host is the host's profile, built from parsed values only.

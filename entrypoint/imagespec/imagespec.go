@@ -57,6 +57,14 @@ type Image struct {
 	// Family lists every release of the same matrix, this one included, so
 	// that a failure can name the image that would work.
 	Family []Sibling `json:"family,omitempty"`
+	// Kind is "app" for an app image (a Python app on a framework
+	// container); "" for a router image.
+	Kind string `json:"kind,omitempty"`
+	// Command is what the entrypoint of an app execs, absolute path
+	// first, before the user's arguments.
+	Command []string `json:"command,omitempty"`
+	// Check is the app check the probe runs in an app image: "pytorch".
+	Check string `json:"check,omitempty"`
 }
 
 // Target is one router binary compiled for one SM.

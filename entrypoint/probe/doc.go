@@ -22,8 +22,16 @@
 // image-description, image-digest, architecture, jetson-soc, device-class,
 // l4t-release, l4t-matches-image (the host rule above), cuda-driver,
 // gpu-matches-soc,
-// binary-chosen, cuda-kernel (only with --kernel), smoke and serve (only
-// with --serve), each passed, failed or skipped. With --kernel, jetbake-cudaprobe --kernel runs a CUDA
+// binary-chosen, cuda-kernel (only with --kernel), app (only in an app
+// image: image.json's kind "app"), smoke and serve (only with --serve),
+// each passed, failed or skipped. The app check "pytorch" runs a python
+// snippet with the app's python (next to the command, /opt/venv/bin/python,
+// else python3 on PATH; 3 minutes at most): torch.cuda.is_available(),
+// torch.version.cuda, the device's name and SM (the Jetson SoC's GPU), and
+// a 4x4 CUDA matrix product whose values must be finite; a failure names
+// its step and one of evidencespec.AppErrors' phrases (no kernel image,
+// named symbol not found, no module named torch, ...), the raw error line
+// going to stderr only. With --kernel, jetbake-cudaprobe --kernel runs a CUDA
 // kernel on the GPU through the host's driver: the driver JIT-compiles a
 // small PTX kernel for the GPU's own SM, runs it on 4096 floats and the
 // probe checks every value is finite and exact; the check names the driver

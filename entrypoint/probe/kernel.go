@@ -92,25 +92,39 @@ func runKernelProbe(ctx context.Context, probe, lib string, env detect.Environ, 
 	cmd.Env, cmd.WaitDelay = env, time.Second
 	cmd.Stdout = &capWriter{w: &stdout, left: maxKernelOutput}
 	cmd.Stderr = &capWriter{w: stderr, left: maxKernelOutput}
-	err := cmd.Run()
-	exit := 0
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		deadline, _ := ctx.Deadline()
-		return kernelOutput{}, -1, errors.New(evidencespec.Fill(evidencespec.DetailKernelTimeout, detect.Roughly(deadline.Sub(start)).String()))
-	case errors.As(err, &ee) && ee.ExitCode() < 0:
-		return kernelOutput{}, -1, errors.New(evidencespec.DetailKernelSignal)
-	case errors.As(err, &ee):
-		exit = ee.ExitCode()
-	case err != nil:
-		return kernelOutput{}, -1, errors.New(evidencespec.DetailKernelNoStart)
+	exit, err := runOutcome(ctx, start, cmd.Run(),
+		outcomePhrases{evidencespec.DetailKernelTimeout, evidencespec.DetailKernelSignal, evidencespec.DetailKernelNoStart})
+	if err != nil {
+		return kernelOutput{}, -1, err
 	}
 	out, perr := parseKernelOutput(stdout.Bytes())
 	if perr != nil || exit > 1 {
 		return kernelOutput{}, exit, errors.New(evidencespec.Fill(evidencespec.DetailKernelNoLine, strconv.Itoa(exit)))
 	}
 	return out, exit, nil
+}
+
+// outcomePhrases are a check's phrases for a child that did not run to
+// an end: its timeout (with a {duration} slot), a signal, no start.
+type outcomePhrases struct{ timeout, signal, noStart string }
+
+// runOutcome reads a child's cmd.Run error, run under ctx since start:
+// its exit status, or one of the check's phrases when it did not end by
+// itself, naming the time it had.
+func runOutcome(ctx context.Context, start time.Time, err error, p outcomePhrases) (int, error) {
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		deadline, _ := ctx.Deadline()
+		return -1, errors.New(evidencespec.Fill(p.timeout, detect.Roughly(deadline.Sub(start)).String()))
+	case errors.As(err, &ee) && ee.ExitCode() < 0:
+		return -1, errors.New(p.signal)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), nil
+	case err != nil:
+		return -1, errors.New(p.noStart)
+	}
+	return 0, nil
 }
 
 // parseKernelOutput reads jetbake-cudaprobe --kernel's line; a step the

@@ -99,6 +99,8 @@ arguments.
 
   --smoke                 run the chosen binary with the image's smoke arguments
   --kernel                run a CUDA kernel on the GPU through the host's driver
+                          (in an app image the app check, such as torch on the
+                          GPU, runs by itself)
   --serve MODEL           start the router with MODEL (a folder in the container)
                           and check that it serves embeddings
   --allow-download        let --serve give the router a Hub id to download

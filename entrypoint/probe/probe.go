@@ -59,7 +59,8 @@ func probeMain(ctx context.Context, cfg *config, stdout, stderr io.Writer, ps pr
 // collectEvidence detects as --explain does, with JETBAKE_COMPUTE_CAP and
 // JETBAKE_SKIP_L4T_CHECK ignored (evidence must show what the host is,
 // not what a user asked for), and runs every check: cuda-kernel only with
-// --kernel, before the smoke run, and serve only with --serve, after it.
+// --kernel, then for an app image the app check, before the smoke run, and
+// serve only with --serve, after it.
 // The evidence is an
 // allow-listed profile (see package evidencespec): nothing else may be
 // added, and TestProbeLeaksNoSecret plants secrets and looks for each.
@@ -91,6 +92,9 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 	if pc.kernel {
 		kernel, run := kernelCheck(ctx, &pc, h, stderr)
 		checks, ev.Result.Kernel = append(checks, kernel), run
+	}
+	if img != nil && img.Kind == evidencespec.KindApp {
+		checks = append(checks, appCheck(ctx, &pc, img, &d, &dev, stderr))
 	}
 	ev.Result.Binary = chosenBinary(img, &d)
 	smoke, run := smokeCheck(ctx, &pc, img, &d, stderr)
@@ -134,6 +138,9 @@ func imageProfile(ev *evidencespec.Evidence, img *detect.Image, env detect.Envir
 			ev.Revision = img.Revision
 		}
 		ev.Image.Tags, fromFile = safeRefs(img.Tags), img.Digest
+		if img.Kind == evidencespec.KindApp {
+			ev.Image.Kind = evidencespec.KindApp
+		}
 	}
 	c := evidencespec.Check{Name: "image-digest"}
 	fromEnv := strings.TrimSpace(env.Get(evidencespec.DigestFromEnv))
