@@ -21,13 +21,10 @@ func bedKit(t *testing.T) standin.Kit {
 	t.Helper()
 	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
-	deps := filepath.Join(root, "bin", "deps")
-	k := standin.Kit{Busybox: filepath.Join(deps, "busybox-arm64", "bin", "busybox"), Glibc: filepath.Join(deps, "glibc-arm64"),
-		Python: filepath.Join(deps, "python3-arm64"), Cache: filepath.Join(root, "bin", "standin"), Source: root}
-	for _, p := range []string{k.Busybox, k.Glibc, k.Python, "/proc/sys/fs/binfmt_misc/qemu-aarch64"} {
-		_, err := os.Stat(p)
-		require.NoError(t, err, "the test bed lacks %s: run 'make deps' as root", p)
-	}
+	k, err := standin.BedKit(root)
+	require.NoError(t, err)
+	_, err = os.Stat("/proc/sys/fs/binfmt_misc/qemu-aarch64")
+	require.NoError(t, err, "the qemu-aarch64 binfmt handler: run 'make deps' as root")
 	require.Equal(t, 0, os.Geteuid(), "runc needs root")
 	return k
 }

@@ -228,3 +228,18 @@ func PyTorchBase(ctx context.Context, kit Kit, host, jetpack string, opts ...rem
 	}
 	return dst.String(), remote.Write(dst, img, append(opts, remote.WithContext(ctx))...)
 }
+
+// BedKit is the kit of a checkout's bin/ as `make deps` and `make build`
+// fill it (Debian's arm64 busybox, glibc and Python under bin/deps, the
+// compiled stand-ins under bin/standin), or an error naming what is missing.
+func BedKit(repoRoot string) (Kit, error) {
+	deps := filepath.Join(repoRoot, "bin", "deps")
+	k := Kit{Busybox: filepath.Join(deps, "busybox-arm64", "bin", "busybox"), Glibc: filepath.Join(deps, "glibc-arm64"),
+		Python: filepath.Join(deps, "python3-arm64"), Cache: filepath.Join(repoRoot, "bin", "standin"), Source: repoRoot}
+	for _, p := range []string{k.Busybox, filepath.Join(k.Glibc, "sbin", "ldconfig"), filepath.Join(k.Python, "usr", "bin", "python3.11")} {
+		if _, err := os.Stat(p); err != nil {
+			return Kit{}, fmt.Errorf("the test bed lacks %s: run 'make deps' as root", p)
+		}
+	}
+	return k, nil
+}
