@@ -52,6 +52,8 @@ echo "== nodeps"
 $V -m pip install --no-deps obliteratus || exit 1
 $V -c 'import torch; print("TORCH", torch.__version__, torch.version.cuda, torch.__file__)'
 /tmp/venv/bin/obliteratus --gate
+$V -m pip install --no-deps bitsandbytes || exit 1
+ls $SITE/bitsandbytes
 echo "== constraint"
 PIP_CONSTRAINT=/etc/pip/constraint.txt $V -m pip install obliteratus torchy-helper
 echo "RC=$?"
@@ -93,6 +95,8 @@ func TestPipKeepsOrShadowsVendorTorch(t *testing.T) {
 	require.Contains(t, nodeps, vendor, "--no-deps keeps the vendor torch")
 	require.Contains(t, nodeps, "device: Orin")
 	require.Contains(t, nodeps, "op: 24.0 finite True")
+	require.Contains(t, nodeps, "Successfully installed bitsandbytes-0.47.0", "pip takes the SBSA wheel's manylinux_2_24_aarch64 tag")
+	require.Contains(t, nodeps, "libbitsandbytes_cuda126.so")
 
 	require.Contains(t, constraint, "RC=1")
 	require.Contains(t, constraint, "no torch in the venv")
