@@ -29,17 +29,6 @@ func bedKit(t *testing.T) standin.Kit {
 	return k
 }
 
-// orinHost is a JetPack 6 Orin as the NVIDIA runtime shows it: the host's
-// stand-in driver (sm_87, CUDA 12.6) at the JetPack driver folder.
-func orinHost(ctx context.Context, t *testing.T, k standin.Kit) runimage.Host {
-	t.Helper()
-	lib, err := standin.BuildLibcuda(ctx, k.Cache, standin.Driver{Arch: standin.ARM64, GPU: computecap.Capability{Major: 8, Minor: 7},
-		CUDA: computecap.CUDAVersion{Major: 12, Minor: 6}, DeviceName: "Orin"})
-	require.NoError(t, err)
-	return runimage.Host{Name: "orin-jp6", Libs: []runimage.HostLib{{Source: lib,
-		Path: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", Links: []string{"libcuda.so.1"}}}}
-}
-
 // pipScript runs the three installs of the contract in one container: the
 // venv sees the vendor torch; --no-deps keeps it; the constraint file
 // refuses PyPI's torch; a plain install shadows the vendor torch.
@@ -72,11 +61,9 @@ func TestPipKeepsOrShadowsVendorTorch(t *testing.T) {
 	defer cancel()
 	line, err := standin.PyTorchLineFor("6.2")
 	require.NoError(t, err)
-	img, err := k.PyTorchImage(ctx, line)
+	c, err := k.UnpackPyTorch(ctx, "6.2", t.TempDir())
 	require.NoError(t, err)
-	rootfs := filepath.Join(t.TempDir(), "rootfs")
-	require.NoError(t, runimage.Unpack(img, rootfs))
-	cf, err := img.ConfigFile()
+	orin, err := k.JetsonHost(ctx, "Orin", computecap.Capability{Major: 8, Minor: 7}, computecap.CUDAVersion{Major: 12, Minor: 6})
 	require.NoError(t, err)
 	x, err := pyindex.Start(ctx, k)
 	require.NoError(t, err)
@@ -84,7 +71,7 @@ func TestPipKeepsOrShadowsVendorTorch(t *testing.T) {
 	runner, err := runimage.NewRunner(t.TempDir())
 	require.NoError(t, err)
 	start := time.Now()
-	res, err := runner.Run(ctx, rootfs, cf, orinHost(ctx, t, k), []string{"/bin/sh", "-c", pipScript, "sh", x.URL})
+	res, err := runner.Run(ctx, c.Rootfs, c.Config, orin, []string{"/bin/sh", "-c", pipScript, "sh", x.URL})
 	require.NoError(t, err)
 	t.Logf("pip contract in %s\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Second), res.Stdout, res.Stderr)
 	require.Equal(t, 0, res.ExitCode, res.Stderr)

@@ -27,16 +27,6 @@ if ok:
     print("op", y.sum().item(), bool(torch.isfinite(y).all()))
 `
 
-// jetson is a fake Jetson as the NVIDIA runtime shows it to a container:
-// its stand-in driver, libcuda.so.1, at the JetPack driver folder.
-func jetson(ctx context.Context, t *testing.T, k standin.Kit, gpu computecap.Capability, cuda computecap.CUDAVersion, name string) runimage.Host {
-	t.Helper()
-	lib, err := standin.BuildLibcuda(ctx, k.Cache, standin.Driver{Arch: standin.ARM64, GPU: gpu, CUDA: cuda, DeviceName: name})
-	require.NoError(t, err)
-	return runimage.Host{Name: name, Libs: []runimage.HostLib{{Source: lib,
-		Path: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", Links: []string{"libcuda.so.1"}}}}
-}
-
 // TestStandinTorchOnJetsons runs the gate with each line's stand-in torch
 // on fake Jetsons, and checks that it fails as real torch fails: no driver,
 // a driver older than its CUDA, a GPU its library has no code for.
@@ -48,20 +38,16 @@ func TestStandinTorchOnJetsons(t *testing.T) {
 	require.Equal(t, 0, os.Geteuid(), "runc needs root")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	orin := jetson(ctx, t, k, computecap.Capability{Major: 8, Minor: 7}, computecap.CUDAVersion{Major: 12, Minor: 6}, "Orin")
-	thor := jetson(ctx, t, k, computecap.Capability{Major: 11, Minor: 0}, computecap.CUDAVersion{Major: 13, Minor: 0}, "NVIDIA Thor")
+	orin, err := k.JetsonHost(ctx, "Orin", computecap.Capability{Major: 8, Minor: 7}, computecap.CUDAVersion{Major: 12, Minor: 6})
+	require.NoError(t, err)
+	thor, err := k.JetsonHost(ctx, "NVIDIA Thor", computecap.Capability{Major: 11, Minor: 0}, computecap.CUDAVersion{Major: 13, Minor: 0})
+	require.NoError(t, err)
 	runner, err := runimage.NewRunner(t.TempDir())
 	require.NoError(t, err)
 	run := func(jetpack string, host runimage.Host) runimage.Result {
-		line, err := standin.PyTorchLineFor(jetpack)
+		c, err := k.UnpackPyTorch(ctx, jetpack, t.TempDir())
 		require.NoError(t, err)
-		img, err := k.PyTorchImage(ctx, line)
-		require.NoError(t, err)
-		rootfs := filepath.Join(t.TempDir(), "rootfs")
-		require.NoError(t, runimage.Unpack(img, rootfs))
-		cf, err := img.ConfigFile()
-		require.NoError(t, err)
-		res, err := runner.Run(ctx, rootfs, cf, host, []string{"python3", "-c", gateScript})
+		res, err := runner.Run(ctx, c.Rootfs, c.Config, host, []string{"python3", "-c", gateScript})
 		require.NoError(t, err)
 		t.Logf("%s on %s: %s%s", jetpack, host.Name, res.Stdout, res.Stderr)
 		return res
