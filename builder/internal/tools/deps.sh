@@ -7,7 +7,8 @@
 # -race`, the stand-in router and libcuda that the entrypoint tests build),
 # Debian's aarch64 cross compiler for the ELF stand-ins (libcuda, the
 # libraries a base provides), Debian's arm64 glibc (libc6, libc-bin) for the
-# stand-in bases' dynamic loader, curl for the test of the action's install
+# stand-in bases' dynamic loader, Debian's arm64 Python 3 and pip for the
+# stand-in PyTorch bases, curl for the test of the action's install
 # script, OpenSSH's client (ssh-agent, ssh-add, ssh-keygen) for the test of
 # --ssh, and git, whose `git daemon` and `git http-backend` serve the router's
 # source on 127.0.0.1 for the tests of git contexts (BuildKit's git source
