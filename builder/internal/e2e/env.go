@@ -106,10 +106,13 @@ func (e *Env) Busybox() string {
 // Glibc is the unpacked Debian arm64 libc6 and libc-bin.
 func (e *Env) Glibc() string { return filepath.Join(e.BinDir(), "deps", "glibc-arm64") }
 
+// Python is the unpacked Debian arm64 Python 3 with pip (see deps.sh).
+func (e *Env) Python() string { return filepath.Join(e.BinDir(), "deps", "python3-arm64") }
+
 // Kit is what the stand-in bases are made from, with the compiled ELF
 // stand-ins cached under bin/standin.
 func (e *Env) Kit() standin.Kit {
-	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Cache: filepath.Join(e.BinDir(), "standin"), Source: e.RepoRoot}
+	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Python: e.Python(), Cache: filepath.Join(e.BinDir(), "standin"), Source: e.RepoRoot}
 }
 
 // CheckPrerequisites fails with the fix when something the end-to-end path

@@ -137,6 +137,9 @@ type Kit struct {
 	Busybox string
 	// Glibc is the root of Debian's unpacked arm64 libc6 and libc-bin.
 	Glibc string
+	// Python is the root of Debian's unpacked arm64 Python 3 and pip, which
+	// the stand-in PyTorch bases carry (pytorch.go).
+	Python string
 	// Cache holds the compiled shared objects.
 	Cache string
 	// Source is the jetbake module's root, which the stand-in toolchain's

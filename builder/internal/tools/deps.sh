@@ -7,7 +7,8 @@
 # -race`, the stand-in router and libcuda that the entrypoint tests build),
 # Debian's aarch64 cross compiler for the ELF stand-ins (libcuda, the
 # libraries a base provides), Debian's arm64 glibc (libc6, libc-bin) for the
-# stand-in bases' dynamic loader, curl for the test of the action's install
+# stand-in bases' dynamic loader, Debian's arm64 Python 3 and pip for the
+# stand-in PyTorch bases, curl for the test of the action's install
 # script, OpenSSH's client (ssh-agent, ssh-add, ssh-keygen) for the test of
 # --ssh, and git, whose `git daemon` and `git http-backend` serve the router's
 # source on 127.0.0.1 for the tests of git contexts (BuildKit's git source
@@ -82,4 +83,23 @@ if [ ! -e "$cache/glibc-arm64/lib/aarch64-linux-gnu/libc.so.6" ] || [ ! -x "$cac
   echo "deps: fetching Debian's arm64 libc6 and libc-bin"
   arm64_fetch glibc-arm64 libc6 libc-bin
 fi
-echo "deps: $(git --version), runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
+# Debian's arm64 Python 3 and pip for the stand-in PyTorch bases, the
+# smallest set with which `python3 -m venv --without-pip` and pip run on
+# wheels (apt-cache depends, with the arm64 options above, lists more):
+#   python3.11-minimal, libpython3.11-minimal  the interpreter and its core
+#   libpython3.11-stdlib    the rest of the standard library pip imports
+#                           (email, html, venv, ctypes, ...)
+#   python3-pip, python3-distutils  Debian's pip 23.0.1 with its vendored
+#                           libraries, and distutils, which Debian's pip reads
+#   libexpat1, zlib1g, libssl3, libffi8, libbz2-1.0, liblzma5  what the
+#                           interpreter's modules link (pyexpat, zlib,
+#                           hashlib and ssl, ctypes, bz2, lzma)
+# Left out: setuptools and wheel (only sdists need them: the index serves
+# wheels), ca-certificates (the index is plain HTTP on 127.0.0.1), readline,
+# ncurses, sqlite, gdbm and the tirpc/nsl family (no module pip uses).
+if [ ! -x "$cache/python3-arm64/usr/bin/python3.11" ] || [ ! -d "$cache/python3-arm64/usr/lib/python3/dist-packages/pip" ]; then
+  echo "deps: fetching Debian's arm64 Python 3 and pip"
+  arm64_fetch python3-arm64 python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3-pip python3-distutils \
+    libexpat1 zlib1g libssl3 libffi8 libbz2-1.0 liblzma5
+fi
+echo "deps: $(git --version), runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, arm64 Python at $cache/python3-arm64, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
