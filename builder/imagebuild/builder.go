@@ -18,6 +18,7 @@ import (
 
 	"github.com/moby/buildkit/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -70,7 +71,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	}
 	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
 	report.Releases = make([]ReleaseReport, len(jobs))
-	timings := newTimingRecorder()
+	timings := progress.NewRecorder()
 	resolved := newResolveCache()
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
@@ -79,29 +80,29 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 		report.Releases[i] = j.initialReport()
 		j.timings, j.resolved = timings, resolved
 	}
-	progress, err := newProgress(ctx, b.opts.progressMode, b.opts.progressOut, timings)
+	display, err := progress.New(ctx, b.opts.progressMode, b.opts.progressOut, timings)
 	if err != nil {
 		return nil, err
 	}
-	progress.warned = frontendWarnings(jobs)
-	shareEmulationNotice(jobs, progress.warnf, b.opts.advice.Nodes)
+	display.Warned = frontendWarnings(jobs)
+	shareEmulationNotice(jobs, display.Warnf, b.opts.advice.Nodes)
 	for _, line := range b.unusableCaches(jobs) {
-		progress.warnf("jetbake: warning: %s", line)
+		display.Warnf("jetbake: warning: %s", line)
 	}
 	sessions, err := b.startSessions(ctx, jobs)
 	if err != nil {
-		progress.close()
+		display.Close()
 		return nil, err
 	}
 	defer sessions.close()
 	// The daemons' versions are asked for beside the builds, not before.
 	daemons := make(chan []Daemon, 1)
 	go func() { daemons <- b.daemons(ctx) }()
-	newScheduler(b, progress, sessions).run(ctx, jobs, report)
+	newScheduler(b, display, sessions).run(ctx, jobs, report)
 	report.Daemons = <-daemons
-	progress.close()
+	display.Close()
 	b.finish(ctx, jobs, report, timings)
-	report.Timings = timings.result()
+	report.Timings = timings.Result()
 	return report, report.Err()
 }
 
@@ -160,7 +161,7 @@ func (b *Builder) daemons(ctx context.Context) []Daemon {
 
 // attempt runs one release's BuildKit session on node n.
 // On a node with a shared session, the build uses it.
-func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *progress, ss *sharedSession) (ReleaseReport, error) {
+func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *progress.Display, ss *sharedSession) (ReleaseReport, error) {
 	if ss != nil && !ss.alive() {
 		ss = nil // the shared session ended: this build brings its own
 	}
@@ -174,11 +175,11 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	var smoke *deferredSmoke
 	if ss != nil && err == nil {
 		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.s, true
-		smoke = newDeferredSmoke(ctx, n, ss, j, progress)
+		smoke = newDeferredSmoke(ctx, n, ss, j, display)
 	}
 	if err == nil {
 		var resp *client.SolveResponse
-		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(n.Name, smoke.hand()), progress.channel(j.release.Name))
+		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(n.Name, smoke.hand()), display.Channel(j.release.Name))
 		if err = smoke.wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
 		} else if baseErr := j.baseError(); baseErr != nil {
@@ -195,29 +196,29 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	if err != nil && ss != nil && !ss.alive() && ctx.Err() == nil {
 		// The shared session ended under the build, not the build itself.
 		_, _ = cleanup(false)
-		progress.logf("[%s] the shared BuildKit session on %s ended; building again with a session of its own", j.release.Name, n.Name)
-		return b.attempt(ctx, n, j, progress, nil)
+		display.Logf("[%s] the shared BuildKit session on %s ended; building again with a session of its own", j.release.Name, n.Name)
+		return b.attempt(ctx, n, j, display, nil)
 	}
 	if err != nil {
 		_, _ = cleanup(false)
 		if described := j.describeGitError(err); described != err {
 			// The git failure in one sentence, without git's raw output.
 			err = described
-		} else if out := progress.failureOutput(j.release.Name); out != "" {
+		} else if out := display.FailureOutput(j.release.Name); out != "" {
 			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
 		}
 		rr.Outcome, rr.Error = Failed, err.Error()
 		return rr, err
 	}
 	rr.Outcome = Succeeded
-	progress.logf("[%s] built %s on %s in %s", j.release.Name, rr.Digest, n.Name, rr.duration.Round(time.Millisecond))
+	display.Logf("[%s] built %s on %s in %s", j.release.Name, rr.Digest, n.Name, rr.duration.Round(time.Millisecond))
 	return rr, nil
 }
 
 // finish moves local outputs into place, then tags every pushed release
 // when all succeeded. Outputs are kept per release with continue-on-error,
 // else only when every release succeeded; tags need every release.
-func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report, timings *timingRecorder) {
+func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report, timings *progress.Recorder) {
 	keep := !report.Failed() || b.opts.continueOnError
 	for i := range report.Releases {
 		placeOutputs(&report.Releases[i], keep)
@@ -235,7 +236,7 @@ func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report
 	}
 	start := time.Now()
 	err := tagAll(ctx, report, jobs, b.opts.remoteOpts)
-	timings.record(PhaseTag, start)
+	timings.Record(progress.PhaseTag, start)
 	if err != nil {
 		report.TagError = err.Error()
 		for i := range report.Releases {

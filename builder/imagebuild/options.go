@@ -11,6 +11,7 @@ import (
 	"github.com/moby/buildkit/session"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -215,7 +216,7 @@ func WithKnownBases(known map[string]baseinfo.Info) Option {
 // CheckOptions checks the options of a build of p that need no daemon:
 // the releases (SelectReleases), WithPush without image.repository
 // (ErrNoRepository), an output type given twice (*OutputError) and a
-// progress display that cannot start (*ProgressError). Build checks them
+// progress display that cannot start (*progress.Error). Build checks them
 // again; a command calls CheckOptions to refuse them before it connects
 // to a daemon or starts one.
 func CheckOptions(p *plan.Plan, opts ...Option) error {
@@ -229,7 +230,7 @@ func CheckOptions(p *plan.Plan, opts ...Option) error {
 	if err := o.checkPushAndOutputs(p); err != nil {
 		return err
 	}
-	return checkProgress(o.progressMode, o.progressOut)
+	return progress.Check(o.progressMode, o.progressOut)
 }
 
 // checkPushAndOutputs refuses WithPush without a repository to push to,

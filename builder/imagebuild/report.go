@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
@@ -39,7 +40,7 @@ type Report struct {
 	// what was rolled back.
 	TagError string `json:"tag_error,omitempty"`
 	// Timings says where the build's time went, phase by phase.
-	Timings *Timings `json:"timings,omitempty"`
+	Timings *progress.Timings `json:"timings,omitempty"`
 	// Daemons are the BuildKit nodes the build ran on, with their versions.
 	Daemons []Daemon `json:"daemons,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/moby/buildkit/client"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	"github.com/moby/buildkit/session"
@@ -102,22 +103,22 @@ func hasLocalCache(entries []client.CacheOptionsEntry) bool {
 // the shared session, beside the export and push of the image, rather than
 // before them: a release is only done, and tagged, once it passed.
 type deferredSmoke struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	node     Node
-	session  *sharedSession
-	job      *releaseJob
-	progress *progress
-	done     chan error // nil until the run was handed over
+	ctx     context.Context
+	cancel  context.CancelFunc
+	node    Node
+	session *sharedSession
+	job     *releaseJob
+	display *progress.Display
+	done    chan error // nil until the run was handed over
 	// buildCtx and stopBuild are the release build's context and its
 	// cancel; nil unless buildContext was called.
 	buildCtx  context.Context
 	stopBuild context.CancelCauseFunc
 }
 
-func newDeferredSmoke(ctx context.Context, n Node, ss *sharedSession, j *releaseJob, p *progress) *deferredSmoke {
+func newDeferredSmoke(ctx context.Context, n Node, ss *sharedSession, j *releaseJob, p *progress.Display) *deferredSmoke {
 	ctx, cancel := context.WithCancel(ctx)
-	return &deferredSmoke{ctx: ctx, cancel: cancel, node: n, session: ss, job: j, progress: p}
+	return &deferredSmoke{ctx: ctx, cancel: cancel, node: n, session: ss, job: j, display: p}
 }
 
 // buildContext is the context of the release's build: a failed smoke run
@@ -148,7 +149,7 @@ func (d *deferredSmoke) hand() func(*smokeRun) {
 		go func() {
 			_, err := d.node.Client.Build(d.ctx, opt, "jetbake", func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
 				return gateway.NewResult(), d.job.smokeCheck(ctx, c, run)
-			}, d.progress.channel(d.job.release.Name))
+			}, d.display.Channel(d.job.release.Name))
 			if err != nil && d.ctx.Err() == nil && d.stopBuild != nil {
 				d.stopBuild(err)
 			}

@@ -13,6 +13,7 @@ import (
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -22,9 +23,6 @@ const (
 	smokeDir    = "/jetbake-smoke"
 	smokeDriver = "/jetbake-smoke-driver"
 )
-
-// smokePrefix starts the names of the smoke run's steps (PhaseSmoke).
-const smokePrefix = "smoke: "
 
 // driverStubPaths are where NVIDIA's CUDA devel images keep the driver's
 // link-time stub, stubs/libcuda.so (soname libcuda.so.1), first match wins.
@@ -58,7 +56,7 @@ func (j *releaseJob) newSmokeRun(image runtimeImage, routers []llb.State, buildB
 	find.WriteString(`if [ -f "$f" ]; then cp "$f" /out/libcuda.so.1 && echo "$f" >/out/from; break; fi; done; exit 0`)
 	stub := llb.Image(buildBase, llb.Platform(arm64Platform()), j.resolveMode()).
 		Run(llb.Args([]string{"/bin/sh", "-c", find.String()}),
-			llb.WithCustomName(smokePrefix+"the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only")).
+			llb.WithCustomName(progress.SmokePrefix+"the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only")).
 		AddMount("/out", llb.Scratch())
 	return &smokeRun{image: image, routers: routers, stub: stub, imports: imports}
 }
@@ -79,7 +77,7 @@ func (j *releaseJob) smokeDefinition(ctx context.Context, run *smokeRun, bins []
 	}
 	opts := []llb.RunOption{
 		llb.Args(append([]string{"/bin/sh", "-c", j.smokeScript(bins), "jetbake-smoke"}, j.plan.Router.Smoke...)),
-		llb.WithCustomNamef("%s%s %s on the runtime image", smokePrefix, j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
+		llb.WithCustomNamef("%s%s %s on the runtime image", progress.SmokePrefix, j.plan.Router.Name, strings.Join(j.plan.Router.Smoke, " ")),
 	}
 	for _, kv := range config.Config.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {

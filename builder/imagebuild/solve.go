@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
@@ -65,7 +66,7 @@ type releaseJob struct {
 	// timings records jetbake's own calls; resolved is the build's one
 	// resolve per base reference, shared by every release; emulation warns
 	// once that a router compiles under emulation.
-	timings   *timingRecorder
+	timings   *progress.Recorder
 	resolved  *resolveCache
 	emulation *emulationNotice
 	// bases are the build's reads of what each base holds; baseInfo is
@@ -218,7 +219,7 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: j.resolveMode().String()},
 	}
 	dgst, config, err := j.resolved.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
-		defer j.timings.record(PhaseResolve, time.Now())
+		defer j.timings.Record(progress.PhaseResolve, time.Now())
 		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, opt)
 		if err != nil {
 			return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
@@ -253,7 +254,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 			start := time.Now()
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase),
 				FrontendInputs: inputs})
-			j.timings.record(PhaseFrontend, start)
+			j.timings.Record(progress.PhaseFrontend, start)
 			if err != nil {
 				return fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
 			}
@@ -448,7 +449,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 
 // runtimeBaseState is the runtime base image at ref.
 func (j *releaseJob) runtimeBaseState(ref string) llb.State {
-	return llb.Image(ref, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+ref), j.resolveMode())
+	return llb.Image(ref, llb.Platform(arm64Platform()), llb.WithCustomName(progress.RuntimeBasePrefix+ref), j.resolveMode())
 }
 
 // pin adds digest to ref unless ref already names one.
