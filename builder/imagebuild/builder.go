@@ -18,6 +18,7 @@ import (
 
 	"github.com/moby/buildkit/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -48,7 +49,7 @@ func New(c *client.Client, opts ...Option) *Builder {
 // cache is), at most parallel releases at a time per node, and a release
 // whose node fails is retried on another node.
 func NewCluster(nodes []Node, opts ...Option) *Builder {
-	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2, lookupEnv: os.LookupEnv}
+	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2, cache: cacheconfig.Settings{LookupEnv: os.LookupEnv}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -86,7 +87,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	}
 	display.Warned = frontendWarnings(jobs)
 	shareEmulationNotice(jobs, display.Warnf, b.opts.advice.Nodes)
-	for _, line := range b.unusableCaches(jobs) {
+	for _, line := range b.opts.cache.Unusable(releasesOf(jobs)) {
 		display.Warnf("jetbake: warning: %s", line)
 	}
 	sessions, err := b.startSessions(ctx, jobs)
@@ -112,7 +113,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 // each build's own. No node gets one then.
 func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedSessions, error) {
 	sessions := sharedSessions{}
-	if len(jobs) == 0 || len(b.opts.outputs) > 0 || hasLocalCache(b.opts.cacheFrom) || hasLocalCache(b.opts.cacheTo) || hasLocalCaches(jobs) {
+	if len(jobs) == 0 || len(b.opts.outputs) > 0 || b.opts.cache.Local(releasesOf(jobs)) {
 		return sessions, nil
 	}
 	// Every release has the same local folders: one router, one entrypoint.

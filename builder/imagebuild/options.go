@@ -11,6 +11,7 @@ import (
 	"github.com/moby/buildkit/session"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -67,8 +68,7 @@ type options struct {
 	epoch           int64
 	push            bool
 	outputs         []Output
-	cacheFrom       []client.CacheOptionsEntry
-	cacheTo         []client.CacheOptionsEntry
+	cache           cacheconfig.Settings // with the environment that completes the caches
 	parallel        int
 	retries         int
 	onAttempt       func(node, release string)
@@ -80,8 +80,6 @@ type options struct {
 	sessionAttach   []session.Attachable
 	baseReader      *baseinfo.Reader
 	knownBases      map[string]baseinfo.Info
-	// lookupEnv reads the environment that caches are completed from.
-	lookupEnv func(string) (string, bool)
 }
 
 // Option configures a Builder.
@@ -150,7 +148,7 @@ func WithOutputs(outs ...Output) Option { return func(o *options) { o.outputs = 
 // Actions and S3 entries are completed from the environment as buildx
 // completes them.
 func WithCache(from, to []client.CacheOptionsEntry) Option {
-	return func(o *options) { o.cacheFrom, o.cacheTo = from, to }
+	return func(o *options) { o.cache.From, o.cache.To = from, to }
 }
 
 // WithParallel builds at most n releases at once on each node (default DefaultParallel).

@@ -88,17 +88,6 @@ func (s sharedSessions) close() {
 	}
 }
 
-// hasLocalCache reports whether a cache import or export uses a local
-// folder, which BuildKit's client serves from the build's own session.
-func hasLocalCache(entries []client.CacheOptionsEntry) bool {
-	for _, e := range entries {
-		if e.Type == "local" {
-			return true
-		}
-	}
-	return false
-}
-
 // deferredSmoke is a release's smoke run solved in a build of its own on
 // the shared session, beside the export and push of the image, rather than
 // before them: a release is only done, and tagged, once it passed.

@@ -5,26 +5,13 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/moby/buildkit/client"
 	"github.com/stretchr/testify/require"
 )
 
-func TestHasLocalCache(t *testing.T) {
-	tests := []struct {
-		entries []client.CacheOptionsEntry
-		want    bool
-	}{
-		{entries: nil, want: false},
-		{entries: []client.CacheOptionsEntry{{Type: "registry", Attrs: map[string]string{"ref": "127.0.0.1:5000/cache"}}}, want: false},
-		{entries: []client.CacheOptionsEntry{{Type: "inline"}, {Type: "local", Attrs: map[string]string{"dest": "/tmp/cache"}}}, want: true},
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, hasLocalCache(tt.entries), "%+v", tt.entries)
-	}
-}
-
 // The shared session's key names the folders: the same folders give the
+
 // same key on every run, other folders another.
+
 func TestLocalsKey(t *testing.T) {
 	j := &releaseJob{contextDir: "/src/tei", dockerfileDir: "/src/tei/dockerfiles"}
 	same := &releaseJob{contextDir: "/src/tei", dockerfileDir: "/src/tei/dockerfiles"}
@@ -36,7 +23,9 @@ func TestLocalsKey(t *testing.T) {
 }
 
 // Without a shared session the smoke run is solved inline: nothing is
+
 // handed over and the build's own error stands.
+
 func TestDeferredSmokeInline(t *testing.T) {
 	var d *deferredSmoke
 	require.Nil(t, d.hand())
@@ -46,7 +35,9 @@ func TestDeferredSmokeInline(t *testing.T) {
 }
 
 // A build that failed before handing its smoke run over returns its own
+
 // error; one that never started a run succeeds with the build.
+
 func TestDeferredSmokeNotHanded(t *testing.T) {
 	d := newDeferredSmoke(t.Context(), Node{}, nil, nil, nil)
 	failed := errors.New("build failed")
@@ -56,6 +47,7 @@ func TestDeferredSmokeNotHanded(t *testing.T) {
 }
 
 // A shared session that ended is not used again.
+
 func TestSharedSessionAlive(t *testing.T) {
 	ss := &sharedSession{ended: make(chan struct{})}
 	require.True(t, ss.alive())
@@ -64,7 +56,9 @@ func TestSharedSessionAlive(t *testing.T) {
 }
 
 // A smoke run that fails stops the release's build, and the release fails
+
 // with the smoke run's error, not with the cancellation it caused.
+
 func TestDeferredSmokeStopsTheBuild(t *testing.T) {
 	d := newDeferredSmoke(t.Context(), Node{}, nil, nil, nil)
 	buildCtx := d.buildContext(t.Context())
