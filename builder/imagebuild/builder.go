@@ -20,6 +20,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -173,15 +174,15 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 		b.opts.onAttempt(n.Name, j.release.Name)
 	}
 	solveOpt, cleanup, err := b.solveOpt(j)
-	var smoke *deferredSmoke
+	var deferred *smoke.Deferred
 	if ss != nil && err == nil {
 		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.s, true
-		smoke = newDeferredSmoke(ctx, n, ss, j, display)
+		deferred = smoke.NewDeferred(ctx, n.Client, ss.s, func() chan *client.SolveStatus { return display.Channel(j.release.Name) })
 	}
 	if err == nil {
 		var resp *client.SolveResponse
-		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(n.Name, smoke.hand()), display.Channel(j.release.Name))
-		if err = smoke.wait(err); err == nil {
+		resp, err = n.Client.Build(deferred.BuildContext(ctx), solveOpt, "jetbake", j.build(n.Name, j.handSmoke(deferred)), display.Channel(j.release.Name))
+		if err = deferred.Wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
 		} else if baseErr := j.baseError(); baseErr != nil {
 			err = baseErr

@@ -12,15 +12,10 @@ import (
 )
 
 // env is a fake environment for fromEnvironment.
-
 // The GitHub Actions and S3 caches are completed from the runner's
-
 // environment as buildx completes them (build/opt.go, CreateCaches).
-
 // solveOptBuilder is a Builder with a plan whose release folders exist,
-
 // so that solveOpt can be called without a daemon.
-
 func solveOptBuilder(t *testing.T, vars map[string]string, opts ...Option) (*Builder, []*releaseJob) {
 	t.Helper()
 	dir := t.TempDir()
@@ -35,11 +30,8 @@ func solveOptBuilder(t *testing.T, vars map[string]string, opts ...Option) (*Bui
 }
 
 // What BuildKit gets for --cache-to type=gha inside a workflow: the url and
-
 // token of the runner's environment and a scope per release; and with
-
 // --sbom, the attestation's attributes.
-
 func TestSolveOptCachesFromEnvironment(t *testing.T) {
 	vars := map[string]string{"ACTIONS_CACHE_URL": "https://cache.example/", "ACTIONS_RUNTIME_TOKEN": "tok"}
 	b, jobs := solveOptBuilder(t, vars,
@@ -67,9 +59,7 @@ func TestSolveOptCachesFromEnvironment(t *testing.T) {
 }
 
 // A release's own caches (--set RELEASE.cache-to=...) replace the build's
-
 // for it alone; no-cache too.
-
 func TestReleaseOwnCaches(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644))

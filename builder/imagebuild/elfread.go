@@ -13,6 +13,7 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -66,7 +67,7 @@ func resolvedLibraries(needed []string, trace string) []Library {
 	out := make([]Library, 0, len(needed))
 	for _, n := range needed {
 		lib := Library{Name: n, Path: found[n]}
-		if n == driverLib {
+		if n == smoke.DriverLib {
 			lib = Library{Name: n, FromHost: true}
 		}
 		out = append(out, lib)

@@ -7,7 +7,6 @@ import (
 )
 
 // Two releases get distinct cache entries from the same flag.
-
 func TestOutputPath(t *testing.T) {
 	tests := []struct {
 		name  string
