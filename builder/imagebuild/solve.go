@@ -38,7 +38,10 @@ const (
 
 // releaseJob is everything one release's BuildKit session needs, resolved
 // before the session starts: refs with mirrors and lock digests applied.
+// Its own fields are the inputs; buildShared is what every release of the
+// build shares, attemptResult what the latest attempt learnt.
 type releaseJob struct {
+	// The inputs: set when the job is made (see prepare), never changed.
 	plan        *plan.Plan
 	release     plan.Release
 	buildBase   string
@@ -56,22 +59,37 @@ type releaseJob struct {
 	// multiOutput is set when several releases share one --output destination.
 	multiOutput bool
 	// git is the build's git context (see gitsource.go), nil for a local
-	// folder; routerContextPinned and routerSource are what this release
-	// resolved it to, gitErr why it could not.
-	git                 *gitSource
-	routerContextPinned string
-	routerSource        *RouterSource
-	gitErr              error
+	// folder.
+	git *gitSource
 
+	buildShared
+	attemptResult
+}
+
+// buildShared is what every release of a build shares, set once by Build
+// before the first attempt.
+type buildShared struct {
 	// timings records jetbake's own calls; resolved is the build's one
 	// resolve per base reference, shared by every release; emulation warns
 	// once that a router compiles under emulation.
 	timings   *progress.Recorder
 	resolved  *resolveCache
 	emulation *emulationNotice
-	// bases are the build's reads of what each base holds; baseInfo is
-	// what this release's build and runtime bases were read to hold.
-	bases    *baseReads
+	// bases are the build's reads of what each base holds.
+	bases *baseReads
+}
+
+// attemptResult is what the release's latest attempt learnt, for its
+// report: set while the attempt builds, read by fillReport. mu guards what
+// the attempt's concurrent steps write.
+type attemptResult struct {
+	// routerContextPinned and routerSource are what this release resolved
+	// the git context to, gitErr why it could not.
+	routerContextPinned string
+	routerSource        *RouterSource
+	gitErr              error
+	// baseInfo is what this release's build and runtime bases were read to
+	// hold; baseErr what they lack.
 	baseInfo [2]*baseinfo.Info
 	baseErr  error
 
