@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -107,9 +108,9 @@ type attemptResult struct {
 	binaries []Binary
 	// routerCode and libraryCode are the GPU code the audit read of the
 	// routers and of the libraries they load; audit its result.
-	routerCode  []cudaCode
-	libraryCode []cudaCode
-	audit       []Audit
+	routerCode  []buildaudit.Code
+	libraryCode []buildaudit.Code
+	audit       []buildaudit.Audit
 }
 
 // arm64Platform is the platform of every Jetson image.
