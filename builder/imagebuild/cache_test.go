@@ -11,9 +11,6 @@ import (
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
-// env is a fake environment for fromEnvironment.
-// The GitHub Actions and S3 caches are completed from the runner's
-// environment as buildx completes them (build/opt.go, CreateCaches).
 // solveOptBuilder is a Builder with a plan whose release folders exist,
 // so that solveOpt can be called without a daemon.
 func solveOptBuilder(t *testing.T, vars map[string]string, opts ...Option) (*Builder, []*releaseJob) {

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Two releases get distinct cache entries from the same flag.
 func TestOutputPath(t *testing.T) {
 	tests := []struct {
 		name  string

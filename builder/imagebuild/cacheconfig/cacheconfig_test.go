@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// env is a fake environment for fromEnvironment.
 func env(vars map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) {
 		v, ok := vars[k]
@@ -14,6 +15,8 @@ func env(vars map[string]string) func(string) (string, bool) {
 	}
 }
 
+// The GitHub Actions and S3 caches are completed from the runner's
+// environment as buildx completes them (build/opt.go, CreateCaches).
 func TestFromEnvironment(t *testing.T) {
 	tests := []struct {
 		name string
@@ -180,6 +183,7 @@ func TestPerRelease(t *testing.T) {
 	require.Empty(t, perRelease(nil, "jetpack7.2"))
 }
 
+// Two releases get distinct cache entries from the same flag.
 func TestPerReleaseDistinct(t *testing.T) {
 	entries := []client.CacheOptionsEntry{{Type: "registry", Attrs: map[string]string{"ref": "ghcr.io/x/cache"}}}
 	a := perRelease(entries, "jetpack6.2")

@@ -28,6 +28,10 @@ func TestSmokeResultNamesTheMissingLibrary(t *testing.T) {
 	require.ErrorContains(t, err, "router-87 --version (exit 1) fails on "+testImage+": Error: something else")
 }
 
+// The smoke run's result file decides the verdict: every library each
+// binary needs, named at once; every binary must have run and exited 0; no
+// folder jetbake's layers create may be a link in the image; the image must
+// have a CA bundle.
 func TestJudgeSmoke(t *testing.T) {
 	s := testSpec() // router-87 and router-110
 	bins := []Binary{{Name: "router-87", Needed: []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libc.so.6"}}}
@@ -72,6 +76,9 @@ func TestJudgeSmoke(t *testing.T) {
 	}
 }
 
+// The script lists each binary's libraries with its own loader, with the
+// driver stub first on the library path, then runs it, and checks every
+// folder the layers create, parents included.
 func TestSmokeScript(t *testing.T) {
 	s := testSpec()
 	require.Equal(t, []string{"/etc", "/etc/jetbake", "/usr", "/usr/local", "/usr/local/bin"}, s.LayerDirs())
