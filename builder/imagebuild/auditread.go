@@ -9,6 +9,7 @@ import (
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/gatewayfile"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -67,7 +68,7 @@ func (j *releaseJob) auditLibraries(ctx context.Context, c gateway.Client, run *
 	}
 	var code []buildaudit.Code
 	for _, p := range paths {
-		r, err := openFile(ctx, ref, p)
+		r, err := gatewayfile.Open(ctx, ref, p)
 		if err != nil {
 			return fmt.Errorf("audit: read %s in %s: %w", p, run.image.name, err)
 		}
