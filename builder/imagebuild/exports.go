@@ -13,6 +13,7 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/tonistiigi/fsutil"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/dockertar"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
@@ -113,7 +114,7 @@ func (b *Builder) localOutputs(j *releaseJob) (*localOutputs, error) {
 		}
 		dest := outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
 		lo.partial = append(lo.partial, dest)
-		convert := func() error { return writeDockerTarball(lo.layoutDir, dest, j.release.Tags) }
+		convert := func() error { return dockertar.Write(lo.layoutDir, dest, j.release.Tags) }
 		lo.afterExport = append([]func() error{convert}, lo.afterExport...)
 	}
 	for _, p := range lo.partial {
