@@ -15,7 +15,6 @@ import (
 	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session"
 	"github.com/moby/buildkit/session/auth/authprovider"
 	"github.com/moby/buildkit/session/secrets"
@@ -24,6 +23,7 @@ import (
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/builder/version"
@@ -133,7 +133,7 @@ func (o Options) builderOptions() []imagebuild.Option {
 		imagebuild.WithMirrors(o.Mirrors),
 		imagebuild.WithBaseDir(o.Source.Dir),
 		imagebuild.WithSource(o.Source.Revision, o.Source.Epoch),
-		imagebuild.WithCache(cacheEntries(o.CacheFrom), cacheEntries(o.CacheTo)),
+		imagebuild.WithCache(cacheconfig.Entries(o.CacheFrom), cacheconfig.Entries(o.CacheTo)),
 		imagebuild.WithRetries(o.Retries),
 		imagebuild.WithContinueOnError(o.ContinueOnError),
 		imagebuild.WithControls(o.Controls),
@@ -163,15 +163,6 @@ func DockerAuth() session.Attachable {
 	return authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
 		AuthConfigProvider: authprovider.LoadAuthConfig(config.LoadDefaultConfigFile(os.Stderr)),
 	})
-}
-
-// cacheEntries are caches as BuildKit's client takes them.
-func cacheEntries(caches []plan.Cache) []client.CacheOptionsEntry {
-	out := make([]client.CacheOptionsEntry, len(caches))
-	for i, c := range caches {
-		out[i] = client.CacheOptionsEntry{Type: c.Type, Attrs: c.Attrs}
-	}
-	return out
 }
 
 // entrypointDir is dir, else the folder of this jetbake's own entrypoint

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -32,7 +33,7 @@ func flagError(err error) error {
 		unknown    *plan.UnknownReleaseError
 		twice      *imagebuild.DuplicateReleaseError
 		output     *imagebuild.OutputError
-		progress   *imagebuild.ProgressError
+		progress   *progress.Error
 		entrypoint *imagebuild.EntrypointError
 		missing    *entrypoints.MissingError
 		noLock     *lock.NoLockFileError

@@ -16,6 +16,7 @@ import (
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 )
@@ -115,7 +116,7 @@ func TestFlagError(t *testing.T) {
 			"--output type=oci is given twice: one of each type at most", ExitUsage},
 		{&imagebuild.OutputError{Value: "dest=out", Problem: "type must be oci or docker", NotLocal: true},
 			`--output "dest=out": type must be oci or docker (use --push for a registry)`, ExitUsage},
-		{&imagebuild.ProgressError{Mode: "tty", Err: errors.New("not a terminal")}, "--progress tty: not a terminal", ExitUsage},
+		{&progress.Error{Mode: "tty", Err: errors.New("not a terminal")}, "--progress tty: not a terminal", ExitUsage},
 		{&imagebuild.EntrypointError{}, "no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe ('make build' puts them in bin/linux-arm64)", ExitFailure},
 		{&imagebuild.EntrypointError{Dir: "/ep", Missing: "jetbake-cudaprobe"}, "entrypoint folder /ep lacks jetbake-cudaprobe: run 'make build' (it cross-compiles them for linux/arm64)", ExitFailure},
 		{&imagebuild.EntrypointError{Dir: "/ep", Binary: "/ep/jetbake-entrypoint", BuiltFrom: "1111111111111111", Tool: "2222222222222222"},

@@ -2,29 +2,28 @@ package imagebuild
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
-	"github.com/jetbake/jetbake/builder/fatbin"
+	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/gatewayfile"
 	"github.com/jetbake/jetbake/computecap"
 )
 
-// auditRouters reads the fat binaries of every router (see audit.go),
+// auditRouters reads the fat binaries of every router (see package buildaudit),
 // judges each for its own SM, records the result and returns the
 // annotation value that says it, or the sentence that fails the release.
 func (j *releaseJob) auditRouters(ctx context.Context, c gateway.Client, routers []llb.State, imports []gateway.CacheOptionsEntry) (string, error) {
-	code := make([]cudaCode, len(j.release.Targets))
+	code := make([]buildaudit.Code, len(j.release.Targets))
 	for i, t := range j.release.Targets {
 		r, err := j.openRouter(ctx, c, routers[i], t, imports)
 		if err != nil {
 			return "", err
 		}
-		if code[i], err = readCUDACode(t.Path, roleRouter, r); err != nil && !isNotELF(err) {
+		if code[i], err = buildaudit.Read(t.Path, buildaudit.RoleRouter, r); err != nil && !buildaudit.IsNotELF(err) {
 			return "", fmt.Errorf("audit: %w", err)
 		}
 	}
@@ -37,20 +36,7 @@ func (j *releaseJob) auditRouters(ctx context.Context, c gateway.Client, routers
 	// The annotation says the routers' verdicts only, which the build
 	// knows before the export whenever the smoke run ends: the image's
 	// bytes never depend on which finished first.
-	table := computecap.DefaultTable()
-	var parts []string
-	for i, t := range j.release.Targets {
-		sm, err := computecap.Parse(t.SM)
-		if err != nil {
-			return "", err
-		}
-		a, err := auditSM(table, sm, code[i:i+1], auditRelease{name: j.release.Name, cuda: j.release.CUDA})
-		if err != nil {
-			return "", err
-		}
-		parts = append(parts, a.SM+"="+a.Verdict)
-	}
-	return strings.Join(parts, ","), nil
+	return j.auditRelease().Annotation(computecap.DefaultTable(), code)
 }
 
 // auditLibraries reads the fat binaries of the libraries the routers'
@@ -80,14 +66,14 @@ func (j *releaseJob) auditLibraries(ctx context.Context, c gateway.Client, run *
 	if err != nil {
 		return err
 	}
-	var code []cudaCode
+	var code []buildaudit.Code
 	for _, p := range paths {
-		r, err := openFile(ctx, ref, p)
+		r, err := gatewayfile.Open(ctx, ref, p)
 		if err != nil {
 			return fmt.Errorf("audit: read %s in %s: %w", p, run.image.name, err)
 		}
-		lib, err := readCUDACode(p, roleLibrary, r)
-		if err != nil && !isNotELF(err) {
+		lib, err := buildaudit.Read(p, buildaudit.RoleLibrary, r)
+		if err != nil && !buildaudit.IsNotELF(err) {
 			return fmt.Errorf("audit: %w", err)
 		}
 		code = append(code, lib)
@@ -101,32 +87,22 @@ func (j *releaseJob) auditLibraries(ctx context.Context, c gateway.Client, run *
 
 // recordAudit judges what was read so far for every target, records it
 // for the report, and returns it with the first refusal.
-func (j *releaseJob) recordAudit() ([]Audit, error) {
+func (j *releaseJob) recordAudit() ([]buildaudit.Audit, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	table := computecap.DefaultTable()
-	rel := auditRelease{name: j.release.Name, cuda: j.release.CUDA}
-	var out []Audit
-	var firstErr error
-	for i, t := range j.release.Targets {
-		sm, err := computecap.Parse(t.SM)
-		if err != nil {
-			return nil, err
-		}
-		var files []cudaCode
-		if i < len(j.routerCode) {
-			files = append(files, j.routerCode[i])
-		}
-		a, err := auditSM(table, sm, append(files, j.libraryCode...), rel)
-		out = append(out, a)
-		if firstErr == nil {
-			firstErr = err
-		}
+	out, err := j.auditRelease().Judge(computecap.DefaultTable(), j.routerCode, j.libraryCode)
+	if out == nil && err != nil {
+		return nil, err
 	}
 	j.audit = out
-	return out, firstErr
+	return out, err
 }
 
-// isNotELF reports an error of a file that is not ELF (a script router):
-// it holds no fat binary to judge.
-func isNotELF(err error) bool { return errors.Is(err, fatbin.ErrNotELF) }
+// auditRelease is the release as package buildaudit takes it.
+func (j *releaseJob) auditRelease() buildaudit.Release {
+	r := buildaudit.Release{Name: j.release.Name, CUDA: j.release.CUDA}
+	for _, t := range j.release.Targets {
+		r.SMs = append(r.SMs, t.SM)
+	}
+	return r
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 )
 
 // baseReaders is how many bases a build reads at once.
@@ -33,7 +34,7 @@ type baseRead struct {
 // readBases starts reading every base of jobs. A base the lock file pins,
 // whose contents it recorded at that digest (WithKnownBases), is not read
 // again: what a digest holds never changes.
-func (b *Builder) readBases(ctx context.Context, jobs []*releaseJob, timings *timingRecorder) *baseReads {
+func (b *Builder) readBases(ctx context.Context, jobs []*releaseJob, timings *progress.Recorder) *baseReads {
 	reader := b.opts.baseReader
 	if reader == nil {
 		reader = baseinfo.New(baseinfo.WithRemoteOptions(b.opts.remoteOpts...))
@@ -68,7 +69,7 @@ func (b *Builder) readBases(ctx context.Context, jobs []*releaseJob, timings *ti
 				defer func() { <-slots }()
 				start := time.Now()
 				e.info, e.err = reader.Read(ctx, fetched)
-				timings.record(PhaseResolve, start)
+				timings.Record(progress.PhaseResolve, start)
 			}()
 		}
 	}

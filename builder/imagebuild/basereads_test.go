@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/computecap"
@@ -46,7 +47,7 @@ func TestCheckBases(t *testing.T) {
 
 	b, jobs := basePlanJobs(t, host)
 	jobs = append(jobs, jobs[0].cloneFor(t)) // a third release on jetpack6.2's bases
-	reads := b.readBases(t.Context(), jobs, newTimingRecorder())
+	reads := b.readBases(t.Context(), jobs, progress.NewRecorder())
 	defer reads.close()
 	require.Len(t, reads.entries, 4)
 
@@ -82,7 +83,7 @@ func TestCheckBasesKnown(t *testing.T) {
 		"nvcr.io/nvidia/l4t-cuda:12.6.11-runtime": {Digest: jp, Flavour: computecap.FlavourSBSA, CUDA: "13.0.1"},
 	}
 	b, jobs := basePlanJobs(t, host, WithLocks(locks), WithKnownBases(known), WithReleases("jetpack6.2"))
-	reads := b.readBases(t.Context(), jobs, newTimingRecorder())
+	reads := b.readBases(t.Context(), jobs, progress.NewRecorder())
 	defer reads.close()
 	require.NoError(t, jobs[0].checkBases(t.Context()))
 	rr := jobs[0].initialReport()
@@ -95,7 +96,7 @@ func TestCheckBasesKnown(t *testing.T) {
 func TestCheckBasesUnreadable(t *testing.T) {
 	host := testregistry.New(t)
 	b, jobs := basePlanJobs(t, host, WithReleases("jetpack6.2"))
-	reads := b.readBases(t.Context(), jobs, newTimingRecorder())
+	reads := b.readBases(t.Context(), jobs, progress.NewRecorder())
 	defer reads.close()
 	err := jobs[0].checkBases(t.Context())
 	require.ErrorContains(t, err, "build base nvcr.io/nvidia/l4t-jetpack:r36.4.0: could not read what CUDA it holds: read base "+host+"/nvidia/l4t-jetpack:r36.4.0")

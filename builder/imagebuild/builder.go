@@ -18,6 +18,9 @@ import (
 
 	"github.com/moby/buildkit/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -47,7 +50,7 @@ func New(c *client.Client, opts ...Option) *Builder {
 // cache is), at most parallel releases at a time per node, and a release
 // whose node fails is retried on another node.
 func NewCluster(nodes []Node, opts ...Option) *Builder {
-	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2, lookupEnv: os.LookupEnv}
+	o := options{parallel: DefaultParallel, progressMode: "quiet", mirrors: refs.Mirrors{}, retries: 2, cache: cacheconfig.Settings{LookupEnv: os.LookupEnv}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -70,7 +73,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	}
 	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
 	report.Releases = make([]ReleaseReport, len(jobs))
-	timings := newTimingRecorder()
+	timings := progress.NewRecorder()
 	resolved := newResolveCache()
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
@@ -79,29 +82,29 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 		report.Releases[i] = j.initialReport()
 		j.timings, j.resolved = timings, resolved
 	}
-	progress, err := newProgress(ctx, b.opts.progressMode, b.opts.progressOut, timings)
+	display, err := progress.New(ctx, b.opts.progressMode, b.opts.progressOut, timings)
 	if err != nil {
 		return nil, err
 	}
-	progress.warned = frontendWarnings(jobs)
-	shareEmulationNotice(jobs, progress.warnf, b.opts.advice.Nodes)
-	for _, line := range b.unusableCaches(jobs) {
-		progress.warnf("jetbake: warning: %s", line)
+	display.Warned = frontendWarnings(jobs)
+	shareEmulationNotice(jobs, display.Warnf, b.opts.advice.Nodes)
+	for _, line := range b.opts.cache.Unusable(releasesOf(jobs)) {
+		display.Warnf("jetbake: warning: %s", line)
 	}
 	sessions, err := b.startSessions(ctx, jobs)
 	if err != nil {
-		progress.close()
+		display.Close()
 		return nil, err
 	}
 	defer sessions.close()
 	// The daemons' versions are asked for beside the builds, not before.
 	daemons := make(chan []Daemon, 1)
 	go func() { daemons <- b.daemons(ctx) }()
-	newScheduler(b, progress, sessions).run(ctx, jobs, report)
+	newScheduler(b, display, sessions).run(ctx, jobs, report)
 	report.Daemons = <-daemons
-	progress.close()
+	display.Close()
 	b.finish(ctx, jobs, report, timings)
-	report.Timings = timings.result()
+	report.Timings = timings.Result()
 	return report, report.Err()
 }
 
@@ -111,7 +114,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 // each build's own. No node gets one then.
 func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedSessions, error) {
 	sessions := sharedSessions{}
-	if len(jobs) == 0 || len(b.opts.outputs) > 0 || hasLocalCache(b.opts.cacheFrom) || hasLocalCache(b.opts.cacheTo) || hasLocalCaches(jobs) {
+	if len(jobs) == 0 || len(b.opts.outputs) > 0 || b.opts.cache.Local(releasesOf(jobs)) {
 		return sessions, nil
 	}
 	// Every release has the same local folders: one router, one entrypoint.
@@ -160,7 +163,7 @@ func (b *Builder) daemons(ctx context.Context) []Daemon {
 
 // attempt runs one release's BuildKit session on node n.
 // On a node with a shared session, the build uses it.
-func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *progress, ss *sharedSession) (ReleaseReport, error) {
+func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *progress.Display, ss *sharedSession) (ReleaseReport, error) {
 	if ss != nil && !ss.alive() {
 		ss = nil // the shared session ended: this build brings its own
 	}
@@ -171,15 +174,15 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 		b.opts.onAttempt(n.Name, j.release.Name)
 	}
 	solveOpt, cleanup, err := b.solveOpt(j)
-	var smoke *deferredSmoke
+	var deferred *smoke.Deferred
 	if ss != nil && err == nil {
 		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.s, true
-		smoke = newDeferredSmoke(ctx, n, ss, j, progress)
+		deferred = smoke.NewDeferred(ctx, n.Client, ss.s, func() chan *client.SolveStatus { return display.Channel(j.release.Name) })
 	}
 	if err == nil {
 		var resp *client.SolveResponse
-		resp, err = n.Client.Build(smoke.buildContext(ctx), solveOpt, "jetbake", j.build(n.Name, smoke.hand()), progress.channel(j.release.Name))
-		if err = smoke.wait(err); err == nil {
+		resp, err = n.Client.Build(deferred.BuildContext(ctx), solveOpt, "jetbake", j.build(n.Name, j.handSmoke(deferred)), display.Channel(j.release.Name))
+		if err = deferred.Wait(err); err == nil {
 			rr.Digest = resp.ExporterResponse["containerimage.digest"]
 		} else if baseErr := j.baseError(); baseErr != nil {
 			err = baseErr
@@ -195,29 +198,29 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, progress *
 	if err != nil && ss != nil && !ss.alive() && ctx.Err() == nil {
 		// The shared session ended under the build, not the build itself.
 		_, _ = cleanup(false)
-		progress.logf("[%s] the shared BuildKit session on %s ended; building again with a session of its own", j.release.Name, n.Name)
-		return b.attempt(ctx, n, j, progress, nil)
+		display.Logf("[%s] the shared BuildKit session on %s ended; building again with a session of its own", j.release.Name, n.Name)
+		return b.attempt(ctx, n, j, display, nil)
 	}
 	if err != nil {
 		_, _ = cleanup(false)
 		if described := j.describeGitError(err); described != err {
 			// The git failure in one sentence, without git's raw output.
 			err = described
-		} else if out := progress.failureOutput(j.release.Name); out != "" {
+		} else if out := display.FailureOutput(j.release.Name); out != "" {
 			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
 		}
 		rr.Outcome, rr.Error = Failed, err.Error()
 		return rr, err
 	}
 	rr.Outcome = Succeeded
-	progress.logf("[%s] built %s on %s in %s", j.release.Name, rr.Digest, n.Name, rr.duration.Round(time.Millisecond))
+	display.Logf("[%s] built %s on %s in %s", j.release.Name, rr.Digest, n.Name, rr.duration.Round(time.Millisecond))
 	return rr, nil
 }
 
 // finish moves local outputs into place, then tags every pushed release
 // when all succeeded. Outputs are kept per release with continue-on-error,
 // else only when every release succeeded; tags need every release.
-func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report, timings *timingRecorder) {
+func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report, timings *progress.Recorder) {
 	keep := !report.Failed() || b.opts.continueOnError
 	for i := range report.Releases {
 		placeOutputs(&report.Releases[i], keep)
@@ -235,7 +238,7 @@ func (b *Builder) finish(ctx context.Context, jobs []*releaseJob, report *Report
 	}
 	start := time.Now()
 	err := tagAll(ctx, report, jobs, b.opts.remoteOpts)
-	timings.record(PhaseTag, start)
+	timings.Record(progress.PhaseTag, start)
 	if err != nil {
 		report.TagError = err.Error()
 		for i := range report.Releases {

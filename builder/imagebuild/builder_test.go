@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -204,10 +205,10 @@ func TestCheckOptions(t *testing.T) {
 	var output *OutputError
 	require.ErrorAs(t, CheckOptions(testPlan(), WithOutputs(Output{Type: "docker", Dest: "a"}, Output{Type: "docker", Dest: "b"})), &output)
 	require.True(t, output.Repeated)
-	var progress *ProgressError
-	require.ErrorAs(t, CheckOptions(testPlan(), WithProgress("tty", &bytes.Buffer{})), &progress)
-	require.Equal(t, "tty", progress.Mode)
-	require.ErrorContains(t, progress, "progress tty: failed to get console")
+	var pe *progress.Error
+	require.ErrorAs(t, CheckOptions(testPlan(), WithProgress("tty", &bytes.Buffer{})), &pe)
+	require.Equal(t, "tty", pe.Mode)
+	require.ErrorContains(t, pe, "progress tty: failed to get console")
 }
 
 // An entrypoint built from another commit than the jetbake that builds is refused.

@@ -17,6 +17,7 @@ import (
 	digest "github.com/opencontainers/go-digest"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
@@ -35,7 +36,7 @@ import (
 // .dockerignore, as with the frontend). It returns ok=false when the
 // frontend must do it: a "# syntax=" line asks for another frontend.
 func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, buildBase string) (states []llb.State, ok bool, err error) {
-	defer j.timings.record(PhaseFrontend, time.Now())
+	defer j.timings.Record(progress.PhaseFrontend, time.Now())
 	dt, err := inputfile.Read(filepath.Join(j.dockerfileDir, j.dockerfile), "the router's Dockerfile")
 	if err != nil {
 		return nil, false, err

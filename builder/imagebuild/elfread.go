@@ -1,18 +1,16 @@
 package imagebuild
 
 import (
-	"bytes"
 	"context"
-	"debug/elf"
-	"errors"
 	"fmt"
-	"io"
 	"path"
 	"strings"
 
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/gatewayfile"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -66,7 +64,7 @@ func resolvedLibraries(needed []string, trace string) []Library {
 	out := make([]Library, 0, len(needed))
 	for _, n := range needed {
 		lib := Library{Name: n, Path: found[n]}
-		if n == driverLib {
+		if n == smoke.DriverLib {
 			lib = Library{Name: n, FromHost: true}
 		}
 		out = append(out, lib)
@@ -98,7 +96,7 @@ func (j *releaseJob) readBinaries(ctx context.Context, c gateway.Client, run *sm
 		if err != nil {
 			return nil, err
 		}
-		out[i].Needed, out[i].Interpreter, err = readELF(r)
+		out[i].Needed, out[i].Interpreter, err = gatewayfile.ReadELF(r)
 		if err != nil {
 			out[i].NotELF = err.Error()
 		}
@@ -108,7 +106,7 @@ func (j *releaseJob) readBinaries(ctx context.Context, c gateway.Client, run *sm
 
 // openRouter builds the router stage st of target t and opens its output
 // for ranged reads through the gateway.
-func (j *releaseJob) openRouter(ctx context.Context, c gateway.Client, st llb.State, t plan.Target, imports []gateway.CacheOptionsEntry) (*blockReader, error) {
+func (j *releaseJob) openRouter(ctx context.Context, c gateway.Client, st llb.State, t plan.Target, imports []gateway.CacheOptionsEntry) (*gatewayfile.Reader, error) {
 	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
 	if err != nil {
 		return nil, err
@@ -121,92 +119,9 @@ func (j *releaseJob) openRouter(ctx context.Context, c gateway.Client, st llb.St
 	if err != nil {
 		return nil, err
 	}
-	r, err := openFile(ctx, ref, j.plan.Router.Output)
+	r, err := gatewayfile.Open(ctx, ref, j.plan.Router.Output)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the router stage has no %s: %w", t.Arch, j.plan.Router.Output, err)
 	}
 	return r, nil
-}
-
-// openFile opens the file at name in ref for ranged reads.
-func openFile(ctx context.Context, ref gateway.Reference, name string) (*blockReader, error) {
-	st, err := ref.StatFile(ctx, gateway.StatRequest{Path: name})
-	if err != nil {
-		return nil, err
-	}
-	return &blockReader{read: func(off int64, n int) ([]byte, error) {
-		return ref.ReadFile(ctx, gateway.ReadRequest{Filename: name, Range: &gateway.FileRange{Offset: int(off), Length: n}})
-	}, size: st.Size, blocks: map[int64][]byte{}}, nil
-}
-
-// readELF returns the DT_NEEDED entries and PT_INTERP of an ELF file.
-func readELF(r io.ReaderAt) (needed []string, interp string, err error) {
-	f, err := elf.NewFile(r)
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_INTERP {
-			continue
-		}
-		data, err := io.ReadAll(p.Open())
-		if err != nil {
-			return nil, "", err
-		}
-		interp = strings.TrimRight(string(data), "\x00")
-	}
-	needed, err = f.ImportedLibraries()
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, "", err
-	}
-	return needed, interp, nil
-}
-
-// blockReader reads a file of size bytes through read in 64 KiB blocks,
-// keeping the latest ones.
-type blockReader struct {
-	read   func(off int64, n int) ([]byte, error)
-	size   int64
-	blocks map[int64][]byte
-}
-
-const readBlock = 64 << 10
-
-// maxBlocks bounds the blocks a blockReader keeps: 4 MiB.
-const maxBlocks = 64
-
-// ReadAt implements io.ReaderAt.
-func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, errors.New("negative offset")
-	}
-	n := 0
-	for n < len(p) {
-		pos := off + int64(n)
-		if pos >= b.size {
-			return n, io.EOF
-		}
-		start := pos - pos%readBlock
-		blk, ok := b.blocks[start]
-		if !ok {
-			if len(b.blocks) >= maxBlocks {
-				// A fat binary's entry headers are spread over the whole
-				// section: keep memory bounded, not every block read.
-				clear(b.blocks)
-			}
-			length := int(min(readBlock, b.size-start))
-			data, err := b.read(start, length)
-			if err != nil {
-				return n, err
-			}
-			blk = bytes.Clone(data)
-			b.blocks[start] = blk
-		}
-		if int(pos-start) >= len(blk) {
-			return n, io.ErrUnexpectedEOF
-		}
-		n += copy(p[n:], blk[pos-start:])
-	}
-	return n, nil
 }

@@ -32,7 +32,7 @@ func (j *releaseJob) noteEmulation(node string, workers []gateway.WorkerInfo) {
 	j.mu.Lock()
 	j.emulated, j.buildPlatform = &emulated, native
 	j.mu.Unlock()
-	j.timings.noteRelease(j.release.Name, native, emulated)
+	j.timings.NoteRelease(j.release.Name, native, emulated)
 	if !emulated || j.emulation == nil {
 		return
 	}

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/containerd/platforms"
-	"github.com/moby/buildkit/client"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	digest "github.com/opencontainers/go-digest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,7 +51,7 @@ func TestNativeArm64(t *testing.T) {
 // report and the timings say per release whether it ran emulated.
 func TestNoteEmulation(t *testing.T) {
 	jobs := []*releaseJob{{release: testPlan().Releases[0], plan: testPlan()}, {release: testPlan().Releases[1], plan: testPlan()}}
-	rec := newTimingRecorder()
+	rec := progress.NewRecorder()
 	var warnings []string
 	for _, j := range jobs {
 		j.timings = rec
@@ -79,49 +77,12 @@ func TestNoteEmulation(t *testing.T) {
 	require.False(t, *rr.Emulated)
 	require.Equal(t, "linux/arm64", rr.BuildPlatform)
 
-	timings := rec.result()
-	require.Equal(t, []ReleaseTiming{
+	timings := rec.Result()
+	require.Equal(t, []progress.ReleaseTiming{
 		{Name: "jetpack6.2", BuildPlatform: "linux/amd64", Emulated: true},
 		{Name: "jetpack7.2", BuildPlatform: "linux/arm64", Emulated: false},
 	}, timings.Releases)
 
 	var fresh releaseJob
 	require.Nil(t, fresh.initialReport().Emulated, "unknown until the build starts")
-}
-
-// The timings count each release's router steps and how many BuildKit
-// found in its cache, from the vertices' Cached flag.
-func TestReleaseTimings(t *testing.T) {
-	rec := newTimingRecorder()
-	now := time.Now()
-	vertex := func(name string, cached bool) *client.Vertex {
-		done := now.Add(time.Second)
-		return &client.Vertex{Digest: digest.FromString(name), Name: name, Started: &now, Completed: &done, Cached: cached}
-	}
-	rec.observe("jetpack6.2", &client.SolveStatus{Vertexes: []*client.Vertex{
-		vertex("[router 1/3] FROM base", true),
-		vertex("[router 2/3] COPY . /src", true),
-		vertex("[router 3/3] RUN make", true),
-		vertex("stage the routers", false),
-	}})
-	rec.observe("jetpack7.2", &client.SolveStatus{Vertexes: []*client.Vertex{
-		vertex("[router 2/3] COPY . /src", true),
-		vertex("[router 3/3] RUN make", false),
-	}})
-	// A step from an imported cache is reported again, uncached, while its
-	// layers are fetched: still one step, cached.
-	later := now.Add(2 * time.Second)
-	loaded := vertex("[router 3/3] RUN make", false)
-	loaded.Started, loaded.Completed = &later, &later
-	rec.observe("jetpack6.2", &client.SolveStatus{Vertexes: []*client.Vertex{loaded}})
-	rec.noteRelease("jetpack7.2", "linux/amd64", true)
-	got := rec.result()
-	require.Equal(t, []ReleaseTiming{
-		{Name: "jetpack6.2", RouterSteps: 2, RouterCached: 2},
-		{Name: "jetpack7.2", BuildPlatform: "linux/amd64", Emulated: true, RouterSteps: 2, RouterCached: 1},
-	}, got.Releases)
-	var b strings.Builder
-	require.NoError(t, got.WriteTable(&b))
-	require.Regexp(t, `(?m)^release +build platform +emulated +router steps +cached`, b.String())
-	require.Regexp(t, `(?m)^jetpack7\.2 +linux/amd64 +yes +2 +1`, b.String())
 }

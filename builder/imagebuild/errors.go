@@ -51,21 +51,6 @@ func (e *OutputError) Error() string {
 	return msg
 }
 
-// ProgressError is a WithProgress mode whose display cannot start, such
-// as tty on an output that is not a terminal.
-type ProgressError struct {
-	// Mode is the mode.
-	Mode string
-	// Err is why BuildKit's display did not start.
-	Err error
-}
-
-// Error names the mode and the display's error.
-func (e *ProgressError) Error() string { return fmt.Sprintf("progress %s: %v", e.Mode, e.Err) }
-
-// Unwrap returns Err.
-func (e *ProgressError) Unwrap() error { return e.Err }
-
 // EntrypointError is a WithEntrypointDir folder the images cannot take
 // their entrypoint binaries from: none given, one that lacks a binary, or
 // one whose binaries were built from another jetbake commit than the one

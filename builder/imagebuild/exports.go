@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/tonistiigi/fsutil"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/dockertar"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
@@ -38,7 +38,7 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 			"platform":                    platforms.Format(arm64Platform()),
 		},
 	}
-	opt.CacheImports, opt.CacheExports = b.releaseCaches(j)
+	opt.CacheImports, opt.CacheExports = b.opts.cache.Release(j.release)
 	if b.opts.controls.SBOM != "" {
 		// As buildx sends --sbom: BuildKit's controller runs the scanner on
 		// the image and attaches its SPDX document (control.go, "attest:sbom").
@@ -114,7 +114,7 @@ func (b *Builder) localOutputs(j *releaseJob) (*localOutputs, error) {
 		}
 		dest := outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
 		lo.partial = append(lo.partial, dest)
-		convert := func() error { return writeDockerTarball(lo.layoutDir, dest, j.release.Tags) }
+		convert := func() error { return dockertar.Write(lo.layoutDir, dest, j.release.Tags) }
 		lo.afterExport = append([]func() error{convert}, lo.afterExport...)
 	}
 	for _, p := range lo.partial {
@@ -206,48 +206,4 @@ func (j *releaseJob) localsKey(entrypointDir string) string {
 		fmt.Fprintf(h, "%s\x00", abs)
 	}
 	return "jetbake-" + hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// perRelease gives each release its own cache entry: a registry ref gets the
-// release in its tag (and registry.insecure where the registry is reached
-// over plain HTTP, as the image exporter is told), a local folder a
-// subfolder, S3 and Azure Blob a name, the inline cache nothing, other
-// backends (the GitHub Actions cache) a scope.
-func perRelease(entries []client.CacheOptionsEntry, release string) []client.CacheOptionsEntry {
-	out := make([]client.CacheOptionsEntry, 0, len(entries))
-	for _, e := range entries {
-		attrs := maps.Clone(e.Attrs)
-		if attrs == nil {
-			attrs = map[string]string{}
-		}
-		switch e.Type {
-		case "registry":
-			attrs["ref"] = cacheRef(attrs["ref"], release)
-			if _, ok := attrs["registry.insecure"]; !ok && refs.PlainHTTP(attrs["ref"]) {
-				attrs["registry.insecure"] = "true"
-			}
-		case "local":
-			for _, k := range []string{"src", "dest"} {
-				if v, ok := attrs[k]; ok {
-					attrs[k] = filepath.Join(v, release)
-				}
-			}
-		case "s3", "azblob":
-			attrs["name"] = releaseName(attrs["name"], release)
-		case "inline":
-		default:
-			attrs["scope"] = releaseScope(attrs["scope"], release)
-		}
-		out = append(out, client.CacheOptionsEntry{Type: e.Type, Attrs: attrs})
-	}
-	return out
-}
-
-// cacheRef puts release into ref's tag: repo:cache -> repo:cache-<release>, repo -> repo:<release>.
-func cacheRef(ref, release string) string {
-	slash := strings.LastIndex(ref, "/")
-	if colon := strings.LastIndex(ref, ":"); colon > slash {
-		return ref + "-" + release
-	}
-	return ref + ":" + release
 }

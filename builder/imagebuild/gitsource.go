@@ -12,6 +12,7 @@ import (
 	"github.com/moby/buildkit/solver/pb"
 
 	"github.com/jetbake/jetbake/builder/gitcontext"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 )
 
 // PinnedByChecksum is RouterSource.PinnedBy for a context that pins its
@@ -109,7 +110,7 @@ func (j *releaseJob) resolveGitContext(ctx context.Context, c gateway.Client) er
 		return nil
 	}
 	commit, ref, err := j.resolved.get(ctx, "git\x00"+pinned, func() (string, []byte, error) {
-		defer j.timings.record(PhaseResolve, time.Now())
+		defer j.timings.Record(progress.PhaseResolve, time.Now())
 		op, err := gitSourceOp(ctx, pinned)
 		if err != nil {
 			return "", nil, err

@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"github.com/jetbake/jetbake/builder/plan"
 	"maps"
 	"slices"
 )
@@ -54,4 +55,13 @@ func (j *releaseJob) resetFindings() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.lintFindings, j.baseErr = nil, nil
+}
+
+// releasesOf lists the releases of jobs, in order.
+func releasesOf(jobs []*releaseJob) []plan.Release {
+	out := make([]plan.Release, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.release
+	}
+	return out
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/moby/buildkit/session"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -66,8 +68,7 @@ type options struct {
 	epoch           int64
 	push            bool
 	outputs         []Output
-	cacheFrom       []client.CacheOptionsEntry
-	cacheTo         []client.CacheOptionsEntry
+	cache           cacheconfig.Settings // with the environment that completes the caches
 	parallel        int
 	retries         int
 	onAttempt       func(node, release string)
@@ -79,8 +80,6 @@ type options struct {
 	sessionAttach   []session.Attachable
 	baseReader      *baseinfo.Reader
 	knownBases      map[string]baseinfo.Info
-	// lookupEnv reads the environment that caches are completed from.
-	lookupEnv func(string) (string, bool)
 }
 
 // Option configures a Builder.
@@ -149,7 +148,7 @@ func WithOutputs(outs ...Output) Option { return func(o *options) { o.outputs = 
 // Actions and S3 entries are completed from the environment as buildx
 // completes them.
 func WithCache(from, to []client.CacheOptionsEntry) Option {
-	return func(o *options) { o.cacheFrom, o.cacheTo = from, to }
+	return func(o *options) { o.cache.From, o.cache.To = from, to }
 }
 
 // WithParallel builds at most n releases at once on each node (default DefaultParallel).
@@ -215,7 +214,7 @@ func WithKnownBases(known map[string]baseinfo.Info) Option {
 // CheckOptions checks the options of a build of p that need no daemon:
 // the releases (SelectReleases), WithPush without image.repository
 // (ErrNoRepository), an output type given twice (*OutputError) and a
-// progress display that cannot start (*ProgressError). Build checks them
+// progress display that cannot start (*progress.Error). Build checks them
 // again; a command calls CheckOptions to refuse them before it connects
 // to a daemon or starts one.
 func CheckOptions(p *plan.Plan, opts ...Option) error {
@@ -229,7 +228,7 @@ func CheckOptions(p *plan.Plan, opts ...Option) error {
 	if err := o.checkPushAndOutputs(p); err != nil {
 		return err
 	}
-	return checkProgress(o.progressMode, o.progressOut)
+	return progress.Check(o.progressMode, o.progressOut)
 }
 
 // checkPushAndOutputs refuses WithPush without a repository to push to,

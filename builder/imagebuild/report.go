@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
@@ -39,7 +41,7 @@ type Report struct {
 	// what was rolled back.
 	TagError string `json:"tag_error,omitempty"`
 	// Timings says where the build's time went, phase by phase.
-	Timings *Timings `json:"timings,omitempty"`
+	Timings *progress.Timings `json:"timings,omitempty"`
 	// Daemons are the BuildKit nodes the build ran on, with their versions.
 	Daemons []Daemon `json:"daemons,omitempty"`
 }
@@ -82,7 +84,7 @@ type ReleaseReport struct {
 	Binaries []Binary `json:"binaries,omitempty"`
 	// Audit is the build-time audit of the GPU code of the routers and of
 	// the libraries they load, per SM target (see Audit).
-	Audit []Audit `json:"audit,omitempty"`
+	Audit []buildaudit.Audit `json:"audit,omitempty"`
 	// Findings are the warnings of BuildKit's Dockerfile checks on the
 	// router's Dockerfile, per SM target, found while it was built.
 	Findings []Finding `json:"findings,omitempty"`

@@ -16,6 +16,7 @@ import (
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -40,7 +41,7 @@ func (j *releaseJob) runtimeBaseImage(ctx context.Context, c gateway.Client, bui
 	if target == "" {
 		return runtimeImage{state: j.runtimeBaseState(ref), config: config, name: "the runtime base " + j.release.RuntimeBase}, nil
 	}
-	defer j.timings.record(PhaseFrontend, time.Now())
+	defer j.timings.Record(progress.PhaseFrontend, time.Now())
 	st, cfg, err := j.solveStage(ctx, c, buildBase, target, j.runtimeArgs(buildBase, ref))
 	if err != nil {
 		return runtimeImage{}, fmt.Errorf("runtime stage %s on %s: %w", target, j.release.RuntimeBase, err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/grpcerrors"
 	"google.golang.org/grpc/codes"
@@ -29,9 +30,9 @@ type scheduler struct {
 	continueOnError bool
 	// advice ends the error of a release not started after a failure
 	// (Advice.ContinueOnError).
-	advice   string
-	progress *progress
-	slots    map[string]chan struct{} // per node: at most parallel builds
+	advice  string
+	display *progress.Display
+	slots   map[string]chan struct{} // per node: at most parallel builds
 	// attempt builds one release on one node; nodeDown tells, after an
 	// error, whether the node rather than the build failed.
 	attempt  func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error)
@@ -43,12 +44,12 @@ type scheduler struct {
 	stop     bool
 }
 
-func newScheduler(b *Builder, progress *progress, sessions sharedSessions) *scheduler {
+func newScheduler(b *Builder, display *progress.Display, sessions sharedSessions) *scheduler {
 	s := &scheduler{
-		nodes: b.nodes, retries: b.opts.retries, continueOnError: b.opts.continueOnError, advice: b.opts.advice.ContinueOnError, progress: progress,
+		nodes: b.nodes, retries: b.opts.retries, continueOnError: b.opts.continueOnError, advice: b.opts.advice.ContinueOnError, display: display,
 		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{}, nodeDown: isNodeFailure,
 		attempt: func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error) {
-			return b.attempt(ctx, n, j, progress, sessions[n.Name])
+			return b.attempt(ctx, n, j, display, sessions[n.Name])
 		},
 	}
 	for _, n := range b.nodes {
@@ -135,10 +136,10 @@ func (s *scheduler) try(ctx context.Context, n Node, j *releaseJob) (ReleaseRepo
 	s.attempts[j.release.Name]++
 	s.mu.Unlock()
 	if down && tried < s.retries {
-		s.progress.logf("[%s] node %s failed (%v); retrying on another node", j.release.Name, n.Name, firstLine(err))
+		s.display.Logf("[%s] node %s failed (%v); retrying on another node", j.release.Name, n.Name, firstLine(err))
 		return rr, &Retry{Node: n.Name, Reason: err.Error()}
 	}
-	s.progress.logf("[%s] FAILED on %s after %.1fs: %v", j.release.Name, n.Name, rr.DurationSeconds, firstLine(err))
+	s.display.Logf("[%s] FAILED on %s after %.1fs: %v", j.release.Name, n.Name, rr.DurationSeconds, firstLine(err))
 	if !s.continueOnError {
 		s.mu.Lock()
 		s.stop = true

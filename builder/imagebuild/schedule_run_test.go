@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -35,7 +36,7 @@ func (f *fakeCluster) run(t *testing.T, nodes []string, releases []string, paral
 		ns = append(ns, Node{Name: n})
 	}
 	s := &scheduler{
-		nodes: ns, retries: retries, continueOnError: continueOnError, advice: "build every release", progress: &progress{},
+		nodes: ns, retries: retries, continueOnError: continueOnError, advice: "build every release", display: &progress.Display{},
 		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{},
 		nodeDown: func(_ context.Context, n Node, _ error) bool { return f.down[n.Name] },
 		attempt:  f.attempt,

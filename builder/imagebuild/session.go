@@ -2,11 +2,9 @@ package imagebuild
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/moby/buildkit/client"
-	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	"github.com/moby/buildkit/session"
 	"github.com/moby/buildkit/session/filesync"
 	"github.com/moby/buildkit/session/grpchijack"
@@ -85,102 +83,4 @@ func (s sharedSessions) close() {
 	for _, ss := range s {
 		ss.close()
 	}
-}
-
-// hasLocalCache reports whether a cache import or export uses a local
-// folder, which BuildKit's client serves from the build's own session.
-func hasLocalCache(entries []client.CacheOptionsEntry) bool {
-	for _, e := range entries {
-		if e.Type == "local" {
-			return true
-		}
-	}
-	return false
-}
-
-// deferredSmoke is a release's smoke run solved in a build of its own on
-// the shared session, beside the export and push of the image, rather than
-// before them: a release is only done, and tagged, once it passed.
-type deferredSmoke struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	node     Node
-	session  *sharedSession
-	job      *releaseJob
-	progress *progress
-	done     chan error // nil until the run was handed over
-	// buildCtx and stopBuild are the release build's context and its
-	// cancel; nil unless buildContext was called.
-	buildCtx  context.Context
-	stopBuild context.CancelCauseFunc
-}
-
-func newDeferredSmoke(ctx context.Context, n Node, ss *sharedSession, j *releaseJob, p *progress) *deferredSmoke {
-	ctx, cancel := context.WithCancel(ctx)
-	return &deferredSmoke{ctx: ctx, cancel: cancel, node: n, session: ss, job: j, progress: p}
-}
-
-// buildContext is the context of the release's build: a failed smoke run
-// cancels it, with its error as the cause, so that the export and push
-// stop rather than finish for nothing.
-func (d *deferredSmoke) buildContext(ctx context.Context) context.Context {
-	if d == nil {
-		return ctx
-	}
-	ctx, d.stopBuild = context.WithCancelCause(ctx)
-	d.buildCtx = ctx
-	return ctx
-}
-
-// hand returns the function the release's build hands its smoke run to,
-// or nil (solve it inline) when d is nil.
-func (d *deferredSmoke) hand() func(*smokeRun) {
-	if d == nil {
-		return nil
-	}
-	return func(run *smokeRun) {
-		d.done = make(chan error, 1)
-		opt := client.SolveOpt{SharedSession: d.session.s, SessionPreInitialized: true,
-			// A check of the build, not a build of its own: BuildKit keeps
-			// no history record for it. Its steps show in the release's
-			// progress.
-			Internal: true}
-		go func() {
-			_, err := d.node.Client.Build(d.ctx, opt, "jetbake", func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
-				return gateway.NewResult(), d.job.smokeCheck(ctx, c, run)
-			}, d.progress.channel(d.job.release.Name))
-			if err != nil && d.ctx.Err() == nil && d.stopBuild != nil {
-				d.stopBuild(err)
-			}
-			d.done <- err
-		}()
-	}
-}
-
-// wait returns the smoke run's error when it failed (and so stopped the
-// build), else buildErr, else the smoke run's error once it ended. A build
-// that failed on its own stops the run.
-func (d *deferredSmoke) wait(buildErr error) error {
-	if d == nil {
-		return buildErr
-	}
-	defer d.cancel()
-	if d.stopBuild != nil {
-		defer d.stopBuild(nil)
-	}
-	if d.done == nil {
-		return buildErr
-	}
-	if buildErr != nil {
-		if d.buildCtx != nil && d.buildCtx.Err() != nil {
-			if cause := context.Cause(d.buildCtx); cause != nil && !errors.Is(cause, context.Canceled) {
-				<-d.done
-				return cause
-			}
-		}
-		d.cancel()
-		<-d.done
-		return buildErr
-	}
-	return <-d.done
 }

@@ -22,6 +22,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
@@ -37,7 +39,10 @@ const (
 
 // releaseJob is everything one release's BuildKit session needs, resolved
 // before the session starts: refs with mirrors and lock digests applied.
+// Its own fields are the inputs; buildShared is what every release of the
+// build shares, attemptResult what the latest attempt learnt.
 type releaseJob struct {
+	// The inputs: set when the job is made (see prepare), never changed.
 	plan        *plan.Plan
 	release     plan.Release
 	buildBase   string
@@ -55,22 +60,37 @@ type releaseJob struct {
 	// multiOutput is set when several releases share one --output destination.
 	multiOutput bool
 	// git is the build's git context (see gitsource.go), nil for a local
-	// folder; routerContextPinned and routerSource are what this release
-	// resolved it to, gitErr why it could not.
-	git                 *gitSource
-	routerContextPinned string
-	routerSource        *RouterSource
-	gitErr              error
+	// folder.
+	git *gitSource
 
+	buildShared
+	attemptResult
+}
+
+// buildShared is what every release of a build shares, set once by Build
+// before the first attempt.
+type buildShared struct {
 	// timings records jetbake's own calls; resolved is the build's one
 	// resolve per base reference, shared by every release; emulation warns
 	// once that a router compiles under emulation.
-	timings   *timingRecorder
+	timings   *progress.Recorder
 	resolved  *resolveCache
 	emulation *emulationNotice
-	// bases are the build's reads of what each base holds; baseInfo is
-	// what this release's build and runtime bases were read to hold.
-	bases    *baseReads
+	// bases are the build's reads of what each base holds.
+	bases *baseReads
+}
+
+// attemptResult is what the release's latest attempt learnt, for its
+// report: set while the attempt builds, read by fillReport. mu guards what
+// the attempt's concurrent steps write.
+type attemptResult struct {
+	// routerContextPinned and routerSource are what this release resolved
+	// the git context to, gitErr why it could not.
+	routerContextPinned string
+	routerSource        *RouterSource
+	gitErr              error
+	// baseInfo is what this release's build and runtime bases were read to
+	// hold; baseErr what they lack.
 	baseInfo [2]*baseinfo.Info
 	baseErr  error
 
@@ -88,9 +108,9 @@ type releaseJob struct {
 	binaries []Binary
 	// routerCode and libraryCode are the GPU code the audit read of the
 	// routers and of the libraries they load; audit its result.
-	routerCode  []cudaCode
-	libraryCode []cudaCode
-	audit       []Audit
+	routerCode  []buildaudit.Code
+	libraryCode []buildaudit.Code
+	audit       []buildaudit.Audit
 }
 
 // arm64Platform is the platform of every Jetson image.
@@ -218,7 +238,7 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: j.resolveMode().String()},
 	}
 	dgst, config, err := j.resolved.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
-		defer j.timings.record(PhaseResolve, time.Now())
+		defer j.timings.Record(progress.PhaseResolve, time.Now())
 		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, opt)
 		if err != nil {
 			return "", nil, fmt.Errorf("resolve %s base %s: %w", role, ref, err)
@@ -253,7 +273,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 			start := time.Now()
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase),
 				FrontendInputs: inputs})
-			j.timings.record(PhaseFrontend, start)
+			j.timings.Record(progress.PhaseFrontend, start)
 			if err != nil {
 				return fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
 			}
@@ -448,7 +468,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 
 // runtimeBaseState is the runtime base image at ref.
 func (j *releaseJob) runtimeBaseState(ref string) llb.State {
-	return llb.Image(ref, llb.Platform(arm64Platform()), llb.WithCustomName(runtimeBasePrefix+ref), j.resolveMode())
+	return llb.Image(ref, llb.Platform(arm64Platform()), llb.WithCustomName(progress.RuntimeBasePrefix+ref), j.resolveMode())
 }
 
 // pin adds digest to ref unless ref already names one.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/moby/buildkit/client"
 
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 )
 
 // splitRawJSON splits the output of `buildx bake --progress rawjson` into
@@ -68,7 +68,7 @@ func bakeFailure(err error, text []string, updates []*client.SolveStatus) error 
 }
 
 // bakePhases reads the phases of a bake build from its status updates with
-// jetbake's rules (imagebuild.ClassifyVertex), once buildx's target prefix
+// jetbake's rules (progress.ClassifyVertex), once buildx's target prefix
 // is taken off the vertex names, and with bakeRules first. targets are the
 // bake file's targets. The steps of the runtime Dockerfile's stage (the
 // router binaries, the entrypoint and image.json copied onto the runtime
@@ -76,18 +76,18 @@ func bakeFailure(err error, text []string, updates []*client.SolveStatus) error 
 // jetbake's; buildx also reports the steps of the targets a runtime target
 // links to (the router and runtime stages, "[t router 3/7] RUN ...") under
 // the runtime target's name, and those keep their stage's phase.
-func bakePhases(start, end time.Time, updates []*client.SolveStatus, targets map[string]bool) *imagebuild.Timings {
-	return imagebuild.StatusTimings(start, end, updates, func(name string) imagebuild.Phase {
+func bakePhases(start, end time.Time, updates []*client.SolveStatus, targets map[string]bool) *progress.Timings {
+	return progress.StatusTimings(start, end, updates, func(name string) progress.Phase {
 		_, rest := cutTargetPrefix(name, targets)
 		if strings.HasPrefix(rest, "["+assemblyStage+" ") && !strings.Contains(rest, "] FROM ") {
-			return imagebuild.PhaseAssembly
+			return progress.PhaseAssembly
 		}
 		for _, r := range bakeRules {
 			if strings.HasPrefix(rest, r.prefix) && strings.Contains(rest, r.contains) {
 				return r.phase
 			}
 		}
-		return imagebuild.ClassifyVertex(rest)
+		return progress.ClassifyVertex(rest)
 	})
 }
 
@@ -95,17 +95,17 @@ func bakePhases(start, end time.Time, updates []*client.SolveStatus, targets map
 // has not (jetbake's rules would call them assembly).
 var bakeRules = []struct {
 	prefix, contains string
-	phase            imagebuild.Phase
+	phase            progress.Phase
 }{
 	// Reading the bake file: the frontend's work of a bake build.
-	{"[internal] load local bake definitions", "", imagebuild.PhaseFrontend},
+	{"[internal] load local bake definitions", "", progress.PhaseFrontend},
 	// A named context's local folder sent to the daemon ("[context jetbake]
 	// load from client", "... load .dockerignore"), as the build context's
 	// "[internal] load build context".
-	{"[context ", "] load ", imagebuild.PhaseFrontend},
+	{"[context ", "] load ", progress.PhaseFrontend},
 	// --metadata-file: buildx reads each target's provenance after its
 	// export, to write the file.
-	{"resolving provenance for metadata file", "", imagebuild.PhaseExport},
+	{"resolving provenance for metadata file", "", progress.PhaseExport},
 }
 
 // cutTargetPrefix takes buildx's target prefix off a vertex name: buildx

@@ -12,7 +12,7 @@ import (
 	digest "github.com/opencontainers/go-digest"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 )
 
 // Every local path a target reads outside the bake file's folder is
@@ -95,9 +95,9 @@ func TestBakePhases(t *testing.T) {
 	require.Equal(t, []string{"#1 a line of text"}, text)
 	targets := map[string]bool{"jetpack6_2": true, "jetpack6_2-sm87": true, "jetpack6_2-runtime": true}
 	tm := bakePhases(t0, at(16), updates, targets)
-	want := map[imagebuild.Phase]float64{
-		imagebuild.PhaseResolve: 1, imagebuild.PhaseFrontend: 0.5, imagebuild.PhasePull: 1,
-		imagebuild.PhaseRouter: 10, imagebuild.PhaseAssembly: 1, imagebuild.PhaseExport: 2.5,
+	want := map[progress.Phase]float64{
+		progress.PhaseResolve: 1, progress.PhaseFrontend: 0.5, progress.PhasePull: 1,
+		progress.PhaseRouter: 10, progress.PhaseAssembly: 1, progress.PhaseExport: 2.5,
 	}
 	require.Len(t, tm.Phases, len(want))
 	for p, wall := range want {
@@ -107,7 +107,7 @@ func TestBakePhases(t *testing.T) {
 	}
 	require.InDelta(t, 16, tm.TotalSeconds, 0.001)
 	require.InDelta(t, 0.5, tm.OutsideSeconds, 0.001, "15.5 s to 16 s")
-	router, _ := tm.Phase(imagebuild.PhaseRouter)
+	router, _ := tm.Phase(progress.PhaseRouter)
 	require.Equal(t, 3, router.Steps, "a linked target's step, reported under the runtime target's name, is a router step")
 }
 

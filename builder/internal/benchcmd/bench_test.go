@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -184,15 +185,15 @@ func TestDiffFiles(t *testing.T) {
 }
 
 // phasesWithRouter is a cold build's phases whose router builds took router.
-func phasesWithRouter(router time.Duration) *imagebuild.Timings {
-	return &imagebuild.Timings{Phases: []imagebuild.PhaseTiming{{Name: imagebuild.PhaseRouter, WallSeconds: router.Seconds(), Steps: 2}}}
+func phasesWithRouter(router time.Duration) *progress.Timings {
+	return &progress.Timings{Phases: []progress.PhaseTiming{{Name: progress.PhaseRouter, WallSeconds: router.Seconds(), Steps: 2}}}
 }
 
 func TestPairedRatios(t *testing.T) {
 	s := time.Second
-	jb := &timings{cold: []time.Duration{4 * s, 2 * s}, coldPhases: []*imagebuild.Timings{phasesWithRouter(3 * s), phasesWithRouter(s)},
+	jb := &timings{cold: []time.Duration{4 * s, 2 * s}, coldPhases: []*progress.Timings{phasesWithRouter(3 * s), phasesWithRouter(s)},
 		warm: [][]time.Duration{{1 * s, 3 * s, 2 * s}, {1 * s}}}
-	bk := &timings{cold: []time.Duration{8 * s, 2 * s}, coldPhases: []*imagebuild.Timings{phasesWithRouter(6 * s), nil},
+	bk := &timings{cold: []time.Duration{8 * s, 2 * s}, coldPhases: []*progress.Timings{phasesWithRouter(6 * s), nil},
 		warm: [][]time.Duration{{4 * s}, {2 * s, 2 * s}}}
 	r := pairedRatios(jb, bk)
 	require.Equal(t, []float64{0.5, 1}, r.cold)
@@ -337,7 +338,7 @@ func TestBrokenComparison(t *testing.T) {
 	failed := &timings{}
 	failed.failCold("round 1, cold: ERROR: additional privileges requested (buildx bake: exit status 1)\nmore output")
 	noPhases := &timings{}
-	noPhases.addCold(result{wall: 30 * s, timings: &imagebuild.Timings{}, digests: map[string]string{"r": "sha256:b"}})
+	noPhases.addCold(result{wall: 30 * s, timings: &progress.Timings{}, digests: map[string]string{"r": "sha256:b"}})
 	noPhases.warm = append(noPhases.warm, []time.Duration{s})
 	sz := size{name: shippedSize}
 	errs := brokenComparison(sz, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})

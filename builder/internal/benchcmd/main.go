@@ -28,7 +28,7 @@ import (
 	"github.com/moby/buildkit/client"
 
 	"github.com/jetbake/jetbake/builder/daemon"
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/plan"
 )
@@ -321,7 +321,7 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 	t.addCold(res)
 	fmt.Fprintf(out, " %6.2fs  warm", res.wall.Seconds())
 	var warm []time.Duration
-	var warmTimings *imagebuild.Timings
+	var warmTimings *progress.Timings
 	defer func() { t.warm = append(t.warm, warm) }()
 	for i := range cfg.warm {
 		res, err := c.build(ctx)

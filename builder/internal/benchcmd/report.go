@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 )
 
 // Goals of the bench, against bake's default output mode, compared on the
@@ -34,7 +34,7 @@ const (
 // digests stayed the same over every build, and its failures.
 type timings struct {
 	cold       []time.Duration
-	coldPhases []*imagebuild.Timings
+	coldPhases []*progress.Timings
 	failures   []string
 	warm       [][]time.Duration
 	maxRSS     int64
@@ -75,7 +75,7 @@ func (t *timings) own(i int) time.Duration {
 	if i >= len(t.cold) || i >= len(t.coldPhases) || t.cold[i] == 0 || t.coldPhases[i] == nil || len(t.coldPhases[i].Phases) == 0 {
 		return 0
 	}
-	router, _ := t.coldPhases[i].Phase(imagebuild.PhaseRouter)
+	router, _ := t.coldPhases[i].Phase(progress.PhaseRouter)
 	return max(t.cold[i]-time.Duration(router.WallSeconds*float64(time.Second)), time.Millisecond)
 }
 
@@ -91,8 +91,8 @@ func (t *timings) ownOK() []time.Duration {
 }
 
 // phasesOK is the cold builds' phases that were read.
-func (t *timings) phasesOK() []*imagebuild.Timings {
-	return slices.DeleteFunc(slices.Clone(t.coldPhases), func(p *imagebuild.Timings) bool { return p == nil || len(p.Phases) == 0 })
+func (t *timings) phasesOK() []*progress.Timings {
+	return slices.DeleteFunc(slices.Clone(t.coldPhases), func(p *progress.Timings) bool { return p == nil || len(p.Phases) == 0 })
 }
 
 // checkDigests compares a build's digests with the first build's: cold
@@ -217,7 +217,7 @@ func medianSpread(ds []time.Duration) string {
 // rawjson progress, by the same rules. Phases overlap, so they do not add
 // up to the total.
 func printPhases(out io.Writer, names []string, results map[string]*timings) {
-	med := map[string]*imagebuild.Timings{}
+	med := map[string]*progress.Timings{}
 	for _, name := range names {
 		if ps := results[name].phasesOK(); len(ps) > 0 {
 			med[name] = medianTimings(ps)
@@ -228,7 +228,7 @@ func printPhases(out io.Writer, names []string, results map[string]*timings) {
 	}
 	fmt.Fprintln(out, "cold builds phase by phase, wall s (medians of the rounds; phases overlap):")
 	tw := tabwriter.NewWriter(indent(out, "    "), 0, 4, 2, ' ', tabwriter.AlignRight)
-	line := func(label string, f func(t *imagebuild.Timings) string) {
+	line := func(label string, f func(t *progress.Timings) string) {
 		fmt.Fprintf(tw, "%s\t", label)
 		for _, name := range names {
 			v := "-"
@@ -244,7 +244,7 @@ func printPhases(out io.Writer, names []string, results map[string]*timings) {
 		fmt.Fprintf(tw, "%s\t", toolTitles[name])
 	}
 	fmt.Fprintln(tw)
-	for _, p := range imagebuild.Phases() {
+	for _, p := range progress.Phases() {
 		had := func(name string) bool {
 			if med[name] == nil {
 				return false
@@ -255,14 +255,14 @@ func printPhases(out io.Writer, names []string, results map[string]*timings) {
 		if !slices.ContainsFunc(names, had) {
 			continue
 		}
-		line(string(p), func(t *imagebuild.Timings) string {
+		line(string(p), func(t *progress.Timings) string {
 			if pt, ok := t.Phase(p); ok {
 				return fmt.Sprintf("%.2f", pt.WallSeconds)
 			}
 			return "-"
 		})
 	}
-	line("outside any step", func(t *imagebuild.Timings) string { return fmt.Sprintf("%.2f", t.OutsideSeconds) })
+	line("outside any step", func(t *progress.Timings) string { return fmt.Sprintf("%.2f", t.OutsideSeconds) })
 	_ = tw.Flush()
 }
 
@@ -275,11 +275,11 @@ func medianOrNaN(xs []float64) float64 {
 }
 
 // medianTimings is, phase by phase, the median of several builds' timings.
-func medianTimings(ts []*imagebuild.Timings) *imagebuild.Timings {
-	out := &imagebuild.Timings{}
+func medianTimings(ts []*progress.Timings) *progress.Timings {
+	out := &progress.Timings{}
 	var total, outside []float64
-	byPhase := map[imagebuild.Phase][]imagebuild.PhaseTiming{}
-	var order []imagebuild.Phase
+	byPhase := map[progress.Phase][]progress.PhaseTiming{}
+	var order []progress.Phase
 	for _, t := range ts {
 		total, outside = append(total, t.TotalSeconds), append(outside, t.OutsideSeconds)
 		for _, p := range t.Phases {
@@ -296,7 +296,7 @@ func medianTimings(ts []*imagebuild.Timings) *imagebuild.Timings {
 			wall, busy = append(wall, p.WallSeconds), append(busy, p.BusySeconds)
 			steps, cached = append(steps, float64(p.Steps)), append(cached, float64(p.Cached))
 		}
-		out.Phases = append(out.Phases, imagebuild.PhaseTiming{Name: name, WallSeconds: median(wall), BusySeconds: median(busy),
+		out.Phases = append(out.Phases, progress.PhaseTiming{Name: name, WallSeconds: median(wall), BusySeconds: median(busy),
 			Steps: int(median(steps)), Cached: int(median(cached))})
 	}
 	out.TotalSeconds, out.OutsideSeconds = median(total), median(outside)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -77,7 +78,7 @@ type result struct {
 	digests map[string]string
 	// timings are the build's phases: jetbake's --metadata-file report, or
 	// read from bake's rawjson progress by the same rules (bakePhases).
-	timings *imagebuild.Timings
+	timings *progress.Timings
 }
 
 func (c *contender) close() { _ = c.reg.Close() }

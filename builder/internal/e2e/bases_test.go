@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -92,7 +93,7 @@ func TestBaseContents(t *testing.T) {
 		require.Equal(t, "12.2.140", rr.Bases[0].CUDA)
 		require.Equal(t, "12.6", rr.Bases[1].CUDA, "the runtime base was read too")
 		for _, ph := range report.Timings.Phases {
-			require.NotEqual(t, imagebuild.PhaseRouter, ph.Name, "nothing was compiled")
+			require.NotEqual(t, progress.PhaseRouter, ph.Name, "nothing was compiled")
 		}
 		for _, tag := range p.Releases[0].Tags {
 			_, err := remote.Head(mustRef(t, tag))

@@ -30,7 +30,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/computecap"
 )
@@ -75,7 +75,7 @@ type Base struct {
 
 // CABundlePath is where Debian and Ubuntu's ca-certificates put the bundle,
 // which the build's smoke check looks for.
-const CABundlePath = imagebuild.CABundlePath
+const CABundlePath = smoke.CABundlePath
 
 // SSLSoname is the libssl soname of an Ubuntu release: 1.1 on 20.04, 3 later.
 func SSLSoname(ubuntu string) string {

@@ -1,6 +1,10 @@
-package imagebuild
+// Package buildaudit is the build-time audit: which SMs the CUDA code of a
+// release's routers and of the libraries they load runs on, judged with
+// computecap's rule before any tag.
+package buildaudit
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -55,24 +59,25 @@ type AuditedFile struct {
 
 // Roles of an audited file.
 const (
-	roleRouter  = "router"
-	roleLibrary = "library"
+	RoleRouter  = "router"
+	RoleLibrary = "library"
 )
 
-// cudaCode is what the fat binaries of one file hold, module by module.
-type cudaCode struct {
-	path    string
-	role    string
-	modules [][]computecap.Code
+// Code is what the fat binaries of one file hold, module by module.
+type Code struct {
+	// Path is the file's path in the image; Role is RoleRouter or RoleLibrary.
+	Path, Role string
+	modules    [][]computecap.Code
 }
 
-// readCUDACode reads the fat binaries of the ELF file r, as imageaudit does.
-func readCUDACode(path, role string, r io.ReaderAt) (cudaCode, error) {
+// Read reads the fat binaries of the ELF file r, as imageaudit does. A
+// file that is not ELF (a script router) is an error that IsNotELF reports.
+func Read(path, role string, r io.ReaderAt) (Code, error) {
 	entries, err := fatbin.ReadELF(r, fatbin.Limits{})
 	if err != nil {
-		return cudaCode{}, fmt.Errorf("%s: %w", path, err)
+		return Code{}, fmt.Errorf("%s: %w", path, err)
 	}
-	c := cudaCode{path: path, role: role}
+	c := Code{Path: path, Role: role}
 	for _, m := range fatbin.Modules(entries) {
 		var code []computecap.Code
 		for _, e := range m {
@@ -86,7 +91,7 @@ func readCUDACode(path, role string, r io.ReaderAt) (cudaCode, error) {
 }
 
 // all is each kind and SM the file holds once, as cuobjdump names them.
-func (c cudaCode) all() []string {
+func (c Code) all() []string {
 	var out []string
 	for _, m := range c.modules {
 		for _, k := range m {
@@ -103,25 +108,28 @@ func (c cudaCode) all() []string {
 // that module when it fails (nil when none does): a router's module passes
 // only with a cubin that runs (see the comment at the top), a library's
 // with JIT too.
-func (c cudaCode) judge(t *computecap.Table, sm computecap.Capability) (AuditedFile, []computecap.Code) {
+func (c Code) judge(t *computecap.Table, sm computecap.Capability) (AuditedFile, []computecap.Code) {
 	v, i := t.JudgeModules(sm, c.modules)
-	f := AuditedFile{Path: c.path, Role: c.role, Code: c.all(), Verdict: v.Verdict.String(), Reason: v.Reason}
-	pass := v.Verdict == computecap.Runs || (c.role == roleLibrary && v.Verdict == computecap.JIT)
+	f := AuditedFile{Path: c.Path, Role: c.Role, Code: c.all(), Verdict: v.Verdict.String(), Reason: v.Reason}
+	pass := v.Verdict == computecap.Runs || (c.Role == RoleLibrary && v.Verdict == computecap.JIT)
 	if pass || i < 0 {
 		return f, nil
 	}
 	return f, c.modules[i]
 }
 
-// release names what a refusal names of the release.
-type auditRelease struct {
-	name, cuda string
+// Release is what the audit judges for and names of a release.
+type Release struct {
+	// Name and CUDA are the release's name and CUDA version.
+	Name, CUDA string
+	// SMs are its targets' SMs, in target order.
+	SMs []string
 }
 
-// auditSM judges files for the target sm: the routers that serve it, and
+// judgeSM judges files for the target sm: the routers that serve it, and
 // the libraries. It returns the result and, when a file fails, the
 // sentence for the first.
-func auditSM(t *computecap.Table, sm computecap.Capability, files []cudaCode, rel auditRelease) (Audit, error) {
+func judgeSM(t *computecap.Table, sm computecap.Capability, files []Code, rel Release) (Audit, error) {
 	a := Audit{SM: sm.String(), Verdict: matrix.AuditNone, Files: []AuditedFile{}}
 	var firstErr error
 	worst := computecap.Runs
@@ -151,18 +159,65 @@ func verdictOf(s string) computecap.Verdict {
 
 // refusal is the sentence that fails the release: the file, what the
 // module that fails holds, the target, and the fix.
-func refusal(t *computecap.Table, sm computecap.Capability, c cudaCode, bad []computecap.Code, rel auditRelease) error {
+func refusal(t *computecap.Table, sm computecap.Capability, c Code, bad []computecap.Code, rel Release) error {
 	names := make([]string, len(bad))
 	for i, k := range bad {
 		names[i] = k.String()
 	}
 	holds := strings.Join(names, " and ")
-	if c.role == roleRouter {
+	if c.Role == RoleRouter {
 		return fmt.Errorf("audit: %s holds %s in one of its CUDA fat binaries and no cubin for %s, the SM release %s builds it for: "+
 			"it was compiled for another SM; compile it with CUDA_COMPUTE_CAP=%s (jetbake passes each target's; check that the Dockerfile and the build arguments do not set another)",
-			c.path, holds, t.Describe(sm), rel.name, sm.Digits())
+			c.Path, holds, t.Describe(sm), rel.Name, sm.Digits())
 	}
 	return fmt.Errorf("audit: %s, a library the routers load, holds %s in one of its CUDA fat binaries and no code for %s, an SM target of release %s: "+
 		"install CUDA %s's libraries built for Jetson (NVIDIA's JetPack repository, not an SBSA or x86 build) in the runtime stage",
-		c.path, holds, t.Describe(sm), rel.name, rel.cuda)
+		c.Path, holds, t.Describe(sm), rel.Name, rel.CUDA)
 }
+
+// Judge judges, for every target, its router (routers[i], when read) and
+// the libraries, and returns the audits with the sentence of the first
+// file that fails.
+func (r Release) Judge(t *computecap.Table, routers, libraries []Code) ([]Audit, error) {
+	var out []Audit
+	var firstErr error
+	for i, s := range r.SMs {
+		sm, err := computecap.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		var files []Code
+		if i < len(routers) {
+			files = append(files, routers[i])
+		}
+		a, err := judgeSM(t, sm, append(files, libraries...), r)
+		out = append(out, a)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return out, firstErr
+}
+
+// Annotation is the value of the annotation that says the routers'
+// verdicts, each for its own SM ("8.7=runs,11.0=runs"), or the sentence of
+// the first router that fails.
+func (r Release) Annotation(t *computecap.Table, routers []Code) (string, error) {
+	var parts []string
+	for i, s := range r.SMs {
+		sm, err := computecap.Parse(s)
+		if err != nil {
+			return "", err
+		}
+		a, err := judgeSM(t, sm, routers[i:i+1], r)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, a.SM+"="+a.Verdict)
+	}
+	return strings.Join(parts, ","), nil
+}
+
+// IsNotELF reports an error of a file that is not ELF (a script router):
+// it holds no fat binary to judge.
+func IsNotELF(err error) bool { return errors.Is(err, fatbin.ErrNotELF) }

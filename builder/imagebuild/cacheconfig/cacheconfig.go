@@ -1,17 +1,31 @@
-package imagebuild
+// Package cacheconfig is a build's cache settings as BuildKit gets them:
+// the build's cache imports and exports or a release's own, completed from
+// the environment as buildx completes them, the unusable ones left out with
+// a warning, and each given a name, scope or tag of its release's own.
+package cacheconfig
 
 import (
 	"maps"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/moby/buildkit/client"
 
 	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
-// cacheEntries turns a release's caches of the plan into BuildKit's.
-func cacheEntries(caches []plan.Cache) []client.CacheOptionsEntry {
+// Settings are a build's cache imports and exports (--cache-from,
+// --cache-to), and the environment that completes them.
+type Settings struct {
+	From, To []client.CacheOptionsEntry
+	// LookupEnv reads the environment (os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+}
+
+// Entries turns a release's caches of the plan into BuildKit's.
+func Entries(caches []plan.Cache) []client.CacheOptionsEntry {
 	out := make([]client.CacheOptionsEntry, len(caches))
 	for i, c := range caches {
 		out[i] = client.CacheOptionsEntry{Type: c.Type, Attrs: maps.Clone(c.Attrs)}
@@ -19,27 +33,27 @@ func cacheEntries(caches []plan.Cache) []client.CacheOptionsEntry {
 	return out
 }
 
-// releaseCaches are the cache imports and exports of j's release as
+// Release returns the cache imports and exports of release r as
 // BuildKit gets them: the release's own (--set RELEASE.cache-from=...) or
 // else the build's, each completed from the environment (see
 // fromEnvironment), left out when BuildKit could not use it (see usable),
 // and given a scope of the release's own (see perRelease).
-func (b *Builder) releaseCaches(j *releaseJob) (imports, exports []client.CacheOptionsEntry) {
-	from, to := b.opts.cacheFrom, b.opts.cacheTo
-	if j.release.CacheFrom != nil {
-		from = cacheEntries(j.release.CacheFrom)
+func (s Settings) Release(r plan.Release) (imports, exports []client.CacheOptionsEntry) {
+	from, to := s.From, s.To
+	if r.CacheFrom != nil {
+		from = Entries(r.CacheFrom)
 	}
-	if j.release.CacheTo != nil {
-		to = cacheEntries(j.release.CacheTo)
+	if r.CacheTo != nil {
+		to = Entries(r.CacheTo)
 	}
 	complete := func(entries []client.CacheOptionsEntry) []client.CacheOptionsEntry {
 		var out []client.CacheOptionsEntry
 		for _, e := range entries {
-			if e = fromEnvironment(e, b.opts.lookupEnv); usable(e) {
+			if e = fromEnvironment(e, s.LookupEnv); usable(e) {
 				out = append(out, e)
 			}
 		}
-		return perRelease(out, j.release.Name)
+		return perRelease(out, r.Name)
 	}
 	return complete(from), complete(to)
 }
@@ -110,14 +124,14 @@ func usable(e client.CacheOptionsEntry) bool {
 	return e.Attrs["token"] != "" && (e.Attrs["url"] != "" || e.Attrs["url_v2"] != "")
 }
 
-// unusableCaches describes the caches of the build that BuildKit could not
-// use (see usable), once each, for a warning.
-func (b *Builder) unusableCaches(jobs []*releaseJob) []string {
+// Unusable describes the caches of the build and of releases that
+// BuildKit could not use (see usable), once each, for a warning.
+func (s Settings) Unusable(releases []plan.Release) []string {
 	var out []string
 	seen := map[string]bool{}
 	note := func(dir string, entries []client.CacheOptionsEntry) {
 		for _, e := range entries {
-			if usable(fromEnvironment(e, b.opts.lookupEnv)) {
+			if usable(fromEnvironment(e, s.LookupEnv)) {
 				continue
 			}
 			line := "the " + dir + " type=gha" + scopeNote(e) +
@@ -128,11 +142,11 @@ func (b *Builder) unusableCaches(jobs []*releaseJob) []string {
 			}
 		}
 	}
-	note("cache import", b.opts.cacheFrom)
-	note("cache export", b.opts.cacheTo)
-	for _, j := range jobs {
-		note("cache import", cacheEntries(j.release.CacheFrom))
-		note("cache export", cacheEntries(j.release.CacheTo))
+	note("cache import", s.From)
+	note("cache export", s.To)
+	for _, r := range releases {
+		note("cache import", Entries(r.CacheFrom))
+		note("cache export", Entries(r.CacheTo))
 	}
 	return out
 }
@@ -169,13 +183,72 @@ func releaseScope(scope, release string) string {
 	return scope + "-" + release
 }
 
-// hasLocalCaches reports whether any release's own caches (--set) use a
-// local folder.
-func hasLocalCaches(jobs []*releaseJob) bool {
-	for _, j := range jobs {
-		if hasLocalCache(cacheEntries(j.release.CacheFrom)) || hasLocalCache(cacheEntries(j.release.CacheTo)) {
+// Local reports whether the build's caches or any release's own (--set)
+// use a local folder, which BuildKit's client serves from the build's own
+// session.
+func (s Settings) Local(releases []plan.Release) bool {
+	if hasLocalCache(s.From) || hasLocalCache(s.To) {
+		return true
+	}
+	for _, r := range releases {
+		if hasLocalCache(Entries(r.CacheFrom)) || hasLocalCache(Entries(r.CacheTo)) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasLocalCache reports whether a cache import or export uses a local
+// folder, which BuildKit's client serves from the build's own session.
+func hasLocalCache(entries []client.CacheOptionsEntry) bool {
+	for _, e := range entries {
+		if e.Type == "local" {
+			return true
+		}
+	}
+	return false
+}
+
+// perRelease gives each release its own cache entry: a registry ref gets the
+// release in its tag (and registry.insecure where the registry is reached
+// over plain HTTP, as the image exporter is told), a local folder a
+// subfolder, S3 and Azure Blob a name, the inline cache nothing, other
+// backends (the GitHub Actions cache) a scope.
+func perRelease(entries []client.CacheOptionsEntry, release string) []client.CacheOptionsEntry {
+	out := make([]client.CacheOptionsEntry, 0, len(entries))
+	for _, e := range entries {
+		attrs := maps.Clone(e.Attrs)
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
+		switch e.Type {
+		case "registry":
+			attrs["ref"] = cacheRef(attrs["ref"], release)
+			if _, ok := attrs["registry.insecure"]; !ok && refs.PlainHTTP(attrs["ref"]) {
+				attrs["registry.insecure"] = "true"
+			}
+		case "local":
+			for _, k := range []string{"src", "dest"} {
+				if v, ok := attrs[k]; ok {
+					attrs[k] = filepath.Join(v, release)
+				}
+			}
+		case "s3", "azblob":
+			attrs["name"] = releaseName(attrs["name"], release)
+		case "inline":
+		default:
+			attrs["scope"] = releaseScope(attrs["scope"], release)
+		}
+		out = append(out, client.CacheOptionsEntry{Type: e.Type, Attrs: attrs})
+	}
+	return out
+}
+
+// cacheRef puts release into ref's tag: repo:cache -> repo:cache-<release>, repo -> repo:<release>.
+func cacheRef(ref, release string) string {
+	slash := strings.LastIndex(ref, "/")
+	if colon := strings.LastIndex(ref, ":"); colon > slash {
+		return ref + "-" + release
+	}
+	return ref + ":" + release
 }

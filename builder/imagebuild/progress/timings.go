@@ -1,4 +1,4 @@
-package imagebuild
+package progress
 
 import (
 	"fmt"
@@ -88,8 +88,8 @@ type span struct {
 	release, vertex string
 }
 
-// timingRecorder collects the steps of every release's session.
-type timingRecorder struct {
+// Recorder collects the steps of every release's session.
+type Recorder struct {
 	mu    sync.Mutex
 	start time.Time
 	// steps are keyed by release, vertex digest and start time (or status
@@ -97,20 +97,21 @@ type timingRecorder struct {
 	// vertex that runs twice (the exporter: export, then push) counts twice.
 	steps map[string]span
 	own   []span // jetbake's own calls
-	// platforms are the releases' build platforms, as noteRelease heard them.
+	// platforms are the releases' build platforms, as NoteRelease heard them.
 	platforms map[string]buildPlatform
 	// classify names a vertex's phase: ClassifyVertex, or the rules of
 	// another tool's vertex names (StatusTimings).
 	classify func(name string) Phase
 }
 
-func newTimingRecorder() *timingRecorder {
-	return &timingRecorder{start: time.Now(), steps: map[string]span{}, platforms: map[string]buildPlatform{}, classify: ClassifyVertex}
+// NewRecorder starts a recorder; the build starts now.
+func NewRecorder() *Recorder {
+	return &Recorder{start: time.Now(), steps: map[string]span{}, platforms: map[string]buildPlatform{}, classify: ClassifyVertex}
 }
 
 // observe records the vertices and statuses of one status update of release.
 // It must see the vertex names as BuildKit sent them.
-func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
+func (r *Recorder) observe(release string, st *client.SolveStatus) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, v := range st.Vertexes {
@@ -139,15 +140,15 @@ func (r *timingRecorder) observe(release string, st *client.SolveStatus) {
 // vertex that several builds share (the builds of a shared session, a
 // release's smoke run) reaches each build's status stream, and a stream
 // may report it running after another reported it done.
-func (r *timingRecorder) put(key string, s span) {
+func (r *Recorder) put(key string, s span) {
 	if old, ok := r.steps[key]; ok && !old.end.IsZero() && s.end.IsZero() {
 		return
 	}
 	r.steps[key] = s
 }
 
-// record adds a step that jetbake timed itself.
-func (r *timingRecorder) record(phase Phase, start time.Time) {
+// Record adds a step that jetbake timed itself.
+func (r *Recorder) Record(phase Phase, start time.Time) {
 	if r == nil {
 		return
 	}
@@ -157,8 +158,12 @@ func (r *timingRecorder) record(phase Phase, start time.Time) {
 	r.own = append(r.own, span{phase: phase, start: start, end: end})
 }
 
-// runtimeBasePrefix starts the name of the runtime base's vertex.
-const runtimeBasePrefix = "runtime base "
+// The prefixes that name the vertices of the phases that jetbake names itself:
+// the runtime base (PhasePull) and the smoke run's steps (PhaseSmoke).
+const (
+	RuntimeBasePrefix = "runtime base "
+	SmokePrefix       = "smoke: "
+)
 
 // stepPattern matches a Dockerfile step's vertex name, "[router 2/3] RUN ...".
 // The stage name is left out when the Dockerfile's target is its only stage.
@@ -175,11 +180,11 @@ var phaseRules = []struct {
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load build definition") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load .dockerignore") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load build context") }, PhaseFrontend},
-	{func(n string) bool { return strings.HasPrefix(n, runtimeBasePrefix) }, PhasePull},
+	{func(n string) bool { return strings.HasPrefix(n, RuntimeBasePrefix) }, PhasePull},
 	{func(n string) bool { return stepPattern.MatchString(n) && strings.Contains(n, "] FROM ") }, PhasePull},
 	{func(n string) bool { return stepPattern.MatchString(n) }, PhaseRouter},
 	{func(n string) bool { return strings.HasPrefix(n, "exporting") }, PhaseExport},
-	{func(n string) bool { return strings.HasPrefix(n, smokePrefix) }, PhaseSmoke},
+	{func(n string) bool { return strings.HasPrefix(n, SmokePrefix) }, PhaseSmoke},
 }
 
 // ClassifyVertex names the phase of a vertex of jetbake's builds by its name.
@@ -192,12 +197,12 @@ func ClassifyVertex(name string) Phase {
 	return PhaseAssembly
 }
 
-// result sums the steps up to now. Unfinished steps end now. The export
+// Result sums the steps up to now. Unfinished steps end now. The export
 // vertex's time excludes its push statuses, which count as push.
-func (r *timingRecorder) result() *Timings { return r.resultAt(time.Now()) }
+func (r *Recorder) Result() *Timings { return r.resultAt(time.Now()) }
 
 // resultAt is result with the build ending at end.
-func (r *timingRecorder) resultAt(end time.Time) *Timings {
+func (r *Recorder) resultAt(end time.Time) *Timings {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	byPhase := map[Phase][]span{}

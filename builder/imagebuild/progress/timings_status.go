@@ -1,4 +1,4 @@
-package imagebuild
+package progress
 
 import (
 	"slices"
@@ -14,7 +14,7 @@ import (
 // ClassifyVertex, jetbake's rules). So two tools' builds of the same work
 // are split into phases the same way.
 func StatusTimings(start, end time.Time, updates []*client.SolveStatus, classify func(name string) Phase) *Timings {
-	r := newTimingRecorder()
+	r := NewRecorder()
 	r.start = start
 	if classify != nil {
 		r.classify = classify

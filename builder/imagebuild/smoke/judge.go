@@ -1,4 +1,4 @@
-package imagebuild
+package smoke
 
 import (
 	"fmt"
@@ -44,21 +44,22 @@ func parseSmoke(result string) smokeFindings {
 	return f
 }
 
-// judgeSmoke turns the smoke run's result file into the build's verdict.
-// image names the runtime image in messages; read reads a file the run
-// wrote (NAME.log, NAME.ldd), only for a binary that failed.
-func (j *releaseJob) judgeSmoke(image, result string, read func(name string) string) error {
+// Judge turns the smoke run's result file into the build's verdict.
+// image names the runtime image in messages; bins are what was read of
+// the routers' ELF headers; read reads a file the run wrote (NAME.log,
+// NAME.ldd, and ResultFile), only for a binary that failed.
+func (s Spec) Judge(image, result string, bins []Binary, read func(name string) string) error {
 	f := parseSmoke(result)
-	if err := j.judgeLibraries(image, f, read); err != nil {
+	if err := s.judgeLibraries(image, f, bins, read); err != nil {
 		return err
 	}
-	for _, t := range j.release.Targets {
-		name := path.Base(t.Path)
+	for _, p := range s.Paths {
+		name := path.Base(p)
 		rc, ok := f.rcs[name]
 		if !ok {
 			return fmt.Errorf("smoke run of %s on %s left no exit status: does it have /bin/sh?", name, image)
 		}
-		if err := j.smokeResult(name, rc, read(name+".log"), image); err != nil {
+		if err := s.result(name, rc, read(name+".log"), image); err != nil {
 			return err
 		}
 	}
@@ -76,14 +77,14 @@ func (j *releaseJob) judgeSmoke(image, result string, read func(name string) str
 // judgeLibraries names, all at once, every library some binary needs that
 // its loader did not find in the image (the "=> not found" lines of
 // --list), and the loader itself when the image lacks it.
-func (j *releaseJob) judgeLibraries(image string, f smokeFindings, read func(name string) string) error {
+func (s Spec) judgeLibraries(image string, f smokeFindings, bins []Binary, read func(name string) string) error {
 	var missing, who []string
 	var loaderSays string
-	for _, t := range j.release.Targets {
-		name := path.Base(t.Path)
+	for _, p := range s.Paths {
+		name := path.Base(p)
 		if f.noInterp[name] {
 			interp := "its dynamic loader"
-			if b := j.binary(name); b != nil && b.Interpreter != "" {
+			if b := binary(bins, name); b != nil && b.Interpreter != "" {
 				interp = b.Interpreter
 			}
 			return fmt.Errorf("%s lacks %s, the dynamic loader %s names: use a glibc-based runtime base (NVIDIA's l4t and CUDA images are Ubuntu)", image, interp, name)
@@ -118,33 +119,43 @@ func (j *releaseJob) judgeLibraries(image string, f smokeFindings, read func(nam
 	if loaderSays != "" {
 		msg += " (" + loaderSays + ")"
 	}
-	if b := j.binary(who[0]); b != nil && len(b.Needed) > 0 {
+	if b := binary(bins, who[0]); b != nil && len(b.Needed) > 0 {
 		msg += fmt.Sprintf("; %s's DT_NEEDED: %s", who[0], strings.Join(b.Needed, ", "))
 	}
-	if slices.Contains(missing, driverLib) {
+	if slices.Contains(missing, DriverLib) {
 		msg += fmt.Sprintf("; %s is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands the build base's driver stub in for it, and the build base %s has none (%s): use a CUDA devel image as build base",
-			driverLib, j.release.BuildBase, strings.Join(driverStubPaths, ", "))
+			DriverLib, s.BuildBase, strings.Join(driverStubPaths, ", "))
 	}
 	if cudart := slices.IndexFunc(missing, func(l string) bool { return strings.HasPrefix(l, "libcudart.so.") }); cudart >= 0 {
 		msg += fmt.Sprintf("; %s is CUDA's runtime, which a router with flash attention NEEDs in every linking mode (candle-flash-attn links it dynamically): install cuda-cudart-%s in the runtime stage and put the CUDA library folder (/usr/local/cuda/lib64) in /etc/ld.so.conf.d, as the shipped Dockerfile-jetson does",
-			missing[cudart], strings.ReplaceAll(j.release.CUDA, ".", "-"))
+			missing[cudart], strings.ReplaceAll(s.CUDA, ".", "-"))
 	}
-	if others := slices.DeleteFunc(slices.Clone(missing), func(l string) bool { return l == driverLib || strings.HasPrefix(l, "libcudart.so.") }); len(others) > 0 {
+	if others := slices.DeleteFunc(slices.Clone(missing), func(l string) bool { return l == DriverLib || strings.HasPrefix(l, "libcudart.so.") }); len(others) > 0 {
 		msg += fmt.Sprintf("; install what provides %s in the runtime stage (TEI's images install libssl and ca-certificates; dynamic linking needs CUDA's libraries), or use a base that has them", strings.Join(others, ", "))
 	}
 	return fmt.Errorf("%s", msg)
 }
 
-// driverLib is the CUDA driver's soname.
-const driverLib = "libcuda.so.1"
+// DriverLib is the CUDA driver's soname.
+const DriverLib = "libcuda.so.1"
 
-// smokeResult turns one binary's exit status and output into an error
+// binary is the binary of bins named name, or nil.
+func binary(bins []Binary, name string) *Binary {
+	for i := range bins {
+		if bins[i].Name == name {
+			return &bins[i]
+		}
+	}
+	return nil
+}
+
+// result turns one binary's exit status and output into an error
 // that names a missing library when the loader named one.
-func (j *releaseJob) smokeResult(name, rc, log, image string) error {
+func (s Spec) result(name, rc, log, image string) error {
 	if rc == "0" {
 		return nil
 	}
-	cmd := name + " " + strings.Join(j.plan.Router.Smoke, " ")
+	cmd := name + " " + strings.Join(s.Args, " ")
 	if code, err := strconv.Atoi(rc); err == nil {
 		cmd += " (exit " + strconv.Itoa(code) + ")"
 	}

@@ -1,4 +1,4 @@
-package imagebuild
+package progress
 
 import (
 	"bytes"
@@ -14,10 +14,10 @@ func TestProgressLogLinesInEveryModeButQuiet(t *testing.T) {
 	for _, mode := range []string{"auto", "plain", "rawjson", "quiet"} {
 		t.Run(mode, func(t *testing.T) {
 			var out bytes.Buffer
-			p, err := newProgress(t.Context(), mode, &out, nil)
+			p, err := New(t.Context(), mode, &out, nil)
 			require.NoError(t, err)
-			p.logf("[%s] node %s failed (%s); retrying on another node", "jetpack6.2", "orin-1", "connection refused")
-			p.close()
+			p.Logf("[%s] node %s failed (%s); retrying on another node", "jetpack6.2", "orin-1", "connection refused")
+			p.Close()
 			line := "[jetpack6.2] node orin-1 failed (connection refused); retrying on another node"
 			if mode == "quiet" {
 				require.Empty(t, out.String())
@@ -31,8 +31,8 @@ func TestProgressLogLinesInEveryModeButQuiet(t *testing.T) {
 			}
 		})
 	}
-	_, err := newProgress(t.Context(), "tty", &bytes.Buffer{}, nil)
-	var pe *ProgressError
+	_, err := New(t.Context(), "tty", &bytes.Buffer{}, nil)
+	var pe *Error
 	require.ErrorAs(t, err, &pe, "tty needs a terminal")
 	require.Equal(t, "tty", pe.Mode)
 }

@@ -1,4 +1,4 @@
-package imagebuild
+package progress
 
 import (
 	"context"
@@ -14,19 +14,19 @@ import (
 	digest "github.com/opencontainers/go-digest"
 )
 
-// progress merges the status of every release's session into one BuildKit
+// Display merges the status of every release's session into one BuildKit
 // display, each vertex named with its release, the way buildx shows a bake.
-type progress struct {
+type Display struct {
 	merged  chan *client.SolveStatus
 	done    chan struct{}
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	out     io.Writer
 	mode    progressui.DisplayMode
-	timings *timingRecorder // sees every status before the names get their release
-	// warned is told of every warning a session reports: the Dockerfile
+	timings *Recorder // sees every status before the names get their release
+	// Warned is told of every warning a session reports: the Dockerfile
 	// frontend's check warnings when it builds the router stage itself.
-	warned func(release string, w *client.VertexWarning)
+	Warned func(release string, w *client.VertexWarning)
 	// tails holds the last lines each step printed, by vertex (steps are
 	// shared between releases), and failed each release's last failed step.
 	tails  map[digest.Digest][]string
@@ -45,12 +45,13 @@ type failedStep struct {
 // tailLines is how many lines of a step's output a failure quotes.
 const tailLines = 25
 
-func newProgress(ctx context.Context, mode string, out io.Writer, timings *timingRecorder) (*progress, error) {
+// New starts a display of mode on out; timings, if not nil, sees every status.
+func New(ctx context.Context, mode string, out io.Writer, timings *Recorder) (*Display, error) {
 	display, shown, err := newDisplay(mode, out)
 	if err != nil {
 		return nil, err
 	}
-	p := &progress{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: shown, timings: timings,
+	p := &Display{merged: make(chan *client.SolveStatus), done: make(chan struct{}), out: out, mode: shown, timings: timings,
 		tails: map[digest.Digest][]string{}, failed: map[string]failedStep{}, seenLogs: map[string]bool{}}
 	go func() {
 		defer close(p.done)
@@ -60,10 +61,25 @@ func newProgress(ctx context.Context, mode string, out io.Writer, timings *timin
 	return p, nil
 }
 
+// Error is a progress mode whose display cannot start, such
+// as tty on an output that is not a terminal.
+type Error struct {
+	// Mode is the mode.
+	Mode string
+	// Err is why BuildKit's display did not start.
+	Err error
+}
+
+// Error names the mode and the display's error.
+func (e *Error) Error() string { return fmt.Sprintf("progress %s: %v", e.Mode, e.Err) }
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
+
 // newDisplay is BuildKit's display of mode on out, and the mode it shows:
 // quiet without an output, tty or plain for auto. A display that cannot
 // start, such as tty on an output that is not a terminal, is a
-// *ProgressError.
+// *Error.
 func newDisplay(mode string, out io.Writer) (progressui.Display, progressui.DisplayMode, error) {
 	if out == nil || mode == "" {
 		mode = string(progressui.QuietMode)
@@ -71,21 +87,21 @@ func newDisplay(mode string, out io.Writer) (progressui.Display, progressui.Disp
 	shown := displayMode(mode, out)
 	display, err := progressui.NewDisplay(out, shown)
 	if err != nil {
-		return progressui.Display{}, "", &ProgressError{Mode: mode, Err: err}
+		return progressui.Display{}, "", &Error{Mode: mode, Err: err}
 	}
 	return display, shown, nil
 }
 
-// checkProgress fails as newProgress would: a display is made, and
+// Check fails as New would: a display is made, and
 // dropped before it shows anything.
-func checkProgress(mode string, out io.Writer) error {
+func Check(mode string, out io.Writer) error {
 	_, _, err := newDisplay(mode, out)
 	return err
 }
 
-// channel returns a status channel for one release's session. BuildKit
+// Channel returns a status channel for one release's session. BuildKit
 // closes it when the session ends.
-func (p *progress) channel(release string) chan *client.SolveStatus {
+func (p *Display) Channel(release string) chan *client.SolveStatus {
 	ch := make(chan *client.SolveStatus)
 	p.wg.Add(1)
 	go func() {
@@ -94,9 +110,9 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 			if p.timings != nil {
 				p.timings.observe(release, st)
 			}
-			if p.warned != nil {
+			if p.Warned != nil {
 				for _, w := range st.Warnings {
-					p.warned(release, w)
+					p.Warned(release, w)
 				}
 			}
 			p.keepTails(release, st)
@@ -115,7 +131,7 @@ func (p *progress) channel(release string) chan *client.SolveStatus {
 // keepTails keeps the last lines of each step's output and notes the
 // release's failed steps, whose output a failure quotes (BuildKit's error
 // says only that a process did not complete).
-func (p *progress) keepTails(release string, st *client.SolveStatus) {
+func (p *Display) keepTails(release string, st *client.SolveStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, l := range st.Logs {
@@ -137,9 +153,9 @@ func (p *progress) keepTails(release string, st *client.SolveStatus) {
 	}
 }
 
-// failureOutput is the last output of the release's failed step, each line
+// FailureOutput is the last output of the release's failed step, each line
 // indented, or "".
-func (p *progress) failureOutput(release string) string {
+func (p *Display) FailureOutput(release string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f, ok := p.failed[release]
@@ -163,11 +179,11 @@ func displayMode(mode string, out io.Writer) progressui.DisplayMode {
 	return progressui.PlainMode
 }
 
-// logf shows a line of jetbake's own (a retry, a failure) in every mode
+// Logf shows a line of jetbake's own (a retry, a failure) in every mode
 // but quiet: printed between the plain display's lines, and as a finished
 // step of its own in the tty display and the rawjson stream, which text
 // printed beside them would garble or break.
-func (p *progress) logf(format string, args ...any) {
+func (p *Display) Logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	switch p.mode {
 	case progressui.QuietMode, "": // "": no display at all
@@ -184,20 +200,20 @@ func (p *progress) logf(format string, args ...any) {
 	}
 }
 
-// warnf shows a warning of jetbake's own as logf does, and in quiet mode
+// Warnf shows a warning of jetbake's own as Logf does, and in quiet mode
 // too, where no display runs for it to garble.
-func (p *progress) warnf(format string, args ...any) {
+func (p *Display) Warnf(format string, args ...any) {
 	if p.mode == progressui.QuietMode && p.out != nil {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		fmt.Fprintf(p.out, format+"\n", args...)
 		return
 	}
-	p.logf(format, args...)
+	p.Logf(format, args...)
 }
 
-// close waits for every session's channel and stops the display.
-func (p *progress) close() {
+// Close waits for every session's channel and stops the display.
+func (p *Display) Close() {
 	p.wg.Wait()
 	close(p.merged)
 	<-p.done

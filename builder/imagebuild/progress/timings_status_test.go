@@ -1,4 +1,4 @@
-package imagebuild
+package progress
 
 import (
 	"testing"

@@ -1,4 +1,6 @@
-package imagebuild
+// Package dockertar writes the arm64 image of an OCI layout as a tarball
+// that `docker load` takes.
+package dockertar
 
 import (
 	"fmt"
@@ -11,9 +13,9 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// writeDockerTarball converts the arm64 image of the OCI layout at layoutDir
+// Write converts the arm64 image of the OCI layout at layoutDir
 // into a tarball at dest that `docker load` takes, named by tags.
-func writeDockerTarball(layoutDir, dest string, tags []string) error {
+func Write(layoutDir, dest string, tags []string) error {
 	idx, err := layout.ImageIndexFromPath(layoutDir)
 	if err != nil {
 		return fmt.Errorf("read OCI layout %s: %w", layoutDir, err)
@@ -40,7 +42,7 @@ func writeDockerTarball(layoutDir, dest string, tags []string) error {
 // image without a platform counts as one, attestation manifests
 // (unknown/unknown) do not.
 func findArm64(idx v1.ImageIndex) (v1.Image, error) {
-	arm64 := platforms.OnlyStrict(arm64Platform())
+	arm64 := platforms.OnlyStrict(ocispecs.Platform{OS: "linux", Architecture: "arm64"})
 	im, err := idx.IndexManifest()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package imagebuild
+package smoke
 
 import "testing"
 
@@ -6,8 +6,6 @@ import "testing"
 func FuzzJudgeSmoke(f *testing.F) {
 	f.Add("stub /x\nldd router-87 1\nrc router-87 127\nca\nlink /usr\nnointerp router-110\n", "\tlibssl.so.3 => not found\n")
 	f.Fuzz(func(t *testing.T, result, file string) {
-		p := testPlan()
-		j := &releaseJob{plan: p, release: p.Releases[1]}
-		_ = j.judgeSmoke("the runtime image", result, func(string) string { return file })
+		_ = testSpec().Judge("the runtime image", result, nil, func(string) string { return file })
 	})
 }

@@ -1,7 +1,6 @@
-package imagebuild
+package progress
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ func TestClassify(t *testing.T) {
 		{"[internal] load .dockerignore", PhaseFrontend},
 		{"[internal] load build context", PhaseFrontend},
 		{"[router 1/3] FROM 127.0.0.1:5000/nvidia/l4t-jetpack:r36.4.0@sha256:ab", PhasePull},
-		{runtimeBasePrefix + "127.0.0.1:5000/nvidia/l4t-cuda:12.6.11-runtime@sha256:cd", PhasePull},
+		{RuntimeBasePrefix + "127.0.0.1:5000/nvidia/l4t-cuda:12.6.11-runtime@sha256:cd", PhasePull},
 		{"[router 2/3] COPY router.sh.in /src/router.sh.in", PhaseRouter},
 		{"[1/3] FROM 127.0.0.1:5000/nvidia/l4t-jetpack:r35.4.1@sha256:ab", PhasePull},
 		{"[3/3] RUN mkdir -p /out", PhaseRouter},
@@ -52,7 +51,7 @@ func TestUnionAndSubtract(t *testing.T) {
 }
 
 func TestTimingRecorder(t *testing.T) {
-	r := newTimingRecorder()
+	r := NewRecorder()
 	r.start = r.start.Add(-2 * time.Second) // every step below is in the past
 	t0 := r.start
 	ts := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
@@ -70,7 +69,7 @@ func TestTimingRecorder(t *testing.T) {
 		},
 	})
 	r.own = append(r.own, span{phase: PhaseTag, start: *ts(400), end: *ts(420)})
-	got := r.result()
+	got := r.Result()
 	byName := map[Phase]PhaseTiming{}
 	for _, p := range got.Phases {
 		byName[p.Name] = p
@@ -88,38 +87,18 @@ func TestTimingRecorder(t *testing.T) {
 	require.Contains(t, out.String(), "outside any step")
 }
 
-var errTest = errors.New("registry down")
-
-func TestResolveCache(t *testing.T) {
-	rc := newResolveCache()
-	calls := 0
-	resolve := func() (string, []byte, error) { calls++; return "sha256:1", []byte("{}"), nil }
-	for range 3 {
-		d, cfg, err := rc.get(t.Context(), "ref", resolve)
-		require.NoError(t, err)
-		require.Equal(t, "sha256:1", d)
-		require.Equal(t, []byte("{}"), cfg)
-	}
-	require.Equal(t, 1, calls, "one resolve per reference per build")
-	_, _, err := rc.get(t.Context(), "bad", func() (string, []byte, error) { return "", nil, errTest })
-	require.ErrorIs(t, err, errTest)
-	d, _, err := rc.get(t.Context(), "bad", resolve)
-	require.NoError(t, err, "a failed resolve is tried again")
-	require.Equal(t, "sha256:1", d)
-}
-
 // A vertex shared by two builds of one release reaches both status
 // streams; one may report it running after the other reported it done.
 // The step keeps its end rather than running until the build ends.
 func TestTimingRecorderSharedVertex(t *testing.T) {
-	r := newTimingRecorder()
+	r := NewRecorder()
 	r.start = r.start.Add(-10 * time.Second)
 	t0 := r.start
 	ts := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
 	ctx := digest.FromString("context")
 	r.observe("a", &client.SolveStatus{Vertexes: []*client.Vertex{{Digest: ctx, Name: "[internal] load build context", Started: ts(100), Completed: ts(160)}}})
 	r.observe("a", &client.SolveStatus{Vertexes: []*client.Vertex{{Digest: ctx, Name: "[internal] load build context", Started: ts(100)}}})
-	got := r.result()
+	got := r.Result()
 	require.Len(t, got.Phases, 1)
 	require.Equal(t, PhaseFrontend, got.Phases[0].Name)
 	require.InDelta(t, 0.06, got.Phases[0].WallSeconds, 0.001)

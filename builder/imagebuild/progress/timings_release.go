@@ -1,4 +1,4 @@
-package imagebuild
+package progress
 
 import (
 	"cmp"
@@ -25,15 +25,15 @@ type ReleaseTiming struct {
 	RouterCached int `json:"router_cached"`
 }
 
-// buildPlatform is where a release was built, as noteRelease heard it.
+// buildPlatform is where a release was built, as NoteRelease heard it.
 type buildPlatform struct {
 	native   string
 	emulated bool
 }
 
-// noteRelease records the native platform of the node the release is built
+// NoteRelease records the native platform of the node the release is built
 // on and whether its routers compile under emulation.
-func (r *timingRecorder) noteRelease(release, native string, emulated bool) {
+func (r *Recorder) NoteRelease(release, native string, emulated bool) {
 	if r == nil {
 		return
 	}
@@ -44,7 +44,7 @@ func (r *timingRecorder) noteRelease(release, native string, emulated bool) {
 
 // releaseTimings counts each release's router steps (BuildKit vertices),
 // for the releases that were built or had steps. The caller holds r.mu.
-func (r *timingRecorder) releaseTimings() []ReleaseTiming {
+func (r *Recorder) releaseTimings() []ReleaseTiming {
 	rows := map[string]*ReleaseTiming{}
 	row := func(name string) *ReleaseTiming {
 		if rows[name] == nil {

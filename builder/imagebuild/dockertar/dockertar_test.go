@@ -1,4 +1,4 @@
-package imagebuild
+package dockertar
 
 import (
 	"path/filepath"
@@ -14,6 +14,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 )
+
+// testRepo is the repository the images are tagged in.
+const testRepo = "ghcr.io/jetbake/text-embeddings-router"
 
 // platformImage is a small random image whose config names arch.
 func platformImage(t *testing.T, arch string) v1.Image {
@@ -54,7 +57,7 @@ func TestWriteDockerTarball(t *testing.T) {
 	dir := ociLayout(t, amd, arm)
 	dest := filepath.Join(t.TempDir(), "tei.tar")
 	tags := []string{testRepo + ":1.8.0-jetpack6.2", testRepo + ":jetpack6"}
-	require.NoError(t, writeDockerTarball(dir, dest, tags))
+	require.NoError(t, Write(dir, dest, tags))
 
 	wantConfig, err := arm.ConfigName()
 	require.NoError(t, err)
@@ -90,7 +93,7 @@ func TestWriteDockerTarballTopLevelImage(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.AppendImage(arm))
 	dest := filepath.Join(t.TempDir(), "tei.tar")
-	require.NoError(t, writeDockerTarball(dir, dest, []string{"127.0.0.1:5000/jetbake/tei:jetpack6"}))
+	require.NoError(t, Write(dir, dest, []string{"127.0.0.1:5000/jetbake/tei:jetpack6"}))
 	tag, err := name.NewTag("127.0.0.1:5000/jetbake/tei:jetpack6")
 	require.NoError(t, err)
 	loaded, err := tarball.ImageFromPath(dest, &tag)
@@ -105,20 +108,20 @@ func TestWriteDockerTarballTopLevelImage(t *testing.T) {
 func TestWriteDockerTarballErrors(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "tei.tar")
 
-	err := writeDockerTarball(filepath.Join(t.TempDir(), "none"), dest, []string{testRepo + ":x"})
+	err := Write(filepath.Join(t.TempDir(), "none"), dest, []string{testRepo + ":x"})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "read OCI layout")
 
 	amdOnly := ociLayout(t, platformImage(t, "amd64"))
-	err = writeDockerTarball(amdOnly, dest, []string{testRepo + ":x"})
+	err = Write(amdOnly, dest, []string{testRepo + ":x"})
 	require.EqualError(t, err, "no linux/arm64 image in the OCI layout")
 
 	armLayout := ociLayout(t, platformImage(t, "arm64"))
-	err = writeDockerTarball(armLayout, dest, []string{"Bad Tag"})
+	err = Write(armLayout, dest, []string{"Bad Tag"})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), `tag "Bad Tag"`)
 
-	err = writeDockerTarball(armLayout, filepath.Join(t.TempDir(), "missing", "tei.tar"), []string{testRepo + ":x"})
+	err = Write(armLayout, filepath.Join(t.TempDir(), "missing", "tei.tar"), []string{testRepo + ":x"})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "write docker tarball")
 }

@@ -1,0 +1,98 @@
+// Package gatewayfile reads one file of a BuildKit gateway result through
+// ranged reads, a few blocks at a time and bounded, never the whole file:
+// the ELF headers of a router binary, the fat binaries of a library.
+package gatewayfile
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"io"
+	"strings"
+
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+)
+
+// Open opens the file at name in ref for ranged reads.
+func Open(ctx context.Context, ref gateway.Reference, name string) (*Reader, error) {
+	st, err := ref.StatFile(ctx, gateway.StatRequest{Path: name})
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{read: func(off int64, n int) ([]byte, error) {
+		return ref.ReadFile(ctx, gateway.ReadRequest{Filename: name, Range: &gateway.FileRange{Offset: int(off), Length: n}})
+	}, size: st.Size, blocks: map[int64][]byte{}}, nil
+}
+
+// ReadELF returns the DT_NEEDED entries and PT_INTERP of an ELF file.
+func ReadELF(r io.ReaderAt) (needed []string, interp string, err error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		data, err := io.ReadAll(p.Open())
+		if err != nil {
+			return nil, "", err
+		}
+		interp = strings.TrimRight(string(data), "\x00")
+	}
+	needed, err = f.ImportedLibraries()
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		return nil, "", err
+	}
+	return needed, interp, nil
+}
+
+// Reader reads a file of size bytes through read in 64 KiB blocks,
+// keeping the latest ones.
+type Reader struct {
+	read   func(off int64, n int) ([]byte, error)
+	size   int64
+	blocks map[int64][]byte
+}
+
+const readBlock = 64 << 10
+
+// maxBlocks bounds the blocks a Reader keeps: 4 MiB.
+const maxBlocks = 64
+
+// ReadAt implements io.ReaderAt.
+func (b *Reader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		if pos >= b.size {
+			return n, io.EOF
+		}
+		start := pos - pos%readBlock
+		blk, ok := b.blocks[start]
+		if !ok {
+			if len(b.blocks) >= maxBlocks {
+				// A fat binary's entry headers are spread over the whole
+				// section: keep memory bounded, not every block read.
+				clear(b.blocks)
+			}
+			length := int(min(readBlock, b.size-start))
+			data, err := b.read(start, length)
+			if err != nil {
+				return n, err
+			}
+			blk = bytes.Clone(data)
+			b.blocks[start] = blk
+		}
+		if int(pos-start) >= len(blk) {
+			return n, io.ErrUnexpectedEOF
+		}
+		n += copy(p[n:], blk[pos-start:])
+	}
+	return n, nil
+}

@@ -1,0 +1,179 @@
+// Package smoke is a release's build-time smoke run: every router binary
+// run with the smoke arguments on the runtime image, with the build base's
+// CUDA driver stub standing in for the Jetson's driver, and the judge of
+// what the run found. Deferred solves it in a build of its own beside the
+// image's export and push.
+package smoke
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/moby/buildkit/client/llb"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+)
+
+// Folders of the build-time smoke run: what each router printed, and the
+// build base's CUDA driver stub, which stands in for the Jetson's driver.
+const (
+	smokeDir    = "/jetbake-smoke"
+	smokeDriver = "/jetbake-smoke-driver"
+)
+
+// ResultFile is the smoke run's findings, one per line.
+const ResultFile = "result"
+
+// Spec is what a release's smoke run runs, and what its judge names.
+type Spec struct {
+	// Router is the router's name; Args its smoke arguments (router.smoke);
+	// Env its environment; Output where its stage leaves the binary.
+	Router string
+	Args   []string
+	Env    map[string]string
+	Output string
+	// Paths are each target's binary in the image, in target order.
+	Paths []string
+	// OwnFiles are the other files jetbake's layers add to the image.
+	OwnFiles []string
+	// BuildBase lends the driver stub; CUDA is the release's CUDA version.
+	BuildBase, CUDA string
+}
+
+// Binary is what was read of a router's ELF header.
+type Binary struct {
+	Name        string
+	Interpreter string
+	Needed      []string
+}
+
+// On is what a smoke run runs on.
+type On struct {
+	// Image is the runtime image, Name how messages name it, Config its
+	// image config (JSON).
+	Image  llb.State
+	Name   string
+	Config []byte
+	// Routers are each target's router build, in target order; Stub is
+	// the driver stub (Stub).
+	Routers []llb.State
+	Stub    llb.State
+}
+
+// driverStubPaths are where NVIDIA's CUDA devel images keep the driver's
+// link-time stub, stubs/libcuda.so (soname libcuda.so.1), first match wins.
+var driverStubPaths = []string{
+	"/usr/local/cuda/lib64/stubs/libcuda.so",
+	"/usr/local/cuda/targets/*/lib/stubs/libcuda.so",
+	"/usr/local/cuda-*/targets/*/lib/stubs/libcuda.so",
+}
+
+// Definition runs every binary with the smoke arguments on the runtime
+// image, each mounted read-only at its path in the image from the router
+// build's output (the same bytes, path, libraries and environment as in the
+// assembled image, without waiting for the image's layers to be staged),
+// and checks that the image has a CA bundle. Before the run, the dynamic
+// loader of the binary (its PT_INTERP) lists what it finds of the binary's
+// libraries, as ldd has it do (LD_TRACE_LOADED_OBJECTS: every library, where
+// `ld.so --list` stops at the first one missing). The binaries run directly, not through the entrypoint, which
+// needs a Jetson to choose one.
+func (s Spec) Definition(ctx context.Context, on On, bins []Binary) (*llb.Definition, error) {
+	var config ocispecs.Image
+	if err := json.Unmarshal(on.Config, &config); err != nil {
+		return nil, fmt.Errorf("%s: config is not valid JSON: %w", on.Name, err)
+	}
+	opts := []llb.RunOption{
+		llb.Args(append([]string{"/bin/sh", "-c", s.Script(bins), "jetbake-smoke"}, s.Args...)),
+		llb.WithCustomNamef("%s%s %s on the runtime image", progress.SmokePrefix, s.Router, strings.Join(s.Args, " ")),
+	}
+	for _, kv := range config.Config.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			opts = append(opts, llb.AddEnv(k, v))
+		}
+	}
+	// In a fixed order: the run's definition, and so its cache key, must
+	// be the same on every build.
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		opts = append(opts, llb.AddEnv(k, s.Env[k]))
+	}
+	for i, p := range s.Paths {
+		// A mount follows a link at the source path, as the copy into the
+		// image does (see imagebuild's runtimeState).
+		opts = append(opts, llb.AddMount(p, on.Routers[i], llb.SourcePath(s.Output), llb.Readonly))
+	}
+	opts = append(opts, llb.AddMount(smokeDriver, on.Stub, llb.Readonly))
+	out := on.Image.Run(opts...).AddMount(smokeDir, llb.Scratch())
+	def, err := out.Marshal(ctx, llb.Platform(arm64))
+	if err != nil {
+		return nil, fmt.Errorf("marshal the smoke run: %w", err)
+	}
+	return def, nil
+}
+
+// Script writes one line per finding to smokeDir/result: "stub PATH"
+// when the build base had a driver stub; per binary "ldd NAME CODE" (its
+// loader's trace, output in NAME.ldd) or "nointerp NAME" when the image
+// lacks the loader, then "rc NAME CODE" (output in NAME.log); "ca" when the
+// image has a CA bundle; and "link DIR" for each folder jetbake's layers
+// create that is a symbolic link in the image (the layers would put a real
+// folder over it, hiding what it points to).
+func (s Spec) Script(bins []Binary) string {
+	var script strings.Builder
+	result := smokeDir + "/" + ResultFile
+	fmt.Fprintf(&script, "[ -s %s/libcuda.so.1 ] && echo \"stub $(cat %s/from)\" >>%s\n", smokeDriver, smokeDriver, result)
+	fmt.Fprintf(&script, "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n", smokeDriver)
+	for i, p := range s.Paths {
+		name := path.Base(p)
+		if i < len(bins) && bins[i].Interpreter != "" {
+			interp := shellQuote(bins[i].Interpreter)
+			fmt.Fprintf(&script, "if [ -x %s ]; then LD_TRACE_LOADED_OBJECTS=1 %s %s >%s/%s.ldd 2>&1; echo \"ldd %s $?\" >>%s; else echo \"nointerp %s\" >>%s; fi\n",
+				interp, interp, shellQuote(p), smokeDir, name, name, result, name, result)
+		}
+		fmt.Fprintf(&script, "%s \"$@\" >%s/%s.log 2>&1; echo \"rc %s $?\" >>%s\n",
+			shellQuote(p), smokeDir, name, name, result)
+	}
+	fmt.Fprintf(&script, "[ -s %s ] && echo ca >>%s\n", CABundlePath, result)
+	for _, dir := range s.LayerDirs() {
+		fmt.Fprintf(&script, "[ -L %s ] && echo %s >>%s\n", shellQuote(dir), shellQuote("link "+dir), result)
+	}
+	script.WriteString("exit 0\n")
+	return script.String()
+}
+
+// LayerDirs are the folders jetbake's layers create, with their parents.
+func (s Spec) LayerDirs() []string {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, p := range append(slices.Clone(s.OwnFiles), s.Paths...) {
+		for dir := path.Dir(p); dir != "/" && dir != "." && !seen[dir]; dir = path.Dir(dir) {
+			seen[dir] = true
+			dirs = append(dirs, dir)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// arm64 is the platform of every Jetson.
+var arm64 = ocispecs.Platform{OS: "linux", Architecture: "arm64"}
+
+// Stub is the build base's CUDA driver stub, as libcuda.so.1 for the smoke
+// run only, resolved in mode. Every linking mode of TEI's router needs the
+// driver, which NVIDIA's runtime mounts from the Jetson and no runtime
+// image has; the run loads the build base's stub instead, never in the
+// image.
+func Stub(buildBase string, mode llb.ResolveMode) llb.State {
+	var find strings.Builder
+	find.WriteString("for f in " + strings.Join(driverStubPaths, " ") + "; do ")
+	find.WriteString(`if [ -f "$f" ]; then cp "$f" /out/libcuda.so.1 && echo "$f" >/out/from; break; fi; done; exit 0`)
+	return llb.Image(buildBase, llb.Platform(arm64), mode).
+		Run(llb.Args([]string{"/bin/sh", "-c", find.String()}),
+			llb.WithCustomName(progress.SmokePrefix+"the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only")).
+		AddMount("/out", llb.Scratch())
+}

@@ -1,0 +1,118 @@
+package imagebuild
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/moby/buildkit/client/llb"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+)
+
+// smokeRun is a release's build-time smoke run (router.smoke, e.g.
+// --version): every router binary run on the runtime image, under QEMU on
+// the building machine, with what the image would give it on a Jetson.
+type smokeRun struct {
+	image   runtimeImage
+	routers []llb.State
+	stub    llb.State
+	imports []gateway.CacheOptionsEntry
+}
+
+// newSmokeRun prepares the smoke run on image, nil when the router has no
+// smoke command. It loads the build base's driver stub (smoke.Stub).
+func (j *releaseJob) newSmokeRun(image runtimeImage, routers []llb.State, buildBase string, imports []gateway.CacheOptionsEntry) *smokeRun {
+	if len(j.plan.Router.Smoke) == 0 {
+		return nil
+	}
+	return &smokeRun{image: image, routers: routers, stub: smoke.Stub(buildBase, j.resolveMode()), imports: imports}
+}
+
+// on is what the run runs on, as package smoke takes it.
+func (run *smokeRun) on() smoke.On {
+	return smoke.On{Image: run.image.state, Name: run.image.name, Config: run.image.config, Routers: run.routers, Stub: run.stub}
+}
+
+// handSmoke returns the function the release's build hands its smoke run
+// to, or nil (solve it inline) without d.
+func (j *releaseJob) handSmoke(d *smoke.Deferred) func(*smokeRun) {
+	if d == nil {
+		return nil
+	}
+	return func(run *smokeRun) {
+		d.Hand(func(ctx context.Context, c gateway.Client) error { return j.smokeCheck(ctx, c, run) })
+	}
+}
+
+// smokeSpec is the release's smoke run as package smoke takes it.
+func (j *releaseJob) smokeSpec() smoke.Spec {
+	s := smoke.Spec{Router: j.plan.Router.Name, Args: j.plan.Router.Smoke, Env: j.plan.Router.Env, Output: j.plan.Router.Output,
+		OwnFiles: []string{EntrypointPath, CUDAProbePath, ProbePath, imagespec.Path}, BuildBase: j.release.BuildBase, CUDA: j.release.CUDA}
+	for _, t := range j.release.Targets {
+		s.Paths = append(s.Paths, t.Path)
+	}
+	return s
+}
+
+// smokeBinaries are what was read of the routers, as package smoke takes them.
+func smokeBinaries(bins []Binary) []smoke.Binary {
+	out := make([]smoke.Binary, len(bins))
+	for i, b := range bins {
+		out[i] = smoke.Binary{Name: b.Binary, Interpreter: b.Interpreter, Needed: b.Needed}
+	}
+	return out
+}
+
+// smokeCheck reads each router's DT_NEEDED and loader, then solves the
+// smoke run and judges what each binary did. The runtime image and the
+// driver stub, which the run needs and which need no router, are built
+// while the routers compile, not after them.
+func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smokeRun) error {
+	var bins []Binary
+	err := j.beside(ctx, c, run.imports, run.routers, func(ctx context.Context) (err error) {
+		// Evaluate: the routers' compile errors surface here, as themselves.
+		bins, err = j.readBinaries(ctx, c, run)
+		return err
+	}, run.image.state, run.stub)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.binaries = bins
+	j.mu.Unlock()
+	spec := j.smokeSpec()
+	def, err := spec.Definition(ctx, run.on(), smokeBinaries(bins))
+	if err != nil {
+		return err
+	}
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
+	if err != nil {
+		return err
+	}
+	ref, err := res.SingleRef()
+	if err != nil {
+		return err
+	}
+	read := func(name string) string {
+		data, err := ref.ReadFile(ctx, gateway.ReadRequest{Filename: name})
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(data))
+	}
+	j.mu.Lock()
+	for i := range j.binaries {
+		if len(j.binaries[i].Needed) > 0 {
+			j.binaries[i].Resolved = resolvedLibraries(j.binaries[i].Needed, read(j.binaries[i].Binary+".ldd"))
+		}
+	}
+	bins = slices.Clone(j.binaries)
+	j.mu.Unlock()
+	if err := spec.Judge(run.image.name, read(smoke.ResultFile), smokeBinaries(bins), read); err != nil {
+		return err
+	}
+	return j.auditLibraries(ctx, c, run, bins)
+}
