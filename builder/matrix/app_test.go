@@ -10,27 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// appMatrix is an app's matrix: JetPack 6.2 on Orin, JetPack 7.0 on Thor.
-const appMatrix = `{
-  "app": {"name": "obliteratus", "version": "0.1.0", "framework": "pytorch", "context": ".",
-    "dockerfile": "Dockerfile", "target": "app", "command": ["/opt/venv/bin/obliteratus"], "cmd": ["--help"]},
-  "image": {"repository": "ghcr.io/acme/obliteratus", "source": "https://github.com/acme/obliteratus",
-    "tags": ["{version}-jetpack{jetpack}"]},
-  "releases": [
-    {"name": "jetpack6.2", "jetpack": "6.2", "l4t": "36.4.3", "cuda": "12.9", "ubuntu": "24.04",
-     "base": "nvcr.io/nvidia/pytorch:25.06-py3-igpu", "targets": ["8.7"], "tier": "candidate",
-     "hardware": ["Jetson AGX Orin"]},
-    {"name": "jetpack7.0", "jetpack": "7.0", "l4t": "38.2.0", "cuda": "13.0", "ubuntu": "24.04",
-     "base": "nvcr.io/nvidia/pytorch:25.08-py3", "targets": ["11.0"], "tier": "candidate",
-     "hardware": ["Jetson AGX Thor"]}
-  ]
-}`
+// appMatrixFile is an app's matrix: JetPack 6.2 on Orin, JetPack 7.0 on Thor.
+const appMatrixFile = "testdata/app-matrix.json"
+
+// appMatrix returns its bytes.
+func appMatrix(t testing.TB) []byte {
+	t.Helper()
+	data, err := os.ReadFile(appMatrixFile)
+	require.NoError(t, err)
+	return data
+}
 
 // appDoc returns appMatrix decoded, for a test to change.
 func appDoc(t *testing.T) map[string]any {
 	t.Helper()
 	var doc map[string]any
-	require.NoError(t, json.Unmarshal([]byte(appMatrix), &doc))
+	require.NoError(t, json.Unmarshal(appMatrix(t), &doc))
 	return doc
 }
 
@@ -54,7 +49,7 @@ func onlyError(t *testing.T, doc map[string]any) FieldError {
 }
 
 func TestParseAppMatrix(t *testing.T) {
-	m, err := Parse([]byte(appMatrix))
+	m, err := Parse(appMatrix(t))
 	require.NoError(t, err)
 	require.Equal(t, KindApp, m.Kind())
 	require.Equal(t, "0.1.0", m.Version())
@@ -173,7 +168,7 @@ func TestAppStage(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "matrix.json"), []byte(appMatrix), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "matrix.json"), appMatrix(t), 0o644))
 		_, err := Load(filepath.Join(dir, "matrix.json"))
 		if message == "" {
 			require.NoError(t, err, dockerfile)
