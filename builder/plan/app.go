@@ -42,6 +42,23 @@ func (p *Plan) Kind() string {
 	return matrix.KindRouter
 }
 
+// Version is the version of what the plan builds: the app's or the router's.
+func (p *Plan) Version() string {
+	if p.App != nil {
+		return p.App.Version
+	}
+	return p.Router.Version
+}
+
+// Context is the build context of what the plan builds: the app's or the
+// router's (a local folder or a pinned git URL).
+func (p *Plan) Context() string {
+	if p.App != nil {
+		return p.App.Context
+	}
+	return p.Router.Context
+}
+
 // appOf resolves the app's local paths.
 func appOf(m *matrix.Matrix) *App {
 	a := m.App

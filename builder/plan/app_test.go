@@ -62,3 +62,17 @@ func TestPlanApp(t *testing.T) {
 	require.Equal(t, "1", r.AppBuildArgs["HF_HUB_OFFLINE"])
 	require.ErrorContains(t, r.SetBuildArg("CUDA_ARCH_LIST", "8.7"), "jetbake sets it from the release")
 }
+
+// Version and Context are the app's in an app's plan, the router's else.
+func TestPlanVersionAndContext(t *testing.T) {
+	m, err := matrix.Parse(appMatrix(t))
+	require.NoError(t, err)
+	p, err := New(m)
+	require.NoError(t, err)
+	require.Equal(t, "0.1.0", p.Version())
+	require.Equal(t, mustAbs(t, "."), p.Context())
+	routers, err := New(shippedMatrix(t))
+	require.NoError(t, err)
+	require.Equal(t, "1.9.3", routers.Version())
+	require.Equal(t, routers.Router.Context, routers.Context())
+}
