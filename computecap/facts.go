@@ -59,7 +59,7 @@ import "strings"
 // newDefaultTable builds the shipped rows.
 func newDefaultTable() *Table {
 	return &Table{SoCs: socRows(), JetPacks: jetPackRows(), Toolchain: toolchainRows(),
-		BaseRepositories: baseRepositoryRows(), BaseImages: baseImageRows()}
+		BaseRepositories: baseRepositoryRows(), BaseImages: baseImageRows(), Frameworks: frameworkRows()}
 }
 
 // socRows are the Jetson SoCs, oldest first. Module part numbers are
@@ -241,4 +241,57 @@ func baseImageRows() []BaseImage {
 		runtime("nvcr.io/nvidia/cuda:13.0.1-runtime-ubuntu24.04"),
 		runtime("nvcr.io/nvidia/cuda:13.2.0-runtime-ubuntu24.04"),
 	}
+}
+
+// frameworkRows are NVIDIA's PyTorch containers for Jetson by JetPack line,
+// oldest first, from NVIDIA's "PyTorch for Jetson Platform" release notes
+// (April 2026): 23.06 is JetPack 5.1; 24.05 to 24.08 JetPack 6.0; 24.09 to
+// 25.01 6.1; 25.02 to 25.06 6.2, the Tegra "-igpu" tags; 25.08 to 25.11
+// JetPack 7.0 and 25.12 to 26.03 7.1, the unified arm64 server (SBSA)
+// containers, plain "-py3" (CUDA 13 is one Arm toolkit for servers and
+// Thor). NGC published no 25.07. From 26.03 NVIDIA no longer produces
+// "-igpu" containers; 26.02-py3-igpu was reported to run on a JetPack 7.2
+// (R39.2) Orin NX. CUDA, PyTorch and Python are filled in only where a
+// source gives them (25.06-py3-igpu: CUDA 12.9, torch 2.8.0a0, Python
+// 3.12); the rest stay empty, "unknown", never guessed. JetPack 5's
+// l4t-pytorch r35.x tags have no rows: no source lists them. A new
+// container is one row.
+func frameworkRows() []FrameworkContainer {
+	const (
+		notes   = "https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform-release-notes/"
+		catalog = "https://catalog.ngc.nvidia.com/orgs/nvidia/containers/pytorch"
+	)
+	row := func(tag, line string, f Flavour) FrameworkContainer {
+		return FrameworkContainer{Framework: FrameworkPyTorch, Repository: "nvcr.io/nvidia/pytorch", Tag: tag,
+			Line: line, Flavour: f, Source: notes}
+	}
+	months := func(year string, from, to int, suffix, line string, f Flavour) []FrameworkContainer {
+		var out []FrameworkContainer
+		for m := from; m <= to; m++ {
+			if year == "25" && m == 7 {
+				continue // NGC published no 25.07
+			}
+			out = append(out, row(year+"."+twoDigits(m)+suffix, line, f))
+		}
+		return out
+	}
+	var rows []FrameworkContainer
+	rows = append(rows, row("23.06-py3-igpu", "5.1", FlavourTegra))
+	rows = append(rows, months("24", 5, 8, "-py3-igpu", "6.0", FlavourTegra)...)
+	rows = append(rows, months("24", 9, 12, "-py3-igpu", "6.1", FlavourTegra)...)
+	rows = append(rows, months("25", 1, 1, "-py3-igpu", "6.1", FlavourTegra)...)
+	rows = append(rows, months("25", 2, 6, "-py3-igpu", "6.2", FlavourTegra)...)
+	r2506 := &rows[len(rows)-1]
+	r2506.CUDA, r2506.PyTorch, r2506.Python, r2506.Source = "12.9", "2.8.0a0", "3.12", catalog
+	rows = append(rows, months("25", 8, 11, "-py3", "7.0", FlavourSBSA)...)
+	rows = append(rows, months("25", 12, 12, "-py3", "7.1", FlavourSBSA)...)
+	rows = append(rows, months("26", 1, 3, "-py3", "7.1", FlavourSBSA)...)
+	reported := row("26.02-py3-igpu", "7.2", FlavourTegra)
+	reported.Note = "reported to run on a JetPack 7.2 (R39.2) Orin NX"
+	return append(rows, reported)
+}
+
+// twoDigits writes a month as two digits.
+func twoDigits(m int) string {
+	return string([]byte{byte('0' + m/10), byte('0' + m%10)})
 }

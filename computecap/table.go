@@ -155,6 +155,9 @@ type Table struct {
 	BaseRepositories []BaseRepository
 	// BaseImages are base images known to exist, offered by fixes.
 	BaseImages []BaseImage
+	// Frameworks are NVIDIA's framework containers (PyTorch) by JetPack
+	// line, oldest first.
+	Frameworks []FrameworkContainer
 }
 
 // defaultTable holds the shipped rows. It is built once and never changed:
@@ -176,6 +179,7 @@ func (t *Table) Clone() *Table {
 
 		BaseRepositories: slices.Clone(t.BaseRepositories),
 		BaseImages:       slices.Clone(t.BaseImages),
+		Frameworks:       slices.Clone(t.Frameworks),
 	}
 	for i := range c.SoCs {
 		s := &c.SoCs[i]

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/jetbake/jetbake/entrypoint/detect"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
 // explanation is what --explain prints.
@@ -26,12 +27,14 @@ type explanation struct {
 	Candidates  []detect.Candidate `json:"candidates"`
 	Choice      string             `json:"choice,omitempty"`
 	Args        []string           `json:"args"`
+	Exec        []string           `json:"exec,omitempty"`
 	LibraryPath string             `json:"ld_library_path,omitempty"`
 	Failure     string             `json:"failure,omitempty"`
 }
 
 // imageSummary is the part of the image description --explain repeats.
 type imageSummary struct {
+	Kind    string   `json:"kind,omitempty"`
 	Router  string   `json:"router"`
 	Release string   `json:"release,omitempty"`
 	JetPack string   `json:"jetpack,omitempty"`
@@ -63,7 +66,10 @@ func explain(stdout, stderr io.Writer, cfg *config, img *detect.Image, h *detect
 		e.Args = []string{}
 	}
 	if img != nil {
-		e.Image = &imageSummary{Router: img.Router, Release: img.Release, JetPack: img.JetPack,
+		if img.Kind == imagespec.KindApp && d.Choice != "" {
+			e.Exec = img.Argv(d.Choice, e.Args)
+		}
+		e.Image = &imageSummary{Kind: img.Kind, Router: img.Router, Release: img.Release, JetPack: img.JetPack,
 			L4T: img.L4T, CUDA: img.CUDA, Tags: img.Tags}
 	}
 	if h.Found() {

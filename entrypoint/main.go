@@ -39,7 +39,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, exec
 	if d.Failure != "" {
 		return fail(stderr, d.Failure)
 	}
-	argv := append([]string{d.Choice}, cfg.routerArgs...)
+	argv := img.Argv(d.Choice, cfg.routerArgs)
 	if err := exec(cfg.Root.Path(d.Choice), argv, d.Env); err != nil {
 		return fail(stderr, detect.ExecFailedMessage(&d, host, err))
 	}

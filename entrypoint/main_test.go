@@ -136,8 +136,8 @@ func TestRunImageErrors(t *testing.T) {
 	}{
 		{"garbled", `{"schema_version": 1,`,
 			file + "1:22: $: is not valid JSON: the file ends early" + fix},
-		{"newer schema", `{"schema_version": 2, "router": "r", "targets": [{"sm": "8.7", "path": "/usr/local/bin/r"}]}`,
-			file + "1:20: schema_version: 2: this entrypoint reads schema 1" + fix + " with a matching jetbake"},
+		{"newer schema", `{"schema_version": 3, "router": "r", "targets": [{"sm": "8.7", "path": "/usr/local/bin/r"}]}`,
+			file + "1:20: schema_version: 3: this entrypoint reads schema 1 to 2" + fix + " with a matching jetbake"},
 		{"no targets", `{"schema_version": 1, "router": "r"}`,
 			"/etc/jetbake/image.json: targets: is empty: the image holds no router binary" + fix},
 		{"bad sm", `{"schema_version": 1, "router": "r", "targets": [{"sm": "8.7", "path": "/usr/local/bin/a"}, {"sm": "orin", "path": "/usr/local/bin/b"}]}`,

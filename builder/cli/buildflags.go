@@ -324,7 +324,7 @@ func (f *buildFlags) options(cmd *cobra.Command, p *plan.Plan, mirrors refs.Mirr
 		revision: func() (string, error) { return o.Source.Revision, nil }}); err != nil {
 		return o, err
 	}
-	secrets, err := newSecretSet(f.secrets, p.Router.Context)
+	secrets, err := newSecretSet(f.secrets, p.Context())
 	if err != nil {
 		return o, err
 	}

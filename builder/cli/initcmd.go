@@ -108,7 +108,7 @@ const RouterTEI = "text-embeddings-inference"
 const teiDockerfile = "Dockerfile-jetson"
 
 func newInitCommand() *cobra.Command {
-	var repository, source, router string
+	var repository, source, router, app string
 	var force, gate bool
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -119,6 +119,10 @@ func newInitCommand() *cobra.Command {
 			"With --router text-embeddings-inference it writes text-embeddings-inference's router section (the\n" +
 			"release jetbake pins, static cudarc linking, TEI's image settings) and jetbake's Dockerfile-jetson\n" +
 			"beside the matrix: your repository then builds TEI for Jetson with nothing else.\n\n" +
+			"With --app pytorch it writes an app's matrix (JetPack 6.2 on Orin on nvcr.io/nvidia/pytorch:25.06-py3-igpu,\n" +
+			"JetPack 7.0 on Thor on the SBSA 25.08-py3) and a Dockerfile for an app with a pyproject.toml: a venv\n" +
+			"with --system-site-packages, pip with constraints that keep the container's torch, bitsandbytes left\n" +
+			"out, pip check; give --build-arg PIP_INDEX_URL=... for a mirror or an offline index.\n\n" +
 			"With --gate it writes, at the root of the matrix's git repository, " + GateWorkflow + ": a workflow\n" +
 			"run by hand (workflow_dispatch, the default branch or a tag only) on a self-hosted Jetson runner\n" +
 			"(labels self-hosted, linux, ARM64, jetson) that runs jetbake doctor, jetbake pick, the probe with its\n" +
@@ -128,6 +132,7 @@ func newInitCommand() *cobra.Command {
 			"has no actionlint configuration, " + GateActionlint + " naming the runner label jetson. It reads the\n" +
 			"matrix for the image repository and writes nothing else.",
 		Example: "  jetbake init --repository ghcr.io/acme/embedder\n  jetbake init --router text-embeddings-inference --repository ghcr.io/acme/tei\n" +
+			"  jetbake init --app pytorch --repository ghcr.io/acme/obliteratus\n" +
 			"  jetbake init -f ci/matrix.json --force\n  jetbake init --gate",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -136,15 +141,20 @@ func newInitCommand() *cobra.Command {
 			var err error
 			next := "next, a Dockerfile with a \"router\" target beside it, then 'jetbake validate'"
 			switch {
-			case gate && router != "":
-				return usageErrorf("--gate writes the gate for the matrix there is, --router a new matrix: give one of them")
+			case gate && (router != "" || app != ""):
+				return usageErrorf("--gate writes the gate for the matrix there is, --router and --app a new matrix: give one of them")
+			case router != "" && app != "":
+				return usageErrorf("--router writes a router's matrix, --app an app's: give one of them")
 			case gate:
 				files, err = gateFiles(path)
 				next = "next, commit them, register a Jetson as a self-hosted runner with the label jetson, and run the Jetson gate from the Actions tab"
 			default:
-				files, err = initFiles(path, router, repository, source)
-				if router == RouterTEI {
+				files, err = initFiles(path, router, app, repository, source)
+				switch {
+				case router == RouterTEI:
 					next = "next, 'jetbake validate', then 'jetbake lock' and 'jetbake build'"
+				case app != "":
+					next = "next, set app.name and app.command to your pyproject.toml's script, then 'jetbake validate' and 'jetbake plan'"
 				}
 			}
 			if err != nil {
@@ -161,6 +171,7 @@ func newInitCommand() *cobra.Command {
 	cmd.Flags().StringVar(&repository, "repository", "ghcr.io/example/router", "the image repository to publish to")
 	cmd.Flags().StringVar(&source, "source", "https://github.com/example/router", "the URL of your repository (org.opencontainers.image.source)")
 	cmd.Flags().StringVar(&router, "router", "", "write a known router's section and Dockerfile: "+RouterTEI)
+	cmd.Flags().StringVar(&app, "app", "", "write an app's matrix and Dockerfile on NVIDIA's framework containers: "+AppPyTorch)
 	cmd.Flags().BoolVar(&gate, "gate", false, "write the Jetson gate's workflow and issue form for the matrix instead of a matrix")
 	cmd.Flags().BoolVar(&force, "force", false, "replace existing files")
 	return cmd
@@ -176,9 +187,17 @@ type initFile struct {
 }
 
 // initFiles are the files init writes for path: the matrix, the schema
-// beside it (for editors; "$schema" names it), and for TEI Dockerfile-jetson.
-func initFiles(path, router, repository, source string) ([]initFile, error) {
+// beside it (for editors; "$schema" names it), for TEI Dockerfile-jetson,
+// and for an app its Dockerfile.
+func initFiles(path, router, app, repository, source string) ([]initFile, error) {
 	doc := starterMatrix
+	var appFile []byte
+	if app != "" {
+		var err error
+		if doc, appFile, err = appStarter(app); err != nil {
+			return nil, err
+		}
+	}
 	switch router {
 	case "":
 	case RouterTEI:
@@ -196,6 +215,9 @@ func initFiles(path, router, repository, source string) ([]initFile, error) {
 	files := []initFile{{path: path, data: data, guarded: true}, {path: filepath.Join(dir, "matrix.schema.json"), data: matrix.SchemaJSON()}}
 	if router == RouterTEI {
 		files = append(files, initFile{path: filepath.Join(dir, teiDockerfile), data: dockerfiles.DockerfileJetson(), guarded: true})
+	}
+	if appFile != nil {
+		files = append(files, initFile{path: appDockerfile(path), data: appFile, guarded: true})
 	}
 	return files, nil
 }

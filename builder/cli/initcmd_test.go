@@ -115,5 +115,5 @@ func TestInitGate(t *testing.T) {
 
 	r = run(t, "init", "--gate", "--router", RouterTEI, "-f", path)
 	require.Equal(t, ExitUsage, r.code)
-	require.Contains(t, r.stderr, "--gate writes the gate for the matrix there is, --router a new matrix: give one of them")
+	require.Contains(t, r.stderr, "--gate writes the gate for the matrix there is, --router and --app a new matrix: give one of them")
 }

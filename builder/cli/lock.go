@@ -75,7 +75,7 @@ func runLock(cmd *cobra.Command, f *lockFlags) error {
 			return flagError(err)
 		}
 	}
-	secrets, err := newSecretSet(f.secrets, p.Router.Context)
+	secrets, err := newSecretSet(f.secrets, p.Context())
 	if err != nil {
 		return err
 	}

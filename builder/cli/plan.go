@@ -26,7 +26,10 @@ func newPlanCommand() *cobra.Command {
 			"runtime bases, the SM targets with their nvcc arch and binary names, the tags, and the labels and\n" +
 			"annotations. Each base shows its CUDA flavour (Tegra or SBSA) and version as the table of Jetson\n" +
 			"facts knows them from its reference, or \"unknown until read\": the build reads every base itself and\n" +
-			"fails a release whose base does not match it. The build adds the revision, creation time and base digest.",
+			"fails a release whose base does not match it. The build adds the revision, creation time and base digest.\n" +
+			"For an app's matrix it shows one app per release: its framework container (with the torch and Python\n" +
+			"the table knows), the GPUs its image must run on, and its stage's build args (BASE, JETPACK, L4T,\n" +
+			"CUDA, CUDA_ARCH_LIST and the matrix's).",
 		Example: "  jetbake plan\n  jetbake plan --release jetpack6.2 --release jetpack7.0\n" +
 			"  jetbake plan --format json --repository 127.0.0.1:5000/jetbake/tei\n" +
 			"  jetbake plan --build-arg CARGO_FEATURES=candle-cuda --set 'jetpack7.*.no-cache=true' --set '*.tags+={version}-{release}-rc'",
@@ -89,27 +92,10 @@ func loadPlan(cmd *cobra.Command, mirrorFlags []string) (*plan.Plan, refs.Mirror
 // writePlanText writes a plan for people to read.
 func writePlanText(w io.Writer, p *plan.Plan) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "router %s %s\n", p.Router.Name, p.Router.Version)
-	fmt.Fprintf(&b, "  context:    %s\n  dockerfile: %s (stage %s, binary %s)\n",
-		p.Router.Context, p.Router.Dockerfile, p.Router.Target, p.Router.Output)
-	if p.Router.Commit != "" {
-		fmt.Fprintf(&b, "  commit:     %s (GIT_SHA)\n", p.Router.Commit)
-	}
-	if p.Router.RuntimeTarget != "" {
-		fmt.Fprintf(&b, "  runtime:    stage %s of the Dockerfile, on each release's runtime base\n", p.Router.RuntimeTarget)
-	}
-	if len(p.Router.Env) > 0 {
-		var env []string
-		for _, k := range slices.Sorted(maps.Keys(p.Router.Env)) {
-			env = append(env, k+"="+p.Router.Env[k])
-		}
-		fmt.Fprintf(&b, "  env:        %s\n", strings.Join(env, " "))
-	}
-	if len(p.Router.Cmd) > 0 {
-		fmt.Fprintf(&b, "  cmd:        %s\n", strings.Join(p.Router.Cmd, " "))
-	}
-	if len(p.Router.Ports) > 0 {
-		fmt.Fprintf(&b, "  ports:      %s\n", strings.Join(p.Router.Ports, " "))
+	if p.App != nil {
+		writeAppText(&b, p.App)
+	} else {
+		writeRouterText(&b, p)
 	}
 	for _, r := range p.Releases {
 		b.WriteByte('\n')
@@ -119,12 +105,81 @@ func writePlanText(w io.Writer, p *plan.Plan) error {
 	return err
 }
 
+// writeAppText writes what an app's plan builds and execs.
+func writeAppText(b *strings.Builder, a *plan.App) {
+	stage := a.Target
+	if stage == "" {
+		stage = "the last"
+	}
+	fmt.Fprintf(b, "app %s %s (%s)\n", a.Name, a.Version, a.Framework)
+	fmt.Fprintf(b, "  context:    %s\n  dockerfile: %s (stage %s, on each release's base)\n", a.Context, a.Dockerfile, stage)
+	fmt.Fprintf(b, "  command:    %s\n", strings.Join(a.Command, " "))
+	writeKindCommon(b, a.Env, a.Cmd, a.Ports)
+}
+
+// writeRouterText writes what a router's plan compiles.
+func writeRouterText(b *strings.Builder, p *plan.Plan) {
+	fmt.Fprintf(b, "router %s %s\n", p.Router.Name, p.Router.Version)
+	fmt.Fprintf(b, "  context:    %s\n  dockerfile: %s (stage %s, binary %s)\n",
+		p.Router.Context, p.Router.Dockerfile, p.Router.Target, p.Router.Output)
+	if p.Router.Commit != "" {
+		fmt.Fprintf(b, "  commit:     %s (GIT_SHA)\n", p.Router.Commit)
+	}
+	if p.Router.RuntimeTarget != "" {
+		fmt.Fprintf(b, "  runtime:    stage %s of the Dockerfile, on each release's runtime base\n", p.Router.RuntimeTarget)
+	}
+	writeKindCommon(b, p.Router.Env, p.Router.Cmd, p.Router.Ports)
+}
+
+// writeKindCommon writes the env, cmd and ports of a router or an app.
+func writeKindCommon(b *strings.Builder, envMap map[string]string, cmd, ports []string) {
+	if len(envMap) > 0 {
+		var env []string
+		for _, k := range slices.Sorted(maps.Keys(envMap)) {
+			env = append(env, k+"="+envMap[k])
+		}
+		fmt.Fprintf(b, "  env:        %s\n", strings.Join(env, " "))
+	}
+	if len(cmd) > 0 {
+		fmt.Fprintf(b, "  cmd:        %s\n", strings.Join(cmd, " "))
+	}
+	if len(ports) > 0 {
+		fmt.Fprintf(b, "  ports:      %s\n", strings.Join(ports, " "))
+	}
+}
+
 // writeReleaseText writes one release of a plan.
 func writeReleaseText(b *strings.Builder, r *plan.Release) {
 	fmt.Fprintf(b, "release %s: JetPack %s, L4T %s, CUDA %s, Ubuntu %s, tier %s\n",
 		r.Name, r.JetPack, r.L4T, r.CUDA, r.Ubuntu, r.Tier)
 	fmt.Fprintf(b, "  platform:     %s\n", r.Platform)
 	fmt.Fprintf(b, "  hardware:     %s\n", strings.Join(r.Hardware, ", "))
+	if r.AppBuildArgs != nil {
+		writeAppReleaseText(b, r)
+	} else {
+		writeRouterReleaseText(b, r)
+	}
+	writeReleaseTail(b, r)
+}
+
+// writeAppReleaseText writes an app release's base, the GPUs its image
+// must run on, and its stage's build args.
+func writeAppReleaseText(b *strings.Builder, r *plan.Release) {
+	note := baseNote(r, 0)
+	if len(r.Bases) > 0 && r.Bases[0].PyTorch != "" {
+		note += ", torch " + r.Bases[0].PyTorch + ", Python " + r.Bases[0].Python
+	}
+	fmt.Fprintf(b, "  base:         %s%s\n", r.Base, note)
+	for i, t := range r.Targets {
+		writeField(b, "targets:", i, t.SM+"  "+t.Arch+"  runs "+t.Path)
+	}
+	for i, k := range slices.Sorted(maps.Keys(r.AppBuildArgs)) {
+		writeField(b, "app args:", i, k+"="+r.AppBuildArgs[k])
+	}
+}
+
+// writeRouterReleaseText writes a router release's bases and SM targets.
+func writeRouterReleaseText(b *strings.Builder, r *plan.Release) {
 	fmt.Fprintf(b, "  build base:   %s%s\n", r.BuildBase, baseNote(r, 0))
 	fmt.Fprintf(b, "  runtime base: %s%s\n", r.RuntimeBase, baseNote(r, 1))
 	for i, k := range slices.Sorted(maps.Keys(r.RuntimeBuildArgs)) {
@@ -137,6 +192,11 @@ func writeReleaseText(b *strings.Builder, r *plan.Release) {
 		}
 		writeField(b, "targets:", i, line)
 	}
+}
+
+// writeReleaseTail writes the tags, build args, caches, annotations and
+// labels of a release of either kind.
+func writeReleaseTail(b *strings.Builder, r *plan.Release) {
 	for i, tag := range r.Tags {
 		writeField(b, "tags:", i, tag)
 	}

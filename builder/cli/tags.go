@@ -45,7 +45,7 @@ func addTags(p *plan.Plan, templates, selected []string, revision string) error 
 // placeholders plus {sha}, the first 12 digits of the source revision.
 func expandTag(flag, tpl string, p *plan.Plan, rel *plan.Release, revision string) (string, error) {
 	values := map[string]string{
-		"version": p.Router.Version, "jetpack": rel.JetPack, "l4t": rel.L4T, "cuda": rel.CUDA, "release": rel.Name,
+		"version": p.Version(), "jetpack": rel.JetPack, "l4t": rel.L4T, "cuda": rel.CUDA, "release": rel.Name,
 		"sha": revision[:min(12, len(revision))],
 	}
 	values["jetpack_major"], _, _ = strings.Cut(rel.JetPack, ".")

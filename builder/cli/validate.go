@@ -29,7 +29,8 @@ func newValidateCommand() *cobra.Command {
 			"git contexts, unique release names and tags. The router's local context and Dockerfile must lie in\n" +
 			"the matrix's repository (its git work tree, or its folder outside git) unless --allow fs.read=PATH\n" +
 			"grants more, as 'docker buildx bake --allow' does. It prints one line per problem, naming the JSON\n" +
-			"path, the value and the fix, and exits 1 if there is any.",
+			"path, the value and the fix, and exits 1 if there is any. For an app's matrix it also checks each\n" +
+			"release's framework container against NVIDIA's PyTorch containers by JetPack line (docs/apps.md).",
 		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
 			"  jetbake validate --format github   # annotations on the matrix's lines in a GitHub Actions run\n" +
 			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence\n" +

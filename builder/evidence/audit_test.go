@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
@@ -22,7 +22,7 @@ func TestAdmitRecordsAudit(t *testing.T) {
 	dir := t.TempDir()
 	m := testMatrix(t, dir)
 	r := metadata(goldenDigest)
-	r.Report.Releases[0].Audit = []imagebuild.Audit{{SM: "8.7", Verdict: "runs"}}
+	r.Report.Releases[0].Audit = []buildaudit.Audit{{SM: "8.7", Verdict: "runs"}}
 	forged := supported(t, func(ev *Evidence) {
 		ev.Audit = []Audit{{SM: "8.7", Verdict: "JIT", From: evidencespec.AuditFromAnnotation}}
 	})

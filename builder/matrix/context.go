@@ -95,13 +95,14 @@ func (m *Matrix) LocalPath(p string) string {
 // a ref with its commit (?ref=BRANCH&checksum=COMMIT), and holds no
 // password: the matrix, the logs and the provenance would all show it.
 func checkContext(m *Matrix, errs *checker) {
-	ctx := m.Router.Context
+	kind, ctx, _ := m.source()
 	if ctx == "" || !IsGitContext(ctx) {
 		return
 	}
+	field := kind + ".context"
 	parsed, _ := ParseGitContext(ctx)
 	ref := GitRef(ctx)
-	example := "\"" + urlutil.RedactCredentials(parsed.Remote) + "#v" + m.Router.Version + "\""
+	example := "\"" + urlutil.RedactCredentials(parsed.Remote) + "#v" + m.Version() + "\""
 	switch {
 	case hasPassword(parsed.Remote):
 		// The fix names build's and lock's flag, though this package names
@@ -109,16 +110,16 @@ func checkContext(m *Matrix, errs *checker) {
 		// pre-defined git secret (see gitcontext's refused), and the
 		// problem is in the matrix file, whose ValidationError holds it
 		// among the others, with its line and column.
-		errs.addString("router.context", urlutil.RedactCredentials(ctx), "git context holds a password or token in its URL, which the matrix, the logs and the image's provenance would show",
+		errs.addString(field, urlutil.RedactCredentials(ctx), "git context holds a password or token in its URL, which the matrix, the logs and the image's provenance would show",
 			"remove it from the URL and give it to the build as a secret: --secret id=GIT_AUTH_TOKEN.<host>,env=VAR (or JETBAKE_GIT_AUTH_TOKEN)")
 	case ref == "":
-		errs.addString("router.context", ctx, "git context is not pinned: builds would take whatever the default branch holds",
+		errs.addString(field, ctx, "git context is not pinned: builds would take whatever the default branch holds",
 			"append \"#<tag or commit>\", e.g. "+example)
 	case parsed.Checksum != "" && !isHexPrefix(parsed.Checksum):
-		errs.addString("router.context", ctx, "checksum "+quote(parsed.Checksum)+" is not a commit",
+		errs.addString(field, ctx, "checksum "+quote(parsed.Checksum)+" is not a commit",
 			"give the commit's hex digits, e.g. checksum=$(git ls-remote REMOTE REF)")
 	case isMovingRef(ref) && parsed.Checksum == "":
-		errs.addString("router.context", ctx, "git context is pinned to the branch "+quote(ref)+", which moves",
+		errs.addString(field, ctx, "git context is pinned to the branch "+quote(ref)+", which moves",
 			"pin a tag or a commit instead, e.g. "+example+", or the branch with its commit: ?ref="+ref+"&checksum=COMMIT")
 	}
 }
@@ -155,25 +156,26 @@ func isMovingRef(ref string) bool {
 // exist, and that they lie inside the matrix's repository (Inside).
 // grant words the fix's grant (see WithGrantReadFix).
 func checkFilesExist(m *Matrix, errs *checker, grant func(string) string) {
-	if ctx := m.Router.Context; ctx != "" && !IsGitContext(ctx) {
+	kind, ctx, df := m.source()
+	if ctx != "" && !IsGitContext(ctx) {
 		p := m.LocalPath(ctx)
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
-			errs.addString("router.context", ctx, "local context folder "+p+" does not exist",
+			errs.addString(kind+".context", ctx, "local context folder "+p+" does not exist",
 				"create it, correct the path (it is relative to the matrix file's folder), or use a pinned git URL")
 		} else if out := m.Inside(ctx); out != "" {
-			errs.addString("router.context", ctx, "local context folder "+out, allowFix(resolveExisting(p), grant))
+			errs.addString(kind+".context", ctx, "local context folder "+out, allowFix(resolveExisting(p), grant))
 		}
 	}
-	if df := m.Router.Dockerfile; df != "" {
+	if df != "" {
 		p := m.LocalPath(df)
 		if st, err := os.Stat(p); err != nil || st.IsDir() {
-			errs.addString("router.dockerfile", df, "Dockerfile "+p+" does not exist",
+			errs.addString(kind+".dockerfile", df, "Dockerfile "+p+" does not exist",
 				"correct the path: it is relative to the matrix file's folder")
 		} else if !st.Mode().IsRegular() {
-			errs.addString("router.dockerfile", df, "Dockerfile "+p+" is not a regular file (a pipe, a device or a socket)",
+			errs.addString(kind+".dockerfile", df, "Dockerfile "+p+" is not a regular file (a pipe, a device or a socket)",
 				"name the Dockerfile itself")
 		} else if out := m.Inside(df); out != "" {
-			errs.addString("router.dockerfile", df, "Dockerfile "+out, allowFix(resolveExisting(p), grant))
+			errs.addString(kind+".dockerfile", df, "Dockerfile "+out, allowFix(resolveExisting(p), grant))
 		} else {
 			checkStages(m, p, errs)
 		}

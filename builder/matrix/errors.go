@@ -78,6 +78,8 @@ func (e *ValidationError) Error() string {
 // JetPack facts for the length of one check.
 type checker struct {
 	errs []FieldError
+	// noKind is set when the matrix has neither router nor app.
+	noKind bool
 	// jetpacks is the table's JetPack releases, read once.
 	jetpacks []computecap.JetPackRelease
 	// table is the table of Jetson facts the rules read.

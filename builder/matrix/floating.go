@@ -85,7 +85,7 @@ func strandedHost(t *computecap.Table, r *Release, line string) (stranded, bool)
 // checkFloatingTags reports every floating tag template that points an
 // image at a host it refuses, once per template and release.
 func checkFloatingTags(m *Matrix, errs *checker) {
-	if m.Router.Version == "" { // missing or of the wrong form: reported by the schema
+	if m.Version() == "" { // missing or of the wrong form: reported by the schema
 		return
 	}
 	t := errs.facts()

@@ -29,8 +29,12 @@ const DefaultFile = "matrix.json"
 type Matrix struct {
 	// Schema is the editor's JSON Schema reference; it is not used.
 	Schema string `json:"$schema,omitempty"`
-	// Router says which program is compiled into every image.
+	// Router says which program is compiled into every image; zero in an
+	// app's matrix.
 	Router Router `json:"router"`
+	// App is the Python app built on each release's framework container;
+	// nil in a router's matrix. A matrix has exactly one of the two.
+	App *App `json:"app,omitempty"`
 	// Image says where images are published and how they are tagged.
 	Image Image `json:"image"`
 	// Releases are the images to build, one per JetPack release.
@@ -116,7 +120,8 @@ type Release struct {
 	JetPack string `json:"jetpack"`
 	// L4T is the Jetson Linux version, e.g. "36.4.3".
 	L4T string `json:"l4t"`
-	// CUDA is the CUDA toolkit version, e.g. "12.6".
+	// CUDA is the CUDA toolkit version, e.g. "12.6"; an app release's is
+	// its framework container's.
 	CUDA string `json:"cuda"`
 	// Ubuntu is the Ubuntu release of the images, e.g. "22.04".
 	Ubuntu string `json:"ubuntu"`
@@ -124,8 +129,12 @@ type Release struct {
 	BuildBase string `json:"build_base"`
 	// RuntimeBase is the image the runtime image starts from.
 	RuntimeBase string `json:"runtime_base"`
+	// Base is an app release's framework container, such as
+	// "nvcr.io/nvidia/pytorch:25.06-py3-igpu"; routers leave it empty.
+	Base string `json:"base,omitempty"`
 	// Targets are the compute capabilities built for, such as 8.7, one
-	// router binary each; they are written as "8.7" in the file.
+	// router binary each; they are written as "8.7" in the file. An app
+	// release's targets are the GPUs its image must run on.
 	Targets []computecap.Capability `json:"targets"`
 	// Tier is the support tier; see Tiers.
 	Tier string `json:"tier"`
@@ -286,6 +295,10 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		m.Root, m.allowRead = RepositoryRoot(dir), resolveAllowed(o.allowRead)
 	}
 	errs := checker{table: o.table}
+	top, _ := doc.(map[string]any)
+	_, hasRouter := top[KindRouter]
+	_, hasApp := top[KindApp]
+	checkKind(hasRouter, hasApp, &errs) // with both, the rules check the app's releases
 	checkRules(&m, &errs)
 	m.table = errs.facts()
 	if checkFiles {
@@ -413,6 +426,9 @@ func (m *Matrix) Summary() string {
 	out := fmt.Sprintf("%s, %s, %s", plural(len(m.Releases), "release"), plural(targets, "SM target"), plural(tags, "tag"))
 	if m.Router.RuntimeTarget != "" {
 		out += ", on stage " + m.Router.RuntimeTarget
+	}
+	if m.App != nil {
+		out = "app " + m.App.Name + ", " + out
 	}
 	return out
 }

@@ -55,7 +55,11 @@ func Reserved(key string) bool {
 // facts.
 func checkRules(m *Matrix, errs *checker) {
 	checkContext(m, errs)
-	checkOutput(m, errs)
+	if m.App != nil {
+		checkApp(m.App, errs)
+	} else {
+		checkOutput(m, errs)
+	}
 	checkReservedKeys("image.labels", m.Image.Labels, errs)
 	checkReservedKeys("image.annotations", m.Image.Annotations, errs)
 	names := make(map[string]int, len(m.Releases))
@@ -69,9 +73,15 @@ func checkRules(m *Matrix, errs *checker) {
 			names[r.Name] = i
 		}
 		checkJetPack(r, path, errs)
-		checkBases(r, path, errs)
-		checkTargets(r, path, errs)
+		checkReleaseKind(m, r, path, errs)
+		checkTargets(r, path, m.App == nil, errs)
+		if m.App != nil {
+			checkAppBuildArgs(path+".build_args", r.BuildArgs, errs)
+			checkAppBase(m, r, path, errs)
+			continue
+		}
 		checkBuildArgs(path+".build_args", r.BuildArgs, errs)
+		checkBases(r, path, errs)
 		checkTargetBuildArgs(m, r, path, errs)
 	}
 	checkBuildArgs("router.build_args", m.Router.BuildArgs, errs)
@@ -154,11 +164,11 @@ func checkReservedKeys(path string, kv map[string]string, errs *checker) {
 	}
 }
 
-// checkTargets checks that the release's CUDA can build each target and
-// that no two targets name the same GPU.
-func checkTargets(r *Release, path string, errs *checker) {
+// checkTargets checks that no two targets name the same GPU and, when
+// compiled (a router's), that the release's CUDA can build each.
+func checkTargets(r *Release, path string, compiled bool, errs *checker) {
 	cuda, err := computecap.ParseCUDAVersion(r.CUDA)
-	cudaOK := err == nil
+	cudaOK := err == nil && compiled
 	seen := make(map[computecap.Capability]int, len(r.Targets))
 	for j, c := range r.Targets {
 		if c.IsZero() {

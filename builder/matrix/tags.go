@@ -30,7 +30,7 @@ func (m *Matrix) TagValues(r *Release) map[string]string {
 func tagValue(m *Matrix, r *Release, name string) (string, bool) {
 	switch name {
 	case "version":
-		return m.Router.Version, true
+		return m.Version(), true
 	case "jetpack":
 		return r.JetPack, true
 	case "jetpack_major":
@@ -171,7 +171,7 @@ func checkTags(m *Matrix, errs *checker) {
 // that are not valid OCI tags or that two images share, once per template.
 // bad holds the templates already reported.
 func expandAll(m *Matrix, bad map[templateRef]bool, errs *checker) {
-	if m.Router.Version == "" { // missing or of the wrong form: reported by the schema
+	if m.Version() == "" { // missing or of the wrong form: reported by the schema
 		return
 	}
 	owner := make(map[string]tagSource, len(m.Releases)*(len(m.Image.Tags)+1))

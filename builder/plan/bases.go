@@ -38,6 +38,25 @@ type Base struct {
 	CUDA string `json:"cuda"`
 	// From says where the flavour and CUDA come from: FromTable or FromBuild.
 	From string `json:"from"`
+	// PyTorch and Python are an app base's versions from the table's row,
+	// "unknown" where the row does not say (framework containers only).
+	PyTorch string `json:"pytorch,omitempty"`
+	Python  string `json:"python,omitempty"`
+}
+
+// appBase describes an app release's framework container from table t.
+func appBase(t *computecap.Table, ref string) Base {
+	b := Base{Role: "app", Ref: ref, Flavour: UnknownUntilRead, CUDA: UnknownUntilRead, From: FromBuild}
+	row, ok := t.FrameworkContainerOf(ref)
+	if !ok {
+		return b
+	}
+	b.Flavour, b.From = string(row.Flavour), FromTable
+	if row.CUDA != "" {
+		b.CUDA = row.CUDA
+	}
+	b.PyTorch, b.Python = computecap.Unknown(row.PyTorch), computecap.Unknown(row.Python)
+	return b
 }
 
 // bases describes a release's build and runtime bases from table t.

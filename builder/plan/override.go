@@ -133,6 +133,9 @@ func (r *Release) SetBuildArg(name, value string) error {
 	if ReservedBuildArg(name) != "" {
 		return &ReservedBuildArgError{Name: name}
 	}
+	if r.AppBuildArgs != nil {
+		return r.setAppBuildArg(name, value)
+	}
 	if name == router.FeaturesBuildArg {
 		for _, t := range r.Targets {
 			if err := checkFeatures(t, value); err != nil {

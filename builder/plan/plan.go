@@ -73,7 +73,12 @@ func New(m *matrix.Matrix, opts ...Option) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Router: routerOf(m), Repository: repo, Releases: make([]Release, 0, len(selected))}
+	p := &Plan{Repository: repo, Releases: make([]Release, 0, len(selected))}
+	if m.App != nil {
+		p.App = appOf(m)
+	} else {
+		p.Router = routerOf(m)
+	}
 	for _, i := range selected {
 		r, err := release(m, i, repo)
 		if err != nil {
@@ -179,6 +184,11 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 	if len(r.BuildArgs) > 0 {
 		out.BuildArgs = maps.Clone(r.BuildArgs)
 	}
+	if m.App != nil {
+		out.BuildBase, out.RuntimeBase = "", ""
+		appRelease(m, r, &out)
+		return out, nil
+	}
 	if m.Router.RuntimeTarget != "" {
 		args := maps.Clone(m.Router.BuildArgs)
 		if args == nil {
@@ -195,11 +205,15 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 // commonKeys returns the labels and annotations jetbake writes on every
 // image of a release. The build adds revision, created and base.digest.
 func commonKeys(m *matrix.Matrix, r *matrix.Release, sms string) map[string]string {
+	name, base := m.Router.Name, r.RuntimeBase
+	if m.App != nil {
+		name, base = m.App.Name, r.Base
+	}
 	return map[string]string{
-		matrix.KeyTitle:      m.Router.Name,
-		matrix.KeyVersion:    m.Router.Version,
+		matrix.KeyTitle:      name,
+		matrix.KeyVersion:    m.Version(),
 		matrix.KeySource:     m.Image.Source,
-		matrix.KeyBaseName:   r.RuntimeBase,
+		matrix.KeyBaseName:   base,
 		matrix.KeyRelease:    r.Name,
 		matrix.KeyJetPack:    r.JetPack,
 		matrix.KeyL4T:        r.L4T,

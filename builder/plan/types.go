@@ -10,8 +10,12 @@ const Platform = "linux/arm64"
 
 // Plan is the resolved matrix.
 type Plan struct {
-	// Router is the program compiled into every image.
-	Router Router `json:"router"`
+	// Router is the program compiled into every image; zero (and left out
+	// of the JSON) in an app's plan.
+	Router Router `json:"router,omitzero"`
+	// App is the app built on each release's framework container; nil in
+	// a router's plan.
+	App *App `json:"app,omitempty"`
 	// Repository is the image repository, e.g. "ghcr.io/jetbake/text-embeddings-router".
 	Repository string `json:"repository"`
 	// Releases are the releases selected for this plan, in matrix order.
@@ -64,10 +68,13 @@ type Release struct {
 	Hardware []string `json:"hardware"`
 	// Platform is always Platform.
 	Platform string `json:"platform"`
-	// BuildBase is the image the router is compiled in.
-	BuildBase string `json:"build_base"`
-	// RuntimeBase is the image the runtime image starts from.
-	RuntimeBase string `json:"runtime_base"`
+	// BuildBase is the image the router is compiled in (routers only).
+	BuildBase string `json:"build_base,omitempty"`
+	// RuntimeBase is the image the runtime image starts from (routers only).
+	RuntimeBase string `json:"runtime_base,omitempty"`
+	// Base is an app release's framework container, as the matrix names it
+	// (the build applies mirrors and lock pins).
+	Base string `json:"base,omitempty"`
 	// Flavour is the CUDA build the release's JetPack line runs: "tegra"
 	// (JetPack 6 and earlier) or "sbsa" (JetPack 7 and later); "" when the
 	// table does not know the JetPack (a plan made by hand).
@@ -75,13 +82,17 @@ type Release struct {
 	// Bases are the build and runtime bases with what the table of Jetson
 	// facts tells of them.
 	Bases []Base `json:"bases,omitempty"`
-	// Targets are the SM targets, one router binary each.
+	// Targets are the SM targets, one router binary each; an app's are the
+	// GPUs its image must run on, each with the app's command as its path.
 	Targets []Target `json:"targets"`
 	// Tags are full image references, repository included.
 	Tags []string `json:"tags"`
 	// BuildArgs are the release's own build args (release.build_args).
 	// Each target's BuildArgs are what its router stage gets.
 	BuildArgs map[string]string `json:"build_args,omitempty"`
+	// AppBuildArgs are what an app's stage gets: jetbake's (BASE, JETPACK,
+	// L4T, CUDA, CUDA_ARCH_LIST), then app.build_args, then the release's.
+	AppBuildArgs map[string]string `json:"app_build_args,omitempty"`
 	// RuntimeBuildArgs are what the runtime stage (Router.RuntimeTarget)
 	// gets besides jetbake's own: router.build_args, then the release's.
 	RuntimeBuildArgs map[string]string `json:"runtime_build_args,omitempty"`

@@ -20,16 +20,40 @@ const Path = "/etc/jetbake/image.json"
 // target's path is a file directly in it.
 const BinaryDir = "/usr/local/bin"
 
-// SchemaVersion is the version of the description this package reads and writes.
+// SchemaVersion is the version of a router's description: the builder
+// writes it for routers, and every entrypoint reads it.
 const SchemaVersion = 1
+
+// SchemaVersionApp is the first version with kind "app", which the builder
+// writes for apps. An entrypoint reads every version up to it, so an older
+// description stays readable; an older entrypoint refuses an app's.
+const SchemaVersionApp = 2
+
+// The kinds of image: a router's binaries compiled per SM ("" in a
+// description), or an app on a framework container.
+const (
+	KindRouter = ""
+	KindApp    = "app"
+)
 
 // Image describes one built image: which router it holds, for which GPUs, and
 // which release of the JetPack family it belongs to.
 type Image struct {
-	// SchemaVersion is SchemaVersion when the builder wrote the file.
+	// SchemaVersion is SchemaVersion (a router's) or SchemaVersionApp (an
+	// app's) when the builder wrote the file.
 	SchemaVersion int `json:"schema_version"`
-	// Router is the router's binary name, e.g. "text-embeddings-router".
+	// Kind is KindRouter ("") or KindApp.
+	Kind string `json:"kind,omitempty"`
+	// Router is the program's name as messages write it: the router's
+	// binary name, e.g. "text-embeddings-router", or an app's name.
 	Router string `json:"router"`
+	// Command is what the entrypoint execs for an app, an absolute path
+	// first, before the user's arguments; every target's path is its first
+	// element. Routers leave it empty.
+	Command []string `json:"command,omitempty"`
+	// Check names the app check the probe runs on a Jetson: "pytorch" for
+	// a PyTorch app; routers leave it empty.
+	Check string `json:"check,omitempty"`
 	// Version is the router's version, e.g. "1.8.2".
 	Version string `json:"version,omitempty"`
 	// Release is the matrix release name, e.g. "jetpack6.2".
@@ -57,21 +81,15 @@ type Image struct {
 	// Family lists every release of the same matrix, this one included, so
 	// that a failure can name the image that would work.
 	Family []Sibling `json:"family,omitempty"`
-	// Kind is "app" for an app image (a Python app on a framework
-	// container); "" for a router image.
-	Kind string `json:"kind,omitempty"`
-	// Command is what the entrypoint of an app execs, absolute path
-	// first, before the user's arguments.
-	Command []string `json:"command,omitempty"`
-	// Check is the app check the probe runs in an app image: "pytorch".
-	Check string `json:"check,omitempty"`
 }
 
-// Target is one router binary compiled for one SM.
+// Target is one router binary compiled for one SM, or one GPU an app's
+// image must run on.
 type Target struct {
 	// SM is the compute capability it was compiled for, as "8.7".
 	SM string `json:"sm"`
-	// Path is the absolute path of the binary in the image, e.g. "/usr/local/bin/router-87".
+	// Path is the absolute path of the binary in the image, e.g.
+	// "/usr/local/bin/router-87"; an app's command's first element.
 	Path string `json:"path"`
 }
 
@@ -116,9 +134,15 @@ const rebuildFix = "rebuild the image with 'jetbake build', which writes this fi
 // as an *Error without a line and column.
 func (img *Image) Validate() error {
 	switch {
-	case img.SchemaVersion != SchemaVersion:
+	case img.SchemaVersion < SchemaVersion || img.SchemaVersion > SchemaVersionApp:
 		return &Error{Field: "schema_version", Value: strconv.Itoa(img.SchemaVersion),
-			Message: "this entrypoint reads schema " + strconv.Itoa(SchemaVersion), Fix: rebuildFix + " with a matching jetbake"}
+			Message: "this entrypoint reads schema " + strconv.Itoa(SchemaVersion) + " to " + strconv.Itoa(SchemaVersionApp),
+			Fix:     rebuildFix + " with a matching jetbake"}
+	case img.Kind == KindApp:
+		return img.validateApp()
+	case img.Kind != KindRouter:
+		return &Error{Field: "kind", Value: computecap.QuoteShort(img.Kind),
+			Message: "is not a kind this entrypoint knows (a router's, or \"app\")", Fix: rebuildFix + " with a matching jetbake"}
 	case img.Router == "":
 		return &Error{Field: "router", Message: "is empty", Fix: rebuildFix}
 	case len(img.Targets) == 0:
@@ -143,4 +167,44 @@ func (img *Image) Validate() error {
 // trailing "/" that could lead elsewhere.
 func InBinaryDir(p string) bool {
 	return path.Clean(p) == p && path.Dir(p) == BinaryDir
+}
+
+// validateApp checks an app's description: schema SchemaVersionApp, its
+// name, a command that starts with a clean absolute path, and targets
+// whose path is that command's.
+func (img *Image) validateApp() error {
+	switch {
+	case img.SchemaVersion < SchemaVersionApp:
+		return &Error{Field: "kind", Value: computecap.QuoteShort(img.Kind),
+			Message: "needs schema_version " + strconv.Itoa(SchemaVersionApp), Fix: rebuildFix}
+	case img.Router == "":
+		return &Error{Field: "router", Message: "is empty: it holds the app's name", Fix: rebuildFix}
+	case len(img.Command) == 0 || !cleanAbs(img.Command[0]):
+		return &Error{Field: "command", Message: "does not start with a clean absolute path: the entrypoint execs exactly that file", Fix: rebuildFix}
+	case len(img.Targets) == 0:
+		return &Error{Field: "targets", Message: "is empty: the image names no GPU it runs on", Fix: rebuildFix}
+	}
+	for i, t := range img.Targets {
+		if t.SM == "" || t.Path != img.Command[0] {
+			return &Error{Field: "targets[" + strconv.Itoa(i) + "]", Value: computecap.QuoteShort(t.Path),
+				Message: "needs an sm and the command's path " + computecap.QuoteShort(img.Command[0]), Fix: rebuildFix}
+		}
+	}
+	return nil
+}
+
+// cleanAbs reports whether p is a clean absolute path of a file.
+func cleanAbs(p string) bool {
+	return p != "/" && path.IsAbs(p) && path.Clean(p) == p
+}
+
+// Argv is what the entrypoint execs for the target at path choice with the
+// user's arguments: a router's binary, or an app's command, then args.
+func (img *Image) Argv(choice string, args []string) []string {
+	head := []string{choice}
+	if img.Kind == KindApp {
+		head = img.Command
+	}
+	argv := make([]string, 0, len(head)+len(args))
+	return append(append(argv, head...), args...)
 }

@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# A Python app with a pyproject.toml on NVIDIA's PyTorch container of each
+# release, written by 'jetbake init --app pytorch'. jetbake passes BASE (the
+# release's container), JETPACK, L4T, CUDA and CUDA_ARCH_LIST ("8.7;11.0").
+ARG BASE
+FROM ${BASE} AS app
+ARG CUDA_ARCH_LIST
+# Packages come from PyPI, or from the index given as a build arg: a mirror,
+# or a local one for offline builds (--build-arg PIP_INDEX_URL=http://127.0.0.1:8080/simple).
+ARG PIP_INDEX_URL
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+# A venv that sees the container's packages: torch stays NVIDIA's build for
+# this JetPack (CUDA for the Jetson's GPU), never a PyPI wheel.
+RUN python3 -m venv --system-site-packages /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+COPY . /src
+# Constraints keep the vendor stack: the base's torch version exactly, and
+# what NGC pins in /etc/pip/constraint.txt when the container has it. A
+# dependency that wants another torch fails here instead of shadowing it.
+# bitsandbytes is left out (do not install the extra that pulls it): its PyPI
+# aarch64 wheels are SBSA builds that its docs call "not compatible with the
+# L4T runtime on Jetson"; build it on the device with -DCOMPUTE_CAPABILITY=87,
+# or take jetson-ai-lab's jp6/cu126 wheel, in a step of its own.
+RUN set -eu; \
+    echo "torch==$(python3 -c 'import torch; print(torch.__version__)')" > /opt/venv/constraints.txt; \
+    if [ -f /etc/pip/constraint.txt ]; then cat /etc/pip/constraint.txt >> /opt/venv/constraints.txt; fi; \
+    PIP_CONSTRAINT=/opt/venv/constraints.txt TORCH_CUDA_ARCH_LIST="$CUDA_ARCH_LIST" pip install /src; \
+    pip check

@@ -1,0 +1,101 @@
+package matrix
+
+import (
+	"strings"
+
+	"github.com/jetbake/jetbake/computecap"
+)
+
+// checkAppBase checks an app release's base against the table's framework
+// containers (computecap's frameworkRows): a container built for another
+// JetPack line (an SBSA container on JetPack 6, an -igpu one on a JetPack
+// 7.0/7.1 Thor release, a 6.1 one on a 6.2 release) is refused in one
+// sentence naming the container of the release's line; a tag of a known
+// repository that the table has no row for is refused too, saying so,
+// since jetbake cannot tell its line; and a release cuda other than the
+// row's is refused. A base in another repository passes: the build reads
+// it.
+func checkAppBase(m *Matrix, r *Release, p string, errs *checker) {
+	if m.App == nil || r.Base == "" || r.JetPack == "" {
+		return
+	}
+	t := errs.facts()
+	if _, ok := t.FrameworkRepositoryOf(r.Base); !ok {
+		return
+	}
+	field := joinPath(p, "base")
+	repo := repositoryOf(r.Base)
+	rows := t.FrameworkContainersFor(m.App.Framework, r.JetPack)
+	right, fix := "", "use a release whose JetPack has a container in the table ("+containerLines(t, m.App.Framework)+")"
+	if len(rows) > 0 {
+		right = rows[0].Tag
+		fix = "set base to " + quote(repo+":"+right)
+	}
+	row, ok := t.FrameworkContainerOf(r.Base)
+	if !ok {
+		_, tag := computecap.SplitImageRef(r.Base)
+		msg := "jetbake's table of NVIDIA's PyTorch containers has no row for tag " + quote(tag) + ", so it cannot tell which JetPack line the container is built for"
+		if right != "" {
+			msg += "; JetPack " + r.JetPack + "'s newest in the table is " + right
+		}
+		errs.addString(field, r.Base, msg,
+			fix+", or add the tag's row to frameworkRows in computecap/facts.go after checking NVIDIA's PyTorch for Jetson release notes")
+		return
+	}
+	if !computecap.LineCovers(row.Line, r.JetPack) {
+		msg := "is NVIDIA's " + containerKind(row) + " PyTorch container for JetPack " + row.Line + ", not for JetPack " + r.JetPack
+		if right != "" {
+			msg += ", whose container is " + right
+		} else {
+			msg += ", for which the table has no container"
+		}
+		errs.addString(field, r.Base, msg+": "+lineMismatch(t, row, r.JetPack), fix)
+		return
+	}
+	if row.CUDA != "" && r.CUDA != "" && row.CUDA != r.CUDA {
+		errs.addString(joinPath(p, "cuda"), r.CUDA, "is not the CUDA of the release's base "+row.Tag+", which holds CUDA "+row.CUDA,
+			"set cuda to "+quote(row.CUDA)+": an app release's cuda is its framework container's")
+	}
+}
+
+// containerKind names a row's build: "Tegra (-igpu)" or "unified SBSA".
+func containerKind(row computecap.FrameworkContainer) string {
+	if row.Flavour == computecap.FlavourSBSA {
+		return "unified SBSA"
+	}
+	return "Tegra (-igpu)"
+}
+
+// lineMismatch says why a container of one JetPack line does not serve a
+// release of another.
+func lineMismatch(t *computecap.Table, row computecap.FrameworkContainer, jetpack string) string {
+	want, ok := t.FlavourOfJetPack(jetpack)
+	switch {
+	case ok && want != row.Flavour && row.Flavour == computecap.FlavourTegra:
+		return "the -igpu containers are built on Tegra CUDA for Orin, and JetPack " + jetpack + " runs NVIDIA's arm64 server (SBSA) CUDA"
+	case ok && want != row.Flavour:
+		return computecap.FlavourMismatch(row.Flavour, want)
+	}
+	return "each container is built against one JetPack line's CUDA and libraries"
+}
+
+// containerLines lists the JetPack lines the table has containers for.
+func containerLines(t *computecap.Table, framework string) string {
+	var lines []string
+	for _, row := range t.Frameworks {
+		if row.Framework == framework && (len(lines) == 0 || lines[len(lines)-1] != row.Line) {
+			lines = append(lines, row.Line)
+		}
+	}
+	return "JetPack " + strings.Join(lines, ", ")
+}
+
+// repositoryOf is ref without its tag and digest, as written (a mirror
+// host kept), for a fix that only changes the tag.
+func repositoryOf(ref string) string {
+	ref, _, _ = strings.Cut(ref, "@")
+	if colon := strings.LastIndexByte(ref, ':'); colon > strings.LastIndexByte(ref, '/') {
+		ref = ref[:colon]
+	}
+	return ref
+}
