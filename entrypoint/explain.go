@@ -44,7 +44,7 @@ type imageSummary struct {
 }
 
 // explain prints the decision as indented JSON and returns exit status 0.
-func explain(stdout, stderr io.Writer, cfg *config, img *detect.Image, h *detect.Host, d *detect.Decision) int {
+func explain(stdout, stderr io.Writer, cfg *config, img *detect.ParsedDescription, h *detect.Host, d *detect.Decision) int {
 	e := explanation{
 		Sysroot:     string(cfg.Root),
 		Path:        h.Path,

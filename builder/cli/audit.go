@@ -132,7 +132,7 @@ func parseGPUs(values []string) ([]computecap.Capability, error) {
 }
 
 // imageTargets are the image's own SM targets, for an audit without --gpu.
-func imageTargets(im *imageaudit.Image) ([]computecap.Capability, error) {
+func imageTargets(im *imageaudit.Opened) ([]computecap.Capability, error) {
 	targets, err := im.Targets()
 	var nt *imageaudit.NoTargetsError
 	if errors.As(err, &nt) {

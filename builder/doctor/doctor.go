@@ -42,7 +42,7 @@ type Report struct {
 	// OK is true when the host can run jetbake images: no check failed.
 	OK bool `json:"ok"`
 	// Host is the host's facts.
-	Host hostfit.Facts `json:"host"`
+	Host hostfit.Host `json:"host"`
 	// Checks are the rows, in order.
 	Checks []Check `json:"checks"`
 }

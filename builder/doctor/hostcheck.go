@@ -14,7 +14,7 @@ const notJetsonFix = "run the checks on the Jetson itself, or give WithSysroot t
 // hostChecks are the rows of the host: the board and GPU, L4T and JetPack,
 // and the driver's CUDA version. notJetson is the fix of a host that is
 // not a Jetson.
-func hostChecks(f hostfit.Facts, notJetson string) []Check {
+func hostChecks(f hostfit.Host, notJetson string) []Check {
 	board := Check{Name: "jetson", Status: StatusOK}
 	switch {
 	case f.SoC == "":

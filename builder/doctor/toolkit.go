@@ -161,7 +161,7 @@ func versionLess(v string, o [3]int) bool {
 
 // toolkitCheck is the toolkit's row: installed, not a known-bad release, and
 // new enough to pick compat_orin on an Orin with JetPack 7.2.
-func toolkitCheck(tk toolkit, f hostfit.Facts) Check {
+func toolkitCheck(tk toolkit, f hostfit.Host) Check {
 	c := Check{Name: "container toolkit", Status: StatusOK}
 	if tk.version == "" {
 		c.Status, c.Detail, c.Fix = StatusFail, "not installed (no nvidia-container-toolkit package, no nvidia-ctk)", installToolkitFix

@@ -42,9 +42,6 @@ type Evidence struct {
 	at time.Time
 }
 
-// Image names the image the probe ran in.
-type Image = evidencespec.Image
-
 // Host is the host's profile, as the probe derived it.
 type Host = evidencespec.Host
 

@@ -7,9 +7,9 @@ import (
 	"github.com/jetbake/jetbake/computecap"
 )
 
-// Image is what an image says of itself in its io.jetbake.* annotations or
+// ImageClaims is what an image says of itself in its io.jetbake.* annotations or
 // labels (or /etc/jetbake/image.json): enough to apply the host rule.
-type Image struct {
+type ImageClaims struct {
 	// JetPack, L4T and CUDA are the release the image was built for.
 	JetPack string                 `json:"jetpack"`
 	L4T     computecap.L4TVersion  `json:"-"`
@@ -30,7 +30,7 @@ type Verdict struct {
 }
 
 // Rule decides whether img runs on a host with facts h.
-type Rule func(h Facts, img Image) Verdict
+type Rule func(h Host, img ImageClaims) Verdict
 
 // Compatible is the host rule of the entrypoint (computecap.Table.CheckHost)
 // applied to what a registry says of an image: the host's GPU must be one the
@@ -38,7 +38,7 @@ type Rule func(h Facts, img Image) Verdict
 // L4T (Tegra flavour, JetPack 6 and earlier) or driver CUDA (SBSA flavour,
 // JetPack 7 and later) must be new enough, counting the forward-compatibility
 // libraries the image's base ships.
-func Compatible(h Facts, img Image) Verdict {
+func Compatible(h Host, img ImageClaims) Verdict {
 	t := computecap.DefaultTable()
 	if h.GPU.IsZero() {
 		return Verdict{Reason: "no NVIDIA GPU was found on this host", Needs: "a Jetson " + gpuList(t, img.Targets)}

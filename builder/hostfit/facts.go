@@ -18,8 +18,8 @@ import (
 	"github.com/jetbake/jetbake/computecap/host"
 )
 
-// Facts is what jetbake knows of a host.
-type Facts struct {
+// Host is what jetbake knows of a host.
+type Host struct {
 	// Model is the board's device-tree model, such as
 	// "NVIDIA Jetson AGX Orin Developer Kit"; "" when unknown.
 	Model string `json:"model,omitempty"`
@@ -44,13 +44,13 @@ type Facts struct {
 }
 
 // Jetson reports whether the facts name a Jetson: a Tegra SoC and an L4T release.
-func (f Facts) Jetson() bool { return f.SoC != "" && f.L4T.Major != 0 }
+func (f Host) Jetson() bool { return f.SoC != "" && f.L4T.Major != 0 }
 
 // Reader reads a host's facts from the root of its file system ("/" for
 // this machine, or a board's root mounted elsewhere).
 type Reader interface {
 	// Read returns the facts of the host whose root is sysroot.
-	Read(ctx context.Context, sysroot string) (Facts, error)
+	Read(ctx context.Context, sysroot string) (Host, error)
 }
 
 // SysrootReader reads the files the NVIDIA runtime shows a Jetson's
@@ -95,13 +95,13 @@ func CheckSysroot(sysroot string) error {
 
 // Read implements Reader. A sysroot that is not a folder is a
 // *SysrootError.
-func (SysrootReader) Read(_ context.Context, sysroot string) (Facts, error) {
+func (SysrootReader) Read(_ context.Context, sysroot string) (Host, error) {
 	if err := CheckSysroot(sysroot); err != nil {
-		return Facts{}, err
+		return Host{}, err
 	}
 	t := computecap.DefaultTable()
 	hf := host.Read(host.Root(sysroot), t, host.Options{})
-	f := Facts{Model: hf.BoardName()}
+	f := Host{Model: hf.BoardName()}
 	if hf.HasSoC {
 		f.SoC, f.Family, f.GPU = hf.SoC.Name, hf.SoC.Family, hf.SoC.Capability
 	}

@@ -74,7 +74,7 @@ type GPUResult struct {
 }
 
 // Audit reads im's layers once and judges each CUDA file for each GPU.
-func Audit(ctx context.Context, im *Image, gpus []computecap.Capability, opts ...Option) (*Report, error) {
+func Audit(ctx context.Context, im *Opened, gpus []computecap.Capability, opts ...Option) (*Report, error) {
 	scan, err := ScanImage(ctx, im.Image, opts...)
 	if err != nil {
 		return nil, err

@@ -81,13 +81,13 @@ func TestAuditLayers(t *testing.T) {
 // when no file holds CUDA code.
 func TestAuditOK(t *testing.T) {
 	img := image(t, nil, layer(t, file{"usr/bin/router-87", elf(fatbintest.Cubin("8.7"))}, file{"usr/lib/libk.so", elf(fatbintest.PTX("8.7"))}))
-	r, err := imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "ok", Image: img}, cc("8.7"))
+	r, err := imageaudit.Audit(t.Context(), &imageaudit.Opened{Name: "ok", Image: img}, cc("8.7"))
 	require.NoError(t, err)
 	require.True(t, r.OK)
 	require.Equal(t, "every CUDA file of ok (2 files) runs on Jetson Orin, SM 8.7; 1 verdict rely on PTX compiled when loaded (JIT): a slower first start", r.Sentence)
 
 	img = image(t, nil, layer(t, file{"usr/bin/ls", fatbintest.ELF(fatbintest.Filler(100))}))
-	r, err = imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "plain", Image: img}, cc("8.7"))
+	r, err = imageaudit.Audit(t.Context(), &imageaudit.Opened{Name: "plain", Image: img}, cc("8.7"))
 	require.NoError(t, err)
 	require.True(t, r.OK)
 	require.Equal(t, "no ELF file of plain holds CUDA code (1 ELF file read): nothing there needs a GPU", r.Sentence)
@@ -102,7 +102,7 @@ func TestAuditLyingFile(t *testing.T) {
 	bad[i+12] = 0x7f
 	img := image(t, nil, layer(t, file{"usr/lib/liblie.so", bad}))
 	for _, mem := range []int64{16 << 20, 100} {
-		r, err := imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "lie", Image: img}, cc("8.7"),
+		r, err := imageaudit.Audit(t.Context(), &imageaudit.Opened{Name: "lie", Image: img}, cc("8.7"),
 			imageaudit.WithMemoryLimit(mem), imageaudit.WithTempDir(t.TempDir()))
 		require.NoError(t, err)
 		require.False(t, r.OK)
@@ -121,7 +121,7 @@ func TestAuditPerModule(t *testing.T) {
 		[]fatbintest.Code{fatbintest.Cubin("8.7")},
 		[]fatbintest.Code{fatbintest.Cubin("7.5"), fatbintest.Cubin("8.0"), fatbintest.Cubin("9.0")}))
 	img := image(t, nil, layer(t, file{"usr/lib/libtwo.so", lib}))
-	r, err := imageaudit.Audit(t.Context(), &imageaudit.Image{Name: "two", Image: img}, cc("8.7", "9.0"))
+	r, err := imageaudit.Audit(t.Context(), &imageaudit.Opened{Name: "two", Image: img}, cc("8.7", "9.0"))
 	require.NoError(t, err)
 	require.False(t, r.OK)
 	require.Len(t, r.Files, 1)

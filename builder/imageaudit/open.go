@@ -17,9 +17,9 @@ import (
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
-// Image is an image to audit: where it came from and the annotations and
+// Opened is an image to audit: where it came from and the annotations and
 // labels that may name its SM targets.
-type Image struct {
+type Opened struct {
 	// Name is the reference or path it was opened from.
 	Name string
 	// Image is the image for the platform.
@@ -46,7 +46,7 @@ func (e *InputError) BadInput() bool { return true }
 // Open opens src: an OCI layout folder, a Docker tarball (docker save), or
 // a reference in a registry, read through the options' mirrors and
 // credentials. A multi-platform image gives its image for the platform.
-func Open(ctx context.Context, src string, opts ...Option) (*Image, error) {
+func Open(ctx context.Context, src string, opts ...Option) (*Opened, error) {
 	o := newOptions(opts)
 	if fi, err := os.Stat(src); err == nil {
 		if fi.IsDir() {
@@ -60,7 +60,7 @@ func Open(ctx context.Context, src string, opts ...Option) (*Image, error) {
 	return openRemote(ctx, src, o)
 }
 
-func openRemote(ctx context.Context, src string, o options) (*Image, error) {
+func openRemote(ctx context.Context, src string, o options) (*Opened, error) {
 	target := src
 	if len(o.mirrors) > 0 {
 		rewritten, err := o.mirrors.Rewrite(src, "")
@@ -79,7 +79,7 @@ func openRemote(ctx context.Context, src string, o options) (*Image, error) {
 	if err != nil {
 		return nil, refs.DescribeRegistryError(what, err)
 	}
-	im := &Image{Name: src}
+	im := &Opened{Name: src}
 	if desc.MediaType.IsIndex() {
 		idx, err := desc.ImageIndex()
 		if err != nil {
@@ -98,7 +98,7 @@ func openRemote(ctx context.Context, src string, o options) (*Image, error) {
 }
 
 // withManifest adds the manifest's annotations and the config's labels.
-func (im *Image) withManifest(describe func(string, error) error, what string) (*Image, error) {
+func (im *Opened) withManifest(describe func(string, error) error, what string) (*Opened, error) {
 	m, err := im.Image.Manifest()
 	if err != nil {
 		return nil, describe(what+": its manifest", err)
@@ -113,20 +113,20 @@ func (im *Image) withManifest(describe func(string, error) error, what string) (
 
 func fileError(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }
 
-func openTarball(path string) (*Image, error) {
+func openTarball(path string) (*Opened, error) {
 	img, err := tarball.ImageFromPath(path, nil)
 	if err != nil {
 		return nil, &InputError{Image: path, Problem: "is not a Docker tarball (docker save) of one image, nor an OCI layout folder (" + refs.Printable(err.Error()) + ")"}
 	}
-	return (&Image{Name: path, Image: img}).withManifest(fileError, "read "+path)
+	return (&Opened{Name: path, Image: img}).withManifest(fileError, "read "+path)
 }
 
-func openLayout(dir string, platform v1.Platform) (*Image, error) {
+func openLayout(dir string, platform v1.Platform) (*Opened, error) {
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		return nil, &InputError{Image: dir, Problem: "is a folder but not an OCI layout (no readable oci-layout and index.json)"}
 	}
-	im := &Image{Name: dir}
+	im := &Opened{Name: dir}
 	for depth := 0; depth < 4; depth++ {
 		m, err := idx.IndexManifest()
 		if err != nil {
@@ -182,7 +182,7 @@ func (e *NoTargetsError) BadInput() bool { return true }
 
 // Targets reads the image's SM targets from the io.jetbake.sm-targets
 // annotation or label; a foreign image without it is a *NoTargetsError.
-func (im *Image) Targets() ([]string, error) {
+func (im *Opened) Targets() ([]string, error) {
 	for _, kv := range im.Annotations {
 		if v := strings.TrimSpace(kv[matrix.KeySMTargets]); v != "" {
 			var out []string

@@ -104,7 +104,7 @@ const maxImageJSON = 1 << 20
 // readRouters reads the router binaries of a jetbake image's
 // /etc/jetbake/image.json; nil when it does not read.
 func readRouters(r io.Reader) map[string]computecap.Capability {
-	var spec imagespec.Image
+	var spec imagespec.Description
 	if err := json.NewDecoder(io.LimitReader(r, maxImageJSON)).Decode(&spec); err != nil {
 		return nil
 	}

@@ -150,7 +150,7 @@ func smList(rel plan.Release) string {
 // needs to choose a binary, and every release of the plan (the family) so
 // that a failure can name the image that would work.
 func ImageDescription(p *plan.Plan, rel plan.Release, revision string) ([]byte, error) {
-	img := imagespec.Image{
+	img := imagespec.Description{
 		SchemaVersion: imagespec.SchemaVersion,
 		Router:        p.Router.Name,
 		Version:       p.Router.Version,

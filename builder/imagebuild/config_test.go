@@ -194,7 +194,7 @@ func TestImageDescription(t *testing.T) {
 
 	img, err := imagespec.Parse(data)
 	require.NoError(t, err)
-	require.Equal(t, &imagespec.Image{
+	require.Equal(t, &imagespec.Description{
 		SchemaVersion: imagespec.SchemaVersion,
 		Router:        "text-embeddings-router",
 		Version:       "1.8.0",

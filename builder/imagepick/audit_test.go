@@ -29,8 +29,8 @@ func TestPickPrefersAuditedImages(t *testing.T) {
 		{digest: "sha256:c", tags: []string{"thor-only"}, meta: meta("jetpack6.0", "6.0", "8.7=no code,11.0=runs")},
 		{digest: "sha256:d", tags: []string{"garbage"}, meta: meta("jetpack5.9", "5.9", "8.7=runs,9.9=runs")},
 	}
-	fits := func(hostfit.Facts, hostfit.Image) hostfit.Verdict { return hostfit.Verdict{OK: true} }
-	host := hostfit.Facts{GPU: computecap.MustParse("8.7"), JetPack: "6.2"}
+	fits := func(hostfit.Host, hostfit.ImageClaims) hostfit.Verdict { return hostfit.Verdict{OK: true} }
+	host := hostfit.Host{GPU: computecap.MustParse("8.7"), JetPack: "6.2"}
 	got := judge("r", host, images, fits)
 	var order []string
 	for _, c := range got {
@@ -41,7 +41,7 @@ func TestPickPrefersAuditedImages(t *testing.T) {
 	require.Equal(t, map[string]string{"8.7": "runs", "11.0": "runs"}, got[0].Meta.Audit)
 	require.Nil(t, got[2].Meta.Audit, "9.9 is not a target of the image")
 
-	thor := hostfit.Facts{GPU: computecap.MustParse("11.0")}
+	thor := hostfit.Host{GPU: computecap.MustParse("11.0")}
 	got = judge("r", thor, images, fits)
 	require.True(t, got[0].AuditCovers)
 	require.True(t, got[1].AuditCovers, "router-110 of thor-only holds code for Thor")
@@ -59,8 +59,8 @@ func TestExplainSaysAudit(t *testing.T) {
 		require.NoError(t, err)
 		return m
 	}
-	fits := func(hostfit.Facts, hostfit.Image) hostfit.Verdict { return hostfit.Verdict{OK: true, Reason: "fits"} }
-	host := hostfit.Facts{GPU: computecap.MustParse("8.7"), JetPack: "6.2"}
+	fits := func(hostfit.Host, hostfit.ImageClaims) hostfit.Verdict { return hostfit.Verdict{OK: true, Reason: "fits"} }
+	host := hostfit.Host{GPU: computecap.MustParse("8.7"), JetPack: "6.2"}
 	explain := func(images ...image) string {
 		r := &Result{Host: host, Candidates: judge("r", host, images, fits)}
 		var b strings.Builder

@@ -17,7 +17,7 @@ import (
 
 // describeHost names the host for sentences: "a Jetson Orin, SM 8.7 with
 // L4T R36.3.0 (JetPack 6.0)", "a host with no NVIDIA GPU visible".
-func describeHost(f hostfit.Facts) string {
+func describeHost(f hostfit.Host) string {
 	var s string
 	switch {
 	case f.GPU.IsZero():
@@ -38,7 +38,7 @@ func describeHost(f hostfit.Facts) string {
 
 // noFitSentence is the one sentence of a failed pick: what the host is and
 // what it would need, for the image closest to running.
-func noFitSentence(repository string, f hostfit.Facts, cands []Candidate) string {
+func noFitSentence(repository string, f hostfit.Host, cands []Candidate) string {
 	var judged, gpuFits []Candidate
 	for _, c := range cands {
 		if len(c.Meta.Targets) == 0 {

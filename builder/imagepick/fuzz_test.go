@@ -23,7 +23,7 @@ func FuzzParseMeta(f *testing.F) {
 		}
 		require.NotEmpty(t, m.Targets)
 		require.NotZero(t, m.image.L4T.Major)
-		_ = hostfit.Compatible(hostfit.Facts{GPU: m.image.Targets[0], L4T: m.image.L4T, DriverCUDA: m.image.CUDA}, m.image)
+		_ = hostfit.Compatible(hostfit.Host{GPU: m.image.Targets[0], L4T: m.image.L4T, DriverCUDA: m.image.CUDA}, m.image)
 		_ = tierRank(m.Tier)
 	})
 }

@@ -29,7 +29,7 @@ type Meta struct {
 	// before jetbake audited, or whose value is not one jetbake writes.
 	Audit map[string]string `json:"audit,omitempty"`
 
-	image hostfit.Image
+	image hostfit.ImageClaims
 }
 
 // token reports whether s is 1 to 128 letters, digits and '.', '_', '+',
@@ -68,7 +68,7 @@ func parseMeta(kv map[string]string) (Meta, error) {
 	if err != nil {
 		return Meta{}, fmt.Errorf("%s: %w", matrix.KeyCUDA, err)
 	}
-	m.image = hostfit.Image{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
+	m.image = hostfit.ImageClaims{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
 	for _, s := range strings.Split(kv[matrix.KeySMTargets], ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue

@@ -46,7 +46,7 @@ type Result struct {
 	// Repository is the repository as asked.
 	Repository string `json:"repository"`
 	// Host is the host's facts.
-	Host hostfit.Facts `json:"host"`
+	Host hostfit.Host `json:"host"`
 	// Best is the chosen image; nil when nothing fits.
 	Best *Candidate `json:"best,omitempty"`
 	// Candidates are every image, the taken ones first in preference order.

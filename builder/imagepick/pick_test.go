@@ -113,7 +113,7 @@ type hostLine struct {
 	name      string
 	l4t       string
 	socID     int
-	facts     *hostfit.Facts // instead of a sysroot: hosts whose GPU no file shows
+	facts     *hostfit.Host // instead of a sysroot: hosts whose GPU no file shows
 	want      string         // the release chosen, or ""
 	wantNeeds string         // a phrase of the sentence when nothing fits
 }
@@ -121,7 +121,7 @@ type hostLine struct {
 // hostLines are the host lines the issue names: R35, R36.3, R36.4.x, R38.x,
 // R39.x, no GPU and a desktop GPU.
 func hostLines() []hostLine {
-	desktop := hostfit.Facts{GPU: computecap.Capability{Major: 8, Minor: 6}, DriverCUDA: computecap.CUDAVersion{Major: 12, Minor: 8}}
+	desktop := hostfit.Host{GPU: computecap.Capability{Major: 8, Minor: 6}, DriverCUDA: computecap.CUDAVersion{Major: 12, Minor: 8}}
 	return []hostLine{
 		{name: "R35.4.1 Xavier (JetPack 5.1.2)", l4t: "35.4.1", socID: 25, want: "jetpack5.1"},
 		{name: "R35.4.1 Orin (JetPack 5.1.2)", l4t: "35.4.1", socID: 35, want: "jetpack5.1"},
@@ -159,10 +159,10 @@ func (h hostLine) sysroot(t *testing.T) string {
 }
 
 // staticFacts is a hostfit.Reader of fixed facts.
-type staticFacts hostfit.Facts
+type staticFacts hostfit.Host
 
-func (s staticFacts) Read(context.Context, string) (hostfit.Facts, error) {
-	return hostfit.Facts(s), nil
+func (s staticFacts) Read(context.Context, string) (hostfit.Host, error) {
+	return hostfit.Host(s), nil
 }
 
 func (h hostLine) options(t *testing.T) []Option {
@@ -209,7 +209,7 @@ func TestPickHostLines(t *testing.T) {
 func TestPickPrefersExactJetPackThenNewestThenTier(t *testing.T) {
 	p := shippedPlan(t)
 	rel := func(name string) plan.Release { r, _ := p.Release(name); return *r }
-	orin := hostfit.Facts{SoC: "tegra234", Family: "Orin", GPU: computecap.Capability{Major: 8, Minor: 7},
+	orin := hostfit.Host{SoC: "tegra234", Family: "Orin", GPU: computecap.Capability{Major: 8, Minor: 7},
 		L4T: computecap.L4TVersion{Major: 36, Minor: 4, Patch: 3}, JetPack: "6.2"}
 	mk := func(tag, tier string, r plan.Release, version string) image {
 		kv := map[string]string{}

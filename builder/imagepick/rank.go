@@ -23,7 +23,7 @@ func tierRank(tier string) int {
 // the host's GPU, then the host's exact JetPack release,
 // then the newest L4T and CUDA, then the better tier, then the newest
 // router version), then the refused ones by tag.
-func judge(repository string, h hostfit.Facts, images []image, rule hostfit.Rule) []Candidate {
+func judge(repository string, h hostfit.Host, images []image, rule hostfit.Rule) []Candidate {
 	out := make([]Candidate, 0, len(images))
 	for _, img := range images {
 		c := Candidate{Tags: img.tags, Digest: img.digest, Meta: img.meta}

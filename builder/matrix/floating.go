@@ -40,7 +40,7 @@ type stranded struct {
 // releaseNeeds is what the host rule needs of a release's image: its L4T,
 // CUDA and the forward-compatibility folders the table says its base ships.
 func releaseNeeds(t *computecap.Table, r *Release) (computecap.ImageNeeds, bool) {
-	n, err := host.Needs(t, host.Image{L4T: r.L4T, JetPack: r.JetPack, CUDA: r.CUDA}, nil)
+	n, err := host.Needs(t, host.ImageFields{L4T: r.L4T, JetPack: r.JetPack, CUDA: r.CUDA}, nil)
 	if err != nil {
 		return n, false
 	}

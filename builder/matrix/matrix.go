@@ -36,7 +36,7 @@ type Matrix struct {
 	// nil in a router's matrix. A matrix has exactly one of the two.
 	App *App `json:"app,omitempty"`
 	// Image says where images are published and how they are tagged.
-	Image Image `json:"image"`
+	Image Publish `json:"image"`
 	// Releases are the images to build, one per JetPack release.
 	Releases []Release `json:"releases"`
 	// Dir is the absolute folder of the matrix file, which local paths are
@@ -98,8 +98,8 @@ type Router struct {
 	Ports []string `json:"ports,omitempty"`
 }
 
-// Image says where images go and what they carry.
-type Image struct {
+// Publish says where images go and what they carry.
+type Publish struct {
 	// Repository is the image repository without a tag.
 	Repository string `json:"repository"`
 	// Source is the URL of the project that builds the images.

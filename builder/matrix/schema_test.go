@@ -93,7 +93,7 @@ func TestSchemaMatchesStructFields(t *testing.T) {
 	// field of Matrix is in the schema.
 	schema := schemaDoc(t)
 	defs := schema["$defs"].(map[string]any)
-	for def, v := range map[string]any{"router": Router{}, "image": Image{}, "release": Release{}} {
+	for def, v := range map[string]any{"router": Router{}, "image": Publish{}, "release": Release{}} {
 		props := defs[def].(map[string]any)["properties"].(map[string]any)
 		b, err := json.Marshal(v)
 		require.NoError(t, err)

@@ -48,13 +48,15 @@ func TestReadContainerView(t *testing.T) {
 	require.False(t, fromSoC)
 	require.Equal(t, []string{"/usr/local/cuda/compat_orin"}, PresentCompat(tab, root))
 
-	needs, err := Needs(tab, Image{L4T: "36.4.3", CUDA: "12.6"}, nil)
+	needs, err := Needs(tab, ImageFields{L4T: "36.4.3", CUDA: "12.6"}, nil)
 	require.NoError(t, err)
-	v := Check(tab, needs, f, computecap.CUDAVersion{Major: 12, Minor: 6}, true)
+	st := f.State()
+	st.Driver, st.HasDriver = computecap.CUDAVersion{Major: 12, Minor: 6}, true
+	v := tab.CheckHost(needs, st)
 	require.True(t, v.OK, v.Reason())
-	needs, err = Needs(tab, Image{L4T: "39.2.0", CUDA: "13.2"}, nil)
+	needs, err = Needs(tab, ImageFields{L4T: "39.2.0", CUDA: "13.2"}, nil)
 	require.NoError(t, err)
-	v = Check(tab, needs, f, computecap.CUDAVersion{}, false)
+	v = tab.CheckHost(needs, f.State())
 	require.False(t, v.OK)
 	require.True(t, v.DriverFromTable)
 	require.Equal(t, "JetPack 7.2 (L4T 39.2.0)", v.Upgrade)
@@ -105,15 +107,15 @@ func TestReadDeviceTreeSoCIsTheFirst(t *testing.T) {
 
 func TestNeedsErrors(t *testing.T) {
 	tab := computecap.DefaultTable()
-	n, err := Needs(tab, Image{JetPack: "6.2", CUDA: "12.6"}, []string{"/x"})
+	n, err := Needs(tab, ImageFields{JetPack: "6.2", CUDA: "12.6"}, []string{"/x"})
 	require.NoError(t, err)
 	require.Equal(t, 36, n.L4T.Major)
 	require.Equal(t, []string{"/x"}, n.CompatDirs)
-	_, err = Needs(tab, Image{JetPack: "9.9"}, nil)
+	_, err = Needs(tab, ImageFields{JetPack: "9.9"}, nil)
 	require.EqualError(t, err, `jetpack "9.9" is not a JetPack release this table knows, and l4t is empty`)
-	_, err = Needs(tab, Image{L4T: "36.x"}, nil)
+	_, err = Needs(tab, ImageFields{L4T: "36.x"}, nil)
 	require.Error(t, err)
-	_, err = Needs(tab, Image{L4T: "36.4.3", CUDA: "twelve"}, nil)
+	_, err = Needs(tab, ImageFields{L4T: "36.4.3", CUDA: "twelve"}, nil)
 	require.Error(t, err)
 }
 

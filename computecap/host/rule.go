@@ -4,10 +4,10 @@ import (
 	"github.com/jetbake/jetbake/computecap"
 )
 
-// Image is what the host rule needs of an image description: its L4T,
+// ImageFields is what the host rule needs of an image description: its L4T,
 // JetPack and CUDA fields as written in /etc/jetbake/image.json or the
 // matrix ("" when absent).
-type Image struct {
+type ImageFields struct {
 	L4T, JetPack, CUDA string
 }
 
@@ -16,7 +16,7 @@ type Image struct {
 // lists the forward-compatibility folders the image ships: the entrypoint
 // passes those present in its root (see PresentCompat), the builder those
 // the table says the image's base ships (Table.ShippedCompat).
-func Needs(t *computecap.Table, img Image, compat []string) (computecap.ImageNeeds, error) {
+func Needs(t *computecap.Table, img ImageFields, compat []string) (computecap.ImageNeeds, error) {
 	var n computecap.ImageNeeds
 	switch {
 	case img.L4T != "":
@@ -67,12 +67,4 @@ func PresentCompat(t *computecap.Table, root Root) []string {
 		}
 	}
 	return dirs
-}
-
-// Check applies the host rule (Table.CheckHost) to the facts read from a
-// host and, when hasDriver, the driver's CUDA version (cuDriverGetVersion).
-func Check(t *computecap.Table, needs computecap.ImageNeeds, f *Facts, driver computecap.CUDAVersion, hasDriver bool) computecap.HostVerdict {
-	st := f.State()
-	st.Driver, st.HasDriver = driver, hasDriver
-	return t.CheckHost(needs, st)
 }

@@ -36,7 +36,7 @@ type Decision struct {
 }
 
 // Decide chooses the binary for the host, or the failure to report.
-func Decide(cfg *Config, img *Image, h *Host) Decision {
+func Decide(cfg *Config, img *ParsedDescription, h *Host) Decision {
 	d := Decision{Env: cfg.Env}
 	if h.Found() {
 		d.Candidates = candidates(cfg.Table, img, h.GPU)
@@ -68,7 +68,7 @@ func Decide(cfg *Config, img *Image, h *Host) Decision {
 
 // precheck returns the failure that comes before any choice: a bad
 // override, no GPU, or no access to it.
-func precheck(_ *Config, _ *Image, h *Host) string {
+func precheck(_ *Config, _ *ParsedDescription, h *Host) string {
 	switch {
 	case h.OverrideErr != nil:
 		return badOverrideMessage(h.OverrideErr)
@@ -85,19 +85,30 @@ func precheck(_ *Config, _ *Image, h *Host) string {
 // CheckHost applies the host rule of the image's JetPack flavour
 // (computecap.Table.CheckHost) to the host found: the L4T release on
 // JetPack 6 and earlier, the driver's CUDA version on JetPack 7 and later.
-func CheckHost(cfg *Config, img *Image, h *Host) computecap.HostVerdict {
-	st := h.State()
+func CheckHost(cfg *Config, img *ParsedDescription, h *Host) computecap.HostVerdict {
+	var gpu *computecap.Capability
 	if h.Found() {
-		if soc, ok := cfg.Table.SoCByCapability(h.GPU); ok {
+		gpu = &h.GPU
+	}
+	return cfg.Table.CheckHost(hostNeeds(cfg, img), h.ruleState(cfg.Table, gpu))
+}
+
+// ruleState is the host as the host rule (computecap.Table.CheckHost, the
+// rule's one entry) takes it: the facts read, the SoC of gpu when one is
+// given (the GPU found wins over the SoC files), and the driver's answer.
+func (h *Host) ruleState(t *computecap.Table, gpu *computecap.Capability) computecap.HostState {
+	st := h.State()
+	if gpu != nil {
+		if soc, ok := t.SoCByCapability(*gpu); ok {
 			st.SoC, st.HasSoC = soc, true
 		}
 	}
 	st.Driver, st.HasDriver = h.Driver, h.HasDriver
-	return cfg.Table.CheckHost(hostNeeds(cfg, img), st)
+	return st
 }
 
 // candidates judges every target of the image against gpu.
-func candidates(t *computecap.Table, img *Image, gpu computecap.Capability) []Candidate {
+func candidates(t *computecap.Table, img *ParsedDescription, gpu computecap.Capability) []Candidate {
 	out := make([]Candidate, len(img.Caps))
 	for i, c := range img.Caps {
 		runs, reason := t.RunsOn(c, gpu)
@@ -112,7 +123,7 @@ func candidates(t *computecap.Table, img *Image, gpu computecap.Capability) []Ca
 // that is not for a Jetson the image's own /usr/local/cuda/compat when the
 // driver is older than the image's CUDA. Otherwise the environment is left
 // alone.
-func compatEnv(cfg *Config, img *Image, h *Host, v computecap.HostVerdict) (Environ, string) {
+func compatEnv(cfg *Config, img *ParsedDescription, h *Host, v computecap.HostVerdict) (Environ, string) {
 	compat := v.CompatDir
 	if compat == "" && img.L4TMajor == 0 && !img.CUDAVersion.IsZero() && h.HasDriver && h.Driver.Less(img.CUDAVersion) {
 		compat = host.CompatDir

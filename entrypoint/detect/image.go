@@ -10,9 +10,9 @@ import (
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
-// Image is the image's description with its versions parsed.
-type Image struct {
-	*imagespec.Image
+// ParsedDescription is the image's description with its versions parsed.
+type ParsedDescription struct {
+	*imagespec.Description
 	// Caps are the targets' compute capabilities, in Targets order.
 	Caps []computecap.Capability
 	// CUDAVersion is the image's CUDA version; zero when the description
@@ -26,7 +26,7 @@ type Image struct {
 }
 
 // LoadImage reads /etc/jetbake/image.json under the root with table t.
-func LoadImage(root host.Root, t *computecap.Table) (*Image, error) {
+func LoadImage(root host.Root, t *computecap.Table) (*ParsedDescription, error) {
 	data, err := root.ReadFile(imagespec.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is missing: this image was not built by jetbake, or the file was removed", imagespec.Path)
@@ -42,7 +42,7 @@ func LoadImage(root host.Root, t *computecap.Table) (*Image, error) {
 	}
 	spec, err := imagespec.Parse(data)
 	if err == nil {
-		var img *Image
+		var img *ParsedDescription
 		if img, err = parseImageWith(spec, t); err == nil {
 			return img, nil
 		}
@@ -58,13 +58,13 @@ func LoadImage(root host.Root, t *computecap.Table) (*Image, error) {
 
 // parseImage checks and parses the versions of a validated description
 // with the shipped table.
-func parseImage(spec *imagespec.Image) (*Image, error) {
+func parseImage(spec *imagespec.Description) (*ParsedDescription, error) {
 	return parseImageWith(spec, computecap.DefaultTable())
 }
 
 // parseImageWith checks and parses the versions of a validated description.
-func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*Image, error) {
-	img := &Image{Image: spec}
+func parseImageWith(spec *imagespec.Description, t *computecap.Table) (*ParsedDescription, error) {
+	img := &ParsedDescription{Description: spec}
 	for i, t := range spec.Targets {
 		c, err := computecap.Parse(t.SM)
 		if err != nil {
@@ -79,7 +79,7 @@ func parseImageWith(spec *imagespec.Image, t *computecap.Table) (*Image, error) 
 		}
 		img.CUDAVersion = v
 	}
-	needs, err := host.Needs(t, host.Image{L4T: spec.L4T, JetPack: spec.JetPack, CUDA: spec.CUDA}, nil)
+	needs, err := host.Needs(t, host.ImageFields{L4T: spec.L4T, JetPack: spec.JetPack, CUDA: spec.CUDA}, nil)
 	if err != nil {
 		var unknown *host.UnknownJetPackError
 		if errors.As(err, &unknown) {
@@ -99,7 +99,7 @@ func badField(field, value, message string) *imagespec.Error {
 
 // hostNeeds is the image's needs with the forward-compatibility folders
 // present in the image.
-func hostNeeds(cfg *Config, img *Image) computecap.ImageNeeds {
+func hostNeeds(cfg *Config, img *ParsedDescription) computecap.ImageNeeds {
 	n := img.needs
 	n.CompatDirs = host.PresentCompat(cfg.Table, host.Root(cfg.Root))
 	return n
@@ -108,7 +108,7 @@ func hostNeeds(cfg *Config, img *Image) computecap.ImageNeeds {
 // WantDriver reports whether the driver's CUDA version matters after an
 // override: the image has a CUDA version, and is for a JetPack whose host
 // rule compares the driver's CUDA, or has forward-compatibility libraries.
-func WantDriver(cfg *Config, img *Image) bool {
+func WantDriver(cfg *Config, img *ParsedDescription) bool {
 	if img == nil || img.CUDAVersion.IsZero() {
 		return false
 	}

@@ -96,7 +96,7 @@ func gpuName(h *Host) string {
 
 // noBinaryMessage says that the image holds no binary for the GPU, lists
 // what it holds and names a sibling image that has one.
-func noBinaryMessage(img *Image, h *Host) string {
+func noBinaryMessage(img *ParsedDescription, h *Host) string {
 	held := make([]string, len(img.Targets))
 	for i, t := range img.Targets {
 		held[i] = img.Caps[i].SM() + " (" + t.Path + ")"
@@ -116,7 +116,7 @@ func noBinaryMessage(img *Image, h *Host) string {
 // hostRuleMessage says that the host does not meet the image's host rule:
 // the host's version, what the image needs, and the family image that fits
 // or the JetPack to upgrade to.
-func hostRuleMessage(img *Image, h *Host, v computecap.HostVerdict) string {
+func hostRuleMessage(img *ParsedDescription, h *Host, v computecap.HostVerdict) string {
 	msg := "this image is for " + imageRelease(img) + " and needs " + v.Need + ", but the host has " + v.Host
 	q := siblingQuery{host: h}
 	if h.Found() {
@@ -141,7 +141,7 @@ func hostRuleMessage(img *Image, h *Host, v computecap.HostVerdict) string {
 
 // imageRelease names the image's release: "JetPack 6.2 (L4T R36.4.3,
 // CUDA 12.6)".
-func imageRelease(img *Image) string {
+func imageRelease(img *ParsedDescription) string {
 	l4t := "L4T R" + strconv.Itoa(img.L4TMajor)
 	if img.L4T != "" {
 		l4t = "L4T R" + img.L4T

@@ -16,7 +16,7 @@ type siblingQuery struct {
 
 // bestSibling finds the release of the image's family that fits q, other
 // than the image's own; ok is false when the family knows none.
-func bestSibling(img *Image, q siblingQuery) (imagespec.Sibling, bool) {
+func bestSibling(img *ParsedDescription, q siblingQuery) (imagespec.Sibling, bool) {
 	var best imagespec.Sibling
 	var bestL4T computecap.L4TVersion
 	found := false
@@ -68,12 +68,7 @@ func siblingFits(s imagespec.Sibling, v computecap.L4TVersion, q siblingQuery) b
 				needs.CompatDirs = t.ShippedCompat(f, cuda)
 			}
 		}
-		st := q.host.State()
-		if q.gpu != nil {
-			st.SoC, st.HasSoC = t.SoCByCapability(*q.gpu)
-		}
-		st.Driver, st.HasDriver = q.host.Driver, q.host.HasDriver
-		if vd := t.CheckHost(needs, st); !vd.OK {
+		if vd := t.CheckHost(needs, q.host.ruleState(t, q.gpu)); !vd.OK {
 			return false
 		}
 	}

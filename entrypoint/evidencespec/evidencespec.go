@@ -49,7 +49,7 @@ type Evidence struct {
 	// GeneratedAt is when the probe ran, in RFC 3339 form in UTC.
 	GeneratedAt string `json:"generated_at"`
 	// Image names the image the probe ran in.
-	Image Image `json:"image"`
+	Image ProbedImage `json:"image"`
 	// Revision is the jetbake source revision the image was built from.
 	Revision string `json:"revision,omitempty"`
 	// Host is the host's profile.
@@ -91,8 +91,8 @@ type Audit struct {
 	From string `json:"from"`
 }
 
-// Image names the image the probe ran in.
-type Image struct {
+// ProbedImage names the image the probe ran in.
+type ProbedImage struct {
 	// Release is the matrix release name from the image's description.
 	Release string `json:"release,omitempty"`
 	// Tags are the references from the image's description. The probe

@@ -31,7 +31,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 // TestEmptyFields shows which fields the document always carries and which
 // it leaves out when empty.
 func TestEmptyFields(t *testing.T) {
-	got, err := json.Marshal(&Evidence{Image: Image{Tags: []string{}}, Result: Result{Checks: []Check{{Name: "smoke", Status: Skipped}}}})
+	got, err := json.Marshal(&Evidence{Image: ProbedImage{Tags: []string{}}, Result: Result{Checks: []Check{{Name: "smoke", Status: Skipped}}}})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"schema_version":0,"generated_at":"","image":{"tags":[]},"host":{"architecture":""},
 		"result":{"pass":false,"checks":[{"name":"smoke","status":"skipped","detail":""}]}}`, string(got))

@@ -36,9 +36,9 @@ const (
 	KindApp    = "app"
 )
 
-// Image describes one built image: which router it holds, for which GPUs, and
+// Description describes one built image: which router it holds, for which GPUs, and
 // which release of the JetPack family it belongs to.
-type Image struct {
+type Description struct {
 	// SchemaVersion is SchemaVersion (a router's) or SchemaVersionApp (an
 	// app's) when the builder wrote the file.
 	SchemaVersion int `json:"schema_version"`
@@ -112,8 +112,8 @@ type Sibling struct {
 // Parse decodes a description and checks that it can be used. A problem
 // is an *Error naming the line and column, the field, the value and the
 // fix.
-func Parse(data []byte) (*Image, error) {
-	var img Image
+func Parse(data []byte) (*Description, error) {
+	var img Description
 	if err := json.Unmarshal(data, &img); err != nil {
 		return nil, decodeError(data, err)
 	}
@@ -132,7 +132,7 @@ const rebuildFix = "rebuild the image with 'jetbake build', which writes this fi
 
 // Validate reports the first field that makes the description unusable,
 // as an *Error without a line and column.
-func (img *Image) Validate() error {
+func (img *Description) Validate() error {
 	switch {
 	case img.SchemaVersion < SchemaVersion || img.SchemaVersion > SchemaVersionApp:
 		return &Error{Field: "schema_version", Value: strconv.Itoa(img.SchemaVersion),
@@ -172,7 +172,7 @@ func InBinaryDir(p string) bool {
 // validateApp checks an app's description: schema SchemaVersionApp, its
 // name, a command that starts with a clean absolute path, and targets
 // whose path is that command's.
-func (img *Image) validateApp() error {
+func (img *Description) validateApp() error {
 	switch {
 	case img.SchemaVersion < SchemaVersionApp:
 		return &Error{Field: "kind", Value: computecap.QuoteShort(img.Kind),
@@ -200,7 +200,7 @@ func cleanAbs(p string) bool {
 
 // Argv is what the entrypoint execs for the target at path choice with the
 // user's arguments: a router's binary, or an app's command, then args.
-func (img *Image) Argv(choice string, args []string) []string {
+func (img *Description) Argv(choice string, args []string) []string {
 	head := []string{choice}
 	if img.Kind == KindApp {
 		head = img.Command

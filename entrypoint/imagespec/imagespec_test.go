@@ -77,9 +77,9 @@ func TestErrorCutsLongValues(t *testing.T) {
 }
 
 func TestArgv(t *testing.T) {
-	router := &Image{Router: "r"}
+	router := &Description{Router: "r"}
 	require.Equal(t, []string{"/usr/local/bin/router-87", "--json-output"}, router.Argv("/usr/local/bin/router-87", []string{"--json-output"}))
-	app := &Image{Kind: KindApp, Command: []string{"/opt/venv/bin/python3", "-m", "app"}}
+	app := &Description{Kind: KindApp, Command: []string{"/opt/venv/bin/python3", "-m", "app"}}
 	argv := app.Argv("/opt/venv/bin/python3", []string{"--help"})
 	require.Equal(t, []string{"/opt/venv/bin/python3", "-m", "app", "--help"}, argv)
 	argv[0] = "changed"

@@ -68,7 +68,7 @@ type appOutput struct {
 // appCheck runs the app check an app image names, with the app's python,
 // and reports it. The python's output goes to stderr, with a last line
 // that names the error; the detail is built from fixed phrases.
-func appCheck(ctx context.Context, cfg *config, img *detect.Image, d *detect.Decision, dev *device, stderr io.Writer) evidencespec.Check {
+func appCheck(ctx context.Context, cfg *config, img *detect.ParsedDescription, d *detect.Decision, dev *device, stderr io.Writer) evidencespec.Check {
 	c := evidencespec.Check{Name: evidencespec.CheckApp, Status: evidencespec.Failed}
 	switch {
 	case img.Check != evidencespec.AppCheckPyTorch:
@@ -142,7 +142,7 @@ func jetsonGPU(device, sm string, dev *device) (string, bool) {
 // appPython is the app's python in the image: the one next to the
 // command (a venv's bin), the venv's at /opt/venv, else python3 on PATH;
 // "" when there is none.
-func appPython(cfg *config, img *detect.Image) string {
+func appPython(cfg *config, img *detect.ParsedDescription) string {
 	var dirs []string
 	if len(img.Command) > 0 && path.IsAbs(img.Command[0]) {
 		dirs = append(dirs, path.Dir(path.Clean(img.Command[0])))

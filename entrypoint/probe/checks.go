@@ -95,7 +95,7 @@ func l4tCheck(t *computecap.Table, h *detect.Host) evidencespec.Check {
 // l4tMatchCheck says whether the host meets the image's host rule: its
 // L4T release (JetPack 6 and earlier) or its driver's CUDA version (JetPack
 // 7 and later). The check keeps its name for evidence readers.
-func l4tMatchCheck(img *detect.Image, h *detect.Host, d *detect.Decision) evidencespec.Check {
+func l4tMatchCheck(img *detect.ParsedDescription, h *detect.Host, d *detect.Decision) evidencespec.Check {
 	c := evidencespec.Check{Name: "l4t-matches-image"}
 	v := d.Verdict
 	switch {
@@ -150,7 +150,7 @@ func gpuMatchCheck(h *detect.Host, dev *device) evidencespec.Check {
 }
 
 // binaryCheck says whether a binary was chosen, or why not.
-func binaryCheck(img *detect.Image, h *detect.Host, d *detect.Decision) evidencespec.Check {
+func binaryCheck(img *detect.ParsedDescription, h *detect.Host, d *detect.Decision) evidencespec.Check {
 	c := evidencespec.Check{Name: "binary-chosen", Status: evidencespec.Failed}
 	switch {
 	case img == nil:
@@ -172,7 +172,7 @@ func binaryCheck(img *detect.Image, h *detect.Host, d *detect.Decision) evidence
 
 // chosenBinary names the chosen binary by its SM and file name; nil when
 // none was chosen.
-func chosenBinary(img *detect.Image, d *detect.Decision) *evidencespec.Binary {
+func chosenBinary(img *detect.ParsedDescription, d *detect.Decision) *evidencespec.Binary {
 	if img == nil || d.Choice == "" {
 		return nil
 	}
@@ -191,7 +191,7 @@ func chosenBinary(img *detect.Image, d *detect.Decision) *evidencespec.Binary {
 // smokeCheck runs the chosen binary with the image's smoke arguments
 // (--version when it names none) when --smoke asks, its output going to
 // stderr, and reports the exit status.
-func smokeCheck(ctx context.Context, cfg *config, img *detect.Image, d *detect.Decision, stderr io.Writer) (evidencespec.Check, *evidencespec.Smoke) {
+func smokeCheck(ctx context.Context, cfg *config, img *detect.ParsedDescription, d *detect.Decision, stderr io.Writer) (evidencespec.Check, *evidencespec.Smoke) {
 	c := evidencespec.Check{Name: "smoke", Status: evidencespec.Skipped}
 	switch {
 	case !cfg.smoke:

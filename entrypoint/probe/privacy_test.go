@@ -227,7 +227,7 @@ func TestHostRuleDetailsAreValidPhrases(t *testing.T) {
 				for _, fc := range soc.ForwardCompat {
 					compat = append(compat, fc.Dir)
 				}
-				needs, err := host.Needs(tab, host.Image{L4T: img.L4T, JetPack: img.JetPack, CUDA: img.CUDA.String()}, compat)
+				needs, err := host.Needs(tab, host.ImageFields{L4T: img.L4T, JetPack: img.JetPack, CUDA: img.CUDA.String()}, compat)
 				require.NoError(t, err)
 				for _, withDriver := range []bool{false, true} {
 					st := computecap.HostState{SoC: soc, HasSoC: true, L4T: l4t, HasL4T: true, Driver: hostRel.CUDA, HasDriver: withDriver}

@@ -127,7 +127,7 @@ func hostProfile(cfg *config, h *detect.Host, dev *device, arch string) evidence
 
 // imageProfile fills the image's release, tags, digest and revision, each
 // only when it has a safe form, and returns the image-digest check.
-func imageProfile(ev *evidencespec.Evidence, img *detect.Image, env detect.Environ) evidencespec.Check {
+func imageProfile(ev *evidencespec.Evidence, img *detect.ParsedDescription, env detect.Environ) evidencespec.Check {
 	ev.Image.Tags = []string{}
 	fromFile := ""
 	if img != nil {

@@ -43,7 +43,7 @@ func (h Host) getenv(k string) string {
 // BuildPlan is what `cargo build` would produce.
 type BuildPlan struct {
 	// Facts are what the binary has compiled in.
-	Facts Facts
+	Facts BuildFacts
 	// Output is the binary's path: TARGET/release/NAME.
 	Output string
 	// Package is "text-embeddings-router v1.9.3 (/src/router)", as cargo

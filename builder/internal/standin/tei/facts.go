@@ -8,11 +8,11 @@ import (
 	"os"
 )
 
-// Facts is what a build of the router knew at compile time, which TEI's
+// BuildFacts is what a build of the router knew at compile time, which TEI's
 // router has compiled in: its version and commit, the SM and the
 // compute-cap table of the CUDA backend, the cargo features, the cudarc
 // linking mode, and the CPU the code was tuned for.
-type Facts struct {
+type BuildFacts struct {
 	// Package and Version are the router's package name and version
 	// (workspace.package.version), as --version prints them.
 	Package string `json:"package"`
@@ -66,37 +66,37 @@ var factsMagic = []byte("JBTEI\x00\x01\n")
 var ErrNoFacts = errors.New("no build facts: this router was not written by the stand-in cargo")
 
 // AppendFacts writes the router template's bytes, then f, to w.
-func AppendFacts(w io.Writer, template []byte, f Facts) error {
+func AppendFacts(w io.Writer, template []byte, f BuildFacts) error {
 	return AppendTrailer(w, template, factsMagic, f)
 }
 
 // ReadFacts reads the Facts at the end of the file at path.
-func ReadFacts(path string) (Facts, error) {
+func ReadFacts(path string) (BuildFacts, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Facts{}, err
+		return BuildFacts{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return Facts{}, err
+		return BuildFacts{}, err
 	}
 	return readFacts(f, st.Size())
 }
 
 // ParseFacts reads the Facts at the end of data.
-func ParseFacts(data []byte) (Facts, error) {
+func ParseFacts(data []byte) (BuildFacts, error) {
 	return readFacts(bytes.NewReader(data), int64(len(data)))
 }
 
-func readFacts(r io.ReaderAt, size int64) (Facts, error) {
-	var f Facts
+func readFacts(r io.ReaderAt, size int64) (BuildFacts, error) {
+	var f BuildFacts
 	found, err := readTrailer(r, size, factsMagic, &f)
 	switch {
 	case !found && err == nil:
-		return Facts{}, ErrNoFacts
+		return BuildFacts{}, ErrNoFacts
 	case err != nil:
-		return Facts{}, fmt.Errorf("build facts: %w", err)
+		return BuildFacts{}, fmt.Errorf("build facts: %w", err)
 	}
 	return f, nil
 }

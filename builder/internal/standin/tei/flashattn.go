@@ -130,7 +130,7 @@ var flashOnly = map[string]string{
 
 // useFlashAttn is TEI's use_flash_attn(&[FlashAttn::V2]): USE_FLASH_ATTENTION
 // (default true) on, candle-flash-attn compiled in, a runtime cap of 80 or more.
-func useFlashAttn(f Facts, e RouterEnv, runtime int) bool {
+func useFlashAttn(f BuildFacts, e RouterEnv, runtime int) bool {
 	v := e.Getenv("USE_FLASH_ATTENTION")
 	if v == "" {
 		v = "True"
@@ -143,7 +143,7 @@ func useFlashAttn(f Facts, e RouterEnv, runtime int) bool {
 // (router/src/lib.rs: backend.health() before the server starts).
 // runtime is the GPU's compute cap, 0 on the CPU. A Flash* model whose
 // gate refuses the GPU fails there with TEI's words.
-func startModel(f Facts, e RouterEnv, m *model, runtime int, log *logger) *startError {
+func startModel(f BuildFacts, e RouterEnv, m *model, runtime int, log *logger) *startError {
 	device := "Cpu"
 	if runtime > 0 {
 		device = "Cuda(CudaDevice(DeviceId(1)))"

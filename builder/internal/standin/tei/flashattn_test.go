@@ -15,7 +15,7 @@ import (
 
 // thorFacts is a router built for Thor with candle-cuda: the compute-cap
 // arm added, flash-attention v2 compiled in with gate.
-func thorFacts(gate FlashGate) Facts {
+func thorFacts(gate FlashGate) BuildFacts {
 	f := orinFacts()
 	f.ComputeCap = 110
 	f.Table = Table{{Runtime: Range{Lo: 110, Hi: 110}, Compile: Range{Lo: 110, Hi: 110}, Result: true}, {Runtime: Range{Any: true}, Compile: Range{Any: true}}}

@@ -31,7 +31,7 @@ func FuzzFeatures(f *testing.F) {
 
 func FuzzParseFacts(f *testing.F) {
 	var buf bytes.Buffer
-	_ = AppendFacts(&buf, []byte("ELF"), Facts{Package: "p", ComputeCap: 87})
+	_ = AppendFacts(&buf, []byte("ELF"), BuildFacts{Package: "p", ComputeCap: 87})
 	f.Add(buf.Bytes())
 	f.Add([]byte("JBTEI\x00\x01\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -60,7 +60,7 @@ const ExitIllegalInstruction = -4
 // table refuses stops it with TEI's sentence) and prints the lines the
 // tests read: the SM it was built for, the gate's verdict, its features,
 // port and arguments. It returns the exit status.
-func RunRouter(f Facts, e RouterEnv) int {
+func RunRouter(f BuildFacts, e RouterEnv) int {
 	if len(Missing(f.CPUFeatures, e.CPU)) > 0 {
 		return ExitIllegalInstruction
 	}
@@ -93,7 +93,7 @@ func RunRouter(f Facts, e RouterEnv) int {
 // computeCapGate is TEI's candle backend start: the runtime compute
 // capability from the driver (0 when CUDA is not available and the router
 // carries on on the CPU) against the compiled table.
-func computeCapGate(f Facts, e RouterEnv) (int, string, bool) {
+func computeCapGate(f BuildFacts, e RouterEnv) (int, string, bool) {
 	rc := e.Driver.Init()
 	var major, minor int
 	if rc == 0 {

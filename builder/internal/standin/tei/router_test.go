@@ -12,7 +12,7 @@ type fakeDriver struct{ init, major, minor, rc int }
 func (d fakeDriver) Init() int                          { return d.init }
 func (d fakeDriver) ComputeCapability() (int, int, int) { return d.major, d.minor, d.rc }
 
-func runRouter(f Facts, d Driver, cpu []string, args ...string) (int, string, string) {
+func runRouter(f BuildFacts, d Driver, cpu []string, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
 	env := map[string]string{"PORT": "80"}
 	code := RunRouter(f, RouterEnv{Args: args, Getenv: func(k string) string { return env[k] }, CPU: cpu, Driver: d, Stdout: &out, Stderr: &errOut})
@@ -21,7 +21,7 @@ func runRouter(f Facts, d Driver, cpu []string, args ...string) (int, string, st
 
 func TestRunRouter(t *testing.T) {
 	patched := Table{{Runtime: Range{Lo: 87, Hi: 87}, Compile: Range{Lo: 87, Hi: 87}, Result: true}, {Runtime: Range{Any: true}, Compile: Range{Any: true}}}
-	f := Facts{Package: "text-embeddings-router", Version: "1.9.3", CUDA: true, ComputeCap: 87, Table: patched,
+	f := BuildFacts{Package: "text-embeddings-router", Version: "1.9.3", CUDA: true, ComputeCap: 87, Table: patched,
 		Features: []string{"candle", "candle-cuda"}, Linking: LinkStatic, TargetCPU: "generic", CPUFeatures: []string{"asimd", "fp"}}
 	orin := fakeDriver{major: 8, minor: 7}
 	generic := []string{"asimd", "fp"}

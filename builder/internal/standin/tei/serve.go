@@ -212,7 +212,7 @@ func endOf(data []byte) string {
 // model read, the backend's compute-cap gate, the load, then the routes on
 // hostname:port until the context ends (SIGTERM or Ctrl-C, TEI's
 // shutdown_signal). It returns the exit status.
-func serveModel(f Facts, e RouterEnv, a serveArgs) int {
+func serveModel(f BuildFacts, e RouterEnv, a serveArgs) int {
 	log := &logger{w: e.Stdout, json: a.jsonOutput}
 	m, err := loadModel(a.modelID, log)
 	var se *startError

@@ -15,7 +15,7 @@ import (
 // routes are the TEI routes the stand-in serves (router/src/http/server.rs):
 // GET /health (and GET /, as TEI routes it), GET /info, POST /embed.
 // Methods and paths TEI does not route answer 405 and 404, as axum does.
-func routes(f Facts, m *model, knob string) http.Handler {
+func routes(f BuildFacts, m *model, knob string) http.Handler {
 	mux := http.NewServeMux()
 	health := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
 	mux.HandleFunc("GET /health", health)
@@ -47,7 +47,7 @@ type info struct {
 
 // infoOf is the model info TEI reports for a local model: its path as the
 // id, no sha, the dtype the backend runs in.
-func infoOf(f Facts, m *model) info {
+func infoOf(f BuildFacts, m *model) info {
 	var sha *string
 	if f.GitSHA != "" {
 		sha = &f.GitSHA

@@ -70,7 +70,7 @@ type served struct {
 }
 
 // serve starts RunRouter with args and env in a goroutine.
-func serve(t *testing.T, f Facts, d Driver, env map[string]string, args ...string) *served {
+func serve(t *testing.T, f BuildFacts, d Driver, env map[string]string, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	s := &served{stdout: &syncBuffer{}, stderr: &syncBuffer{}, stop: cancel, code: make(chan int, 1)}
@@ -121,9 +121,9 @@ func post(t *testing.T, url, contentType, body string) (int, string) {
 	return resp.StatusCode, string(data)
 }
 
-func orinFacts() Facts {
+func orinFacts() BuildFacts {
 	patched := Table{{Runtime: Range{Lo: 87, Hi: 87}, Compile: Range{Lo: 87, Hi: 87}, Result: true}, {Runtime: Range{Any: true}, Compile: Range{Any: true}}}
-	return Facts{Package: "text-embeddings-router", Version: "1.9.3", CUDA: true, ComputeCap: 87, Table: patched, GitSHA: "06670157fb6c1523482219bdb2d1660277d38088"}
+	return BuildFacts{Package: "text-embeddings-router", Version: "1.9.3", CUDA: true, ComputeCap: 87, Table: patched, GitSHA: "06670157fb6c1523482219bdb2d1660277d38088"}
 }
 
 // TestServe serves TEI's routes from a local model folder: the health
@@ -197,7 +197,7 @@ func TestServeFailures(t *testing.T) {
 	orin := fakeDriver{major: 8, minor: 7}
 	tests := []struct {
 		name   string
-		facts  func(Facts) Facts
+		facts  func(BuildFacts) BuildFacts
 		dir    func(t *testing.T) string
 		code   int
 		stderr string
@@ -217,7 +217,7 @@ func TestServeFailures(t *testing.T) {
 		{name: "no hidden_size", dir: func(t *testing.T) string { return writeModel(t, 0) }, code: 1,
 			stderr: "Could not start backend: Model is not supported"},
 		{name: "the compute-cap refusal, before it listens", dir: func(t *testing.T) string { return writeModel(t, 384) }, code: 1,
-			facts: func(f Facts) Facts {
+			facts: func(f BuildFacts) BuildFacts {
 				f.Table = Table{{Runtime: Range{Lo: 80, Hi: 89}, Compile: Range{Lo: 80, Hi: 80}, Result: true}}
 				return f
 			},

@@ -12,7 +12,7 @@ import (
 
 func TestFactsRoundTrip(t *testing.T) {
 	template := []byte("\x7fELF template")
-	in := Facts{Package: "text-embeddings-router", Version: "1.9.3", ComputeCap: 87, Linking: LinkStatic,
+	in := BuildFacts{Package: "text-embeddings-router", Version: "1.9.3", ComputeCap: 87, Linking: LinkStatic,
 		Table: Table{{Runtime: Range{Lo: 87, Hi: 87}, Compile: Range{Lo: 87, Hi: 87}, Result: true}}, CPUFeatures: []string{"asimd", "fp"}}
 	var buf bytes.Buffer
 	require.NoError(t, AppendFacts(&buf, template, in))
