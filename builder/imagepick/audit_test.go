@@ -59,7 +59,9 @@ func TestExplainSaysAudit(t *testing.T) {
 		require.NoError(t, err)
 		return m
 	}
-	fits := func(hostfit.Host, hostfit.ImageClaims) hostfit.Verdict { return hostfit.Verdict{OK: true, Reason: "fits"} }
+	fits := func(hostfit.Host, hostfit.ImageClaims) hostfit.Verdict {
+		return hostfit.Verdict{OK: true, Reason: "fits"}
+	}
 	host := hostfit.Host{GPU: computecap.MustParse("8.7"), JetPack: "6.2"}
 	explain := func(images ...image) string {
 		r := &Result{Host: host, Candidates: judge("r", host, images, fits)}

@@ -114,8 +114,8 @@ type hostLine struct {
 	l4t       string
 	socID     int
 	facts     *hostfit.Host // instead of a sysroot: hosts whose GPU no file shows
-	want      string         // the release chosen, or ""
-	wantNeeds string         // a phrase of the sentence when nothing fits
+	want      string        // the release chosen, or ""
+	wantNeeds string        // a phrase of the sentence when nothing fits
 }
 
 // hostLines are the host lines the issue names: R35, R36.3, R36.4.x, R38.x,
