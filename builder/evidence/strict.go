@@ -114,8 +114,9 @@ func backingOf(ctx context.Context, o *options, m *matrix.Matrix, rel *matrix.Re
 // CheckStrict reports, as matrix field errors on releases[i].tier, each
 // release that claims "supported" without stored evidence that passes
 // Verify for its current image at the age limit, which for "supported"
-// means evidence of SupportedLevel: passing cuda-kernel and serve checks,
-// not only the smoke run. The current image is what
+// means evidence of SupportedLevel: passing cuda-kernel and serve checks
+// (for an app's matrix LevelApp: cuda-kernel and app checks), not only the
+// smoke run, of an image of the matrix's kind. The current image is what
 // the resolver's Current says: with Chain{metadata, registry}, the digest
 // in the latest build's metadata, else what the release's first tag
 // resolves to. Releases of other tiers are not checked, and need no
