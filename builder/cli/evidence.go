@@ -96,7 +96,11 @@ func newEvidenceCommand() *cobra.Command {
 			"  docker run --rm --runtime nvidia -e JETBAKE_IMAGE_DIGEST=sha256:... -v $PWD:/out -v MODEL_DIR:/model:ro \\\n" +
 			"    --entrypoint /usr/local/bin/jetbake-probe IMAGE@sha256:... --smoke --kernel --serve /model --out /out/evidence.json\n\n" +
 			"then keep it with 'jetbake evidence add evidence.json'. 'jetbake init --gate' writes a workflow that does\n" +
-			"this on a self-hosted Jetson runner.",
+			"this on a self-hosted Jetson runner.\n\n" +
+			"An app's image (a matrix with \"app\") has no router to serve: the probe runs its app check by itself\n" +
+			"(torch finds CUDA and the Jetson's GPU, a small CUDA matrix product is finite), and \"supported\" needs\n" +
+			"level app, passing cuda-kernel and app checks: run the probe with --smoke --kernel --out /out/evidence.json\n" +
+			"and no model. Evidence of an app's image is refused for a router's matrix, and the other way round.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -114,8 +118,9 @@ func newEvidenceAddCommand() *cobra.Command {
 			"built for (in --metadata-file, else the image's io.jetbake.release annotation in the registry), and\n" +
 			"refuses it, naming the rule, when a check failed or was skipped, the digest is not one jetbake built,\n" +
 			"the host's L4T major or device is not the release's, the revision differs, it is older than\n" +
-			"--max-evidence-age, or the release claims \"supported\" and the evidence lacks a passing cuda-kernel\n" +
-			"or serve check (level serve). Accepted evidence goes to evidence/<release>/<digest>-<device>-<date>.json.",
+			"--max-evidence-age, the image's kind (router or app) is not the matrix's, or the release claims\n" +
+			"\"supported\" and the evidence lacks a passing cuda-kernel or serve check (level serve; for an app,\n" +
+			"cuda-kernel and app checks, level app). Accepted evidence goes to evidence/<release>/<digest>-<device>-<date>.json.",
 		Example: "  jetbake evidence add evidence.json --metadata-file build.json\n" +
 			"  jetbake evidence add orin.json thor.json",
 		Args: cobra.MinimumNArgs(1),
@@ -202,10 +207,10 @@ func newEvidenceReportCommand() *cobra.Command {
 		Use:   "report FILE",
 		Short: "Write evidence as an issue body to paste, pass or not",
 		Long: "report checks FILE against the schema and writes it as Markdown for an issue: the image, the host,\n" +
-			"the CUDA kernel and serving runs, the level the evidence reached (smoke, cuda-kernel, serve), every\n" +
-			"check with its detail, and the evidence itself folded at the end. It does not judge the evidence\n" +
-			"against the matrix: a failing probe is worth reporting too (the issue form 'jetbake init --gate'\n" +
-			"writes takes it).",
+			"the CUDA kernel and serving runs (an app's app check in place of serving), the level the evidence\n" +
+			"reached (smoke, cuda-kernel, serve, app), every check with its detail, and the evidence itself\n" +
+			"folded at the end. It does not judge the evidence against the matrix: a failing probe is worth\n" +
+			"reporting too (the issue form 'jetbake init --gate' writes takes it).",
 		Example: "  jetbake evidence report evidence.json > issue.md",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -255,7 +260,7 @@ func addStrictFlags(cmd *cobra.Command) strictCheck {
 	var strict bool
 	var f evidenceFlags
 	cmd.Flags().BoolVar(&strict, "strict", false,
-		"also fail when a release claims tier \"supported\" without passing evidence of level serve (cuda-kernel and serve checks) for its current digest (see 'jetbake evidence')")
+		"also fail when a release claims tier \"supported\" without passing evidence of level serve (cuda-kernel and serve checks; for an app, level app: cuda-kernel and app checks) for its current digest (see 'jetbake evidence')")
 	addEvidenceFlags(cmd, &f)
 	return func(ctx context.Context, m *matrix.Matrix) ([]matrix.FieldError, error) {
 		if !strict {

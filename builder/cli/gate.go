@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"text/template"
 
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -39,6 +40,33 @@ var (
 	gateIssueForm string
 )
 
+// gateValues fill the gate's templates, whose delimiters are [[ and ]]
+// (a workflow is full of GitHub's ${{ }}).
+type gateValues struct {
+	// Version is the jetbake release the workflow installs, or "latest";
+	// ScriptRef the git ref of its install script.
+	Version, ScriptRef string
+	// Image is the matrix's image repository, Matrix its path in the
+	// repository (slashes).
+	Image, Matrix string
+	// App is set for an app's matrix: the probe runs the app check (by
+	// itself, in an app image) and no serving check, so no model.
+	App bool
+}
+
+// render fills the template text with v.
+func (v gateValues) render(name, text string) ([]byte, error) {
+	t, err := template.New(name).Delims("[[", "]]").Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("the gate's template %s: %w", name, err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, v); err != nil {
+		return nil, fmt.Errorf("the gate's template %s: %w", name, err)
+	}
+	return []byte(b.String()), nil
+}
+
 // releaseTag is the form of a jetbake release tag that the install script
 // installs: v1.2.3 or v1.2.3-rc.1, not a pseudo-version.
 var releaseTag = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-(rc|alpha|beta)[0-9.]*)?$`)
@@ -46,8 +74,9 @@ var releaseTag = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9
 // gateFiles are the files init --gate writes for the matrix at path: the
 // workflow, with the matrix's path in the repository, its image repository
 // as the default image and this jetbake's release (else the latest) to
-// install, and the issue form. The repository is the git work tree the
-// matrix is in, else the matrix's folder.
+// install, and the issue form; for an app's matrix both ask for the app
+// check in place of the serving check. The repository is the git work
+// tree the matrix is in, else the matrix's folder.
 func gateFiles(path string) ([]initFile, error) {
 	data, err := inputfile.Read(path, "matrix file")
 	if err != nil {
@@ -72,11 +101,19 @@ func gateFiles(path string) ([]initFile, error) {
 	} else {
 		v, ref = "latest", "main"
 	}
-	workflow := strings.NewReplacer("@@VERSION@@", v, "@@SCRIPTREF@@", ref, "@@IMAGE@@", m.Image.Repository,
-		"@@MATRIX@@", filepath.ToSlash(rel)).Replace(gateWorkflow)
+	values := gateValues{Version: v, ScriptRef: ref, Image: m.Image.Repository, Matrix: filepath.ToSlash(rel),
+		App: m.Kind() == matrix.KindApp}
+	workflow, err := values.render("jetson-gate.yml", gateWorkflow)
+	if err != nil {
+		return nil, err
+	}
+	form, err := values.render("jetson-runtime.yml", gateIssueForm)
+	if err != nil {
+		return nil, err
+	}
 	files := []initFile{
-		{path: filepath.Join(root, GateWorkflow), data: []byte(workflow), guarded: true, makeDir: true},
-		{path: filepath.Join(root, GateIssueForm), data: []byte(gateIssueForm), guarded: true, makeDir: true},
+		{path: filepath.Join(root, GateWorkflow), data: workflow, guarded: true, makeDir: true},
+		{path: filepath.Join(root, GateIssueForm), data: form, guarded: true, makeDir: true},
 	}
 	if !anyExists(filepath.Join(root, GateActionlint), filepath.Join(root, ".github", "actionlint.yml")) {
 		files = append(files, initFile{path: filepath.Join(root, GateActionlint), data: []byte(gateActionlint), makeDir: true})

@@ -126,11 +126,12 @@ func newInitCommand() *cobra.Command {
 			"With --gate it writes, at the root of the matrix's git repository, " + GateWorkflow + ": a workflow\n" +
 			"run by hand (workflow_dispatch, the default branch or a tag only) on a self-hosted Jetson runner\n" +
 			"(labels self-hosted, linux, ARM64, jetson) that runs jetbake doctor, jetbake pick, the probe with its\n" +
-			"CUDA kernel and serving checks on a model folder of the runner, jetbake evidence add and the evidence\n" +
-			"report into the step summary, and keeps the evidence and logs 30 days; and " + GateIssueForm + ",\n" +
-			"a form for people without a runner to paste 'jetbake evidence report' into; and, when the repository\n" +
-			"has no actionlint configuration, " + GateActionlint + " naming the runner label jetson. It reads the\n" +
-			"matrix for the image repository and writes nothing else.",
+			"CUDA kernel and serving checks on a model folder of the runner (for an app's matrix, the CUDA kernel\n" +
+			"check and the app check, with no model), jetbake evidence add and the evidence report into the step\n" +
+			"summary, and keeps the evidence and logs 30 days; and " + GateIssueForm + ", a form for people\n" +
+			"without a runner to paste 'jetbake evidence report' into (an app's also asks for the app check's\n" +
+			"status); and, when the repository has no actionlint configuration, " + GateActionlint + " naming\n" +
+			"the runner label jetson. It reads the matrix for its kind and image repository and writes nothing else.",
 		Example: "  jetbake init --repository ghcr.io/acme/embedder\n  jetbake init --router text-embeddings-inference --repository ghcr.io/acme/tei\n" +
 			"  jetbake init --app pytorch --repository ghcr.io/acme/obliteratus\n" +
 			"  jetbake init -f ci/matrix.json --force\n  jetbake init --gate",

@@ -14,11 +14,13 @@ func newSupportCommand() *cobra.Command {
 		Use:   "support",
 		Short: "Show each release's tier, hardware and the evidence from real Jetsons",
 		Long: "support lists per release the tier it claims, the modules it is for and the evidence stored for it\n" +
-			"(device, date, digest, revision, and the level it reached: smoke, cuda-kernel or serve), or \"no evidence\".\n" +
+			"(device, date, digest, revision, and the level it reached: smoke, cuda-kernel, serve or, for an app, app),\n" +
+			"or \"no evidence\".\n" +
 			"When the release's current digest is known (--metadata-file, else its first tag in the registry) each\n" +
 			"piece says whether it counts: it passed every check on the current image no longer than\n" +
 			"--max-evidence-age ago and, for a supported release, reached level serve (a CUDA kernel ran and the\n" +
-			"router served embeddings); a supported release without any is marked \"not backed by evidence\".",
+			"router served embeddings; for an app, level app: a CUDA kernel ran and the app check passed); a supported\n" +
+			"release without any is marked \"not backed by evidence\".",
 		Example: "  jetbake support\n  jetbake support --format markdown --metadata-file build.json\n  jetbake support --registry=false --format json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // DefaultMaxAge is how old evidence may be before it stops counting.
@@ -53,6 +54,9 @@ const (
 	// ReasonBelowSupported: the release claims "supported", but the
 	// evidence lacks a passing cuda-kernel or serve check (LevelServe).
 	ReasonBelowSupported Reason = "below-supported"
+	// ReasonWrongKind: the evidence is of an app image and the matrix
+	// builds a router, or the other way round.
+	ReasonWrongKind Reason = "wrong-kind"
 )
 
 // RefusedError says why evidence does not count and what to do.
@@ -90,6 +94,20 @@ const appProbeFix = "run '" + AppProbeCommand + "' in the image on a Jetson with
 const probeFix = "run '" + ProbeCommand + "' inside the image on a Jetson (a small embedding model's folder mounted at /model), " +
 	"with JETBAKE_IMAGE_DIGEST set to the digest it was pulled by"
 
+// appProbeFixAll is probeFix for an app's evidence: no model, the app
+// check runs by itself.
+const appProbeFixAll = "run '" + AppProbeCommand + "' inside the image on a Jetson with --runtime nvidia, " +
+	"with JETBAKE_IMAGE_DIGEST set to the digest it was pulled by"
+
+// probeFixOf is the advice for evidence of ev's kind that does not prove
+// the image.
+func probeFixOf(ev *Evidence) string {
+	if ev.Image.Kind == evidencespec.KindApp {
+		return appProbeFixAll
+	}
+	return probeFix
+}
+
 // Admitted is evidence that Admit accepted, with the image it is for.
 type Admitted struct {
 	// Evidence is the evidence.
@@ -109,11 +127,14 @@ func Admit(ctx context.Context, ev *Evidence, m *matrix.Matrix, r Resolver, now 
 	if err := checkResult(ev); err != nil {
 		return nil, err
 	}
+	if err := checkKind(ev, m); err != nil {
+		return nil, err
+	}
 	if err := checkTags(ev, m.Image.Repository); err != nil {
 		return nil, err
 	}
 	if ev.Image.Digest == "" {
-		return nil, refuse(ReasonNoDigest, probeFix, "the evidence names no image digest (image.digest is empty)")
+		return nil, refuse(ReasonNoDigest, probeFixOf(ev), "the evidence names no image digest (image.digest is empty)")
 	}
 	built, err := r.Lookup(ctx, ev.Image.Digest)
 	if errors.Is(err, ErrNotFound) {
@@ -148,15 +169,15 @@ func Verify(ev *Evidence, rel *matrix.Release, built Built, now time.Time, maxAg
 		return err
 	}
 	if ev.Image.Digest != built.Digest {
-		return refuse(ReasonNotCurrent, probeFix+" of "+built.Digest,
+		return refuse(ReasonNotCurrent, probeFixOf(ev)+" of "+built.Digest,
 			"the evidence is for %s, not %s (%s)", ev.Image.Digest, built.Digest, built.Source)
 	}
 	if ev.Image.Release != "" && ev.Image.Release != built.Release {
-		return refuse(ReasonWrongRelease, probeFix,
+		return refuse(ReasonWrongRelease, probeFixOf(ev),
 			"the image description says release %s but %s was built for %s", ev.Image.Release, ev.Image.Digest, built.Release)
 	}
 	if ev.Revision != "" && built.Revision != "" && ev.Revision != built.Revision {
-		return refuse(ReasonWrongRevision, probeFix,
+		return refuse(ReasonWrongRevision, probeFixOf(ev),
 			"the evidence's revision %s is not %s, the revision %s was built from", ev.Revision, built.Revision, ev.Image.Digest)
 	}
 	if err := checkHost(ev, rel); err != nil {
@@ -186,6 +207,33 @@ func checkLevel(ev *Evidence, rel *matrix.Release) error {
 	return refuse(ReasonBelowSupported, probeFix+"; or set the release's tier to \"candidate\", which this evidence may back",
 		"release %s claims tier supported, which needs evidence of level %s (passing cuda-kernel and serve checks), but this evidence reached level %s (%s)",
 		rel.Name, need, LevelOf(ev), Missing(ev))
+}
+
+// checkKind refuses evidence of an image of another kind than the
+// matrix's: a router's evidence proves nothing of an app's torch, and an
+// app's would let a router's release be supported with no serve check.
+func checkKind(ev *Evidence, m *matrix.Matrix) error {
+	kind, want := matrix.KindRouter, m.Kind()
+	if ev.Image.Kind == evidencespec.KindApp {
+		kind = matrix.KindApp
+	}
+	if kind == want {
+		return nil
+	}
+	fix := "run '" + ProbeCommand + "' inside an image this matrix built"
+	if want == matrix.KindApp {
+		fix = "run '" + AppProbeCommand + "' inside an image this matrix built"
+	}
+	return refuse(ReasonWrongKind, fix, "the evidence is of %s image (image.kind %q) but the matrix builds %s images",
+		article(kind), ev.Image.Kind, want)
+}
+
+// article writes "an app" or "a router".
+func article(kind string) string {
+	if kind == matrix.KindApp {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // checkTags refuses evidence whose tags name another repository than the
@@ -219,12 +267,12 @@ func checkResult(ev *Evidence) error {
 		return refuse(ReasonFailedCheck, "fix what the failed checks say and probe again",
 			"the probe's result is not a pass: failed %s", strings.Join(failed, ", "))
 	case len(skipped) > 0:
-		return refuse(ReasonSkippedCheck, "a skipped check proves nothing: "+probeFix,
+		return refuse(ReasonSkippedCheck, "a skipped check proves nothing: "+probeFixOf(ev),
 			"the probe's result is not a pass: skipped %s", strings.Join(skipped, ", "))
 	case !ev.Result.Pass:
-		return refuse(ReasonFailedCheck, probeFix, "the probe's result is not a pass")
+		return refuse(ReasonFailedCheck, probeFixOf(ev), "the probe's result is not a pass")
 	case ev.Host.Architecture != "arm64":
-		return refuse(ReasonNotArm64, probeFix, "the probe ran on %s: a build host proves nothing, only a Jetson does", ev.Host.Architecture)
+		return refuse(ReasonNotArm64, probeFixOf(ev), "the probe ran on %s: a build host proves nothing, only a Jetson does", ev.Host.Architecture)
 	}
 	return nil
 }
@@ -260,7 +308,7 @@ func checkAge(ev *Evidence, now time.Time, maxAge time.Duration) error {
 		return refuse(ReasonFuture, "check the Jetson's clock and probe again",
 			"the evidence is dated %s, after now (%s)", at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	case age > maxAge:
-		return refuse(ReasonTooOld, probeFix+" again",
+		return refuse(ReasonTooOld, probeFixOf(ev)+" again",
 			"the evidence is from %s, %s old, more than the limit of %s", at.UTC().Format(time.DateOnly), FormatAge(age), FormatAge(maxAge))
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 )
 
 // IssueMarkdown writes evidence as the body of an issue a person can paste:
@@ -37,6 +39,11 @@ func summaryRows(ev *Evidence) [][2]string {
 	if h.SoC != "" || h.ComputeCapability != "" {
 		device += " (" + strings.Join(nonEmpty(h.SoC, sm(h.ComputeCapability)), ", ") + ")"
 	}
+	// An app has no router to serve: its app check takes that row.
+	checkRow := [2]string{"Serving", serveText(ev.Result.Serve)}
+	if ev.Image.Kind == evidencespec.KindApp {
+		checkRow = [2]string{"App check", appText(ev)}
+	}
 	rows := [][2]string{
 		{"Release", orDash(ev.Image.Release)},
 		{"Image digest", code(ev.Image.Digest)},
@@ -49,11 +56,36 @@ func summaryRows(ev *Evidence) [][2]string {
 		{"Binary chosen", binaryText(ev.Result.Binary)},
 		{"Smoke run", smokeText(ev.Result.Smoke)},
 		{"CUDA kernel", kernelText(ev.Result.Kernel)},
-		{"Serving", serveText(ev.Result.Serve)},
-		{"Level", string(LevelOf(ev)) + ": " + LevelText(LevelOf(ev))},
+		checkRow,
+		{"Level", string(LevelOf(ev)) + ": " + levelTextOf(ev)},
 		{"Collected", ev.At().UTC().Format("2006-01-02 15:04 UTC")},
 	}
 	return rows
+}
+
+// appText describes an app image's app check: its status and detail.
+func appText(ev *Evidence) string {
+	for _, c := range ev.Result.Checks {
+		if c.Name == evidencespec.CheckApp {
+			return statusMark(c.Status) + " " + string(c.Status) + ": " + c.Detail
+		}
+	}
+	return "not run (a jetbake-probe of an app image runs it by itself)"
+}
+
+// levelTextOf says in words what ev's level proves, for its kind.
+func levelTextOf(ev *Evidence) string {
+	l := LevelOf(ev)
+	if ev.Image.Kind != evidencespec.KindApp {
+		return LevelText(l)
+	}
+	switch {
+	case l == LevelSmoke && ev.passed(evidencespec.CheckApp):
+		return "the image starts and the app's torch computed on the GPU; the cuda-kernel check did not run (add --kernel)"
+	case l == LevelKernel:
+		return "a CUDA kernel ran on the GPU; the app check did not pass"
+	}
+	return LevelText(l)
 }
 
 // kernelText describes the CUDA kernel check's run.

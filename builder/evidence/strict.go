@@ -88,7 +88,7 @@ func (b *backing) backed() bool {
 
 // backingOf reads the store for rel and, with a resolver, verifies each
 // entry against the release's current image.
-func backingOf(ctx context.Context, o *options, rel *matrix.Release) (*backing, error) {
+func backingOf(ctx context.Context, o *options, m *matrix.Matrix, rel *matrix.Release) (*backing, error) {
 	entries, err := o.store.Release(rel.Name)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,11 @@ func backingOf(ctx context.Context, o *options, rel *matrix.Release) (*backing, 
 		return b, nil
 	}
 	for _, e := range entries {
-		b.verdicts = append(b.verdicts, Verify(e.Evidence, rel, b.current, o.now, o.maxAge))
+		v := checkKind(e.Evidence, m)
+		if v == nil {
+			v = Verify(e.Evidence, rel, b.current, o.now, o.maxAge)
+		}
+		b.verdicts = append(b.verdicts, v)
 	}
 	return b, nil
 }
@@ -110,8 +114,9 @@ func backingOf(ctx context.Context, o *options, rel *matrix.Release) (*backing, 
 // CheckStrict reports, as matrix field errors on releases[i].tier, each
 // release that claims "supported" without stored evidence that passes
 // Verify for its current image at the age limit, which for "supported"
-// means evidence of SupportedLevel: passing cuda-kernel and serve checks,
-// not only the smoke run. The current image is what
+// means evidence of SupportedLevel: passing cuda-kernel and serve checks
+// (for an app's matrix LevelApp: cuda-kernel and app checks), not only the
+// smoke run, of an image of the matrix's kind. The current image is what
 // the resolver's Current says: with Chain{metadata, registry}, the digest
 // in the latest build's metadata, else what the release's first tag
 // resolves to. Releases of other tiers are not checked, and need no
@@ -125,7 +130,7 @@ func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix
 			continue
 		}
 		fe := matrix.FieldError{Path: "releases[" + strconv.Itoa(i) + "].tier", Value: strconv.Quote(rel.Tier)}
-		b, err := backingOf(ctx, &o, rel)
+		b, err := backingOf(ctx, &o, m, rel)
 		switch {
 		case err != nil:
 			fe.Message = "release " + rel.Name + " claims supported, but its evidence cannot be read: " + err.Error()
@@ -136,10 +141,9 @@ func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix
 		case !b.backed():
 			fe.Message = "release " + rel.Name + " claims supported without passing evidence for its current image " +
 				b.current.Digest + " (" + b.current.Source + ") no older than " + FormatAge(o.maxAge) + ": " + whyNot(b)
-			fe.Fix = "run '" + ProbeCommand + "' in that image on a Jetson, with a small embedding model's folder mounted at /model, then " +
-				"'jetbake evidence add evidence.json' (supported needs its cuda-kernel and serve checks); or set the tier to \"candidate\""
-		case !b.provenOn(rel):
-			u, _ := unprovenFor(rel)
+			fe.Fix = strictProbeFix(m)
+		case !b.provenOn(m, rel):
+			u, _ := unprovenFor(m, rel)
 			fe.Message = "release " + rel.Name + " claims supported, but " + u.Why + ", and none of its passing evidence ran the SM " +
 				u.ProvenOn.String() + " binary"
 			fe.Fix = "run '" + ProbeCommand + "' in the image on a Jetson Thor and add that evidence; or set the tier to \"candidate\""
@@ -149,6 +153,17 @@ func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix
 		errs = append(errs, fe)
 	}
 	return errs
+}
+
+// strictProbeFix is the fix of a supported release without passing
+// evidence: the probe run that collects evidence of its supported level.
+func strictProbeFix(m *matrix.Matrix) string {
+	if m.Kind() == matrix.KindApp {
+		return "run '" + AppProbeCommand + "' in that image on a Jetson with --runtime nvidia (the app check runs by itself in an " +
+			"app image), then 'jetbake evidence add evidence.json' (supported needs its cuda-kernel and app checks); or set the tier to \"candidate\""
+	}
+	return "run '" + ProbeCommand + "' in that image on a Jetson, with a small embedding model's folder mounted at /model, then " +
+		"'jetbake evidence add evidence.json' (supported needs its cuda-kernel and serve checks); or set the tier to \"candidate\""
 }
 
 // whyNot says why no stored evidence counts: none, or each entry's
@@ -174,7 +189,12 @@ func whyNot(b *backing) string {
 }
 
 // unprovenFor returns computecap's unproven-CUDA row of rel's CUDA, if any.
-func unprovenFor(rel *matrix.Release) (computecap.Unproven, bool) {
+// The rows are the router's (TEI's cudarc): an app's release, which
+// compiles nothing and runs its framework container's CUDA, has none.
+func unprovenFor(m *matrix.Matrix, rel *matrix.Release) (computecap.Unproven, bool) {
+	if m.Kind() == matrix.KindApp {
+		return computecap.Unproven{}, false
+	}
 	cuda, err := rel.CUDAVersion()
 	if err != nil {
 		return computecap.Unproven{}, false
@@ -184,8 +204,8 @@ func unprovenFor(rel *matrix.Release) (computecap.Unproven, bool) {
 
 // provenOn reports whether rel's CUDA line needs no particular GPU, or some
 // passing evidence ran the binary for the GPU that proves it (Thor for CUDA 13).
-func (b *backing) provenOn(rel *matrix.Release) bool {
-	u, ok := unprovenFor(rel)
+func (b *backing) provenOn(m *matrix.Matrix, rel *matrix.Release) bool {
+	u, ok := unprovenFor(m, rel)
 	if !ok {
 		return true
 	}

@@ -14,6 +14,9 @@ import (
 
 // SupportTable is every release's claimed tier, hardware and evidence.
 type SupportTable struct {
+	// Kind is "app" for an app's matrix, whose supported releases need
+	// evidence of LevelApp; empty for a router's.
+	Kind string `json:"kind,omitempty"`
 	// MaxAge is the age limit evidence was judged by, such as "30d".
 	MaxAge string `json:"max_age"`
 	// Releases are the matrix's releases, in matrix order.
@@ -57,7 +60,8 @@ type SupportEvidence struct {
 	// Revision is the jetbake revision of the image.
 	Revision string `json:"revision,omitempty"`
 	// Level is the level the evidence reached (LevelOf): smoke,
-	// cuda-kernel or serve; "supported" needs serve.
+	// cuda-kernel, serve or, for an app, app; "supported" needs serve, or
+	// app for an app.
 	Level Level `json:"level"`
 	// Counts is set when the current digest is known: true when this
 	// evidence counts for the current image within the age limit.
@@ -71,15 +75,18 @@ type SupportEvidence struct {
 func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTable, error) {
 	o := newOptions(m, opts)
 	t := &SupportTable{MaxAge: FormatAge(o.maxAge), Releases: []SupportRow{}}
+	if m.Kind() == matrix.KindApp {
+		t.Kind = matrix.KindApp
+	}
 	for i := range m.Releases {
 		rel := &m.Releases[i]
-		b, err := backingOf(ctx, &o, rel)
+		b, err := backingOf(ctx, &o, m, rel)
 		if err != nil {
 			return nil, err
 		}
 		row := SupportRow{Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, Tier: rel.Tier,
 			Hardware: rel.Hardware, Evidence: []SupportEvidence{}}
-		if u, ok := unprovenFor(rel); ok && !b.provenOn(rel) {
+		if u, ok := unprovenFor(m, rel); ok && !b.provenOn(m, rel) {
 			row.Why = u.Why
 		}
 		switch {
@@ -137,8 +144,12 @@ func (t *SupportTable) WriteMarkdown(w io.Writer) error {
 	for _, why := range whys {
 		fmt.Fprintf(&b, "\nNot supported yet (%s): %s.\n", strings.Join(byWhy[why], ", "), why)
 	}
+	level, what := SupportedLevel, "a CUDA kernel ran and the router served embeddings"
+	if t.Kind == matrix.KindApp {
+		level, what = LevelApp, "a CUDA kernel ran and the app check passed: torch found CUDA and the Jetson's GPU, and a CUDA matrix product was finite"
+	}
 	fmt.Fprintf(&b, "\nEvidence counts for a release's current image when it passed every check no more than %s ago; "+
-		"for a supported release it must reach level %s (a CUDA kernel ran and the router served embeddings).\n", t.MaxAge, SupportedLevel)
+		"for a supported release it must reach level %s (%s).\n", t.MaxAge, level, what)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/jetbake/jetbake/builder/cli"
+	"github.com/jetbake/jetbake/builder/evidence"
 )
 
 // initGate runs `jetbake init` and `jetbake init --gate` for a matrix at
@@ -21,13 +22,19 @@ import (
 // user's repository is, and returns the repository's folder.
 func initGate(t *testing.T) string {
 	t.Helper()
+	return initGateWith(t, "--router", cli.RouterTEI, "--repository", "ghcr.io/acme/embedder")
+}
+
+// initGateWith is initGate with the arguments of the first `jetbake init`.
+func initGateWith(t *testing.T, initArgs ...string) string {
+	t.Helper()
 	repo := t.TempDir()
 	out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.NoError(t, os.Mkdir(filepath.Join(repo, "ci"), 0o755))
 	matrixPath := filepath.Join(repo, "ci", "matrix.json")
 	for _, args := range [][]string{
-		{"init", "-f", matrixPath, "--router", cli.RouterTEI, "--repository", "ghcr.io/acme/embedder"},
+		append([]string{"init", "-f", matrixPath}, initArgs...),
 		{"init", "--gate", "-f", matrixPath},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -140,11 +147,12 @@ type issueForm struct {
 		Type       string `yaml:"type"`
 		ID         string `yaml:"id"`
 		Attributes struct {
-			Label       string `yaml:"label"`
-			Description string `yaml:"description"`
-			Placeholder string `yaml:"placeholder"`
-			Value       string `yaml:"value"`
-			Render      string `yaml:"render"`
+			Label       string   `yaml:"label"`
+			Description string   `yaml:"description"`
+			Placeholder string   `yaml:"placeholder"`
+			Value       string   `yaml:"value"`
+			Render      string   `yaml:"render"`
+			Options     []string `yaml:"options"`
 		} `yaml:"attributes"`
 		Validations struct {
 			Required bool `yaml:"required"`
@@ -157,7 +165,19 @@ type issueForm struct {
 // allowed characters, a label on every field, a markdown block with its
 // value; and that it asks, required, for the evidence report.
 func TestGateIssueForm(t *testing.T) {
-	repo := initGate(t)
+	form := readIssueForm(t, initGate(t))
+	report := form.Body[1]
+	require.Equal(t, "evidence-report", report.ID)
+	require.Equal(t, "textarea", report.Type)
+	require.True(t, report.Validations.Required)
+	require.Contains(t, report.Attributes.Description, "jetbake evidence report evidence.json --format markdown")
+	require.Contains(t, form.Body[0].Attributes.Value, "--entrypoint /usr/local/bin/jetbake-probe IMAGE@sha256:... --smoke --kernel --serve /model")
+}
+
+// readIssueForm reads the form init --gate wrote in repo and checks its
+// shape as GitHub's issue form syntax asks.
+func readIssueForm(t *testing.T, repo string) issueForm {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repo, cli.GateIssueForm))
 	require.NoError(t, err)
 	var form issueForm
@@ -181,12 +201,78 @@ func TestGateIssueForm(t *testing.T) {
 		require.False(t, ids[item.ID], "body[%d]: id %s repeats", i, item.ID)
 		ids[item.ID] = true
 		require.NotEmpty(t, item.Attributes.Label, "body[%d]", i)
+		if item.Type == "dropdown" {
+			require.NotEmpty(t, item.Attributes.Options, "body[%d]: a dropdown needs options", i)
+		}
 	}
 	require.Positive(t, fields, "a form needs a field besides markdown")
-	report := form.Body[1]
-	require.Equal(t, "evidence-report", report.ID)
-	require.Equal(t, "textarea", report.Type)
-	require.True(t, report.Validations.Required)
-	require.Contains(t, report.Attributes.Description, "jetbake evidence report evidence.json --format markdown")
-	require.Contains(t, form.Body[0].Attributes.Value, "--entrypoint /usr/local/bin/jetbake-probe IMAGE@sha256:... --smoke --kernel --serve /model")
+	return form
+}
+
+// TestGateWorkflowApp: for an app's matrix (init --app pytorch), the gate
+// passes actionlint, asks for no model, and runs the probe as an app's
+// evidence needs it: --smoke --kernel, the app check running by itself in
+// an app image, and no --serve, which would start a router the image has not.
+func TestGateWorkflowApp(t *testing.T) {
+	repo := initGateWith(t, "--app", cli.AppPyTorch, "--repository", "ghcr.io/acme/obliteratus")
+	data, err := os.ReadFile(filepath.Join(repo, cli.GateWorkflow))
+	require.NoError(t, err)
+	errs, err := Lint(repo, cli.GateWorkflow, data)
+	require.NoError(t, err)
+	require.Empty(t, errs, Messages(errs))
+
+	var w gateWorkflow
+	require.NoError(t, yaml.Unmarshal(data, &w))
+	inputs := w.On["workflow_dispatch"]["inputs"]
+	require.Equal(t, "ghcr.io/acme/obliteratus", inputs["image"]["default"])
+	require.NotContains(t, inputs, "model", "an app's gate serves no model")
+	gate := w.Jobs["gate"]
+	require.Equal(t, "ci/matrix.json", gate.Env["MATRIX"])
+	var probe []string
+	for _, s := range gate.Steps {
+		if strings.Contains(s.Run, "jetbake-probe") {
+			probe = append(probe, s.Name, s.Run)
+			require.NotContains(t, s.Env, "MODEL")
+		}
+	}
+	require.Len(t, probe, 2, "one probe step")
+	require.Equal(t, "Probe with the CUDA kernel and app checks", probe[0])
+	require.Contains(t, probe[1], "--entrypoint /usr/local/bin/jetbake-probe \"$REF\" \\\n  --smoke --kernel --out /out/evidence.json")
+	require.Contains(t, probe[1], evidenceProbeFlags(t))
+	for _, router := range []string{"--serve", "/model", "serving", "embedding", "router"} {
+		require.NotContains(t, string(data), router)
+	}
+	require.Contains(t, string(data), "app check (torch finds CUDA and the Jetson's GPU")
+}
+
+// evidenceProbeFlags are the flags of evidence.AppProbeCommand, the run
+// every fix sentence names for an app.
+func evidenceProbeFlags(t *testing.T) string {
+	t.Helper()
+	flags := strings.TrimPrefix(evidence.AppProbeCommand, "jetbake-probe ")
+	require.NotEqual(t, evidence.AppProbeCommand, flags)
+	return strings.Replace(flags, "evidence.json", "/out/evidence.json", 1)
+}
+
+// TestGateIssueFormApp: an app's form shows the probe run without a model
+// and asks, required, for the app check's status besides the report.
+func TestGateIssueFormApp(t *testing.T) {
+	form := readIssueForm(t, initGateWith(t, "--app", cli.AppPyTorch))
+	require.Equal(t, "evidence-report", form.Body[1].ID)
+	require.True(t, form.Body[1].Validations.Required)
+	intro := form.Body[0].Attributes.Value
+	require.Contains(t, intro, "--entrypoint /usr/local/bin/jetbake-probe IMAGE@sha256:... "+evidenceProbeFlags(t))
+	require.NotContains(t, intro, "--serve")
+	require.Contains(t, intro, "app check")
+	var app bool
+	for _, item := range form.Body {
+		require.NotEqual(t, "model", item.ID, "an app serves no model")
+		if item.ID == "app-check" {
+			app = true
+			require.Equal(t, "dropdown", item.Type)
+			require.Equal(t, []string{"passed", "failed", "skipped"}, item.Attributes.Options)
+			require.True(t, item.Validations.Required)
+		}
+	}
+	require.True(t, app, "the form asks for the app check")
 }
