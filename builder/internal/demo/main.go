@@ -80,6 +80,9 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 		return err
 	}
 	printLibraries(out, report)
+	if err := printAudits(ctx, out, root, report); err != nil {
+		return err
+	}
 	// The Orin image built from Dockerfile-jetson as a user might change it:
 	// without jetson-compute-cap.sh, as upstream's Dockerfile builds it (TEI's
 	// refusal on an Orin), and with TEI's .cargo folder copied
@@ -264,6 +267,24 @@ func printLibraries(out io.Writer, report *imagebuild.Report) {
 			fmt.Fprintf(out, "    %s %s: %s\n", rr.Name, b.Binary, strings.Join(libs, ", "))
 		}
 	}
+}
+
+// printAudits runs `jetbake audit` on each image of the shipped matrix, as
+// a user would on a pushed image: every CUDA file of the image, not only
+// the routers and their libraries the build audited, for its own SM targets.
+func printAudits(ctx context.Context, out io.Writer, root string, report *imagebuild.Report) error {
+	for _, rr := range report.Releases {
+		if len(rr.Tags) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "==> jetbake audit %s\n", shortTag(rr.Tags[0]))
+		cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "jetbake"), "audit", "--quiet", rr.Tags[0])
+		cmd.Stdout, cmd.Stderr = out, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("jetbake audit %s: %w", rr.Tags[0], err)
+		}
+	}
+	return nil
 }
 
 // shortTag drops the registry and repository, which every row shares.
