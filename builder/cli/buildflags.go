@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -25,84 +23,6 @@ import (
 // defaultSBOMGenerator is the scanner BuildKit runs for an SBOM when none is
 // named (BuildKit's frontend/attestations/parse.go, defaultSBOMGenerator).
 const defaultSBOMGenerator = "docker/buildkit-syft-scanner:stable-1"
-
-// cacheTypes are BuildKit's cache backends (cache/remotecache) for flag:
-// --cache-to can also write the inline cache.
-func cacheTypes(flag string) []string {
-	types := []string{"registry", "local", "gha", "s3", "azblob"}
-	if flag == "--cache-to" {
-		types = append(types, "inline")
-	}
-	return types
-}
-
-// parseCaches parses the values of --cache-from or --cache-to (flag).
-func parseCaches(flag string, values []string) ([]plan.Cache, error) {
-	var out []plan.Cache
-	for _, v := range values {
-		caches, err := parseCache(flag, v)
-		if err != nil {
-			return nil, usageErrorf("%s %q: %v", flag, v, err)
-		}
-		out = append(out, caches...)
-	}
-	return out, nil
-}
-
-// parseCache parses one cache value of flag (--cache-from or --cache-to)
-// as buildx does (util/buildflags/cache.go): CSV type=TYPE,KEY=VALUE, or a
-// bare list of registry references. It checks what each type needs.
-func parseCache(flag, v string) ([]plan.Cache, error) {
-	if v == "" {
-		return nil, nil
-	}
-	fields, err := csvvalue.Fields(v, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%v: write type=TYPE,KEY=VALUE,...", err)
-	}
-	if !strings.Contains(v, "=") {
-		var out []plan.Cache
-		for _, ref := range fields {
-			out = append(out, plan.Cache{Type: "registry", Attrs: map[string]string{"ref": ref}})
-		}
-		return out, nil
-	}
-	c := plan.Cache{Attrs: map[string]string{}}
-	for _, field := range fields {
-		k, val, ok := strings.Cut(field, "=")
-		if !ok {
-			return nil, fmt.Errorf("%q is not KEY=VALUE", field)
-		}
-		if k = strings.ToLower(k); k == "type" {
-			c.Type = val
-		} else {
-			c.Attrs[k] = val
-		}
-	}
-	if err := checkCache(flag, c); err != nil {
-		return nil, err
-	}
-	return []plan.Cache{c}, nil
-}
-
-// checkCache checks that a cache names a backend of flag's direction and
-// the attributes jetbake scopes per release.
-func checkCache(flag string, c plan.Cache) error {
-	types := cacheTypes(flag)
-	switch {
-	case c.Type == "":
-		return errors.New("no type: write type=registry,ref=REF, type=local, type=s3, type=gha or type=azblob")
-	case !slices.Contains(types, c.Type):
-		return fmt.Errorf("type %q is not a BuildKit cache for %s: use %s", c.Type, flag, strings.Join(types, ", "))
-	case c.Type == "registry" && c.Attrs["ref"] == "":
-		return errors.New("type=registry needs ref=REF, e.g. type=registry,ref=ghcr.io/acme/cache")
-	case c.Type == "local" && flag == "--cache-from" && c.Attrs["src"] == "":
-		return errors.New("type=local needs src=DIR, e.g. type=local,src=cache")
-	case c.Type == "local" && flag == "--cache-to" && c.Attrs["dest"] == "":
-		return errors.New("type=local needs dest=DIR, e.g. type=local,dest=cache")
-	}
-	return nil
-}
 
 // parseSecrets turns --secret values, as buildx and buildctl take them
 // (id=ID[,src=FILE|,env=VAR][,type=file|env]), into BuildKit's secrets

@@ -43,8 +43,9 @@ func TestParseCaches(t *testing.T) {
 		{"--cache-to", "type=registry,mode=max", "type=registry needs ref=REF"},
 		{"--cache-from", "type=local,dest=x", "type=local needs src=DIR"},
 		{"--cache-to", "type=local,src=x", "type=local needs dest=DIR"},
-		{"--cache-to", "type=s3,bucket", `"bucket" is not KEY=VALUE`},
-		{"--cache-to", `type=s3,"bucket=b`, "write type=TYPE,KEY=VALUE"},
+		{"--cache-to", "type=s3,bucket", `--cache-to "type=s3,bucket": invalid value bucket: write type=TYPE,KEY=VALUE`}, // BuildKit's reason
+		{"--cache-to", `type=s3,"bucket=b`, `parse error on line 1, column 10: extraneous or missing " in quoted-field: write type=TYPE,KEY=VALUE`},
+		{"--cache-from", "ref=ghcr.io/acme/cache", "no type: write type=registry,ref=REF"}, // buildctl would take the whole value as a ref
 	} {
 		_, err := parseCaches(tt.flag, []string{tt.value})
 		require.Equal(t, ExitUsage, ExitCode(err), tt.value)
@@ -65,6 +66,9 @@ func FuzzParseCache(f *testing.F) {
 			}
 			for _, c := range caches {
 				require.Contains(t, cacheTypes(flag), c.Type)
+				for k, val := range c.Attrs {
+					require.NotEqual(t, notGiven, val, k)
+				}
 			}
 		}
 	})
