@@ -2,7 +2,7 @@ package cli
 
 import (
 	"errors"
-	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -25,84 +25,6 @@ import (
 // defaultSBOMGenerator is the scanner BuildKit runs for an SBOM when none is
 // named (BuildKit's frontend/attestations/parse.go, defaultSBOMGenerator).
 const defaultSBOMGenerator = "docker/buildkit-syft-scanner:stable-1"
-
-// cacheTypes are BuildKit's cache backends (cache/remotecache) for flag:
-// --cache-to can also write the inline cache.
-func cacheTypes(flag string) []string {
-	types := []string{"registry", "local", "gha", "s3", "azblob"}
-	if flag == "--cache-to" {
-		types = append(types, "inline")
-	}
-	return types
-}
-
-// parseCaches parses the values of --cache-from or --cache-to (flag).
-func parseCaches(flag string, values []string) ([]plan.Cache, error) {
-	var out []plan.Cache
-	for _, v := range values {
-		caches, err := parseCache(flag, v)
-		if err != nil {
-			return nil, usageErrorf("%s %q: %v", flag, v, err)
-		}
-		out = append(out, caches...)
-	}
-	return out, nil
-}
-
-// parseCache parses one cache value of flag (--cache-from or --cache-to)
-// as buildx does (util/buildflags/cache.go): CSV type=TYPE,KEY=VALUE, or a
-// bare list of registry references. It checks what each type needs.
-func parseCache(flag, v string) ([]plan.Cache, error) {
-	if v == "" {
-		return nil, nil
-	}
-	fields, err := csvvalue.Fields(v, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%v: write type=TYPE,KEY=VALUE,...", err)
-	}
-	if !strings.Contains(v, "=") {
-		var out []plan.Cache
-		for _, ref := range fields {
-			out = append(out, plan.Cache{Type: "registry", Attrs: map[string]string{"ref": ref}})
-		}
-		return out, nil
-	}
-	c := plan.Cache{Attrs: map[string]string{}}
-	for _, field := range fields {
-		k, val, ok := strings.Cut(field, "=")
-		if !ok {
-			return nil, fmt.Errorf("%q is not KEY=VALUE", field)
-		}
-		if k = strings.ToLower(k); k == "type" {
-			c.Type = val
-		} else {
-			c.Attrs[k] = val
-		}
-	}
-	if err := checkCache(flag, c); err != nil {
-		return nil, err
-	}
-	return []plan.Cache{c}, nil
-}
-
-// checkCache checks that a cache names a backend of flag's direction and
-// the attributes jetbake scopes per release.
-func checkCache(flag string, c plan.Cache) error {
-	types := cacheTypes(flag)
-	switch {
-	case c.Type == "":
-		return errors.New("no type: write type=registry,ref=REF, type=local, type=s3, type=gha or type=azblob")
-	case !slices.Contains(types, c.Type):
-		return fmt.Errorf("type %q is not a BuildKit cache for %s: use %s", c.Type, flag, strings.Join(types, ", "))
-	case c.Type == "registry" && c.Attrs["ref"] == "":
-		return errors.New("type=registry needs ref=REF, e.g. type=registry,ref=ghcr.io/acme/cache")
-	case c.Type == "local" && flag == "--cache-from" && c.Attrs["src"] == "":
-		return errors.New("type=local needs src=DIR, e.g. type=local,src=cache")
-	case c.Type == "local" && flag == "--cache-to" && c.Attrs["dest"] == "":
-		return errors.New("type=local needs dest=DIR, e.g. type=local,dest=cache")
-	}
-	return nil
-}
 
 // parseSecrets turns --secret values, as buildx and buildctl take them
 // (id=ID[,src=FILE|,env=VAR][,type=file|env]), into BuildKit's secrets
@@ -133,51 +55,34 @@ func parseSecretSources(values []string) ([]secretsprovider.Source, error) {
 	return sources, nil
 }
 
-// parseSecret parses one --secret value and checks its source.
+// secretFix is the fix for a --secret value that BuildKit refuses.
+const secretFix = "write id=ID,src=FILE or id=ID,env=VAR (the Dockerfile mounts it with RUN --mount=type=secret,id=ID)"
+
+// parseSecret parses one --secret value with buildctl's ParseSecret, as
+// --ssh goes through ParseSSH, and checks its source. BuildKit judges the
+// syntax, the keys and type, the id and the file (BuildKit's
+// secretsprovider.NewStore: id only is the variable of that name, else the
+// file; a file must exist and hold at most 500 KiB). Where BuildKit and
+// buildx would go on, jetbake stops, in one sentence, before the build:
+//
+//   - env=VAR of a variable that is not set: BuildKit hands on an empty
+//     secret (os.Getenv);
+//   - src=DIR: BuildKit fails when the build first reads the secret.
+//
+// ParseSecret returns the session's provider, not the sources; jetbake
+// needs each source (its id, to refuse one given twice, which BuildKit's
+// store keeps the last of silently, and to tell the git credentials the
+// user gives from the environment's, which share the session's one secrets
+// provider). secretSource reads them from a value ParseSecret accepted.
 func parseSecret(v string) (secretsprovider.Source, error) {
-	fields, err := csvvalue.Fields(v, nil)
-	if err != nil {
-		return secretsprovider.Source{}, usageErrorf("--secret %q: %v: write id=ID,src=FILE or id=ID,env=VAR", v, err)
-	}
-	var s secretsprovider.Source
-	var typ string
-	for _, field := range fields {
-		k, val, ok := strings.Cut(field, "=")
-		if !ok {
-			return s, usageErrorf("--secret %q: %q is not KEY=VALUE: write id=ID,src=FILE or id=ID,env=VAR", v, field)
+	if _, err := build.ParseSecret([]string{v}); err != nil {
+		fix := secretFix
+		if errors.Is(err, fs.ErrNotExist) {
+			fix = "give the path of the file that holds the secret, or env=VAR for an environment variable"
 		}
-		switch strings.ToLower(k) {
-		case "type":
-			if val != "file" && val != "env" {
-				return s, usageErrorf("--secret %q: type %q is not file or env", v, val)
-			}
-			typ = val
-		case "id":
-			s.ID = val
-		case "src", "source":
-			s.FilePath = val
-		case "env":
-			s.Env = val
-		default:
-			return s, usageErrorf("--secret %q: unknown key %q: the keys are id, src (or source), env and type", v, k)
-		}
+		return secretsprovider.Source{}, usageErrorf("--secret %q: %v: %s", v, err, fix)
 	}
-	if typ == "env" && s.Env == "" {
-		s.Env, s.FilePath = s.FilePath, ""
-	}
-	if s.ID == "" {
-		return s, usageErrorf("--secret %q: no id: write id=ID,src=FILE or id=ID,env=VAR (the Dockerfile mounts it with RUN --mount=type=secret,id=ID)", v)
-	}
-	if s.Env == "" && s.FilePath == "" {
-		// As BuildKit's secretsprovider.NewStore: the variable named ID, else the file.
-		if _, ok := os.LookupEnv(s.ID); ok {
-			s.Env = s.ID
-		} else if _, err := os.Stat(s.ID); err == nil {
-			s.FilePath = s.ID
-		} else {
-			return s, usageErrorf("--secret %q: neither an environment variable nor a file is named %s: write id=%s,src=FILE or id=%s,env=VAR", v, s.ID, s.ID, s.ID)
-		}
-	}
+	s := secretSource(v)
 	if s.Env != "" {
 		if _, ok := os.LookupEnv(s.Env); !ok {
 			return s, usageErrorf("--secret %q: the environment variable %s is not set: export it, or give src=FILE", v, s.Env)
@@ -186,6 +91,40 @@ func parseSecret(v string) (secretsprovider.Source, error) {
 		return s, usageErrorf("--secret %q: %s is not a readable file: give the path of the file that holds the secret", v, s.FilePath)
 	}
 	return s, nil
+}
+
+// secretSource is the source of a --secret value that buildctl's
+// ParseSecret accepted, read as its parseSecret and NewStore read it: the
+// last of src and source wins, type=env takes src as the variable's name,
+// and an id alone is the variable of that name if set, else the file.
+func secretSource(v string) secretsprovider.Source {
+	fields, _ := csvvalue.Fields(v, nil) // ParseSecret read them
+	var s secretsprovider.Source
+	var typ string
+	for _, field := range fields {
+		k, val, _ := strings.Cut(field, "=")
+		switch strings.ToLower(k) {
+		case "type":
+			typ = val
+		case "id":
+			s.ID = val
+		case "src", "source":
+			s.FilePath = val
+		case "env":
+			s.Env = val
+		}
+	}
+	if typ == "env" && s.Env == "" {
+		s.Env, s.FilePath = s.FilePath, ""
+	}
+	if s.Env == "" && s.FilePath == "" {
+		if _, ok := os.LookupEnv(s.ID); ok {
+			s.Env = s.ID
+		} else {
+			s.FilePath = s.ID
+		}
+	}
+	return s
 }
 
 // parseSSH turns --ssh values, as buildx and buildctl take them (default,

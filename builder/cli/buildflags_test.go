@@ -7,9 +7,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
@@ -43,8 +45,9 @@ func TestParseCaches(t *testing.T) {
 		{"--cache-to", "type=registry,mode=max", "type=registry needs ref=REF"},
 		{"--cache-from", "type=local,dest=x", "type=local needs src=DIR"},
 		{"--cache-to", "type=local,src=x", "type=local needs dest=DIR"},
-		{"--cache-to", "type=s3,bucket", `"bucket" is not KEY=VALUE`},
-		{"--cache-to", `type=s3,"bucket=b`, "write type=TYPE,KEY=VALUE"},
+		{"--cache-to", "type=s3,bucket", `--cache-to "type=s3,bucket": invalid value bucket: write type=TYPE,KEY=VALUE`}, // BuildKit's reason
+		{"--cache-to", `type=s3,"bucket=b`, `parse error on line 1, column 10: extraneous or missing " in quoted-field: write type=TYPE,KEY=VALUE`},
+		{"--cache-from", "ref=ghcr.io/acme/cache", "no type: write type=registry,ref=REF"}, // buildctl would take the whole value as a ref
 	} {
 		_, err := parseCaches(tt.flag, []string{tt.value})
 		require.Equal(t, ExitUsage, ExitCode(err), tt.value)
@@ -65,6 +68,9 @@ func FuzzParseCache(f *testing.F) {
 			}
 			for _, c := range caches {
 				require.Contains(t, cacheTypes(flag), c.Type)
+				for k, val := range c.Attrs {
+					require.NotEqual(t, notGiven, val, k)
+				}
 			}
 		}
 	})
@@ -90,22 +96,39 @@ func TestParseSecrets(t *testing.T) {
 	require.Nil(t, a, "no secrets, no provider")
 
 	for _, tt := range []struct{ value, want string }{
-		{"src=" + file, "no id: write id=ID,src=FILE or id=ID,env=VAR"},
-		{"id=x,env=JETBAKE_TEST_UNSET_VARIABLE", "the environment variable JETBAKE_TEST_UNSET_VARIABLE is not set: export it, or give src=FILE"},
-		{"id=x,src=" + filepath.Join(dir, "missing"), "is not a readable file"},
-		{"id=x,src=" + dir, "is not a readable file"},
-		{"id=x,file=y", `unknown key "file": the keys are id, src (or source), env and type`},
-		{"id=x,type=ssh", `type "ssh" is not file or env`},
-		{"id", `"id" is not KEY=VALUE`},
-		{"id=jetbake-no-such-secret", "neither an environment variable nor a file is named jetbake-no-such-secret"},
+		// BuildKit's reason (buildctl's ParseSecret and NewStore), jetbake's fix.
+		{"src=" + file, "secret missing ID: write id=ID,src=FILE or id=ID,env=VAR (the Dockerfile mounts it with RUN --mount=type=secret,id=ID)"},
+		{"id=x,src=" + filepath.Join(dir, "missing"), "no such file or directory: give the path of the file that holds the secret"},
+		{"id=x,file=y", `unexpected key 'file' in 'file=y': write id=ID,src=FILE`},
+		{"id=x,type=ssh", `unsupported secret type "ssh": write id=ID,src=FILE`},
+		{"id", `invalid field 'id' must be a key=value pair: write id=ID,src=FILE`},
+		{`id="x`, `failed to parse csv secret: parse error on line 1, column 4`},
+		{"id=jetbake-no-such-secret", "failed to stat jetbake-no-such-secret: stat jetbake-no-such-secret: no such file or directory: give the path of the file"},
+		// Where BuildKit would go on, jetbake stops.
+		{"id=x,env=JETBAKE_TEST_UNSET_VARIABLE", "the environment variable JETBAKE_TEST_UNSET_VARIABLE is not set: export it, or give src=FILE"}, // BuildKit: an empty secret
+		{"type=env,id=x,src=JETBAKE_TEST_UNSET_VARIABLE", "the environment variable JETBAKE_TEST_UNSET_VARIABLE is not set"},
+		{"id=x,src=" + dir, "is not a readable file"}, // BuildKit: fails when the build reads it
 	} {
 		_, err := parseSecrets([]string{tt.value})
 		require.Equal(t, ExitUsage, ExitCode(err), tt.value)
-		require.ErrorContains(t, err, "--secret "+`"`+tt.value+`"`, "the error names the flag and the value")
+		require.ErrorContains(t, err, "--secret "+strconv.Quote(tt.value), "the error names the flag and the value")
 		require.ErrorContains(t, err, tt.want)
 	}
+	// BuildKit's store keeps the last of two sources of one id; jetbake refuses.
 	_, err = parseSecrets([]string{"id=tok,src=" + file, "id=tok,env=JETBAKE_TEST_TOKEN"})
 	require.ErrorContains(t, err, `id "tok" is given twice`)
+
+	// A source as BuildKit reads it: the last of src and source, type=env's src, an id alone.
+	for v, want := range map[string]secretsprovider.Source{
+		"id=a,src=x,source=" + file:               {ID: "a", FilePath: file},
+		"type=env,id=a,src=JETBAKE_TEST_TOKEN":    {ID: "a", Env: "JETBAKE_TEST_TOKEN"},
+		"ID=JETBAKE_TEST_TOKEN":                   {ID: "JETBAKE_TEST_TOKEN", Env: "JETBAKE_TEST_TOKEN"},
+		"id=a,env=JETBAKE_TEST_TOKEN,src=" + file: {ID: "a", Env: "JETBAKE_TEST_TOKEN", FilePath: file}, // env is read first, as BuildKit's store
+	} {
+		got, err := parseSecret(v)
+		require.NoError(t, err, v)
+		require.Equal(t, want, got, v)
+	}
 }
 
 func TestParseSSH(t *testing.T) {
@@ -211,4 +234,22 @@ func TestParseList(t *testing.T) {
 		require.ErrorContains(t, err, want, in)
 		require.True(t, strings.HasPrefix(err.Error(), "--list "), err.Error())
 	}
+}
+
+// FuzzParseSecret: what buildctl's ParseSecret accepts and jetbake's checks
+// pass is a source with an id and one place to read it from.
+func FuzzParseSecret(f *testing.F) {
+	f.Add("id=a,src=go.mod")
+	f.Add("type=env,id=a,src=HOME")
+	f.Add("id=HOME,source=x,src=go.mod")
+	f.Add(`"id=a",env=HOME`)
+	f.Fuzz(func(t *testing.T, v string) {
+		s, err := parseSecret(v)
+		if err != nil {
+			require.Equal(t, ExitUsage, ExitCode(err))
+			return
+		}
+		require.NotEmpty(t, s.ID)
+		require.True(t, s.Env != "" || s.FilePath != "", "%+v", s)
+	})
 }

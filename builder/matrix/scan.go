@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -27,6 +28,11 @@ type positions map[string]int64
 // duplicate object names and invalid UTF-8 as the JSON RFCs allow, and
 // records where every value starts so that errors can name a line and a
 // column. It returns the first syntax problem as a FieldError.
+//
+// The path of each value is jsontext's StackPointer. jsontext is
+// github.com/go-json-experiment/json's: the standard library's
+// encoding/json/jsontext is the same package, but Go 1.26 (go.mod) builds it
+// only under GOEXPERIMENT=jsonv2.
 func scanDocument(data []byte) (positions, *FieldError) {
 	if bytes.HasPrefix(data, utf8BOM) {
 		return nil, &FieldError{Path: "$", Line: 1, Column: 1,
@@ -41,9 +47,8 @@ func scanDocument(data []byte) (positions, *FieldError) {
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
 	pos := positions{}
-	var w walker
 	for {
-		end := dec.InputOffset()
+		end, depth := dec.InputOffset(), dec.StackDepth()
 		tok, err := dec.ReadToken()
 		if err == io.EOF {
 			if len(pos) == 0 {
@@ -52,98 +57,63 @@ func scanDocument(data []byte) (positions, *FieldError) {
 			return pos, nil
 		}
 		if err != nil {
-			return nil, w.syntaxError(data, err)
+			return nil, decodeError(data, dec, err)
 		}
 		start := valueStart(data, end)
-		if len(w.frames) == 0 && len(pos) > 0 {
+		if depth == 0 && len(pos) > 0 {
 			return nil, syntaxError(data, start, fmt.Errorf("invalid character %q after top-level value", data[start]))
 		}
-		if path, ok := w.step(tok.Kind(), tok); ok {
-			pos[path] = start
+		if startsValue(dec, tok.Kind()) {
+			pos[fieldPath(dec, dec.StackPointer())] = start
 		}
-		if len(w.frames) > maxDepth {
+		if dec.StackDepth() > maxDepth {
 			return nil, syntaxError(data, start, fmt.Errorf("nesting deeper than %d levels", maxDepth))
 		}
 	}
 }
 
-// frame is one open object or array while a document is walked.
-type frame struct {
-	path  string
-	array bool
-	// index is the next item's index in an array.
-	index int
-	// name is the member name just read in an object; wantName is true
-	// while the next string is a member name.
-	name     string
-	wantName bool
-}
-
-// walker follows the path of the current value through a token stream.
-type walker struct {
-	frames []frame
-}
-
-// step takes one token and returns the path of the value it starts, if it
-// starts one (member names and closing brackets do not).
-func (w *walker) step(kind jsontext.Kind, tok jsontext.Token) (string, bool) {
-	if kind == '}' || kind == ']' {
-		w.frames = w.frames[:len(w.frames)-1]
-		w.done()
-		return "", false
-	}
-	if n := len(w.frames); n > 0 && w.frames[n-1].wantName {
-		w.frames[n-1].name, w.frames[n-1].wantName = tok.String(), false
-		return "", false
-	}
-	path := w.path()
+// startsValue reports whether the token of kind just read starts a value:
+// closing brackets do not, nor does a member name (a string that leaves
+// its object with an odd count of names and values).
+func startsValue(dec *jsontext.Decoder, kind jsontext.Kind) bool {
 	switch kind {
-	case '{':
-		w.frames = append(w.frames, frame{path: path, wantName: true})
-	case '[':
-		w.frames = append(w.frames, frame{path: path, array: true})
-	default:
-		w.done()
+	case '}', ']':
+		return false
+	case '"':
+		k, n := dec.StackIndex(dec.StackDepth())
+		return k != '{' || n%2 == 0
 	}
-	return path, true
+	return true
 }
 
-// path is the path of the value about to be read.
-func (w *walker) path() string {
-	if len(w.frames) == 0 {
-		return "$"
+// fieldPath writes ptr, a JSON Pointer into the value dec is reading, as
+// FieldError paths are written ("releases[2].targets[1]"). A pointer token
+// does not say whether it names a member or an index ("/2"); the kind of
+// dec's stack level it stands for does.
+func fieldPath(dec *jsontext.Decoder, ptr jsontext.Pointer) string {
+	path, level := "$", 1
+	for tok := range ptr.Tokens() {
+		if kind, _ := dec.StackIndex(level); kind == '[' {
+			i, _ := strconv.Atoi(tok)
+			path = indexPath(path, i)
+		} else {
+			path = keyPath(path, tok)
+		}
+		level++
 	}
-	f := &w.frames[len(w.frames)-1]
-	if f.array {
-		return indexPath(f.path, f.index)
-	}
-	return keyPath(f.path, f.name)
+	return path
 }
 
-// done records that a value of the innermost container was read.
-func (w *walker) done() {
-	if len(w.frames) == 0 {
-		return
-	}
-	f := &w.frames[len(w.frames)-1]
-	if f.array {
-		f.index++
-	} else {
-		f.wantName = true
-	}
-}
-
-// syntaxError turns a jsontext error into a FieldError; a repeated member
+// decodeError turns a jsontext error into a FieldError; a repeated member
 // name is reported at the member's path.
-func (w *walker) syntaxError(data []byte, err error) *FieldError {
+func decodeError(data []byte, dec *jsontext.Decoder, err error) *FieldError {
 	var serr *jsontext.SyntacticError
 	if !errors.As(err, &serr) {
 		return syntaxError(data, 0, err)
 	}
-	if errors.Is(err, jsontext.ErrDuplicateName) && len(w.frames) > 0 {
-		name := serr.JSONPointer.LastToken()
+	if errors.Is(err, jsontext.ErrDuplicateName) {
 		line, col := computecap.LineColumn(data, serr.ByteOffset)
-		return &FieldError{Path: keyPath(w.frames[len(w.frames)-1].path, name), Line: line, Column: col,
+		return &FieldError{Path: fieldPath(dec, serr.JSONPointer), Line: line, Column: col,
 			Message: "duplicate field: JSON readers keep only one of them", Fix: "remove one"}
 	}
 	return syntaxError(data, serr.ByteOffset, serr.Err)

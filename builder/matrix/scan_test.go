@@ -86,3 +86,42 @@ func TestParentPath(t *testing.T) {
 		require.Equal(t, want, parentPath(in), in)
 	}
 }
+
+// The paths scanDocument records come from jsontext's StackPointer: a
+// pointer token that looks like an index ("/2") is a member name inside an
+// object and an index inside an array, and names that are not plain are
+// quoted.
+func TestScanPathsFromStackPointer(t *testing.T) {
+	data := `{"a": [1, {"2": [true, null]}], "x y": {"": "s"}, "b": []}`
+	pos, ferr := scanDocument([]byte(data))
+	require.Nil(t, ferr)
+	want := map[string]string{
+		"$":            `{"a"`,
+		"a":            `[1`,
+		"a[0]":         `1,`,
+		"a[1]":         `{"2"`,
+		"a[1].2":       `[true`,
+		"a[1].2[0]":    `true`,
+		"a[1].2[1]":    `null`,
+		`$["x y"]`:     `{""`,
+		`$["x y"][""]`: `"s"`,
+		"b":            `[]`,
+	}
+	got := map[string]string{}
+	for path, off := range pos {
+		got[path] = data[off : off+int64(len(want[path]))]
+	}
+	require.Equal(t, want, got)
+
+	arr, ferr := scanDocument([]byte(`[{"k": [0]}]`))
+	require.Nil(t, ferr)
+	require.Equal(t, positions{"$": 0, "$[0]": 1, "$[0].k": 7, "$[0].k[0]": 8}, arr)
+}
+
+func TestScanDuplicateNameInArrayItem(t *testing.T) {
+	_, ferr := scanDocument([]byte("{\"r\": [{}, {\"n\": 1,\n \"n\": 2}]}"))
+	require.NotNil(t, ferr)
+	require.Equal(t, "r[1].n", ferr.Path)
+	require.Equal(t, 2, ferr.Line)
+	require.Contains(t, ferr.Message, "duplicate field")
+}
