@@ -44,6 +44,9 @@ func (b *Builder) readBases(ctx context.Context, jobs []*releaseJob, timings *pr
 	slots := make(chan struct{}, baseReaders)
 	for _, j := range jobs {
 		j.bases = r
+		if j.isApp() {
+			continue // an app's base is read by appBases
+		}
 		for _, base := range [][2]string{{j.release.BuildBase, j.buildBase}, {j.release.RuntimeBase, j.runtimeBase}} {
 			ref, fetched := base[0], base[1]
 			if _, ok := r.entries[fetched]; ok {
@@ -105,7 +108,7 @@ func (r *baseReads) wait(ctx context.Context, fetched string) (baseinfo.Info, er
 // versions or flavours. Without reads (a job built apart from Build) it
 // checks nothing.
 func (j *releaseJob) checkBases(ctx context.Context) error {
-	if j.bases == nil {
+	if j.bases == nil || j.isApp() {
 		return nil
 	}
 	needs := BaseNeeds(j.release)

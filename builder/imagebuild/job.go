@@ -27,6 +27,10 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	for i, info := range j.baseInfo {
 		rr.Bases[i].setContents(info)
 	}
+	if j.isApp() {
+		rr.Kind = j.plan.Kind()
+		rr.Bases = []Base{{Role: "app", Ref: j.release.Base, Resolved: j.runtimeBase, Digest: j.baseDigest}}
+	}
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
