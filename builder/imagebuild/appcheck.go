@@ -57,14 +57,15 @@ func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runti
 	}
 	stackErr := pydist.CompareApp(read.inv, inv, j.plan.App.Command[0]).Err()
 	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, imageCode(read, changes, kept))
-	j.mu.Lock()
-	j.audit = audits
-	j.mu.Unlock()
-	if stackErr != nil {
-		return "", stackErr
+	err = stackErr
+	if err == nil {
+		err = auditErr
 	}
-	if auditErr != nil {
-		return "", auditErr
+	j.mu.Lock()
+	j.audit, j.appErr = audits, err
+	j.mu.Unlock()
+	if err != nil {
+		return "", err
 	}
 	parts := make([]string, len(audits))
 	for i, a := range audits {

@@ -133,11 +133,14 @@ func (j *releaseJob) checkBases(ctx context.Context) error {
 	return err
 }
 
-// baseError is the error checkBases failed the latest attempt with, or
-// nil: the release's error as jetbake wrote it, not as it comes back
-// through BuildKit ("failed to solve: ...").
+// baseError is the error checkBases (or, for an app, checkApp) failed the
+// latest attempt with, or nil: the release's error as jetbake wrote it,
+// not as it comes back through BuildKit ("failed to solve: ...").
 func (j *releaseJob) baseError() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.baseErr
+	if j.baseErr != nil {
+		return j.baseErr
+	}
+	return j.appErr
 }

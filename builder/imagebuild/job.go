@@ -54,11 +54,12 @@ func (j *releaseJob) addFinding(f Finding) {
 	}
 }
 
-// resetFindings forgets the findings and base error of an earlier attempt.
+// resetFindings forgets the findings, base error and app check error of
+// an earlier attempt.
 func (j *releaseJob) resetFindings() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.lintFindings, j.baseErr = nil, nil
+	j.lintFindings, j.baseErr, j.appErr = nil, nil, nil
 }
 
 // releasesOf lists the releases of jobs, in order.

@@ -95,6 +95,8 @@ type attemptResult struct {
 	// hold; baseErr what they lack.
 	baseInfo [2]*baseinfo.Info
 	baseErr  error
+	// appErr is why an app's image failed its checks (checkApp).
+	appErr error
 
 	mu          sync.Mutex
 	buildDigest string
