@@ -22,8 +22,11 @@ import (
 // and only the app stage's changes are read from each image (see
 // readStageChanges).
 type appBases struct {
-	// ctx is the build's: a read outlives the release that started it.
+	// ctx is the build's: a read outlives the release that started it;
+	// close cancels it and waits for the reads.
 	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 	remote  []remote.Option
 	timings *progress.Recorder
 
@@ -41,7 +44,14 @@ type appBase struct {
 }
 
 func newAppBases(ctx context.Context, opts []remote.Option, timings *progress.Recorder) *appBases {
-	return &appBases{ctx: ctx, remote: opts, timings: timings, entries: map[string]*appBase{}}
+	ctx, cancel := context.WithCancel(ctx)
+	return &appBases{ctx: ctx, cancel: cancel, remote: opts, timings: timings, entries: map[string]*appBase{}}
+}
+
+// close stops the reads still going and waits for them.
+func (a *appBases) close() {
+	a.cancel()
+	a.wg.Wait()
 }
 
 // start starts reading the base at ref (pinned to a digest) unless the
@@ -54,7 +64,9 @@ func (a *appBases) start(ref string) *appBase {
 	}
 	e := &appBase{done: make(chan struct{})}
 	a.entries[ref] = e
+	a.wg.Add(1)
 	go func() {
+		defer a.wg.Done()
 		defer close(e.done)
 		defer a.timings.Record(progress.PhaseResolve, time.Now())
 		e.inv, e.scan, e.err = a.read(ref)

@@ -79,6 +79,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	reads := b.readBases(ctx, jobs, timings)
 	defer reads.close()
 	apps := newAppBases(ctx, b.opts.remoteOpts, timings)
+	defer apps.close()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
 		j.timings, j.resolved, j.appBases = timings, resolved, apps
