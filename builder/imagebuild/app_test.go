@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/jetbake/jetbake/builder/fatbin/fatbintest"
 	"github.com/jetbake/jetbake/builder/imageaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/pydist"
@@ -260,4 +262,17 @@ func TestWalkRefError(t *testing.T) {
 	err := walkRef(context.Background(), dirRef{filepath.Join(t.TempDir(), "gone")}, func(string, fs.FileMode, int64) error { return nil })
 	require.ErrorContains(t, err, "read folder / of the app stage")
 	require.True(t, errors.Is(err, fs.ErrNotExist))
+}
+
+// The emulation warning of an app's build speaks of its stage, not routers.
+func TestNoteEmulationApp(t *testing.T) {
+	p := appPlan(t)
+	j := &releaseJob{plan: p, release: p.Releases[0]}
+	j.timings = progress.NewRecorder()
+	var warnings []string
+	shareEmulationNotice([]*releaseJob{j}, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }, "")
+	j.noteEmulation("default", workers([]string{"linux/amd64", "linux/arm64"}))
+	require.Len(t, warnings, 1)
+	require.Contains(t, warnings[0], "the app's stage runs under QEMU emulation")
+	require.NotContains(t, warnings[0], "router")
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
 // appPyproject is the user's project: OBLITERATUS from the package index,
@@ -219,6 +221,7 @@ func TestApp(t *testing.T) {
 		require.Equal(t, "app", rr.Bases[0].Role)
 		require.NotEmpty(t, rr.Bases[0].Digest)
 	}
+	require.Equal(t, "8.7", report.Releases[0].Annotations[matrix.KeySMTargets])
 	require.Equal(t, "8.7=runs", report.Releases[0].Annotations[matrix.KeyAudit])
 	require.Equal(t, "11.0=runs", report.Releases[1].Annotations[matrix.KeyAudit])
 	require.Equal(t, standin.SitePackages+"/torch/lib/libtorch_cuda.so", report.Releases[0].Audit[0].Files[0].Path)
@@ -235,6 +238,24 @@ func TestApp(t *testing.T) {
 		require.NoError(t, runimage.Unpack(img, dir))
 		unpacked[rel] = standin.Unpacked{Rootfs: dir, Config: cf}
 	}
+
+	t.Run("the image's config and image.json", func(t *testing.T) {
+		u := unpacked["jetpack7.0"]
+		require.Equal(t, []string{imagebuild.EntrypointPath}, u.Config.Config.Entrypoint)
+		require.Equal(t, []string{"--help"}, u.Config.Config.Cmd)
+		require.Equal(t, matrix.KindApp, u.Config.Config.Labels[matrix.KeyKind])
+		require.True(t, slices.ContainsFunc(u.Config.Config.Env, func(e string) bool { return strings.HasPrefix(e, "PATH=/opt/venv/bin:") }),
+			"the stage's ENV: %v", u.Config.Config.Env)
+		data, err := os.ReadFile(filepath.Join(u.Rootfs, "etc/jetbake/image.json"))
+		require.NoError(t, err)
+		img, err := imagespec.Parse(data)
+		require.NoError(t, err)
+		require.Equal(t, imagespec.KindApp, img.Kind)
+		require.Equal(t, imagespec.SchemaVersionApp, img.SchemaVersion)
+		require.Equal(t, []string{"/opt/venv/bin/obliteratus"}, img.Command)
+		require.Equal(t, "pytorch", img.Check)
+		require.Equal(t, []imagespec.Target{{SM: "11.0", Path: "/opt/venv/bin/obliteratus"}}, img.Targets)
+	})
 
 	t.Run("the image keeps the vendor torch", func(t *testing.T) {
 		u := unpacked["jetpack6.2"]
