@@ -48,7 +48,7 @@ func TestInitAppPyTorch(t *testing.T) {
 	require.Equal(t, "BASE", metaArgs[0].Args[0].Key)
 	text := string(data)
 	for _, want := range []string{
-		"python3 -m venv --system-site-packages /opt/venv",
+		"python3 -m venv --without-pip --system-site-packages /opt/venv", "python -m pip install /src",
 		`echo "torch==$(python3 -c 'import torch; print(torch.__version__)')"`,
 		"/etc/pip/constraint.txt", "PIP_CONSTRAINT=", "ARG PIP_INDEX_URL", "pip check",
 		`"not compatible with the`, "-DCOMPUTE_CAPABILITY=87", "jp6/cu126",

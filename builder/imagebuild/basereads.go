@@ -44,6 +44,9 @@ func (b *Builder) readBases(ctx context.Context, jobs []*releaseJob, timings *pr
 	slots := make(chan struct{}, baseReaders)
 	for _, j := range jobs {
 		j.bases = r
+		if j.isApp() {
+			continue // an app's base is read by appBases
+		}
 		for _, base := range [][2]string{{j.release.BuildBase, j.buildBase}, {j.release.RuntimeBase, j.runtimeBase}} {
 			ref, fetched := base[0], base[1]
 			if _, ok := r.entries[fetched]; ok {
@@ -105,7 +108,7 @@ func (r *baseReads) wait(ctx context.Context, fetched string) (baseinfo.Info, er
 // versions or flavours. Without reads (a job built apart from Build) it
 // checks nothing.
 func (j *releaseJob) checkBases(ctx context.Context) error {
-	if j.bases == nil {
+	if j.bases == nil || j.isApp() {
 		return nil
 	}
 	needs := BaseNeeds(j.release)
@@ -130,11 +133,14 @@ func (j *releaseJob) checkBases(ctx context.Context) error {
 	return err
 }
 
-// baseError is the error checkBases failed the latest attempt with, or
-// nil: the release's error as jetbake wrote it, not as it comes back
-// through BuildKit ("failed to solve: ...").
+// baseError is the error checkBases (or, for an app, checkApp) failed the
+// latest attempt with, or nil: the release's error as jetbake wrote it,
+// not as it comes back through BuildKit ("failed to solve: ...").
 func (j *releaseJob) baseError() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.baseErr
+	if j.baseErr != nil {
+		return j.baseErr
+	}
+	return j.appErr
 }

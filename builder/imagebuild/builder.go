@@ -78,9 +78,11 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
 	defer reads.close()
+	apps := newAppBases(ctx, b.opts.remoteOpts, timings)
+	defer apps.close()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
-		j.timings, j.resolved = timings, resolved
+		j.timings, j.resolved, j.appBases = timings, resolved, apps
 	}
 	display, err := progress.New(ctx, b.opts.progressMode, b.opts.progressOut, timings)
 	if err != nil {
@@ -277,7 +279,10 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctxDir, gitContext, dfDir, dfName := routerSource(p.Router, b.opts.baseDir)
+	ctxDir, gitContext, dfDir, dfName := routerSource(p.Router.Context, p.Router.Dockerfile, b.opts.baseDir)
+	if p.App != nil {
+		ctxDir, gitContext, dfDir, dfName = routerSource(p.App.Context, p.App.Dockerfile, b.opts.baseDir)
+	}
 	git := b.opts.newGitSource(gitContext)
 	var jobs []*releaseJob
 	for _, rel := range selected {
@@ -285,6 +290,15 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 			revision: b.opts.revision, toolVersion: b.opts.toolVersion, controls: b.opts.controls, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
 		if rel.NoCache != nil {
 			j.controls.NoCache = *rel.NoCache // --set RELEASE.no-cache
+		}
+		if p.App != nil {
+			// An app's stage starts from its framework container, the
+			// image's base: the job's runtime base.
+			if j.runtimeBase, err = b.opts.mirrors.Rewrite(rel.Base, b.opts.locks[rel.Base]); err != nil {
+				return nil, fmt.Errorf("release %s: base: %w", rel.Name, err)
+			}
+			jobs = append(jobs, j)
+			continue
 		}
 		if j.buildBase, err = b.opts.mirrors.Rewrite(rel.BuildBase, b.opts.locks[rel.BuildBase]); err != nil {
 			return nil, fmt.Errorf("release %s: build_base: %w", rel.Name, err)
@@ -329,21 +343,22 @@ func SelectReleases(p *plan.Plan, names []string) ([]plan.Release, error) {
 	return out, nil
 }
 
-// routerSource splits the router's source into a local context folder or a
-// git context, and the Dockerfile's folder and name.
-func routerSource(r plan.Router, baseDir string) (ctxDir, gitContext, dfDir, dfName string) {
+// routerSource splits the router's or app's source (its context and
+// Dockerfile) into a local context folder or a git context, and the
+// Dockerfile's folder and name.
+func routerSource(buildContext, dockerfile, baseDir string) (ctxDir, gitContext, dfDir, dfName string) {
 	abs := func(p string) string {
 		if filepath.IsAbs(p) || baseDir == "" {
 			return p
 		}
 		return filepath.Join(baseDir, p)
 	}
-	if matrix.IsGitContext(r.Context) {
-		gitContext = r.Context
+	if matrix.IsGitContext(buildContext) {
+		gitContext = buildContext
 	} else {
-		ctxDir = abs(r.Context)
+		ctxDir = abs(buildContext)
 	}
-	df := abs(r.Dockerfile)
+	df := abs(dockerfile)
 	return ctxDir, gitContext, filepath.Dir(df), filepath.Base(df)
 }
 

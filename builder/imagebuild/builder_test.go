@@ -57,7 +57,7 @@ func TestRouterSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctxDir, git, dfDir, dfName := routerSource(tt.router, tt.baseDir)
+			ctxDir, git, dfDir, dfName := routerSource(tt.router.Context, tt.router.Dockerfile, tt.baseDir)
 			require.Equal(t, tt.wantCtx, ctxDir)
 			require.Equal(t, tt.wantGit, git)
 			require.Equal(t, tt.wantDfDir, dfDir)

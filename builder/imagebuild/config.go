@@ -66,22 +66,37 @@ func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels
 	if err := json.Unmarshal(baseConfig, &img); err != nil {
 		return nil, fmt.Errorf("runtime base %s: config is not valid JSON: %w", rel.RuntimeBase, err)
 	}
+	run := program{cmd: router.Cmd, env: router.Env, ports: router.Ports}
+	return configWith(img, run, rel, labels, epoch, fmt.Sprintf("jetbake: router for %s, %s", smList(rel), imagespec.Path))
+}
+
+// program is what the image runs after the entrypoint: its default
+// arguments, environment and ports, the router's or the app's.
+type program struct {
+	cmd   []string
+	env   map[string]string
+	ports []string
+}
+
+// configWith sets in img what imageConfig sets, the history of jetbake's
+// second layer saying what it holds.
+func configWith(img ocispecs.Image, router program, rel plan.Release, labels map[string]string, epoch time.Time, second string) ([]byte, error) {
 	img.Architecture, img.OS, img.Variant = "arm64", "linux", ""
 	created := epoch.UTC()
 	img.Created = &created
 	img.Config.Entrypoint = []string{EntrypointPath}
-	img.Config.Cmd = slices.Clone(router.Cmd)
+	img.Config.Cmd = slices.Clone(router.cmd)
 	env := append(nvidiaEnv(rel),
 		"NVIDIA_VISIBLE_DEVICES", "all",
 		"NVIDIA_DRIVER_CAPABILITIES", "compute,utility",
 	)
-	for _, k := range slices.Sorted(maps.Keys(router.Env)) {
-		env = append(env, k, router.Env[k])
+	for _, k := range slices.Sorted(maps.Keys(router.env)) {
+		env = append(env, k, router.env[k])
 	}
 	img.Config.Env = setEnv(img.Config.Env, env...)
-	if len(router.Ports) > 0 {
+	if len(router.ports) > 0 {
 		img.Config.ExposedPorts = map[string]struct{}{}
-		for _, port := range router.Ports {
+		for _, port := range router.ports {
 			if !strings.Contains(port, "/") {
 				port += "/tcp"
 			}
@@ -98,7 +113,7 @@ func imageConfig(baseConfig []byte, router plan.Router, rel plan.Release, labels
 		Comment:   "jetbake",
 	}, ocispecs.History{
 		Created:   &created,
-		CreatedBy: fmt.Sprintf("jetbake: router for %s, %s", smList(rel), imagespec.Path),
+		CreatedBy: second,
 		Comment:   "jetbake",
 	})
 	return json.Marshal(img)
@@ -161,6 +176,10 @@ func ImageDescription(p *plan.Plan, rel plan.Release, revision string) ([]byte, 
 		Revision:      revision,
 		Tags:          rel.Tags,
 		Smoke:         p.Router.Smoke,
+	}
+	if p.App != nil {
+		img.SchemaVersion, img.Kind, img.Check = imagespec.SchemaVersionApp, imagespec.KindApp, p.App.Framework
+		img.Router, img.Version, img.Command, img.Smoke = p.App.Name, p.App.Version, slices.Clone(p.App.Command), p.App.Smoke
 	}
 	for _, t := range rel.Targets {
 		img.Targets = append(img.Targets, imagespec.Target{SM: t.SM, Path: t.Path})

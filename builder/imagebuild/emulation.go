@@ -37,9 +37,13 @@ func (j *releaseJob) noteEmulation(node string, workers []gateway.WorkerInfo) {
 		return
 	}
 	j.emulation.once.Do(func() {
+		what := "the routers compile under QEMU emulation, which takes hours for a real router build"
+		if j.isApp() {
+			what = "the app's stage runs under QEMU emulation, many times slower than on arm64, hours when pip compiles packages from source"
+		}
 		msg := fmt.Sprintf("jetbake: warning: BuildKit node %s has no worker that runs linux/arm64 natively (its native platform is %s): "+
-			"the routers compile under QEMU emulation, which takes hours for a real router build. Build on an arm64 machine instead: "+
-			"a GitHub-hosted arm64 runner (ubuntu-24.04-arm), or your own arm64 or Jetson BuildKit nodes", node, native)
+			"%s. Build on an arm64 machine instead: "+
+			"a GitHub-hosted arm64 runner (ubuntu-24.04-arm), or your own arm64 or Jetson BuildKit nodes", node, native, what)
 		if a := j.emulation.advice; a != "" {
 			msg += " " + a
 		}

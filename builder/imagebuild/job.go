@@ -27,6 +27,10 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	for i, info := range j.baseInfo {
 		rr.Bases[i].setContents(info)
 	}
+	if j.isApp() {
+		rr.Kind = j.plan.Kind()
+		rr.Bases = []Base{{Role: "app", Ref: j.release.Base, Resolved: j.runtimeBase, Digest: j.baseDigest}}
+	}
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
 	rr.Findings = slices.Clone(j.lintFindings)
@@ -50,11 +54,12 @@ func (j *releaseJob) addFinding(f Finding) {
 	}
 }
 
-// resetFindings forgets the findings and base error of an earlier attempt.
+// resetFindings forgets the findings, base error and app check error of
+// an earlier attempt.
 func (j *releaseJob) resetFindings() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.lintFindings, j.baseErr = nil, nil
+	j.lintFindings, j.baseErr, j.appErr = nil, nil, nil
 }
 
 // releasesOf lists the releases of jobs, in order.

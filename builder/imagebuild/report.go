@@ -60,6 +60,8 @@ type Daemon struct {
 type ReleaseReport struct {
 	// Name is the release name.
 	Name string `json:"name"`
+	// Kind is "app" for an app's release; routers leave it out.
+	Kind string `json:"kind,omitempty"`
 	// Outcome is how it ended.
 	Outcome Outcome `json:"outcome"`
 	// Error is the failure, when it failed.
@@ -116,7 +118,8 @@ type Retry struct {
 
 // Base is a base image of a release.
 type Base struct {
-	// Role is "build" or "runtime".
+	// Role is "build" or "runtime", or "app" for an app's framework
+	// container.
 	Role string `json:"role"`
 	// Ref is the reference as written in the matrix.
 	Ref string `json:"ref"`

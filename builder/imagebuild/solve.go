@@ -76,8 +76,10 @@ type buildShared struct {
 	timings   *progress.Recorder
 	resolved  *resolveCache
 	emulation *emulationNotice
-	// bases are the build's reads of what each base holds.
-	bases *baseReads
+	// bases are the build's reads of what each base holds; appBases of
+	// what each app's framework container holds.
+	bases    *baseReads
+	appBases *appBases
 }
 
 // attemptResult is what the release's latest attempt learnt, for its
@@ -93,6 +95,8 @@ type attemptResult struct {
 	// hold; baseErr what they lack.
 	baseInfo [2]*baseinfo.Info
 	baseErr  error
+	// appErr is why an app's image failed its checks (checkApp).
+	appErr error
 
 	mu          sync.Mutex
 	buildDigest string
@@ -134,6 +138,9 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 func (j *releaseJob) build(node string, deferSmoke func(*smokeRun)) gateway.BuildFunc {
 	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
 		j.noteEmulation(node, c.BuildOpts().Workers)
+		if j.isApp() {
+			return j.buildApp(ctx, c)
+		}
 		return j.buildImage(ctx, c, deferSmoke)
 	}
 }
@@ -429,6 +436,9 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 		Mkfile(imagespec.Path, 0o644, desc, created)
 	dirs := map[string]bool{path.Dir(imagespec.Path): true}
 	for i, t := range j.release.Targets {
+		if j.isApp() {
+			break // an app's command is in its stage
+		}
 		if dir := path.Dir(t.Path); !dirs[dir] {
 			dirs[dir] = true
 			fa = fa.Mkdir(dir, 0o755, llb.WithParents(true), created)
@@ -437,7 +447,11 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 		// points to in the image, the file the smoke run mounts and runs.
 		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch, FollowSymlinks: true})
 	}
-	release := llb.Scratch().File(fa, llb.WithCustomNamef("stage the routers (%s) and %s", smList(j.release), imagespec.Path))
+	name := fmt.Sprintf("stage the routers (%s) and %s", smList(j.release), imagespec.Path)
+	if j.isApp() {
+		name = "stage " + imagespec.Path
+	}
+	release := llb.Scratch().File(fa, llb.WithCustomName(name))
 	var noCache []llb.ConstraintsOpt
 	if j.controls.NoCache {
 		noCache = append(noCache, llb.IgnoreCache)

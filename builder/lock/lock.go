@@ -81,11 +81,16 @@ func digests(ctx context.Context, p *plan.Plan, resolve Resolver, opts []remote.
 	return out, nil
 }
 
-// Bases lists every base reference of p once, sorted.
+// Bases lists every base reference of p once, sorted: a router's build
+// and runtime bases, an app's framework containers.
 func Bases(p *plan.Plan) []string {
 	var refs []string
 	for _, r := range p.Releases {
-		refs = append(refs, r.BuildBase, r.RuntimeBase)
+		for _, ref := range []string{r.BuildBase, r.RuntimeBase, r.Base} {
+			if ref != "" {
+				refs = append(refs, ref)
+			}
+		}
 	}
 	slices.Sort(refs)
 	return slices.Compact(refs)

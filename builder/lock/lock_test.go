@@ -77,6 +77,9 @@ func pushAll(t *testing.T, host string) map[string]string {
 func TestBases(t *testing.T) {
 	require.Equal(t, []string{cudaDevel, cudaRuntime, l4tCUDABase, jetpackBase}, Bases(testPlan()))
 	require.Empty(t, Bases(&plan.Plan{}))
+	app := &plan.Plan{App: &plan.App{Name: "obliteratus"}, Releases: []plan.Release{
+		{Name: "jetpack6.2", Base: "nvcr.io/nvidia/pytorch:25.06-py3-igpu"}, {Name: "jetpack7.0", Base: "nvcr.io/nvidia/pytorch:25.08-py3"}}}
+	require.Equal(t, []string{"nvcr.io/nvidia/pytorch:25.06-py3-igpu", "nvcr.io/nvidia/pytorch:25.08-py3"}, Bases(app), "an app's framework containers, no empty refs")
 }
 
 func TestResolve(t *testing.T) {

@@ -218,9 +218,17 @@ func CompareImages(ctx context.Context, base, image v1.Image, command string) (*
 	if err != nil {
 		return nil, fmt.Errorf("read the image's Python packages: %w", err)
 	}
+	return CompareApp(b, i, command), nil
+}
+
+// CompareApp compares base with image as CompareImages does, judging
+// shadowing in the venv of the app's command ("" for every venv that sees
+// the system's packages): for inventories read some other way, such as a
+// build's, which reads the base once and the image's changes only.
+func CompareApp(base, image *Inventory, command string) *Report {
 	var opts []CompareOption
-	if app := AppPrefix(i, command); command != "" && app != "" {
+	if app := AppPrefix(image, command); command != "" && app != "" {
 		opts = append(opts, WithApp(app))
 	}
-	return Compare(b, i, opts...), nil
+	return Compare(base, image, opts...)
 }

@@ -203,6 +203,12 @@ func ReadDir(ctx context.Context, root string) (*Inventory, error) {
 
 // wants reports whether file would read name, so that ReadDir opens only
 // those files.
-func (c *collector) wants(name string) bool {
+func (c *collector) wants(name string) bool { return Wants(name) }
+
+// Wants reports whether the file at name (absolute, cleaned) is one an
+// inventory reads: a distribution's metadata, a pyvenv.cfg or the
+// constraint file. A reader that copies a file system's files for ReadDir
+// need copy only these.
+func Wants(name string) bool {
 	return name == ConstraintPath || path.Base(name) == "pyvenv.cfg" || distRE.MatchString(name)
 }

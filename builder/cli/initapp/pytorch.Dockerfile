@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # A Python app with a pyproject.toml on NVIDIA's PyTorch container of each
 # release, written by 'jetbake init --app pytorch'. jetbake passes BASE (the
 # release's container), JETPACK, L4T, CUDA and CUDA_ARCH_LIST ("8.7;11.0").
@@ -7,11 +6,15 @@ FROM ${BASE} AS app
 ARG CUDA_ARCH_LIST
 # Packages come from PyPI, or from the index given as a build arg: a mirror,
 # or a local one for offline builds (--build-arg PIP_INDEX_URL=http://127.0.0.1:8080/simple).
+# No "# syntax=" line: BuildKit's own Dockerfile frontend builds it, with no
+# frontend image to pull, offline too.
 ARG PIP_INDEX_URL
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 # A venv that sees the container's packages: torch stays NVIDIA's build for
-# this JetPack (CUDA for the Jetson's GPU), never a PyPI wheel.
-RUN python3 -m venv --system-site-packages /opt/venv
+# this JetPack (CUDA for the Jetson's GPU), never a PyPI wheel. Without a pip
+# of its own (not every python has ensurepip): the container's pip, which
+# the venv sees, installs into it as "python -m pip".
+RUN python3 -m venv --without-pip --system-site-packages /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 COPY . /src
 # Constraints keep the vendor stack: the base's torch version exactly, and
@@ -24,5 +27,5 @@ COPY . /src
 RUN set -eu; \
     echo "torch==$(python3 -c 'import torch; print(torch.__version__)')" > /opt/venv/constraints.txt; \
     if [ -f /etc/pip/constraint.txt ]; then cat /etc/pip/constraint.txt >> /opt/venv/constraints.txt; fi; \
-    PIP_CONSTRAINT=/opt/venv/constraints.txt TORCH_CUDA_ARCH_LIST="$CUDA_ARCH_LIST" pip install /src; \
-    pip check
+    PIP_CONSTRAINT=/opt/venv/constraints.txt TORCH_CUDA_ARCH_LIST="$CUDA_ARCH_LIST" python -m pip install /src; \
+    python -m pip check

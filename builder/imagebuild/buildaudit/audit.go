@@ -47,7 +47,7 @@ type Audit struct {
 type AuditedFile struct {
 	// Path is the file's path in the image.
 	Path string `json:"path"`
-	// Role is "router" or "library".
+	// Role is "router", "library" or, in an app's image, "file".
 	Role string `json:"role"`
 	// Code is what its fat binaries hold, each kind and SM once.
 	Code []string `json:"code"`
@@ -61,13 +61,23 @@ type AuditedFile struct {
 const (
 	RoleRouter  = "router"
 	RoleLibrary = "library"
+	// RoleFile is any ELF file of an app's image (its framework's
+	// libraries, a wheel's extension modules): judged as a library.
+	RoleFile = "file"
 )
 
 // Code is what the fat binaries of one file hold, module by module.
 type Code struct {
-	// Path is the file's path in the image; Role is RoleRouter or RoleLibrary.
+	// Path is the file's path in the image; Role is RoleRouter, RoleLibrary
+	// or RoleFile.
 	Path, Role string
 	modules    [][]computecap.Code
+}
+
+// NewCode is the code of the file at path as imageaudit read it, module by
+// module (imageaudit.CUDAFile.Modules).
+func NewCode(path, role string, modules [][]computecap.Code) Code {
+	return Code{Path: path, Role: role, modules: modules}
 }
 
 // Read reads the fat binaries of the ELF file r, as imageaudit does. A
@@ -111,7 +121,7 @@ func (c Code) all() []string {
 func (c Code) judge(t *computecap.Table, sm computecap.Capability) (AuditedFile, []computecap.Code) {
 	v, i := t.JudgeModules(sm, c.modules)
 	f := AuditedFile{Path: c.Path, Role: c.Role, Code: c.all(), Verdict: v.Verdict.String(), Reason: v.Reason}
-	pass := v.Verdict == computecap.Runs || (c.Role == RoleLibrary && v.Verdict == computecap.JIT)
+	pass := v.Verdict == computecap.Runs || (c.Role != RoleRouter && v.Verdict == computecap.JIT)
 	if pass || i < 0 {
 		return f, nil
 	}
@@ -168,6 +178,12 @@ func refusal(t *computecap.Table, sm computecap.Capability, c Code, bad []comput
 	if c.Role == RoleRouter {
 		return fmt.Errorf("audit: %s holds %s in one of its CUDA fat binaries and no cubin for %s, the SM release %s builds it for: "+
 			"it was compiled for another SM; compile it with CUDA_COMPUTE_CAP=%s (jetbake passes each target's; check that the Dockerfile and the build arguments do not set another)",
+			c.Path, holds, t.Describe(sm), rel.Name, sm.Digits())
+	}
+	if c.Role == RoleFile {
+		return fmt.Errorf("audit: %s holds %s in one of its CUDA fat binaries and no code for %s, an SM target of release %s: "+
+			"it was built for other GPUs (a PyPI or SBSA wheel is not built for Jetson); install a build for Jetson instead "+
+			"(built for compute capability %s, on the device or from a Jetson index such as jetson-ai-lab's), or leave the package out of the image",
 			c.Path, holds, t.Describe(sm), rel.Name, sm.Digits())
 	}
 	return fmt.Errorf("audit: %s, a library the routers load, holds %s in one of its CUDA fat binaries and no code for %s, an SM target of release %s: "+

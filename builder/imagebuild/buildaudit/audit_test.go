@@ -83,3 +83,26 @@ func TestAnnotation(t *testing.T) {
 	_, err = rel.Annotation(computecap.DefaultTable(), routers)
 	require.ErrorContains(t, err, "audit: /usr/local/bin/router-110 holds sm_87 cubin and compute_87 PTX")
 }
+
+// An app image's file (an SBSA wheel's extension module, sm_75/80/90
+// cubins and compute_90 PTX) is refused for Orin by name, with what it
+// holds, the target and the fix; the framework's own library passes.
+func TestAuditAppFiles(t *testing.T) {
+	rel := Release{Name: "jetpack6.2", CUDA: "12.9", SMs: []string{"8.7"}}
+	torch := code(t, "/usr/local/lib/python3.11/dist-packages/torch/lib/libtorch_cuda.so", RoleFile, []fatbintest.Code{fatbintest.Cubin("8.7")})
+	audits, err := rel.Judge(computecap.DefaultTable(), nil, []Code{torch})
+	require.NoError(t, err)
+	require.Equal(t, "runs", audits[0].Verdict)
+
+	bnb := NewCode("/opt/venv/lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_cuda126.so", RoleFile, [][]computecap.Code{{
+		{Kind: computecap.Cubin, Target: computecap.MustParse("7.5")}, {Kind: computecap.Cubin, Target: computecap.MustParse("8.0")},
+		{Kind: computecap.Cubin, Target: computecap.MustParse("9.0")}, {Kind: computecap.PTX, Target: computecap.MustParse("9.0")},
+	}})
+	audits, err = rel.Judge(computecap.DefaultTable(), nil, []Code{torch, bnb})
+	require.EqualError(t, err, "audit: /opt/venv/lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_cuda126.so holds "+
+		"sm_75 cubin and sm_80 cubin and sm_90 cubin and compute_90 PTX in one of its CUDA fat binaries and no code for Jetson Orin, SM 8.7, "+
+		"an SM target of release jetpack6.2: it was built for other GPUs (a PyPI or SBSA wheel is not built for Jetson); install a build for Jetson instead "+
+		"(built for compute capability 87, on the device or from a Jetson index such as jetson-ai-lab's), or leave the package out of the image")
+	require.Equal(t, "no code", audits[0].Verdict)
+	require.Equal(t, RoleFile, audits[0].Files[1].Role)
+}

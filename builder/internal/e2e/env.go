@@ -117,7 +117,8 @@ func (e *Env) Kit() standin.Kit {
 
 // CheckPrerequisites fails with the fix when something the end-to-end path
 // needs is missing: runc, the aarch64 binfmt handler, busybox, glibc, the
-// aarch64 cross compiler, buildkitd, NVIDIA's container toolkit, root.
+// aarch64 cross compiler, Debian's arm64 Python with pip (the stand-in
+// PyTorch bases), buildkitd, NVIDIA's container toolkit, root.
 func (e *Env) CheckPrerequisites() error {
 	var missing []string
 	if os.Geteuid() != 0 {
@@ -134,6 +135,9 @@ func (e *Env) CheckPrerequisites() error {
 	}
 	if _, err := os.Stat(filepath.Join(e.Glibc(), "sbin", "ldconfig")); err != nil {
 		missing = append(missing, "Debian's arm64 libc6 and libc-bin at "+e.Glibc())
+	}
+	if _, err := os.Stat(filepath.Join(e.Python(), "usr", "lib", "python3", "dist-packages", "pip")); err != nil {
+		missing = append(missing, "Debian's arm64 Python 3 with pip at "+e.Python())
 	}
 	if _, err := exec.LookPath("aarch64-linux-gnu-gcc"); err != nil {
 		missing = append(missing, "Debian's gcc-aarch64-linux-gnu")

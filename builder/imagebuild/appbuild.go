@@ -1,0 +1,115 @@
+package imagebuild
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+)
+
+// buildApp is buildImage for an app's release: no per-SM compile. It
+// solves the app's stage through the Dockerfile frontend on the release's
+// framework container (BASE, pinned to the digest the build resolved),
+// checks it (checkApp: the vendor stack, the audit of every ELF file for
+// every SM target), then lays jetbake's layers over it as runtimeState
+// does for a router's runtime stage: the entrypoint and the probes, and
+// image.json (kind app, the command, the check). Nothing is exported
+// unless the checks pass, so a refused release leaves no image and no tag.
+func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
+	baseDigest, _, err := j.resolveBase(ctx, c, "app", j.runtimeBase)
+	if err != nil {
+		return nil, err
+	}
+	base := pin(j.runtimeBase, baseDigest)
+	j.appBases.start(base) // read beside the stage's build
+	if err := j.resolveGitContext(ctx, c); err != nil {
+		return nil, err
+	}
+	image, err := j.appStage(ctx, c, base)
+	if err != nil {
+		return nil, err
+	}
+	imports, err := sessionCacheImports(c)
+	if err != nil {
+		return nil, err
+	}
+	audit, err := j.checkApp(ctx, c, image, base, imports)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := ImageDescription(j.plan, j.release, j.revision)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := solveRef(ctx, c, j.runtimeState(c, image, nil, desc), imports)
+	if err != nil {
+		return nil, fmt.Errorf("assemble the app's image: %w", err)
+	}
+	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.Base, baseDigest)
+	if j.toolVersion != "" {
+		meta[KeyToolVersion] = j.toolVersion
+	}
+	meta[matrix.KeyAudit] = audit
+	config, err := j.appConfig(image.config, meta)
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	j.baseDigest, j.annotations = baseDigest, meta
+	j.mu.Unlock()
+	return platformResult(ref, config, meta)
+}
+
+// appStage solves the app's stage (app.target, "" the last) through the
+// Dockerfile frontend with the release's build args, BASE the pinned base.
+func (j *releaseJob) appStage(ctx context.Context, c gateway.Client, base string) (runtimeImage, error) {
+	args := maps.Clone(j.release.AppBuildArgs)
+	if args == nil {
+		args = map[string]string{}
+	}
+	args[matrix.BaseBuildArg] = base
+	args["SOURCE_DATE_EPOCH"] = strconv.FormatInt(j.epoch, 10)
+	start := time.Now()
+	st, cfg, err := j.frontendStage(ctx, c, j.plan.App.Target, args)
+	j.timings.Record(progress.PhaseFrontend, start)
+	if err != nil {
+		return runtimeImage{}, fmt.Errorf("build %s on %s: %w", j.stageName(), j.release.Base, err)
+	}
+	baseState := j.runtimeBaseState(base)
+	return runtimeImage{state: st, base: &baseState, config: cfg,
+		name: fmt.Sprintf("%s on %s", j.stageName(), j.release.Base)}, nil
+}
+
+// stageName names the app's stage in messages.
+func (j *releaseJob) stageName() string {
+	if j.plan.App.Target == "" {
+		return "the last stage of " + j.dockerfile
+	}
+	return fmt.Sprintf("stage %s of %s", j.plan.App.Target, j.dockerfile)
+}
+
+// appConfig derives the image's config from the app stage's: the
+// entrypoint, the app's default arguments, environment and ports, NVIDIA's
+// variables and the labels (see imageConfig), the rest (the stage's ENV,
+// WORKDIR, USER) kept.
+func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]byte, error) {
+	var img ocispecs.Image
+	if err := json.Unmarshal(stageConfig, &img); err != nil {
+		return nil, fmt.Errorf("%s: config is not valid JSON: %w", j.stageName(), err)
+	}
+	app := j.plan.App
+	run := program{cmd: app.Cmd, env: app.Env, ports: app.Ports}
+	return configWith(img, run, j.release, labels, epochTime(j.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, smList(j.release)))
+}
+
+// isApp reports whether the job builds an app's release.
+func (j *releaseJob) isApp() bool { return j.plan != nil && j.plan.App != nil }

@@ -1,0 +1,160 @@
+package imagebuild
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/pydist"
+	"github.com/jetbake/jetbake/computecap"
+)
+
+// checkApp checks the app's image before it is exported, so before any
+// tag: the vendor stack (the base's framework packages kept, package
+// pydist's sentences otherwise) and the audit of every ELF file of the
+// image for every SM target (an SBSA wheel's library without code for
+// Orin is refused by name). It records the audit and returns the value of
+// its annotation, "8.7=runs,11.0=runs".
+func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runtimeImage, base string, imports []gateway.CacheOptionsEntry) (string, error) {
+	tmp, err := os.MkdirTemp("", "jetbake-app-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	var changes *stageChanges
+	var stage gateway.Reference
+	eg, egCtx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) {
+		changes, err = readStageChanges(egCtx, c, image, imports, tmp)
+		return err
+	})
+	eg.Go(func() (err error) {
+		stage, err = solveRef(egCtx, c, image.state, imports)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
+		return "", err
+	}
+	read, err := j.appBases.wait(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	kept, err := baseFilesKept(ctx, stage, read, changes)
+	if err != nil {
+		return "", err
+	}
+	inv, err := stageInventory(ctx, read.inv, changes, kept)
+	if err != nil {
+		return "", err
+	}
+	stackErr := pydist.CompareApp(read.inv, inv, j.plan.App.Command[0]).Err()
+	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, imageCode(read, changes, kept))
+	err = stackErr
+	if err == nil {
+		err = auditErr
+	}
+	j.mu.Lock()
+	j.audit, j.appErr = audits, err
+	j.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	parts := make([]string, len(audits))
+	for i, a := range audits {
+		parts[i] = a.SM + "=" + a.Verdict
+	}
+	return strings.Join(parts, ","), nil
+}
+
+// baseFilesKept stats, in the app stage, the base's files that the checks
+// read and that the stage did not write (those are in changes): which of
+// them the image still has.
+func baseFilesKept(ctx context.Context, stage gateway.Reference, read *appBase, changes *stageChanges) (map[string]bool, error) {
+	var paths []string
+	for _, d := range read.inv.Dists {
+		paths = append(paths, d.Path)
+	}
+	for _, v := range read.inv.Venvs {
+		paths = append(paths, path.Join(v.Prefix, "pyvenv.cfg"))
+	}
+	if len(read.inv.Constraints) > 0 {
+		paths = append(paths, pydist.ConstraintPath)
+	}
+	for _, f := range read.scan.Files {
+		paths = append(paths, f.Path)
+	}
+	kept := map[string]bool{}
+	if stage == nil {
+		return kept, nil
+	}
+	var mu sync.Mutex
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(stageReaders)
+	for _, p := range paths {
+		if changes.files[p] {
+			continue
+		}
+		eg.Go(func() error {
+			if _, err := stage.StatFile(ctx, gateway.StatRequest{Path: p}); err != nil {
+				return nil // gone: the stage removed it
+			}
+			mu.Lock()
+			kept[p] = true
+			mu.Unlock()
+			return nil
+		})
+	}
+	return kept, eg.Wait()
+}
+
+// stageInventory is the image's Python distributions: the changes' own,
+// read from their copies, and the base's that the stage kept. A base
+// venv's pyvenv.cfg is written beside the changes' so that their
+// distributions in it are placed in it.
+func stageInventory(ctx context.Context, base *pydist.Inventory, changes *stageChanges, kept map[string]bool) (*pydist.Inventory, error) {
+	for _, v := range base.Venvs {
+		cfg := path.Join(v.Prefix, "pyvenv.cfg")
+		if !kept[cfg] {
+			continue
+		}
+		body := fmt.Sprintf("include-system-site-packages = %t\n", v.SystemSite)
+		if err := writeBeside(changes.pyDir, cfg, []byte(body)); err != nil {
+			return nil, err
+		}
+	}
+	inv, err := pydist.ReadDir(ctx, changes.pyDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range base.Dists {
+		if kept[d.Path] && !slices.ContainsFunc(inv.Dists, func(o pydist.Dist) bool { return o.Path == d.Path }) {
+			inv.Dists = append(inv.Dists, d)
+		}
+	}
+	slices.SortFunc(inv.Dists, func(a, b pydist.Dist) int { return strings.Compare(a.Path, b.Path) })
+	if !changes.files[pydist.ConstraintPath] && kept[pydist.ConstraintPath] {
+		inv.Constraints = base.Constraints
+	}
+	return inv, nil
+}
+
+// imageCode is the CUDA code of the image's ELF files: the changes', and
+// the base's that the stage kept, by path.
+func imageCode(read *appBase, changes *stageChanges, kept map[string]bool) []buildaudit.Code {
+	code := slices.Clone(changes.code)
+	for _, f := range read.scan.Files {
+		if kept[f.Path] && f.Err == nil && len(f.Modules) > 0 {
+			code = append(code, buildaudit.NewCode(f.Path, buildaudit.RoleFile, f.Modules))
+		}
+	}
+	slices.SortFunc(code, func(a, b buildaudit.Code) int { return strings.Compare(a.Path, b.Path) })
+	return code
+}

@@ -1,0 +1,295 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/pyindex"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin"
+	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/entrypoint/imagespec"
+)
+
+// appPyproject is the user's project: OBLITERATUS from the package index,
+// with an in-tree build backend (PEP 517 backend-path) so that pip builds
+// it with nothing from the index but the app: an offline build's
+// pyproject.toml, as the test bed has no setuptools to serve.
+const appPyproject = `[build-system]
+requires = []
+build-backend = "backend"
+backend-path = ["_build"]
+
+[project]
+name = "obliteratus-jetson"
+version = "0.1.0"
+dependencies = ["obliteratus==0.1.0"]
+`
+
+// appBackend is that backend: a wheel of the project's metadata alone.
+const appBackend = `import base64, hashlib, os, zipfile
+
+NAME, VERSION = "obliteratus_jetson", "0.1.0"
+FILES = {
+    NAME + "-" + VERSION + ".dist-info/METADATA": "Metadata-Version: 2.1\nName: obliteratus-jetson\nVersion: 0.1.0\nRequires-Dist: obliteratus==0.1.0\n",
+    NAME + "-" + VERSION + ".dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: backend\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name = NAME + "-" + VERSION + "-py3-none-any.whl"
+    record = []
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as whl:
+        for path, body in FILES.items():
+            data = body.encode()
+            whl.writestr(path, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append("%s,sha256=%s,%d" % (path, digest, len(data)))
+        rec = NAME + "-" + VERSION + ".dist-info/RECORD"
+        record.append(rec + ",,")
+        whl.writestr(rec, "\n".join(record) + "\n")
+    return name
+`
+
+// appRepo is a user's repository of its own: what `jetbake init --app
+// pytorch` writes, the matrix edited as a user would (the app's name and
+// command, the registry, the package index as a build arg), and the
+// project. It returns the repository's folder.
+func appRepo(t *testing.T, f *fixture, indexURL, repository string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "matrix.json")
+	code, _, errOut := jetbake(t.Context(), "init", "-f", path, "--app", "pytorch", "--repository", repository,
+		"--source", "https://github.com/acme/obliteratus-jetson")
+	require.Equal(t, 0, code, errOut)
+	editMatrix(t, path, func(m map[string]any) {
+		app := m["app"].(map[string]any)
+		app["name"], app["command"] = "obliteratus", []string{"/opt/venv/bin/obliteratus"}
+		app["build_args"] = map[string]string{"PIP_INDEX_URL": indexURL}
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte(appPyproject), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "_build"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "_build", "backend.py"), []byte(appBackend), 0o644))
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "app"}} {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	return dir
+}
+
+// editMatrix changes the matrix file at path.
+func editMatrix(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	edit(m)
+	data, err = json.MarshalIndent(m, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
+
+// appBuild runs `jetbake build --push` of the matrix at path and returns
+// its exit code, standard error and report.
+func (f *fixture) appBuild(t *testing.T, path string, args ...string) (int, string, imagebuild.Report) {
+	t.Helper()
+	metadata := filepath.Join(t.TempDir(), "build.json")
+	start := time.Now()
+	code, _, errOut := jetbake(t.Context(), append([]string{"build", "-f", path, "--addr", f.env.Daemon.Addr,
+		"--mirror", "nvcr.io=" + f.env.Registry, "--push", "--entrypoint-dir", f.entrypointDir,
+		"--metadata-file", metadata, "--progress", "plain"}, args...)...)
+	t.Logf("jetbake build %s: exit %d in %s", filepath.Base(path), code, time.Since(start).Round(time.Second))
+	var report imagebuild.Report
+	data, err := os.ReadFile(metadata)
+	require.NoError(t, err, errOut)
+	require.NoError(t, json.Unmarshal(data, &report))
+	return code, errOut, report
+}
+
+// variant writes a variant of the repository's matrix (matrix-NAME.json)
+// that builds Dockerfile.NAME, the init's Dockerfile with step after it
+// (or in place of its pip step, with replace), into the repository
+// suffixed -NAME: its own tags, none of which may exist after a refusal.
+func variant(t *testing.T, repo, name, step string, replace bool) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repo, "Dockerfile"))
+	require.NoError(t, err)
+	text := string(data)
+	if replace {
+		i := strings.Index(text, "RUN set -eu;")
+		require.GreaterOrEqual(t, i, 0, "the init's pip step")
+		text = text[:i]
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "Dockerfile."+name), []byte(text+step+"\n"), 0o644))
+	path := filepath.Join(repo, "matrix-"+name+".json")
+	data, err = os.ReadFile(filepath.Join(repo, "matrix.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	editMatrix(t, path, func(m map[string]any) {
+		m["app"].(map[string]any)["dockerfile"] = "Dockerfile." + name
+		img := m["image"].(map[string]any)
+		img["repository"] = img["repository"].(string) + "-" + name
+	})
+	return path
+}
+
+// requireNoTags requires that none of the releases' tags exist.
+func requireNoTags(t *testing.T, report imagebuild.Report, repository string) {
+	t.Helper()
+	for _, rr := range report.Releases {
+		require.Empty(t, rr.Tags, rr.Name)
+		for _, tag := range []string{repository + ":0.1.0-" + rr.Name, repository + ":" + rr.Name} {
+			_, err := remote.Head(mustRef(t, tag))
+			require.Error(t, err, "%s must not be tagged", tag)
+		}
+	}
+}
+
+// TestApp builds an app from a repository of its own, as a user's would:
+// what `jetbake init --app pytorch` writes, on the stand-in JetPack 6.2 and
+// 7.0 PyTorch containers, with Debian's real pip installing OBLITERATUS
+// from the local package index under QEMU. The image keeps the vendor
+// torch, runs on an Orin and a Thor, and tells a wrong host why not; a
+// build whose pip shadows torch, and one that installs bitsandbytes' SBSA
+// wheel, are refused before any tag.
+func TestApp(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	kit := f.env.Kit()
+	for _, jp := range []string{"6.2", "7.0"} {
+		_, err := standin.PyTorchBase(ctx, kit, f.env.Registry, jp)
+		require.NoError(t, err)
+	}
+	index, err := pyindex.Start(ctx, kit)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = index.Close() })
+	repository := f.env.Registry + "/acme/obliteratus"
+	repo := appRepo(t, f, index.URL, repository)
+
+	t.Run("a build whose pip shadows the vendor torch is refused before any tag", func(t *testing.T) {
+		path := variant(t, repo, "shadow", "RUN python -m pip install obliteratus torchy-helper", true)
+		code, errOut, report := f.appBuild(t, path, "--release", "jetpack6.2")
+		require.Equal(t, 1, code, errOut)
+		rr := report.Releases[0]
+		require.Equal(t, imagebuild.Failed, rr.Outcome)
+		t.Logf("refusal: %s", rr.Error)
+		for _, want := range []string{"torch", "2.8.0a0+5228986c39.nv25.06", standin.SitePackages + "/torch-2.8.0a0+5228986c39.nv25.06.dist-info",
+			"2.9.0", "/opt/venv/lib/python3.11/site-packages/torch-2.9.0.dist-info", "--no-deps"} {
+			require.Contains(t, rr.Error, want)
+		}
+		require.NotContains(t, rr.Error, "failed to solve", "jetbake's sentence, not BuildKit's wrapping of it")
+		require.Empty(t, rr.Digest, "nothing was exported")
+		requireNoTags(t, report, repository+"-shadow")
+	})
+
+	t.Run("bitsandbytes' SBSA wheel is refused by the audit for Orin", func(t *testing.T) {
+		path := variant(t, repo, "bnb", "RUN python -m pip install --no-deps bitsandbytes", false)
+		code, errOut, report := f.appBuild(t, path, "--release", "jetpack6.2")
+		require.Equal(t, 1, code, errOut)
+		rr := report.Releases[0]
+		require.Equal(t, imagebuild.Failed, rr.Outcome)
+		t.Logf("refusal: %s", rr.Error)
+		require.Contains(t, rr.Error, "audit: /opt/venv/lib/python3.11/site-packages/"+pyindex.BitsandbytesLib+
+			" holds sm_75 cubin and sm_80 cubin and sm_90 cubin and compute_90 PTX in one of its CUDA fat binaries and no code for Jetson Orin, SM 8.7")
+		require.NotContains(t, rr.Error, "failed to solve")
+		require.Empty(t, rr.Digest, "nothing was exported")
+		require.Len(t, rr.Audit, 1)
+		require.Equal(t, "no code", rr.Audit[0].Verdict)
+		requireNoTags(t, report, repository+"-bnb")
+	})
+
+	code, errOut, report := f.appBuild(t, filepath.Join(repo, "matrix.json"))
+	require.Equal(t, 0, code, errOut)
+	require.Len(t, report.Releases, 2)
+	for _, rr := range report.Releases {
+		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
+		require.Equal(t, matrix.KindApp, rr.Kind)
+		require.Equal(t, matrix.KindApp, rr.Annotations[matrix.KeyKind])
+		require.Equal(t, "app", rr.Bases[0].Role)
+		require.NotEmpty(t, rr.Bases[0].Digest)
+	}
+	require.Equal(t, "8.7", report.Releases[0].Annotations[matrix.KeySMTargets])
+	require.Equal(t, "8.7=runs", report.Releases[0].Annotations[matrix.KeyAudit])
+	require.Equal(t, "11.0=runs", report.Releases[1].Annotations[matrix.KeyAudit])
+	require.Equal(t, standin.SitePackages+"/torch/lib/libtorch_cuda.so", report.Releases[0].Audit[0].Files[0].Path)
+
+	hosts := f.hosts(t, "app-hosts")
+	runner, err := runimage.NewRunner(filepath.Join(f.work, "app-runs"))
+	require.NoError(t, err)
+	unpacked := map[string]standin.Unpacked{}
+	for _, rel := range []string{"jetpack6.2", "jetpack7.0"} {
+		img := pullArm64(t, repository+":0.1.0-"+rel)
+		cf, err := img.ConfigFile()
+		require.NoError(t, err)
+		dir := filepath.Join(f.work, "app-"+rel)
+		require.NoError(t, runimage.Unpack(img, dir))
+		unpacked[rel] = standin.Unpacked{Rootfs: dir, Config: cf}
+	}
+
+	t.Run("the image's config and image.json", func(t *testing.T) {
+		u := unpacked["jetpack7.0"]
+		require.Equal(t, []string{imagebuild.EntrypointPath}, u.Config.Config.Entrypoint)
+		require.Equal(t, []string{"--help"}, u.Config.Config.Cmd)
+		require.Equal(t, matrix.KindApp, u.Config.Config.Labels[matrix.KeyKind])
+		require.True(t, slices.ContainsFunc(u.Config.Config.Env, func(e string) bool { return strings.HasPrefix(e, "PATH=/opt/venv/bin:") }),
+			"the stage's ENV: %v", u.Config.Config.Env)
+		data, err := os.ReadFile(filepath.Join(u.Rootfs, "etc/jetbake/image.json"))
+		require.NoError(t, err)
+		img, err := imagespec.Parse(data)
+		require.NoError(t, err)
+		require.Equal(t, imagespec.KindApp, img.Kind)
+		require.Equal(t, imagespec.SchemaVersionApp, img.SchemaVersion)
+		require.Equal(t, []string{"/opt/venv/bin/obliteratus"}, img.Command)
+		require.Equal(t, "pytorch", img.Check)
+		require.Equal(t, []imagespec.Target{{SM: "11.0", Path: "/opt/venv/bin/obliteratus"}}, img.Targets)
+	})
+
+	t.Run("the image keeps the vendor torch", func(t *testing.T) {
+		u := unpacked["jetpack6.2"]
+		cf := *u.Config
+		cf.Config.Entrypoint = []string{"/opt/venv/bin/python", "-c", "import torch; print('TORCH', torch.__version__, torch.__file__)"}
+		res, err := runner.Run(ctx, u.Rootfs, &cf, hosts["orin-jp6"], []string{})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode, res.Stderr)
+		require.Contains(t, res.Stdout, "TORCH 2.8.0a0+5228986c39.nv25.06 "+standin.SitePackages+"/torch/__init__.py")
+	})
+
+	for _, run := range []struct{ rel, host, device string }{
+		{"jetpack6.2", "orin-jp6", "device: Orin"}, {"jetpack7.0", "thor-jp7.0", "device: NVIDIA Thor"},
+	} {
+		t.Run("the app runs on "+run.host, func(t *testing.T) {
+			u := unpacked[run.rel]
+			res, err := runner.Run(ctx, u.Rootfs, u.Config, hosts[run.host], []string{"--gate"})
+			require.NoError(t, err)
+			t.Logf("%s on %s: %s%s", run.rel, run.host, res.Stdout, res.Stderr)
+			require.Equal(t, 0, res.ExitCode, res.Stderr)
+			require.Contains(t, res.Stdout, "cuda available: True")
+			require.Contains(t, res.Stdout, run.device)
+			require.Contains(t, res.Stdout, "op: 24.0 finite True")
+		})
+	}
+
+	t.Run("a wrong host gets jetbake's sentence", func(t *testing.T) {
+		u := unpacked["jetpack6.2"]
+		res, err := runner.Run(ctx, u.Rootfs, u.Config, hosts["thor-jp7.0"], []string{"--gate"})
+		require.NoError(t, err)
+		t.Logf("jetpack6.2 on thor-jp7.0: %s", res.Stderr)
+		require.NotEqual(t, 0, res.ExitCode)
+		require.Contains(t, res.Stderr, "jetbake")
+		require.Contains(t, res.Stderr, repository+":0.1.0-jetpack7.0", "the image that would run there")
+		require.NotContains(t, res.Stdout, "cuda available")
+	})
+}
