@@ -4,7 +4,11 @@
 // with the shipped Dockerfile-jetson on a TEI-shaped source with `jetbake
 // build`, then runs the images on fake Jetsons, with runc and through
 // NVIDIA's container runtime (`docker run --runtime nvidia`), and prints which
-// binary each one chose, or why none, and the runtime that ran it. Everything
+// binary each one chose, or why none, and the runtime that ran it. Then it
+// builds a PyTorch app from a repository of its own (what `jetbake init --app
+// pytorch` writes) with a real pip on stand-in PyTorch bases, and the two
+// builds jetbake refuses (pip shadowing the vendor torch, bitsandbytes'
+// SBSA wheel), and runs the app on an Orin, a Thor and a wrong host. Everything
 // it starts it stops; bin/ keeps the build cache for next time.
 package main
 
@@ -118,7 +122,11 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runChecks(ctx, env, work, report, refused, out)
+	app, err := appBuilds(ctx, root, env, work, progress, out)
+	if err != nil {
+		return err
+	}
+	return runChecks(ctx, env, work, report, refused, app, out)
 }
 
 // refusedBuild builds the Orin image from Dockerfile-jetson compiling the
@@ -158,17 +166,22 @@ func jetbakeBuild(ctx context.Context, root, registry, matrixPath, metadata, pro
 	// The demo matrix is in a temporary folder; it reads the checkout's
 	// stand-in router only because the flag grants it, as a user would.
 	args := append([]string{"build", "--matrix", matrixPath}, e2e.AllowStandinFlags(root)...)
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "jetbake"), append(args,
+	return jetbakeRun(ctx, root, root, append(args,
 		"--mirror", "nvcr.io="+registry, "--push",
 		"--revision", revision, "--source-date-epoch", epoch,
 		"--progress", progress, "--metadata-file", metadata,
 		"--state-dir", filepath.Join(root, "bin", "state", "buildkitd"),
 		"--entrypoint-dir", filepath.Join(root, "bin", "linux-arm64"))...)
-	cmd.Dir = root
+}
+
+// jetbakeRun runs bin/jetbake with args in dir, its output the demo's.
+func jetbakeRun(ctx context.Context, root, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "jetbake"), args...)
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "BUILDKIT_HOST=")
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("jetbake build: %w", err)
+		return fmt.Errorf("jetbake %s: %w", args[0], err)
 	}
 	return nil
 }
@@ -183,12 +196,15 @@ func readReport(path string) (*imagebuild.Report, error) {
 }
 
 // runChecks runs every built image on the fake hosts and prints the table.
-func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuild.Report, refused string, out io.Writer) error {
+func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuild.Report, refused string, app *appRun, out io.Writer) error {
 	tags := map[string]string{}
 	for _, rr := range report.Releases {
 		if len(rr.Tags) > 0 {
 			tags[rr.Name] = rr.Tags[0]
 		}
+	}
+	for release, tag := range app.tags {
+		tags[release] = tag
 	}
 	images, err := e2e.Images(ctx, filepath.Join(work, "rootfs"), tags)
 	if err != nil {
@@ -202,7 +218,7 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if err != nil {
 		return err
 	}
-	outcomes := e2e.RunChecks(ctx, runner, images, hosts, e2e.DemoChecks())
+	outcomes := e2e.RunChecks(ctx, runner, images, hosts, append(e2e.DemoChecks(), e2e.AppChecks(app.repository)...))
 	fmt.Fprintln(out, "==> the images through NVIDIA's container runtime (docker run --runtime nvidia)")
 	nvOutcomes, err := e2e.RunNVIDIARuntime(ctx, env, work, tags)
 	if err != nil {
@@ -221,6 +237,9 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	}
 	// The build the audit refused: no image, so no host ran it.
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e2e.WrongComputeCapRelease+" (not tagged)", "-", "jetbake build", "ok", "refused by the "+oneLine(refused))
+	for _, r := range app.refused {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.image+" (not tagged)", "-", "jetbake build", "ok", "refused: "+oneLine(r.sentence))
+	}
 	for _, o := range outcomes {
 		row(o.Release, o.Host, "runc", o.OK(), o.Summary())
 	}
@@ -231,8 +250,13 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if failed > 0 {
 		return fmt.Errorf("%d of %d runs did not do what they should", failed, len(outcomes)+len(nvOutcomes))
 	}
-	fmt.Fprintf(out, "\nthe build of %s refused by the audit, and all %d runs as expected (%d with runc and a bind-mounted host view, %d with docker run, %d of them through NVIDIA's runtime). "+
-		"Explain a choice: JETBAKE_EXPLAIN=1, or the entrypoint's --explain.\n", e2e.WrongComputeCapRelease, len(outcomes)+len(nvOutcomes), len(outcomes), len(nvOutcomes), nvidiaRuns(nvOutcomes))
+	refusals := []string{e2e.WrongComputeCapRelease + " (by the audit)"}
+	for _, r := range app.refused {
+		refusals = append(refusals, r.image+" (by "+r.by+")")
+	}
+	fmt.Fprintf(out, "\nthe builds of %s refused before any tag, and all %d runs as expected (%d with runc and a bind-mounted host view, %d with docker run, %d of them through NVIDIA's runtime). "+
+		"Explain a choice: JETBAKE_EXPLAIN=1, or the entrypoint's --explain.\n", strings.Join(refusals, ", "),
+		len(outcomes)+len(nvOutcomes), len(outcomes), len(nvOutcomes), nvidiaRuns(nvOutcomes))
 	return nil
 }
 

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,85 +20,13 @@ import (
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
-// appPyproject is the user's project: OBLITERATUS from the package index,
-// with an in-tree build backend (PEP 517 backend-path) so that pip builds
-// it with nothing from the index but the app: an offline build's
-// pyproject.toml, as the test bed has no setuptools to serve.
-const appPyproject = `[build-system]
-requires = []
-build-backend = "backend"
-backend-path = ["_build"]
-
-[project]
-name = "obliteratus-jetson"
-version = "0.1.0"
-dependencies = ["obliteratus==0.1.0"]
-`
-
-// appBackend is that backend: a wheel of the project's metadata alone.
-const appBackend = `import base64, hashlib, os, zipfile
-
-NAME, VERSION = "obliteratus_jetson", "0.1.0"
-FILES = {
-    NAME + "-" + VERSION + ".dist-info/METADATA": "Metadata-Version: 2.1\nName: obliteratus-jetson\nVersion: 0.1.0\nRequires-Dist: obliteratus==0.1.0\n",
-    NAME + "-" + VERSION + ".dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: backend\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-
-def get_requires_for_build_wheel(config_settings=None):
-    return []
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    name = NAME + "-" + VERSION + "-py3-none-any.whl"
-    record = []
-    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as whl:
-        for path, body in FILES.items():
-            data = body.encode()
-            whl.writestr(path, data)
-            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-            record.append("%s,sha256=%s,%d" % (path, digest, len(data)))
-        rec = NAME + "-" + VERSION + ".dist-info/RECORD"
-        record.append(rec + ",,")
-        whl.writestr(rec, "\n".join(record) + "\n")
-    return name
-`
-
-// appRepo is a user's repository of its own: what `jetbake init --app
-// pytorch` writes, the matrix edited as a user would (the app's name and
-// command, the registry, the package index as a build arg), and the
-// project. It returns the repository's folder.
-func appRepo(t *testing.T, f *fixture, indexURL, repository string) string {
+// appRepo is a user's repository of its own (WriteAppRepo); it returns
+// the repository's folder.
+func appRepo(t *testing.T, indexURL, repository string) string {
 	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "matrix.json")
-	code, _, errOut := jetbake(t.Context(), "init", "-f", path, "--app", "pytorch", "--repository", repository,
-		"--source", "https://github.com/acme/obliteratus-jetson")
-	require.Equal(t, 0, code, errOut)
-	editMatrix(t, path, func(m map[string]any) {
-		app := m["app"].(map[string]any)
-		app["name"], app["command"] = "obliteratus", []string{"/opt/venv/bin/obliteratus"}
-		app["build_args"] = map[string]string{"PIP_INDEX_URL": indexURL}
-	})
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte(appPyproject), 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "_build"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "_build", "backend.py"), []byte(appBackend), 0o644))
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "app"}} {
-		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
+	require.NoError(t, WriteAppRepo(t.Context(), dir, indexURL, repository))
 	return dir
-}
-
-// editMatrix changes the matrix file at path.
-func editMatrix(t *testing.T, path string, edit func(map[string]any)) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(data, &m))
-	edit(m)
-	data, err = json.MarshalIndent(m, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, data, 0o644))
 }
 
 // appBuild runs `jetbake build --push` of the matrix at path and returns
@@ -119,30 +46,12 @@ func (f *fixture) appBuild(t *testing.T, path string, args ...string) (int, stri
 	return code, errOut, report
 }
 
-// variant writes a variant of the repository's matrix (matrix-NAME.json)
-// that builds Dockerfile.NAME, the init's Dockerfile with step after it
-// (or in place of its pip step, with replace), into the repository
-// suffixed -NAME: its own tags, none of which may exist after a refusal.
+// variant writes a variant of the repository's matrix (AppVariant) and
+// returns its path.
 func variant(t *testing.T, repo, name, step string, replace bool) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repo, "Dockerfile"))
+	path, err := AppVariant(repo, name, step, replace)
 	require.NoError(t, err)
-	text := string(data)
-	if replace {
-		i := strings.Index(text, "RUN set -eu;")
-		require.GreaterOrEqual(t, i, 0, "the init's pip step")
-		text = text[:i]
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "Dockerfile."+name), []byte(text+step+"\n"), 0o644))
-	path := filepath.Join(repo, "matrix-"+name+".json")
-	data, err = os.ReadFile(filepath.Join(repo, "matrix.json"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, data, 0o644))
-	editMatrix(t, path, func(m map[string]any) {
-		m["app"].(map[string]any)["dockerfile"] = "Dockerfile." + name
-		img := m["image"].(map[string]any)
-		img["repository"] = img["repository"].(string) + "-" + name
-	})
 	return path
 }
 
@@ -169,18 +78,14 @@ func TestApp(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	kit := f.env.Kit()
-	for _, jp := range []string{"6.2", "7.0"} {
-		_, err := standin.PyTorchBase(ctx, kit, f.env.Registry, jp)
-		require.NoError(t, err)
-	}
-	index, err := pyindex.Start(ctx, kit)
+	index, err := StartAppBed(ctx, kit, f.env.Registry)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = index.Close() })
-	repository := f.env.Registry + "/acme/obliteratus"
-	repo := appRepo(t, f, index.URL, repository)
+	repository := f.env.Registry + "/" + AppRepository
+	repo := appRepo(t, index.URL, repository)
 
 	t.Run("a build whose pip shadows the vendor torch is refused before any tag", func(t *testing.T) {
-		path := variant(t, repo, "shadow", "RUN python -m pip install obliteratus torchy-helper", true)
+		path := variant(t, repo, AppShadow, AppShadowStep, true)
 		code, errOut, report := f.appBuild(t, path, "--release", "jetpack6.2")
 		require.Equal(t, 1, code, errOut)
 		rr := report.Releases[0]
@@ -192,11 +97,11 @@ func TestApp(t *testing.T) {
 		}
 		require.NotContains(t, rr.Error, "failed to solve", "jetbake's sentence, not BuildKit's wrapping of it")
 		require.Empty(t, rr.Digest, "nothing was exported")
-		requireNoTags(t, report, repository+"-shadow")
+		requireNoTags(t, report, repository+"-"+AppShadow)
 	})
 
 	t.Run("bitsandbytes' SBSA wheel is refused by the audit for Orin", func(t *testing.T) {
-		path := variant(t, repo, "bnb", "RUN python -m pip install --no-deps bitsandbytes", false)
+		path := variant(t, repo, AppBitsandbytes, AppBitsandbytesStep, false)
 		code, errOut, report := f.appBuild(t, path, "--release", "jetpack6.2")
 		require.Equal(t, 1, code, errOut)
 		rr := report.Releases[0]
@@ -208,7 +113,7 @@ func TestApp(t *testing.T) {
 		require.Empty(t, rr.Digest, "nothing was exported")
 		require.Len(t, rr.Audit, 1)
 		require.Equal(t, "no code", rr.Audit[0].Verdict)
-		requireNoTags(t, report, repository+"-bnb")
+		requireNoTags(t, report, repository+"-"+AppBitsandbytes)
 	})
 
 	code, errOut, report := f.appBuild(t, filepath.Join(repo, "matrix.json"))
@@ -267,29 +172,21 @@ func TestApp(t *testing.T) {
 		require.Contains(t, res.Stdout, "TORCH 2.8.0a0+5228986c39.nv25.06 "+standin.SitePackages+"/torch/__init__.py")
 	})
 
-	for _, run := range []struct{ rel, host, device string }{
-		{"jetpack6.2", "orin-jp6", "device: Orin"}, {"jetpack7.0", "thor-jp7.0", "device: NVIDIA Thor"},
-	} {
-		t.Run("the app runs on "+run.host, func(t *testing.T) {
-			u := unpacked[run.rel]
-			res, err := runner.Run(ctx, u.Rootfs, u.Config, hosts[run.host], []string{"--gate"})
-			require.NoError(t, err)
-			t.Logf("%s on %s: %s%s", run.rel, run.host, res.Stdout, res.Stderr)
-			require.Equal(t, 0, res.ExitCode, res.Stderr)
-			require.Contains(t, res.Stdout, "cuda available: True")
-			require.Contains(t, res.Stdout, run.device)
-			require.Contains(t, res.Stdout, "op: 24.0 finite True")
+	// The demo's rows: the app's gate on an Orin and a Thor, and the 6.2
+	// image refused on a Thor with the tag that would run there.
+	images := map[string]Unpacked{}
+	for rel, u := range unpacked {
+		images[AppReleasePrefix+rel] = Unpacked{Rootfs: u.Rootfs, Config: u.Config}
+	}
+	for _, o := range RunChecks(ctx, runner, images, hosts, AppChecks(repository)) {
+		t.Run(o.Release+" on "+o.Host, func(t *testing.T) {
+			require.NoError(t, o.Err)
+			t.Logf("%s", o.Summary())
+			require.True(t, o.OK(), "stdout: %s\nstderr: %s", o.Result.Stdout, o.Result.Stderr)
+			if !o.WantApp {
+				require.Contains(t, o.Result.Stderr, "jetbake")
+				require.NotContains(t, o.Result.Stdout, "cuda available", "the app never started")
+			}
 		})
 	}
-
-	t.Run("a wrong host gets jetbake's sentence", func(t *testing.T) {
-		u := unpacked["jetpack6.2"]
-		res, err := runner.Run(ctx, u.Rootfs, u.Config, hosts["thor-jp7.0"], []string{"--gate"})
-		require.NoError(t, err)
-		t.Logf("jetpack6.2 on thor-jp7.0: %s", res.Stderr)
-		require.NotEqual(t, 0, res.ExitCode)
-		require.Contains(t, res.Stderr, "jetbake")
-		require.Contains(t, res.Stderr, repository+":0.1.0-jetpack7.0", "the image that would run there")
-		require.NotContains(t, res.Stdout, "cuda available")
-	})
 }

@@ -42,6 +42,8 @@ type Check struct {
 	// WantServe wants the probe's serving check passed in the evidence it
 	// prints: Probe is set and Args are ServeArgs.
 	WantServe bool
+	// WantApp wants an app's command run: exit 0 and WantOutput on stdout.
+	WantApp bool
 }
 
 // ModelPath is where a Check's model is mounted in the container.
@@ -69,6 +71,9 @@ func (o Outcome) OK() bool {
 		// The probe's own exit status also counts the image digest, which
 		// only a run of a pulled image by digest has.
 		return o.served() != nil
+	}
+	if o.WantApp {
+		return o.Result.ExitCode == 0 && containsAll(o.Result.Stdout, o.WantOutput)
 	}
 	if o.WantArch != "" {
 		if o.Result.ExitCode != 0 || !strings.Contains(o.Result.Stdout, "router built for "+o.WantArch+" ") {
@@ -99,6 +104,9 @@ func (o Outcome) Summary() string {
 	}
 	if c := o.served(); c != nil {
 		return "serve: " + c.Detail
+	}
+	if o.WantApp && o.Result.ExitCode == 0 {
+		return strings.Join(strings.Split(strings.TrimSpace(o.Result.Stdout), "\n"), "; ")
 	}
 	if o.Result.ExitCode == 0 {
 		return strings.SplitN(strings.TrimSpace(o.Result.Stdout), "\n", 2)[0]
@@ -211,6 +219,36 @@ func DemoChecks() []Check {
 		Check{Release: NoComputeCapRelease, Host: "orin-jp6", WantFailure: RefusalOnOrin},
 		Check{Release: NativeCPURelease, Host: "orin-jp6", WantExit: ExitSIGILL},
 	), ServeChecks()...)
+}
+
+// containsAll reports whether s contains every phrase.
+func containsAll(s string, phrases []string) bool {
+	for _, p := range phrases {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// AppReleasePrefix keys an app's releases among a router's in Images' and
+// the checks' maps (both name theirs jetpack6.2).
+const AppReleasePrefix = "app-"
+
+// AppChecks run the app's images (keyed AppReleasePrefix + release) with
+// its gate (--gate): CUDA available, the Jetson's device name and a finite
+// small operation, on an Orin and a Thor; and the 6.2 image on a Thor,
+// which the entrypoint refuses with the tag that would run there.
+func AppChecks(repository string) []Check {
+	gate := []string{"--gate"}
+	return []Check{
+		{Release: AppReleasePrefix + "jetpack6.2", Host: "orin-jp6", Args: gate, WantApp: true,
+			WantOutput: []string{"cuda available: True", "device: Orin", "op: 24.0 finite True"}},
+		{Release: AppReleasePrefix + "jetpack7.0", Host: "thor-jp7.0", Args: gate, WantApp: true,
+			WantOutput: []string{"cuda available: True", "device: NVIDIA Thor", "op: 24.0 finite True"}},
+		{Release: AppReleasePrefix + "jetpack6.2", Host: "thor-jp7.0", Args: gate,
+			WantFailure: repository + ":" + AppVersion + "-jetpack7.0"},
+	}
 }
 
 // Images pulls and unpacks each release's image (by its first tag) under dir.

@@ -14,6 +14,8 @@ import (
 func TestOutcomeOK(t *testing.T) {
 	passCheck := Check{Release: "jetpack6.2", Host: "orin-jp6", Args: []string{"--port", "8080"}, WantArch: "sm_87"}
 	failCheck := Check{Release: "jetpack6.2", Host: "none", WantFailure: "--runtime nvidia"}
+	appCheck := AppChecks("r/app")[0]
+	gate := "cuda available: True\ndevice: Orin\nop: 24.0 finite True\n"
 	ran := "router built for sm_87 (SM 87), compute cap: runtime 87 accepted by compile time 87\nlistening on port 80\nargs: --port 8080\n"
 	tests := []struct {
 		name    string
@@ -48,6 +50,12 @@ func TestOutcomeOK(t *testing.T) {
 			outcome: Outcome{Check: Check{WantExit: ExitSIGILL}, Result: runimage.Result{ExitCode: 132}}},
 		{name: "another exit status",
 			outcome: Outcome{Check: Check{WantExit: ExitSIGILL}, Result: runimage.Result{ExitCode: 1, Stderr: "Error"}}},
+		{name: "app's gate", want: true,
+			outcome: Outcome{Check: appCheck, Result: runimage.Result{Stdout: gate}}},
+		{name: "app's gate without CUDA",
+			outcome: Outcome{Check: appCheck, Result: runimage.Result{Stdout: "cuda available: False\n"}}},
+		{name: "app's gate, non-zero exit",
+			outcome: Outcome{Check: appCheck, Result: runimage.Result{Stdout: gate, ExitCode: 1}}},
 		{name: "expected failure, run error",
 			outcome: Outcome{Check: failCheck, Result: runimage.Result{ExitCode: 1, Stderr: "--runtime nvidia"}, Err: errors.New("x")}},
 	}
