@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/pydist"
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -30,7 +34,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 		return nil, err
 	}
 	base := pin(j.runtimeBase, baseDigest)
-	j.appBases.start(base) // read beside the stage's build
+	j.appBases.Start(base) // read beside the stage's build
 	if err := j.resolveGitContext(ctx, c); err != nil {
 		return nil, err
 	}
@@ -50,7 +54,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	if err != nil {
 		return nil, err
 	}
-	ref, err := solveRef(ctx, c, j.runtimeState(c, image, nil, desc), imports)
+	ref, err := appstage.Solve(ctx, c, j.runtimeState(c, image, nil, desc), imports)
 	if err != nil {
 		return nil, fmt.Errorf("assemble the app's image: %w", err)
 	}
@@ -113,3 +117,37 @@ func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]
 
 // isApp reports whether the job builds an app's release.
 func (j *releaseJob) isApp() bool { return j.plan != nil && j.plan.App != nil }
+
+// checkApp checks the app's image before it is exported, so before any
+// tag: the vendor stack (the base's framework packages kept, package
+// pydist's sentences otherwise) and the audit of every ELF file of the
+// image for every SM target (an SBSA wheel's library without code for
+// Orin is refused by name). It records the audit and returns the value of
+// its annotation, "8.7=runs,11.0=runs".
+func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runtimeImage, base string, imports []gateway.CacheOptionsEntry) (string, error) {
+	read, err := j.appBases.Wait(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	inv, code, err := appstage.Read(ctx, c, image.state, image.base, imports, read)
+	if err != nil {
+		return "", err
+	}
+	stackErr := pydist.CompareApp(read.Inv, inv, j.plan.App.Command[0]).Err()
+	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, code)
+	err = stackErr
+	if err == nil {
+		err = auditErr
+	}
+	j.mu.Lock()
+	j.audit, j.appErr = audits, err
+	j.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	parts := make([]string, len(audits))
+	for i, a := range audits {
+		parts[i] = a.SM + "=" + a.Verdict
+	}
+	return strings.Join(parts, ","), nil
+}

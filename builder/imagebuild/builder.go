@@ -18,6 +18,7 @@ import (
 
 	"github.com/moby/buildkit/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
@@ -78,8 +79,8 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
 	defer reads.close()
-	apps := newAppBases(ctx, b.opts.remoteOpts, timings)
-	defer apps.close()
+	apps := appstage.NewBases(ctx, b.opts.remoteOpts, timings)
+	defer apps.Close()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
 		j.timings, j.resolved, j.appBases = timings, resolved, apps

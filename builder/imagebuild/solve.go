@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -79,7 +80,7 @@ type buildShared struct {
 	// bases are the build's reads of what each base holds; appBases of
 	// what each app's framework container holds.
 	bases    *baseReads
-	appBases *appBases
+	appBases *appstage.Bases
 }
 
 // attemptResult is what the release's latest attempt learnt, for its
