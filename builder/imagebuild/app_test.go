@@ -52,7 +52,7 @@ func TestImageDescriptionApp(t *testing.T) {
 // and adds the entrypoint, the app's default arguments and the labels.
 func TestAppConfig(t *testing.T) {
 	p := appPlan(t)
-	j := &releaseJob{plan: p, release: p.Releases[0], dockerfile: "Dockerfile", epoch: testEpoch}
+	j := &releaseJob{opts: &options{epoch: testEpoch}, plan: p, release: p.Releases[0], dockerfile: "Dockerfile"}
 	stage, err := json.Marshal(ocispecs.Image{Config: ocispecs.ImageConfig{
 		Env: []string{"PATH=/opt/venv/bin:/usr/bin"}, WorkingDir: "/src", Entrypoint: []string{"/bin/sh"}}})
 	require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestSelectJobsApp(t *testing.T) {
 // The emulation warning of an app's build speaks of its stage, not routers.
 func TestNoteEmulationApp(t *testing.T) {
 	p := appPlan(t)
-	j := &releaseJob{plan: p, release: p.Releases[0]}
+	j := &releaseJob{opts: &options{}, plan: p, release: p.Releases[0]}
 	j.timings = progress.NewRecorder()
 	var warnings []string
 	shareEmulationNotice([]*releaseJob{j}, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }, "")

@@ -50,7 +50,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	if err != nil {
 		return nil, err
 	}
-	desc, err := ImageDescription(j.plan, j.release, j.revision)
+	desc, err := ImageDescription(j.plan, j.release, j.opts.revision)
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +58,9 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	if err != nil {
 		return nil, fmt.Errorf("assemble the app's image: %w", err)
 	}
-	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.Base, baseDigest)
-	if j.toolVersion != "" {
-		meta[KeyToolVersion] = j.toolVersion
+	meta := buildMetadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.Base, baseDigest)
+	if j.opts.toolVersion != "" {
+		meta[KeyToolVersion] = j.opts.toolVersion
 	}
 	meta[matrix.KeyAudit] = audit
 	config, err := j.appConfig(image.config, meta)
@@ -81,7 +81,7 @@ func (j *releaseJob) appStage(ctx context.Context, c gateway.Client, base string
 		args = map[string]string{}
 	}
 	args[matrix.BaseBuildArg] = base
-	args["SOURCE_DATE_EPOCH"] = strconv.FormatInt(j.epoch, 10)
+	args["SOURCE_DATE_EPOCH"] = strconv.FormatInt(j.opts.epoch, 10)
 	start := time.Now()
 	st, cfg, err := j.frontendStage(ctx, c, j.plan.App.Target, args)
 	j.timings.Record(progress.PhaseFrontend, start)
@@ -112,7 +112,7 @@ func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]
 	}
 	app := j.plan.App
 	run := program{cmd: app.Cmd, env: app.Env, ports: app.Ports}
-	return configWith(img, run, j.release, labels, epochTime(j.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, smList(j.release)))
+	return configWith(img, run, j.release, labels, epochTime(j.opts.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, smList(j.release)))
 }
 
 // isApp reports whether the job builds an app's release.

@@ -3,6 +3,16 @@
 // assembled around the entrypoint. It pushes by digest while building and
 // tags only when every selected release succeeded, so no tag ever points at a
 // failed release or at half a set.
+//
+// Options are go-containerregistry's shape, one layer: the With* functions
+// write a private options struct, and the Builder, its scheduler and each
+// release's job read that one struct (releaseJob.opts), never a copy of
+// its fields. Functional options rather than one exported struct that
+// bake fills: defaults (parallel, retries, progress, the environment that
+// completes caches) stay inside the package, an option is added without
+// breaking a caller, and tests name only the options they need. What a
+// release changes (its own no-cache) is a method of the job over the
+// options, not a second field.
 package imagebuild
 
 import (
@@ -288,10 +298,7 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	var jobs []*releaseJob
 	for _, rel := range selected {
 		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, git: git, dockerfile: dfName,
-			revision: b.opts.revision, toolVersion: b.opts.toolVersion, controls: b.opts.controls, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
-		if rel.NoCache != nil {
-			j.controls.NoCache = *rel.NoCache // --set RELEASE.no-cache
-		}
+			opts: &b.opts, contextDir: ctxDir, dockerfileDir: dfDir}
 		if p.App != nil {
 			// An app's stage starts from its framework container, the
 			// image's base: the job's runtime base.

@@ -147,8 +147,8 @@ func TestPrepare(t *testing.T) {
 	require.Empty(t, j.contextDir)
 	require.Equal(t, "/repo/dockerfiles", j.dockerfileDir)
 	require.Equal(t, "Dockerfile-jetson", j.dockerfile)
-	require.Equal(t, "abc", j.revision)
-	require.Equal(t, int64(testEpoch), j.epoch)
+	require.Equal(t, "abc", j.opts.revision)
+	require.Equal(t, int64(testEpoch), j.opts.epoch)
 	require.True(t, j.multiOutput)
 	require.Equal(t, "127.0.0.1:5000/nvidia/cuda:13.2.0-devel-ubuntu24.04", jobs[1].buildBase)
 

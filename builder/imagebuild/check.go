@@ -102,7 +102,7 @@ func (b *Builder) Check(ctx context.Context, p *plan.Plan) ([]Finding, error) {
 // check lints the router stage for every target of the release, and its
 // runtime stage; the bases are the arm64 manifests of the release's.
 func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase, runtimeBase string) ([]Finding, error) {
-	inputs, err := jetbakeContext(ctx, j.epoch)
+	inputs, err := jetbakeContext(ctx, j.opts.epoch)
 	if err != nil {
 		return nil, err
 	}

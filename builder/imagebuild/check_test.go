@@ -12,7 +12,7 @@ import (
 
 func TestFindings(t *testing.T) {
 	p := testPlan()
-	j := &releaseJob{plan: p, release: p.Releases[0], dockerfile: "Dockerfile-jetson", dockerfileDir: "/repo/dockerfiles"}
+	j := &releaseJob{opts: &options{}, plan: p, release: p.Releases[0], dockerfile: "Dockerfile-jetson", dockerfileDir: "/repo/dockerfiles"}
 	at := func(line int32) *pb.Location {
 		return &pb.Location{SourceIndex: 0, Ranges: []*pb.Range{{Start: &pb.Position{Line: line}, End: &pb.Position{Line: line}}}}
 	}
@@ -40,7 +40,7 @@ func TestFindings(t *testing.T) {
 // become the release's findings, once each, with file and line.
 func TestBuildFindings(t *testing.T) {
 	p := testPlan()
-	j := &releaseJob{plan: p, release: p.Releases[1], dockerfile: "Dockerfile-jetson", dockerfileDir: "/repo/dockerfiles"}
+	j := &releaseJob{opts: &options{}, plan: p, release: p.Releases[1], dockerfile: "Dockerfile-jetson", dockerfileDir: "/repo/dockerfiles"}
 	at := func(line int) []parser.Range { return []parser.Range{{Start: parser.Position{Line: line}}} }
 	for _, tg := range j.release.Targets {
 		warn := j.lintWarn(tg)

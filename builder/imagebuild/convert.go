@@ -94,7 +94,7 @@ func (j *releaseJob) converterClient(ctx context.Context, c gateway.Client, buil
 	}
 	opts := j.routerOpts(j.release.Targets[0], buildBase)
 	bc, err := dockerui.NewClient(frontendView{Client: c, opts: opts,
-		inputs: map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.epoch)}})
+		inputs: map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.opts.epoch)}})
 	if err != nil {
 		return nil, fmt.Errorf("router context: %w", err)
 	}

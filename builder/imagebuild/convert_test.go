@@ -61,8 +61,8 @@ func TestConvertRoutersFallsBackToTheFrontend(t *testing.T) {
 		name string
 		job  *releaseJob
 	}{
-		{"local context", &releaseJob{contextDir: dir, dockerfileDir: dir, dockerfile: "Dockerfile"}},
-		{"git context", &releaseJob{gitContext: "https://example.com/r.git#v1", dockerfileDir: dir, dockerfile: "Dockerfile"}},
+		{"local context", &releaseJob{opts: &options{}, contextDir: dir, dockerfileDir: dir, dockerfile: "Dockerfile"}},
+		{"git context", &releaseJob{opts: &options{}, gitContext: "https://example.com/r.git#v1", dockerfileDir: dir, dockerfile: "Dockerfile"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,12 +72,12 @@ func TestConvertRoutersFallsBackToTheFrontend(t *testing.T) {
 			require.Nil(t, states)
 		})
 	}
-	missing := releaseJob{contextDir: dir, dockerfileDir: dir, dockerfile: "Nope"}
+	missing := releaseJob{opts: &options{}, contextDir: dir, dockerfileDir: dir, dockerfile: "Nope"}
 	_, _, err := missing.convertRouters(t.Context(), nil, "base")
 	require.ErrorContains(t, err, "the router's Dockerfile "+filepath.Join(dir, "Nope")+" does not exist")
 	// A pipe in its place is refused at once: reading it would block the build.
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "Pipe"), 0o644))
-	piped := releaseJob{contextDir: dir, dockerfileDir: dir, dockerfile: "Pipe"}
+	piped := releaseJob{opts: &options{}, contextDir: dir, dockerfileDir: dir, dockerfile: "Pipe"}
 	_, _, err = piped.convertRouters(t.Context(), nil, "base")
 	require.ErrorContains(t, err, "is a named pipe (FIFO), not a regular file")
 }

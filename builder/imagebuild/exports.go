@@ -34,7 +34,7 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		LocalMounts: mounts,
 		Session:     b.opts.sessionAttach,
 		FrontendAttrs: map[string]string{
-			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.opts.epoch, 10),
 			"platform":                    platforms.Format(arm64Platform()),
 		},
 	}
@@ -79,7 +79,7 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 func (j *releaseJob) exportAttrs() map[string]string {
 	return map[string]string{
 		"oci-mediatypes":    "true",
-		"source-date-epoch": strconv.FormatInt(j.epoch, 10),
+		"source-date-epoch": strconv.FormatInt(j.opts.epoch, 10),
 	}
 }
 

@@ -70,3 +70,12 @@ func releasesOf(jobs []*releaseJob) []plan.Release {
 	}
 	return out
 }
+
+// noCache says whether the release builds every step anew: its own
+// no-cache (--set RELEASE.no-cache) when set, else the build's.
+func (j *releaseJob) noCache() bool {
+	if j.release.NoCache != nil {
+		return *j.release.NoCache
+	}
+	return j.opts.controls.NoCache
+}

@@ -101,7 +101,7 @@ func (j *releaseJob) convertOpt(c gateway.Client, bc *dockerui.Client, target st
 
 // frontendStage solves stage target through the dockerfile.v0 frontend.
 func (j *releaseJob) frontendStage(ctx context.Context, c gateway.Client, target string, args map[string]string) (llb.State, []byte, error) {
-	inputs, err := jetbakeContext(ctx, j.epoch)
+	inputs, err := jetbakeContext(ctx, j.opts.epoch)
 	if err != nil {
 		return llb.State{}, nil, err
 	}

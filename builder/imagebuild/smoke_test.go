@@ -20,7 +20,7 @@ func TestResolvedLibraries(t *testing.T) {
 // entrypoint's and image.json's too, and runs each target's binary.
 func TestSmokeSpec(t *testing.T) {
 	p := testPlan()
-	j := &releaseJob{plan: p, release: p.Releases[1]}
+	j := &releaseJob{opts: &options{}, plan: p, release: p.Releases[1]}
 	s := j.smokeSpec()
 	require.Equal(t, []string{"/etc", "/etc/jetbake", "/usr", "/usr/local", "/usr/local/bin"}, s.LayerDirs())
 	require.Equal(t, []string{"/usr/local/bin/router-87", "/usr/local/bin/router-110"}, s.Paths)
@@ -31,5 +31,5 @@ func TestSmokeSpec(t *testing.T) {
 // Without a shared session the smoke run is solved inline: the build gets
 // nothing to hand it to.
 func TestHandSmokeInline(t *testing.T) {
-	require.Nil(t, (&releaseJob{}).handSmoke(nil))
+	require.Nil(t, (&releaseJob{opts: &options{}}).handSmoke(nil))
 }

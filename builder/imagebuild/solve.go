@@ -50,10 +50,9 @@ type releaseJob struct {
 	runtimeBase string
 	gitContext  string // the router's git context, or "" for a local folder
 	dockerfile  string // the Dockerfile's name inside localDockerfile
-	revision    string
-	toolVersion string
-	controls    Controls
-	epoch       int64
+	// opts are the Builder's options, read where they are needed, never
+	// copied (see options.go).
+	opts *options
 	// contextDir and dockerfileDir are the local folders of the router's
 	// context (empty for a git context) and Dockerfile.
 	contextDir    string
@@ -177,7 +176,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	desc, err := ImageDescription(j.plan, j.release, j.revision)
+	desc, err := ImageDescription(j.plan, j.release, j.opts.revision)
 	if err != nil {
 		return nil, err
 	}
@@ -220,12 +219,12 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.RuntimeBase, baseDigest)
-	if j.toolVersion != "" {
-		meta[KeyToolVersion] = j.toolVersion
+	meta := buildMetadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.RuntimeBase, baseDigest)
+	if j.opts.toolVersion != "" {
+		meta[KeyToolVersion] = j.opts.toolVersion
 	}
 	meta[matrix.KeyAudit] = audit
-	config, err := imageConfig(image.config, j.plan.Router, j.release, meta, epochTime(j.epoch))
+	config, err := imageConfig(image.config, j.plan.Router, j.release, meta, epochTime(j.opts.epoch))
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +269,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	if states, ok, err := j.convertRouters(ctx, c, buildBase); ok || err != nil {
 		return states, err
 	}
-	inputs, err := jetbakeContext(ctx, j.epoch)
+	inputs, err := jetbakeContext(ctx, j.opts.epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -344,10 +343,10 @@ func (j *releaseJob) stageOpts(target string, args map[string]string) map[string
 		opts["context"] = j.routerContext()
 		opts["dockerfilekey"] = localDockerfile
 	}
-	if j.controls.NoCache {
+	if j.noCache() {
 		opts["no-cache"] = "" // every stage, as buildx --no-cache sends it
 	}
-	if j.controls.Pull {
+	if j.opts.controls.Pull {
 		opts["image-resolve-mode"] = llb.ResolveModeForcePull.String()
 	}
 	return opts
@@ -392,14 +391,14 @@ func (j *releaseJob) withJetbakeArgs(args map[string]string, buildBase, runtimeB
 		"RUNTIME_BASE":      runtimeBase,
 		"CUDA_RELEASE":      j.release.CUDA,
 		"ROUTER_VERSION":    j.plan.Router.Version,
-		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.opts.epoch, 10),
 	})
 	return args
 }
 
 // resolveMode is how base images are resolved: from the registry anew with --pull.
 func (j *releaseJob) resolveMode() llb.ResolveMode {
-	if j.controls.Pull {
+	if j.opts.controls.Pull {
 		return llb.ResolveModeForcePull
 	}
 	return llb.ResolveModeDefault
@@ -422,7 +421,7 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 // two releases must give both the same bytes; the progress display adds
 // the release to what it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers []llb.State, desc []byte) llb.State {
-	epoch := epochTime(j.epoch)
+	epoch := epochTime(j.opts.epoch)
 	created := llb.WithCreatedTime(epoch)
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath), path.Base(ProbePath)}))
@@ -454,7 +453,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 	}
 	release := llb.Scratch().File(fa, llb.WithCustomName(name))
 	var noCache []llb.ConstraintsOpt
-	if j.controls.NoCache {
+	if j.noCache() {
 		noCache = append(noCache, llb.IgnoreCache)
 	}
 	stamp := func(stage llb.State) *llb.FileAction {
