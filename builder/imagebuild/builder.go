@@ -30,6 +30,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -276,7 +277,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	for _, j := range jobs {
 		j.multiOutput = len(jobs) > 1
 		for _, out := range b.opts.outputs {
-			if err := checkReplaceable(outputPath(out, j.release.Name, j.multiOutput)); err != nil {
+			if err := localoutput.CheckReplaceable(localoutput.Path(out, j.release.Name, j.multiOutput)); err != nil {
 				return nil, err
 			}
 		}

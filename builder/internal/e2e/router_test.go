@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
@@ -213,7 +214,7 @@ func TestRouterContract(t *testing.T) {
 		}
 		// A local output: the smoke run comes before the export; nothing is written.
 		dest := filepath.Join(f.work, "nossl-oci")
-		msg = f.buildFails(t, p, bases, imagebuild.WithOutputs(imagebuild.Output{Type: "oci", Dest: dest}))
+		msg = f.buildFails(t, p, bases, imagebuild.WithOutputs(localoutput.Output{Type: "oci", Dest: dest}))
 		require.Contains(t, msg, want[0])
 		require.NoDirExists(t, dest)
 
