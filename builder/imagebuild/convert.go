@@ -17,6 +17,7 @@ import (
 	digest "github.com/opencontainers/go-digest"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -74,7 +75,7 @@ func buildPlatformOf(bopts gateway.BuildOpts) ocispecs.Platform {
 // checks (a "check=error=true" directive) fails the conversion itself.
 func (j *releaseJob) lintWarn(t plan.Target) linter.LintWarnFunc {
 	return func(rule, _, url, msg string, location []parser.Range) {
-		f := Finding{Release: j.release.Name, SM: t.SM, Severity: SeverityWarning, Rule: rule, Message: msg,
+		f := dockercheck.Finding{Release: j.release.Name, SM: t.SM, Severity: dockercheck.SeverityWarning, Rule: rule, Message: msg,
 			File: filepath.Join(j.dockerfileDir, j.dockerfile), URL: url}
 		if len(location) > 0 {
 			f.Line = location[0].Start.Line

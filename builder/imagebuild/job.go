@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/plan"
 	"maps"
 	"slices"
@@ -46,7 +47,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 }
 
 // addFinding records a finding of BuildKit's Dockerfile checks, once.
-func (j *releaseJob) addFinding(f Finding) {
+func (j *releaseJob) addFinding(f dockercheck.Finding) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !slices.Contains(j.lintFindings, f) {

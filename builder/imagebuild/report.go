@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/inputfile"
 )
@@ -89,7 +90,7 @@ type ReleaseReport struct {
 	Audit []buildaudit.Audit `json:"audit,omitempty"`
 	// Findings are the warnings of BuildKit's Dockerfile checks on the
 	// router's Dockerfile, per SM target, found while it was built.
-	Findings []Finding `json:"findings,omitempty"`
+	Findings []dockercheck.Finding `json:"findings,omitempty"`
 	// Outputs are the local files or folders written for it.
 	Outputs []string `json:"outputs,omitempty"`
 	// DurationSeconds is the build's wall time.

@@ -24,6 +24,7 @@ import (
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -103,7 +104,7 @@ type attemptResult struct {
 	baseDigest  string
 	annotations map[string]string
 	// findings are the Dockerfile checks' findings of the latest attempt.
-	lintFindings []Finding
+	lintFindings []dockercheck.Finding
 	// emulated and buildPlatform say whether the latest attempt's node
 	// compiles the routers under emulation, and its native platform.
 	emulated      *bool
