@@ -11,6 +11,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -34,7 +35,7 @@ func appPlan(t *testing.T) *plan.Plan {
 // (the framework), every target's path the command's and the family.
 func TestImageDescriptionApp(t *testing.T) {
 	p := appPlan(t)
-	data, err := ImageDescription(p, p.Releases[0], "abc123")
+	data, err := imageconfig.Description(p, p.Releases[0], "abc123")
 	require.NoError(t, err)
 	img, err := imagespec.Parse(data)
 	require.NoError(t, err)

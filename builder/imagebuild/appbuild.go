@@ -13,6 +13,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
+	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/pydist"
@@ -50,7 +51,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	if err != nil {
 		return nil, err
 	}
-	desc, err := ImageDescription(j.plan, j.release, j.opts.revision)
+	desc, err := imageconfig.Description(j.plan, j.release, j.opts.revision)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	if err != nil {
 		return nil, fmt.Errorf("assemble the app's image: %w", err)
 	}
-	meta := buildMetadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.Base, baseDigest)
+	meta := imageconfig.Metadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.Base, baseDigest)
 	if j.opts.toolVersion != "" {
 		meta[KeyToolVersion] = j.opts.toolVersion
 	}
@@ -103,7 +104,7 @@ func (j *releaseJob) stageName() string {
 
 // appConfig derives the image's config from the app stage's: the
 // entrypoint, the app's default arguments, environment and ports, NVIDIA's
-// variables and the labels (see imageConfig), the rest (the stage's ENV,
+// variables and the labels (see imageconfig.Router), the rest (the stage's ENV,
 // WORKDIR, USER) kept.
 func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]byte, error) {
 	var img ocispecs.Image
@@ -111,8 +112,8 @@ func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]
 		return nil, fmt.Errorf("%s: config is not valid JSON: %w", j.stageName(), err)
 	}
 	app := j.plan.App
-	run := program{cmd: app.Cmd, env: app.Env, ports: app.Ports}
-	return configWith(img, run, j.release, labels, epochTime(j.opts.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, smList(j.release)))
+	run := imageconfig.Program{Entrypoint: EntrypointPath, Cmd: app.Cmd, Env: app.Env, Ports: app.Ports}
+	return imageconfig.With(img, run, j.release, labels, epochTime(j.opts.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, imageconfig.SMList(j.release)))
 }
 
 // isApp reports whether the job builds an app's release.

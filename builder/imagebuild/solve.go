@@ -25,6 +25,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -177,7 +178,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	desc, err := ImageDescription(j.plan, j.release, j.opts.revision)
+	desc, err := imageconfig.Description(j.plan, j.release, j.opts.revision)
 	if err != nil {
 		return nil, err
 	}
@@ -220,12 +221,12 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	meta := buildMetadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.RuntimeBase, baseDigest)
+	meta := imageconfig.Metadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.RuntimeBase, baseDigest)
 	if j.opts.toolVersion != "" {
 		meta[KeyToolVersion] = j.opts.toolVersion
 	}
 	meta[matrix.KeyAudit] = audit
-	config, err := imageConfig(image.config, j.plan.Router, j.release, meta, epochTime(j.opts.epoch))
+	config, err := imageconfig.Router(image.config, EntrypointPath, j.plan.Router, j.release, meta, epochTime(j.opts.epoch))
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +449,7 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 		// points to in the image, the file the smoke run mounts and runs.
 		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch, FollowSymlinks: true})
 	}
-	name := fmt.Sprintf("stage the routers (%s) and %s", smList(j.release), imagespec.Path)
+	name := fmt.Sprintf("stage the routers (%s) and %s", imageconfig.SMList(j.release), imagespec.Path)
 	if j.isApp() {
 		name = "stage " + imagespec.Path
 	}
