@@ -32,6 +32,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -86,7 +87,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
 	report.Releases = make([]ReleaseReport, len(jobs))
 	timings := progress.NewRecorder()
-	resolved := newResolveCache()
+	resolved := resolvecache.New()
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
 	defer reads.close()

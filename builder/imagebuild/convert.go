@@ -8,13 +8,11 @@ import (
 
 	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/client/llb"
-	"github.com/moby/buildkit/client/llb/sourceresolver"
 	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerui"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	digest "github.com/opencontainers/go-digest"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
@@ -130,36 +128,4 @@ func sessionCacheImports(c gateway.Client) ([]gateway.CacheOptionsEntry, error) 
 		return nil, fmt.Errorf("session options: %w", err)
 	}
 	return bc.CacheImports, nil
-}
-
-// cachedMetaResolver answers the Dockerfile converter's image lookups from
-// the build's resolve cache, asking the daemon only for references no
-// release has resolved yet.
-type cachedMetaResolver struct {
-	c     gateway.Client
-	cache *resolveCache
-}
-
-// ResolveImageConfig implements llb.ImageMetaResolver.
-func (r *cachedMetaResolver) ResolveImageConfig(ctx context.Context, ref string, opt sourceresolver.Opt) (string, digest.Digest, []byte, error) {
-	dgst, config, err := r.cache.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
-		_, d, config, err := r.c.ResolveImageConfig(ctx, ref, opt)
-		return d.String(), config, err
-	})
-	if err != nil {
-		return "", "", nil, err
-	}
-	return ref, digest.Digest(dgst), config, nil
-}
-
-// resolveKey identifies a lookup: the reference, the platform and the mode.
-func resolveKey(ref string, opt sourceresolver.Opt) string {
-	key := ref
-	if io := opt.ImageOpt; io != nil {
-		if io.Platform != nil {
-			key += "\x00" + platforms.Format(*io.Platform)
-		}
-		key += "\x00" + io.ResolveMode
-	}
-	return key
 }

@@ -109,7 +109,7 @@ func (j *releaseJob) resolveGitContext(ctx context.Context, c gateway.Client) er
 		j.setRouterSource(pinned, src)
 		return nil
 	}
-	commit, ref, err := j.resolved.get(ctx, "git\x00"+pinned, func() (string, []byte, error) {
+	commit, ref, err := j.resolved.Get(ctx, "git\x00"+pinned, func() (string, []byte, error) {
 		defer j.timings.Record(progress.PhaseResolve, time.Now())
 		op, err := gitSourceOp(ctx, pinned)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -93,7 +94,7 @@ func (j *releaseJob) convertOpt(c gateway.Client, bc *dockerui.Client, target st
 		},
 		Client:         bc,
 		TargetPlatform: &platform,
-		MetaResolver:   &cachedMetaResolver{c: c, cache: j.resolved},
+		MetaResolver:   &resolvecache.MetaResolver{C: c, Cache: j.resolved},
 		LLBCaps:        &caps,
 		Warn:           warn,
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
@@ -76,7 +77,7 @@ type buildShared struct {
 	// resolve per base reference, shared by every release; emulation warns
 	// once that a router compiles under emulation.
 	timings   *progress.Recorder
-	resolved  *resolveCache
+	resolved  *resolvecache.Cache
 	emulation *emulationNotice
 	// bases are the build's reads of what each base holds; appBases of
 	// what each app's framework container holds.
@@ -246,7 +247,7 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
 		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: j.resolveMode().String()},
 	}
-	dgst, config, err := j.resolved.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
+	dgst, config, err := j.resolved.Get(ctx, resolvecache.Key(ref, opt), func() (string, []byte, error) {
 		defer j.timings.Record(progress.PhaseResolve, time.Now())
 		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, opt)
 		if err != nil {
@@ -256,7 +257,7 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 	})
 	if err == nil {
 		// The Dockerfile converter looks the base up by the pinned reference.
-		j.resolved.put(resolveKey(pin(ref, dgst), opt), dgst, config)
+		j.resolved.Put(resolvecache.Key(pin(ref, dgst), opt), dgst, config)
 	}
 	return dgst, config, err
 }
