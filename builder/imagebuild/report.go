@@ -12,6 +12,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
@@ -84,7 +85,7 @@ type ReleaseReport struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// Binaries are what the smoke run read from each router binary: its
 	// DT_NEEDED libraries and its loader.
-	Binaries []Binary `json:"binaries,omitempty"`
+	Binaries []smoke.Binary `json:"binaries,omitempty"`
 	// Audit is the build-time audit of the GPU code of the routers and of
 	// the libraries they load, per SM target (see Audit).
 	Audit []buildaudit.Audit `json:"audit,omitempty"`

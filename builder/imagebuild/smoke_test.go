@@ -6,16 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Where each DT_NEEDED entry resolved, from the loader's trace; the
-// driver is the host's.
-func TestResolvedLibraries(t *testing.T) {
-	trace := "\tlinux-vdso.so.1 (0x0000)\n\tlibcuda.so.1 => /jetbake-smoke-driver/libcuda.so.1 (0x1)\n" +
-		"\tlibcudart.so.12 => /usr/local/cuda/lib64/libcudart.so.12 (0x2)\n\tlibssl.so.3 => not found\n\tlibc.so.6 => /lib/aarch64-linux-gnu/libc.so.6 (0x3)\n"
-	require.Equal(t, []Library{{Name: "libcuda.so.1", FromHost: true}, {Name: "libcudart.so.12", Path: "/usr/local/cuda/lib64/libcudart.so.12"},
-		{Name: "libssl.so.3"}, {Name: "libc.so.6", Path: "/lib/aarch64-linux-gnu/libc.so.6"}},
-		resolvedLibraries([]string{"libcuda.so.1", "libcudart.so.12", "libssl.so.3", "libc.so.6"}, trace))
-}
-
 // A release's smoke run checks every folder its layers create, the
 // entrypoint's and image.json's too, and runs each target's binary.
 func TestSmokeSpec(t *testing.T) {

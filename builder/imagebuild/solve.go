@@ -28,6 +28,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
@@ -112,7 +113,7 @@ type attemptResult struct {
 	emulated      *bool
 	buildPlatform string
 	// binaries are what the smoke run read from the router binaries.
-	binaries []Binary
+	binaries []smoke.Binary
 	// routerCode and libraryCode are the GPU code the audit read of the
 	// routers and of the libraries they load; audit its result.
 	routerCode  []buildaudit.Code
