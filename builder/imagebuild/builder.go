@@ -33,6 +33,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
+	"github.com/jetbake/jetbake/builder/imagebuild/sharedsession"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -111,7 +112,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 		display.Close()
 		return nil, err
 	}
-	defer sessions.close()
+	defer sessions.Close()
 	// The daemons' versions are asked for beside the builds, not before.
 	daemons := make(chan []Daemon, 1)
 	go func() { daemons <- b.daemons(ctx) }()
@@ -124,11 +125,11 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 }
 
 // startSessions starts, per node, the session every release's build there
-// shares (see sharedSession), unless the build writes local outputs or
+// shares (see sharedsession.Session), unless the build writes local outputs or
 // local cache folders: BuildKit's client attaches those to a session of
 // each build's own. No node gets one then.
-func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedSessions, error) {
-	sessions := sharedSessions{}
+func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedsession.Sessions, error) {
+	sessions := sharedsession.Sessions{}
 	if len(jobs) == 0 || len(b.opts.outputs) > 0 || b.opts.cache.Local(releasesOf(jobs)) {
 		return sessions, nil
 	}
@@ -142,9 +143,9 @@ func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (shared
 		if n.Client == nil {
 			continue
 		}
-		ss, err := startSharedSession(ctx, n.Client, j.localsKey(b.opts.entrypointDir), mounts, b.opts.sessionAttach)
+		ss, err := sharedsession.Start(ctx, n.Client, j.localsKey(b.opts.entrypointDir), mounts, b.opts.sessionAttach)
 		if err != nil {
-			sessions.close()
+			sessions.Close()
 			return nil, err
 		}
 		sessions[n.Name] = ss
@@ -178,8 +179,8 @@ func (b *Builder) daemons(ctx context.Context) []Daemon {
 
 // attempt runs one release's BuildKit session on node n.
 // On a node with a shared session, the build uses it.
-func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *progress.Display, ss *sharedSession) (ReleaseReport, error) {
-	if ss != nil && !ss.alive() {
+func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *progress.Display, ss *sharedsession.Session) (ReleaseReport, error) {
+	if ss != nil && !ss.Alive() {
 		ss = nil // the shared session ended: this build brings its own
 	}
 	j.resetFindings()
@@ -191,8 +192,8 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 	solveOpt, cleanup, err := b.solveOpt(j)
 	var deferred *smoke.Deferred
 	if ss != nil && err == nil {
-		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.s, true
-		deferred = smoke.NewDeferred(ctx, n.Client, ss.s, func() chan *client.SolveStatus { return display.Channel(j.release.Name) })
+		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.S, true
+		deferred = smoke.NewDeferred(ctx, n.Client, ss.S, func() chan *client.SolveStatus { return display.Channel(j.release.Name) })
 	}
 	if err == nil {
 		var resp *client.SolveResponse
@@ -210,7 +211,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 	if err == nil {
 		rr.Outputs, err = cleanup(true)
 	}
-	if err != nil && ss != nil && !ss.alive() && ctx.Err() == nil {
+	if err != nil && ss != nil && !ss.Alive() && ctx.Err() == nil {
 		// The shared session ended under the build, not the build itself.
 		_, _ = cleanup(false)
 		display.Logf("[%s] the shared BuildKit session on %s ended; building again with a session of its own", j.release.Name, n.Name)

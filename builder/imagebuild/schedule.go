@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/sharedsession"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/grpcerrors"
 	"google.golang.org/grpc/codes"
@@ -42,7 +43,7 @@ type scheduler struct {
 	stop     bool
 }
 
-func newScheduler(b *Builder, display *progress.Display, sessions sharedSessions) *scheduler {
+func newScheduler(b *Builder, display *progress.Display, sessions sharedsession.Sessions) *scheduler {
 	s := &scheduler{
 		nodes: b.nodes, opts: &b.opts, display: display,
 		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{}, nodeDown: isNodeFailure,

@@ -17,11 +17,3 @@ func TestLocalsKey(t *testing.T) {
 	require.NotEqual(t, j.localsKey("/opt/jetbake"), j.localsKey("/opt/other"))
 	require.Regexp(t, `^jetbake-[0-9a-f]{16}$`, j.localsKey("/opt/jetbake"))
 }
-
-// A shared session that ended is not used again.
-func TestSharedSessionAlive(t *testing.T) {
-	ss := &sharedSession{ended: make(chan struct{})}
-	require.True(t, ss.alive())
-	close(ss.ended)
-	require.False(t, ss.alive())
-}
