@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/internal/buildtest"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -100,7 +101,7 @@ func TestNoteEmulationApp(t *testing.T) {
 	j.timings = progress.NewRecorder()
 	var warnings []string
 	shareEmulationNotice([]*releaseJob{j}, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }, "")
-	j.noteEmulation("default", workers([]string{"linux/amd64", "linux/arm64"}))
+	j.noteEmulation("default", buildtest.Workers([]string{"linux/amd64", "linux/arm64"}))
 	require.Len(t, warnings, 1)
 	require.Contains(t, warnings[0], "the app's stage runs under QEMU emulation")
 	require.NotContains(t, warnings[0], "router")

@@ -6,14 +6,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/client/llb"
 	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerui"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
@@ -56,15 +54,6 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 		states[i] = res.State
 	}
 	return states, true, nil
-}
-
-// buildPlatformOf is the daemon's first worker's platform, the build
-// platform of the converted stages.
-func buildPlatformOf(bopts gateway.BuildOpts) ocispecs.Platform {
-	if w := bopts.Workers; len(w) > 0 && len(w[0].Platforms) > 0 {
-		return w[0].Platforms[0]
-	}
-	return platforms.Normalize(platforms.DefaultSpec())
 }
 
 // lintWarn records the Dockerfile checks' warnings for t as findings: the

@@ -16,6 +16,7 @@ import (
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -82,7 +83,7 @@ func (j *releaseJob) solveStage(ctx context.Context, c gateway.Client, buildBase
 // convertOpt are the converter's options for stage target with args.
 func (j *releaseJob) convertOpt(c gateway.Client, bc *dockerui.Client, target string, args map[string]string, warn func(string, string, string, string, []parser.Range)) dockerfile2llb.ConvertOpt {
 	bopts := c.BuildOpts()
-	buildPlatform := buildPlatformOf(bopts)
+	buildPlatform := emulation.BuildPlatform(bopts)
 	platform := arm64Platform()
 	caps := bopts.LLBCaps
 	return dockerfile2llb.ConvertOpt{

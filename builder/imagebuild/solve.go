@@ -25,6 +25,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
@@ -79,7 +80,7 @@ type buildShared struct {
 	// once that a router compiles under emulation.
 	timings   *progress.Recorder
 	resolved  *resolvecache.Cache
-	emulation *emulationNotice
+	emulation *emulation.Notice
 	// bases are the build's reads of what each base holds; appBases of
 	// what each app's framework container holds.
 	bases    *baseReads

@@ -1,8 +1,13 @@
 // Package buildtest holds what the tests of imagebuild and its packages
-// share: a plan shaped like the shipped matrix's.
+// share: a plan shaped like the shipped matrix's, a node's workers.
 package buildtest
 
 import (
+	"fmt"
+
+	"github.com/containerd/platforms"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -53,4 +58,17 @@ func Plan() *plan.Plan {
 			},
 		},
 	}
+}
+
+// Workers is a node's worker list as the gateway gives it, each worker's
+// platforms native first.
+func Workers(lists ...[]string) []gateway.WorkerInfo {
+	out := make([]gateway.WorkerInfo, len(lists))
+	for i, ps := range lists {
+		out[i].ID = fmt.Sprint(i)
+		for _, p := range ps {
+			out[i].Platforms = append(out[i].Platforms, platforms.MustParse(p))
+		}
+	}
+	return out
 }
