@@ -24,6 +24,7 @@ import (
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/builder/version"
@@ -45,7 +46,7 @@ type Options struct {
 	// once every selected release succeeded.
 	Push bool
 	// Outputs are local copies of every image.
-	Outputs []imagebuild.Output
+	Outputs []localoutput.Output
 	// Mirrors rewrite base registries (and the SBOM scanner's).
 	Mirrors refs.Mirrors
 	// CacheFrom and CacheTo are the caches imported and exported.

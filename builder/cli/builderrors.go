@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -32,7 +33,7 @@ func flagError(err error) error {
 	var (
 		unknown    *plan.UnknownReleaseError
 		twice      *imagebuild.DuplicateReleaseError
-		output     *imagebuild.OutputError
+		output     *localoutput.Error
 		progress   *progress.Error
 		entrypoint *imagebuild.EntrypointError
 		missing    *entrypoints.MissingError
@@ -96,7 +97,7 @@ func parseMirrors(values []string) (refs.Mirrors, error) {
 }
 
 // outputFlagError words an --output value that imagebuild cannot take.
-func outputFlagError(e *imagebuild.OutputError) error {
+func outputFlagError(e *localoutput.Error) error {
 	if e.Repeated {
 		return usageErrorf("--output %s %s", e.Value, e.Problem)
 	}

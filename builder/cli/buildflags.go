@@ -16,7 +16,7 @@ import (
 	"github.com/tonistiigi/go-csvvalue"
 
 	"github.com/jetbake/jetbake/builder/bake"
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -269,7 +269,7 @@ func (f *buildFlags) options(cmd *cobra.Command, p *plan.Plan, mirrors refs.Mirr
 	}
 	o.Secrets, o.GitCredentials = secrets.store, secrets.gitIDs
 	for _, v := range f.outputs {
-		out, err := imagebuild.ParseOutput(v)
+		out, err := localoutput.Parse(v)
 		if err != nil {
 			return o, flagError(err)
 		}

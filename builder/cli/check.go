@@ -12,14 +12,15 @@ import (
 
 	"github.com/jetbake/jetbake/builder/bake"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // checkReport is the JSON output of `jetbake check --format json`.
 type checkReport struct {
-	OK       bool                 `json:"ok"`
-	Findings []imagebuild.Finding `json:"findings"`
+	OK       bool                  `json:"ok"`
+	Findings []dockercheck.Finding `json:"findings"`
 }
 
 // newCheckCommand builds `jetbake check`.
@@ -67,9 +68,9 @@ func newCheckCommand() *cobra.Command {
 			return &ExitError{Code: ExitFailure, Err: flagError(err)}
 		}
 		if fm == formatJSON {
-			report := checkReport{OK: !imagebuild.HasErrors(findings), Findings: findings}
+			report := checkReport{OK: !dockercheck.HasErrors(findings), Findings: findings}
 			if report.Findings == nil {
-				report.Findings = []imagebuild.Finding{}
+				report.Findings = []dockercheck.Finding{}
 			}
 			if err := writeJSON(cmd, report); err != nil {
 				return err
@@ -77,7 +78,7 @@ func newCheckCommand() *cobra.Command {
 		} else {
 			printFindings(cmd.OutOrStdout(), findings)
 		}
-		if imagebuild.HasErrors(findings) {
+		if dockercheck.HasErrors(findings) {
 			return &ExitError{Code: ExitFailure}
 		}
 		return nil
@@ -102,12 +103,12 @@ func checkOptions(cmd *cobra.Command, releases []string, mirrors refs.Mirrors) (
 }
 
 // runCheck runs the Dockerfile checks of p on the first of nodes.
-func runCheck(ctx context.Context, nodes []imagebuild.Node, p *plan.Plan, opts ...imagebuild.Option) ([]imagebuild.Finding, error) {
+func runCheck(ctx context.Context, nodes []imagebuild.Node, p *plan.Plan, opts ...imagebuild.Option) ([]dockercheck.Finding, error) {
 	return imagebuild.NewCluster(nodes, opts...).Check(ctx, p)
 }
 
 // printFindings prints one line per finding, or that there is none.
-func printFindings(w io.Writer, findings []imagebuild.Finding) {
+func printFindings(w io.Writer, findings []dockercheck.Finding) {
 	if len(findings) == 0 {
 		fmt.Fprintln(w, "jetbake: the router's Dockerfile passes BuildKit's checks for every release and SM")
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -112,9 +113,9 @@ func TestFlagError(t *testing.T) {
 		code int
 	}{
 		{imagebuild.ErrNoRepository, "--push needs image.repository in the matrix", ExitUsage},
-		{&imagebuild.OutputError{Value: "type=oci", Problem: "is given twice: one of each type at most", Repeated: true},
+		{&localoutput.Error{Value: "type=oci", Problem: "is given twice: one of each type at most", Repeated: true},
 			"--output type=oci is given twice: one of each type at most", ExitUsage},
-		{&imagebuild.OutputError{Value: "dest=out", Problem: "type must be oci or docker", NotLocal: true},
+		{&localoutput.Error{Value: "dest=out", Problem: "type must be oci or docker", NotLocal: true},
 			`--output "dest=out": type must be oci or docker (use --push for a registry)`, ExitUsage},
 		{&progress.Error{Mode: "tty", Err: errors.New("not a terminal")}, "--progress tty: not a terminal", ExitUsage},
 		{&imagebuild.EntrypointError{}, "no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe ('make build' puts them in bin/linux-arm64)", ExitFailure},

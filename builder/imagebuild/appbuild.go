@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
+	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/pydist"
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -30,7 +35,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 		return nil, err
 	}
 	base := pin(j.runtimeBase, baseDigest)
-	j.appBases.start(base) // read beside the stage's build
+	j.appBases.Start(base) // read beside the stage's build
 	if err := j.resolveGitContext(ctx, c); err != nil {
 		return nil, err
 	}
@@ -46,17 +51,17 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	if err != nil {
 		return nil, err
 	}
-	desc, err := ImageDescription(j.plan, j.release, j.revision)
+	desc, err := imageconfig.Description(j.plan, j.release, j.opts.revision)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := solveRef(ctx, c, j.runtimeState(c, image, nil, desc), imports)
+	ref, err := appstage.Solve(ctx, c, j.runtimeState(c, image, nil, desc), imports)
 	if err != nil {
 		return nil, fmt.Errorf("assemble the app's image: %w", err)
 	}
-	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.Base, baseDigest)
-	if j.toolVersion != "" {
-		meta[KeyToolVersion] = j.toolVersion
+	meta := imageconfig.Metadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.Base, baseDigest)
+	if j.opts.toolVersion != "" {
+		meta[KeyToolVersion] = j.opts.toolVersion
 	}
 	meta[matrix.KeyAudit] = audit
 	config, err := j.appConfig(image.config, meta)
@@ -77,7 +82,7 @@ func (j *releaseJob) appStage(ctx context.Context, c gateway.Client, base string
 		args = map[string]string{}
 	}
 	args[matrix.BaseBuildArg] = base
-	args["SOURCE_DATE_EPOCH"] = strconv.FormatInt(j.epoch, 10)
+	args["SOURCE_DATE_EPOCH"] = strconv.FormatInt(j.opts.epoch, 10)
 	start := time.Now()
 	st, cfg, err := j.frontendStage(ctx, c, j.plan.App.Target, args)
 	j.timings.Record(progress.PhaseFrontend, start)
@@ -99,7 +104,7 @@ func (j *releaseJob) stageName() string {
 
 // appConfig derives the image's config from the app stage's: the
 // entrypoint, the app's default arguments, environment and ports, NVIDIA's
-// variables and the labels (see imageConfig), the rest (the stage's ENV,
+// variables and the labels (see imageconfig.Router), the rest (the stage's ENV,
 // WORKDIR, USER) kept.
 func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]byte, error) {
 	var img ocispecs.Image
@@ -107,9 +112,43 @@ func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]
 		return nil, fmt.Errorf("%s: config is not valid JSON: %w", j.stageName(), err)
 	}
 	app := j.plan.App
-	run := program{cmd: app.Cmd, env: app.Env, ports: app.Ports}
-	return configWith(img, run, j.release, labels, epochTime(j.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, smList(j.release)))
+	run := imageconfig.Program{Entrypoint: EntrypointPath, Cmd: app.Cmd, Env: app.Env, Ports: app.Ports}
+	return imageconfig.With(img, run, j.release, labels, epochTime(j.opts.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, imageconfig.SMList(j.release)))
 }
 
 // isApp reports whether the job builds an app's release.
 func (j *releaseJob) isApp() bool { return j.plan != nil && j.plan.App != nil }
+
+// checkApp checks the app's image before it is exported, so before any
+// tag: the vendor stack (the base's framework packages kept, package
+// pydist's sentences otherwise) and the audit of every ELF file of the
+// image for every SM target (an SBSA wheel's library without code for
+// Orin is refused by name). It records the audit and returns the value of
+// its annotation, "8.7=runs,11.0=runs".
+func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runtimeImage, base string, imports []gateway.CacheOptionsEntry) (string, error) {
+	read, err := j.appBases.Wait(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	inv, code, err := appstage.Read(ctx, c, image.state, image.base, imports, read)
+	if err != nil {
+		return "", err
+	}
+	stackErr := pydist.CompareApp(read.Inv, inv, j.plan.App.Command[0]).Err()
+	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, code)
+	err = stackErr
+	if err == nil {
+		err = auditErr
+	}
+	j.mu.Lock()
+	j.audit, j.appErr = audits, err
+	j.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	parts := make([]string, len(audits))
+	for i, a := range audits {
+		parts[i] = a.SM + "=" + a.Verdict
+	}
+	return strings.Join(parts, ","), nil
+}

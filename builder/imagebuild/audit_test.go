@@ -11,7 +11,7 @@ import (
 // The audit judges every target of the release and is recorded for the report.
 func TestRecordAudit(t *testing.T) {
 	p := testPlan()
-	j := &releaseJob{plan: p, release: p.Releases[1]}
+	j := &releaseJob{opts: &options{}, plan: p, release: p.Releases[1]}
 	j.routerCode = []buildaudit.Code{{Path: "/usr/local/bin/router-87", Role: buildaudit.RoleRouter}}
 	audits, err := j.recordAudit()
 	require.NoError(t, err)

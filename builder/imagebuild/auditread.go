@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/gatewayfile"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/computecap"
 )
 
@@ -42,7 +43,7 @@ func (j *releaseJob) auditRouters(ctx context.Context, c gateway.Client, routers
 // auditLibraries reads the fat binaries of the libraries the routers'
 // DT_NEEDED entries resolved to in the runtime image (bins, after the
 // smoke run), once each, judges them for every target and records them.
-func (j *releaseJob) auditLibraries(ctx context.Context, c gateway.Client, run *smokeRun, bins []Binary) error {
+func (j *releaseJob) auditLibraries(ctx context.Context, c gateway.Client, run *smokeRun, bins []smoke.Binary) error {
 	var paths []string
 	for _, b := range bins {
 		for _, lib := range b.Resolved {

@@ -102,7 +102,7 @@ func TestCheckBasesUnreadable(t *testing.T) {
 	require.ErrorContains(t, err, "build base nvcr.io/nvidia/l4t-jetpack:r36.4.0: could not read what CUDA it holds: read base "+host+"/nvidia/l4t-jetpack:r36.4.0")
 	require.ErrorContains(t, err, "runtime base nvcr.io/nvidia/l4t-cuda:12.6.11-runtime: could not read")
 	// A job built apart from Build checks nothing.
-	require.NoError(t, (&releaseJob{}).checkBases(t.Context()))
+	require.NoError(t, (&releaseJob{opts: &options{}}).checkBases(t.Context()))
 	var none *baseReads
 	none.close()
 }
@@ -110,7 +110,7 @@ func TestCheckBasesUnreadable(t *testing.T) {
 // cloneFor is a copy of j as another release with the same bases.
 func (j *releaseJob) cloneFor(t *testing.T) *releaseJob {
 	t.Helper()
-	c := &releaseJob{plan: j.plan, release: j.release, buildBase: j.buildBase, runtimeBase: j.runtimeBase}
+	c := &releaseJob{opts: &options{}, plan: j.plan, release: j.release, buildBase: j.buildBase, runtimeBase: j.runtimeBase}
 	c.release.Name += "-copy"
 	return c
 }

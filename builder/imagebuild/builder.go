@@ -3,6 +3,16 @@
 // assembled around the entrypoint. It pushes by digest while building and
 // tags only when every selected release succeeded, so no tag ever points at a
 // failed release or at half a set.
+//
+// Options are go-containerregistry's shape, one layer: the With* functions
+// write a private options struct, and the Builder, its scheduler and each
+// release's job read that one struct (releaseJob.opts), never a copy of
+// its fields. Functional options rather than one exported struct that
+// bake fills: defaults (parallel, retries, progress, the environment that
+// completes caches) stay inside the package, an option is added without
+// breaking a caller, and tests name only the options they need. What a
+// release changes (its own no-cache) is a method of the job over the
+// options, not a second field.
 package imagebuild
 
 import (
@@ -18,8 +28,12 @@ import (
 
 	"github.com/moby/buildkit/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
+	"github.com/jetbake/jetbake/builder/imagebuild/sharedsession"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -74,12 +88,12 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	report := &Report{Revision: b.opts.revision, SourceDateEpoch: b.opts.epoch}
 	report.Releases = make([]ReleaseReport, len(jobs))
 	timings := progress.NewRecorder()
-	resolved := newResolveCache()
+	resolved := resolvecache.New()
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
 	defer reads.close()
-	apps := newAppBases(ctx, b.opts.remoteOpts, timings)
-	defer apps.close()
+	apps := appstage.NewBases(ctx, b.opts.remoteOpts, timings)
+	defer apps.Close()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()
 		j.timings, j.resolved, j.appBases = timings, resolved, apps
@@ -98,7 +112,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 		display.Close()
 		return nil, err
 	}
-	defer sessions.close()
+	defer sessions.Close()
 	// The daemons' versions are asked for beside the builds, not before.
 	daemons := make(chan []Daemon, 1)
 	go func() { daemons <- b.daemons(ctx) }()
@@ -111,11 +125,11 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 }
 
 // startSessions starts, per node, the session every release's build there
-// shares (see sharedSession), unless the build writes local outputs or
+// shares (see sharedsession.Session), unless the build writes local outputs or
 // local cache folders: BuildKit's client attaches those to a session of
 // each build's own. No node gets one then.
-func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedSessions, error) {
-	sessions := sharedSessions{}
+func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (sharedsession.Sessions, error) {
+	sessions := sharedsession.Sessions{}
 	if len(jobs) == 0 || len(b.opts.outputs) > 0 || b.opts.cache.Local(releasesOf(jobs)) {
 		return sessions, nil
 	}
@@ -129,9 +143,9 @@ func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (shared
 		if n.Client == nil {
 			continue
 		}
-		ss, err := startSharedSession(ctx, n.Client, j.localsKey(b.opts.entrypointDir), mounts, b.opts.sessionAttach)
+		ss, err := sharedsession.Start(ctx, n.Client, j.localsKey(b.opts.entrypointDir), mounts, b.opts.sessionAttach)
 		if err != nil {
-			sessions.close()
+			sessions.Close()
 			return nil, err
 		}
 		sessions[n.Name] = ss
@@ -165,8 +179,8 @@ func (b *Builder) daemons(ctx context.Context) []Daemon {
 
 // attempt runs one release's BuildKit session on node n.
 // On a node with a shared session, the build uses it.
-func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *progress.Display, ss *sharedSession) (ReleaseReport, error) {
-	if ss != nil && !ss.alive() {
+func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *progress.Display, ss *sharedsession.Session) (ReleaseReport, error) {
+	if ss != nil && !ss.Alive() {
 		ss = nil // the shared session ended: this build brings its own
 	}
 	j.resetFindings()
@@ -178,8 +192,8 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 	solveOpt, cleanup, err := b.solveOpt(j)
 	var deferred *smoke.Deferred
 	if ss != nil && err == nil {
-		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.s, true
-		deferred = smoke.NewDeferred(ctx, n.Client, ss.s, func() chan *client.SolveStatus { return display.Channel(j.release.Name) })
+		solveOpt.SharedSession, solveOpt.SessionPreInitialized = ss.S, true
+		deferred = smoke.NewDeferred(ctx, n.Client, ss.S, func() chan *client.SolveStatus { return display.Channel(j.release.Name) })
 	}
 	if err == nil {
 		var resp *client.SolveResponse
@@ -197,7 +211,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 	if err == nil {
 		rr.Outputs, err = cleanup(true)
 	}
-	if err != nil && ss != nil && !ss.alive() && ctx.Err() == nil {
+	if err != nil && ss != nil && !ss.Alive() && ctx.Err() == nil {
 		// The shared session ended under the build, not the build itself.
 		_, _ = cleanup(false)
 		display.Logf("[%s] the shared BuildKit session on %s ended; building again with a session of its own", j.release.Name, n.Name)
@@ -265,7 +279,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	for _, j := range jobs {
 		j.multiOutput = len(jobs) > 1
 		for _, out := range b.opts.outputs {
-			if err := checkReplaceable(outputPath(out, j.release.Name, j.multiOutput)); err != nil {
+			if err := localoutput.CheckReplaceable(localoutput.Path(out, j.release.Name, j.multiOutput)); err != nil {
 				return nil, err
 			}
 		}
@@ -287,10 +301,7 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	var jobs []*releaseJob
 	for _, rel := range selected {
 		j := &releaseJob{plan: p, release: rel, gitContext: gitContext, git: git, dockerfile: dfName,
-			revision: b.opts.revision, toolVersion: b.opts.toolVersion, controls: b.opts.controls, epoch: b.opts.epoch, contextDir: ctxDir, dockerfileDir: dfDir}
-		if rel.NoCache != nil {
-			j.controls.NoCache = *rel.NoCache // --set RELEASE.no-cache
-		}
+			opts: &b.opts, contextDir: ctxDir, dockerfileDir: dfDir}
 		if p.App != nil {
 			// An app's stage starts from its framework container, the
 			// image's base: the job's runtime base.

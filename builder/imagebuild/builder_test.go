@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -147,8 +148,8 @@ func TestPrepare(t *testing.T) {
 	require.Empty(t, j.contextDir)
 	require.Equal(t, "/repo/dockerfiles", j.dockerfileDir)
 	require.Equal(t, "Dockerfile-jetson", j.dockerfile)
-	require.Equal(t, "abc", j.revision)
-	require.Equal(t, int64(testEpoch), j.epoch)
+	require.Equal(t, "abc", j.opts.revision)
+	require.Equal(t, int64(testEpoch), j.opts.epoch)
 	require.True(t, j.multiOutput)
 	require.Equal(t, "127.0.0.1:5000/nvidia/cuda:13.2.0-devel-ubuntu24.04", jobs[1].buildBase)
 
@@ -175,7 +176,7 @@ func TestPrepareErrors(t *testing.T) {
 			wantErr: "pushing needs image.repository"},
 		{name: "no entrypoint", plan: testPlan(), wantErr: "WithEntrypointDir"},
 		{name: "output type twice", plan: testPlan(), opts: []Option{WithEntrypointDir(ep),
-			WithOutputs(Output{Type: "oci", Dest: "a"}, Output{Type: "oci", Dest: "b"})},
+			WithOutputs(localoutput.Output{Type: "oci", Dest: "a"}, localoutput.Output{Type: "oci", Dest: "b"})},
 			wantErr: "output type=oci is given twice: one of each type at most"},
 		{name: "unknown release", plan: testPlan(), opts: []Option{WithEntrypointDir(ep), WithReleases("nope")},
 			wantErr: `unknown release "nope"`},
@@ -202,8 +203,8 @@ func TestCheckOptions(t *testing.T) {
 	require.ErrorIs(t, CheckOptions(noRepo, WithPush(true)), ErrNoRepository)
 	var unknown *plan.UnknownReleaseError
 	require.ErrorAs(t, CheckOptions(testPlan(), WithReleases("nope")), &unknown)
-	var output *OutputError
-	require.ErrorAs(t, CheckOptions(testPlan(), WithOutputs(Output{Type: "docker", Dest: "a"}, Output{Type: "docker", Dest: "b"})), &output)
+	var output *localoutput.Error
+	require.ErrorAs(t, CheckOptions(testPlan(), WithOutputs(localoutput.Output{Type: "docker", Dest: "a"}, localoutput.Output{Type: "docker", Dest: "b"})), &output)
 	require.True(t, output.Repeated)
 	var pe *progress.Error
 	require.ErrorAs(t, CheckOptions(testPlan(), WithProgress("tty", &bytes.Buffer{})), &pe)

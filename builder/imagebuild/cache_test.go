@@ -75,8 +75,8 @@ func TestReleaseOwnCaches(t *testing.T) {
 	second, _, err := b.solveOpt(jobs[1])
 	require.NoError(t, err)
 	require.Equal(t, []client.CacheOptionsEntry{{Type: "s3", Attrs: map[string]string{"bucket": "b", "region": "r", "name": "jetpack7.2"}}}, second.CacheExports)
-	require.False(t, jobs[0].controls.NoCache)
-	require.True(t, jobs[1].controls.NoCache)
+	require.False(t, jobs[0].noCache())
+	require.True(t, jobs[1].noCache())
 	require.Contains(t, jobs[1].routerOpts(jobs[1].release.Targets[0], "base"), "no-cache")
 
 	require.False(t, b.opts.cache.Local(releasesOf(jobs)))

@@ -6,17 +6,14 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/client/llb"
-	"github.com/moby/buildkit/client/llb/sourceresolver"
 	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerui"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	digest "github.com/opencontainers/go-digest"
-	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -59,22 +56,13 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 	return states, true, nil
 }
 
-// buildPlatformOf is the daemon's first worker's platform, the build
-// platform of the converted stages.
-func buildPlatformOf(bopts gateway.BuildOpts) ocispecs.Platform {
-	if w := bopts.Workers; len(w) > 0 && len(w[0].Platforms) > 0 {
-		return w[0].Platforms[0]
-	}
-	return platforms.Normalize(platforms.DefaultSpec())
-}
-
 // lintWarn records the Dockerfile checks' warnings for t as findings: the
 // converter runs BuildKit's checks as the dockerfile.v0 frontend does while
 // it builds, so a build needs no separate check pass. An error of the
 // checks (a "check=error=true" directive) fails the conversion itself.
 func (j *releaseJob) lintWarn(t plan.Target) linter.LintWarnFunc {
 	return func(rule, _, url, msg string, location []parser.Range) {
-		f := Finding{Release: j.release.Name, SM: t.SM, Severity: SeverityWarning, Rule: rule, Message: msg,
+		f := dockercheck.Finding{Release: j.release.Name, SM: t.SM, Severity: dockercheck.SeverityWarning, Rule: rule, Message: msg,
 			File: filepath.Join(j.dockerfileDir, j.dockerfile), URL: url}
 		if len(location) > 0 {
 			f.Line = location[0].Start.Line
@@ -94,7 +82,7 @@ func (j *releaseJob) converterClient(ctx context.Context, c gateway.Client, buil
 	}
 	opts := j.routerOpts(j.release.Targets[0], buildBase)
 	bc, err := dockerui.NewClient(frontendView{Client: c, opts: opts,
-		inputs: map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.epoch)}})
+		inputs: map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.opts.epoch)}})
 	if err != nil {
 		return nil, fmt.Errorf("router context: %w", err)
 	}
@@ -129,36 +117,4 @@ func sessionCacheImports(c gateway.Client) ([]gateway.CacheOptionsEntry, error) 
 		return nil, fmt.Errorf("session options: %w", err)
 	}
 	return bc.CacheImports, nil
-}
-
-// cachedMetaResolver answers the Dockerfile converter's image lookups from
-// the build's resolve cache, asking the daemon only for references no
-// release has resolved yet.
-type cachedMetaResolver struct {
-	c     gateway.Client
-	cache *resolveCache
-}
-
-// ResolveImageConfig implements llb.ImageMetaResolver.
-func (r *cachedMetaResolver) ResolveImageConfig(ctx context.Context, ref string, opt sourceresolver.Opt) (string, digest.Digest, []byte, error) {
-	dgst, config, err := r.cache.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
-		_, d, config, err := r.c.ResolveImageConfig(ctx, ref, opt)
-		return d.String(), config, err
-	})
-	if err != nil {
-		return "", "", nil, err
-	}
-	return ref, digest.Digest(dgst), config, nil
-}
-
-// resolveKey identifies a lookup: the reference, the platform and the mode.
-func resolveKey(ref string, opt sourceresolver.Opt) string {
-	key := ref
-	if io := opt.ImageOpt; io != nil {
-		if io.Platform != nil {
-			key += "\x00" + platforms.Format(*io.Platform)
-		}
-		key += "\x00" + io.ResolveMode
-	}
-	return key
 }

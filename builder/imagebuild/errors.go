@@ -24,33 +24,6 @@ func (e *DuplicateReleaseError) Error() string {
 	return fmt.Sprintf("release %q is selected twice: select each release once", e.Name)
 }
 
-// OutputError is a local output that ParseOutput cannot read, or that
-// WithOutputs is given twice.
-type OutputError struct {
-	// Value is the output as given to ParseOutput, or "type=TYPE" when
-	// Repeated.
-	Value string
-	// Problem says what is wrong with it and how to write it.
-	Problem string
-	// NotLocal is set when the type is none of the local ones: a registry
-	// is pushed to (WithPush), not written.
-	NotLocal bool
-	// Repeated is set when WithOutputs has two outputs of the type.
-	Repeated bool
-}
-
-// Error names the output and the problem.
-func (e *OutputError) Error() string {
-	if e.Repeated {
-		return fmt.Sprintf("output %s %s", e.Value, e.Problem)
-	}
-	msg := fmt.Sprintf("output %q: %s", e.Value, e.Problem)
-	if e.NotLocal {
-		msg += " (push to a registry with WithPush)"
-	}
-	return msg
-}
-
 // EntrypointError is a WithEntrypointDir folder the images cannot take
 // their entrypoint binaries from: none given, one that lacks a binary, or
 // one whose binaries were built from another jetbake commit than the one

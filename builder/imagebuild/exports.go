@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,13 +12,9 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/tonistiigi/fsutil"
 
-	"github.com/jetbake/jetbake/builder/imagebuild/dockertar"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/refs"
 )
-
-// tmpSuffix marks a local output that is still being written; it is renamed
-// into place only when the rules of finish allow it.
-const tmpSuffix = ".jetbake-partial"
 
 // solveOpt is the release's session: its file systems, exports and caches.
 // cleanup(true) finishes and returns the partial outputs written (still under
@@ -34,7 +29,7 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		LocalMounts: mounts,
 		Session:     b.opts.sessionAttach,
 		FrontendAttrs: map[string]string{
-			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+			"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(j.opts.epoch, 10),
 			"platform":                    platforms.Format(arm64Platform()),
 		},
 	}
@@ -59,18 +54,18 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 		}
 		opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterImage, Attrs: attrs})
 	}
-	local, err := b.localOutputs(j)
+	local, err := localoutput.Prepare(b.opts.outputs, j.release.Name, j.release.Tags, j.multiOutput)
 	if err != nil {
 		return client.SolveOpt{}, noCleanup, err
 	}
-	if local.layoutDir == "" {
+	if local.LayoutDir == "" {
 		return opt, noCleanup, nil
 	}
 	attrs := j.exportAttrs()
 	attrs["name"] = strings.Join(j.release.Tags, ",")
 	attrs["tar"] = "false"
-	opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterOCI, Attrs: attrs, OutputDir: local.layoutDir})
-	return opt, local.cleanup, nil
+	opt.Exports = append(opt.Exports, client.ExportEntry{Type: client.ExporterOCI, Attrs: attrs, OutputDir: local.LayoutDir})
+	return opt, local.Finish, nil
 }
 
 // exportAttrs are the attributes every exporter of the release shares. No
@@ -79,91 +74,8 @@ func (b *Builder) solveOpt(j *releaseJob) (client.SolveOpt, func(ok bool) ([]str
 func (j *releaseJob) exportAttrs() map[string]string {
 	return map[string]string{
 		"oci-mediatypes":    "true",
-		"source-date-epoch": strconv.FormatInt(j.epoch, 10),
+		"source-date-epoch": strconv.FormatInt(j.opts.epoch, 10),
 	}
-}
-
-// localOutputs is where a release's --output files are written while it builds.
-type localOutputs struct {
-	layoutDir   string         // the OCI layout BuildKit exports to, or ""
-	partial     []string       // every path written, under its temporary name
-	afterExport []func() error // docker conversions, then scratch removal
-}
-
-// localOutputs plans the release's local outputs. BuildKit takes one OCI
-// store export per solve, and its docker exporter cannot write an index:
-// every local output comes from one OCI layout, the oci output's own folder
-// when there is one, and docker tarballs are converted from it.
-func (b *Builder) localOutputs(j *releaseJob) (*localOutputs, error) {
-	lo := &localOutputs{}
-	for _, out := range b.opts.outputs {
-		if out.Type == "oci" {
-			lo.layoutDir = outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
-			lo.partial = append(lo.partial, lo.layoutDir)
-		}
-	}
-	if len(b.opts.outputs) > 0 && lo.layoutDir == "" {
-		scratch := filepath.Join(os.TempDir(), fmt.Sprintf("jetbake-layout-%s-%d", j.release.Name, os.Getpid()))
-		lo.layoutDir = scratch
-		lo.partial = append(lo.partial, scratch)
-		lo.afterExport = append(lo.afterExport, func() error { return os.RemoveAll(scratch) })
-	}
-	for _, out := range b.opts.outputs {
-		if out.Type != "docker" {
-			continue
-		}
-		dest := outputPath(out, j.release.Name, j.multiOutput) + tmpSuffix
-		lo.partial = append(lo.partial, dest)
-		convert := func() error { return dockertar.Write(lo.layoutDir, dest, j.release.Tags) }
-		lo.afterExport = append([]func() error{convert}, lo.afterExport...)
-	}
-	for _, p := range lo.partial {
-		if err := os.RemoveAll(p); err != nil {
-			return nil, fmt.Errorf("output %s: %w", p, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, fmt.Errorf("output %s: %w", p, err)
-		}
-	}
-	return lo, nil
-}
-
-// cleanup finishes the outputs after a successful export and returns them,
-// or removes them all after a failure.
-func (lo *localOutputs) cleanup(ok bool) ([]string, error) {
-	var err error
-	for _, step := range lo.afterExport {
-		if ok {
-			if err = step(); err != nil {
-				ok = false
-			}
-		}
-	}
-	var kept []string
-	for _, p := range lo.partial {
-		if _, statErr := os.Stat(p); statErr != nil {
-			continue
-		}
-		if !ok {
-			_ = os.RemoveAll(p)
-			continue
-		}
-		kept = append(kept, p)
-	}
-	return kept, err
-}
-
-// outputPath is where a release's local output goes: DEST itself for a single
-// release, DEST/<release> (oci) or DEST-<release>.tar (docker) for several.
-func outputPath(out Output, release string, multi bool) string {
-	if !multi {
-		return out.Dest
-	}
-	if out.Type == "oci" {
-		return filepath.Join(out.Dest, release)
-	}
-	ext := filepath.Ext(out.Dest)
-	return strings.TrimSuffix(out.Dest, ext) + "-" + release + ".tar"
 }
 
 // localMounts are the folders the session offers: the router's context and

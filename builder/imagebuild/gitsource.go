@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"github.com/moby/buildkit/client/llb/sourceresolver"
-	"github.com/moby/buildkit/frontend/dockerui"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	gwpb "github.com/moby/buildkit/frontend/gateway/pb"
-	"github.com/moby/buildkit/solver/pb"
 
 	"github.com/jetbake/jetbake/builder/gitcontext"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
@@ -109,9 +107,9 @@ func (j *releaseJob) resolveGitContext(ctx context.Context, c gateway.Client) er
 		j.setRouterSource(pinned, src)
 		return nil
 	}
-	commit, ref, err := j.resolved.get(ctx, "git\x00"+pinned, func() (string, []byte, error) {
+	commit, ref, err := j.resolved.Get(ctx, "git\x00"+pinned, func() (string, []byte, error) {
 		defer j.timings.Record(progress.PhaseResolve, time.Now())
-		op, err := gitSourceOp(ctx, pinned)
+		op, err := gitcontext.SourceOp(ctx, pinned)
 		if err != nil {
 			return "", nil, err
 		}
@@ -138,29 +136,6 @@ func (j *releaseJob) resolveGitContext(ctx context.Context, c gateway.Client) er
 	src.Ref, src.Commit = string(ref), commit
 	j.setRouterSource(g.context.Pinned(commit), src)
 	return nil
-}
-
-// gitSourceOp is the source operation the Dockerfile frontend makes of a
-// git context (dockerui.DetectGitContext), for BuildKit to resolve.
-func gitSourceOp(ctx context.Context, context string) (*pb.SourceOp, error) {
-	st, _, err := dockerui.DetectGitContext(context, nil)
-	if err != nil {
-		return nil, err
-	}
-	def, err := st.Marshal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, dt := range def.Def {
-		var op pb.Op
-		if err := op.Unmarshal(dt); err != nil {
-			return nil, err
-		}
-		if src := op.GetSource(); src != nil {
-			return src, nil
-		}
-	}
-	return nil, errors.New("the git context has no source operation")
 }
 
 // setRouterSource records the context the router is built from and what

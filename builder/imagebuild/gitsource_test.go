@@ -35,7 +35,7 @@ func TestNewGitSource(t *testing.T) {
 
 func TestDescribeGitError(t *testing.T) {
 	o := &options{}
-	j := &releaseJob{gitContext: "http://127.0.0.1:1/router.git#v9", git: o.newGitSource("http://127.0.0.1:1/router.git#v9")}
+	j := &releaseJob{opts: &options{}, gitContext: "http://127.0.0.1:1/router.git#v9", git: o.newGitSource("http://127.0.0.1:1/router.git#v9")}
 	raw := errors.New(`failed to solve: failed to load cache key: repository does not contain ref v9, output: ""`)
 	var described *gitcontext.Error
 	require.ErrorAs(t, j.describeGitError(raw), &described)
@@ -48,6 +48,6 @@ func TestDescribeGitError(t *testing.T) {
 	j.gitErr = &gitcontext.Error{Context: "x", Cause: "resolved", Fix: "fix"}
 	require.Equal(t, j.gitErr, j.describeGitError(errors.New("failed to solve: router.context ...")))
 
-	local := &releaseJob{}
+	local := &releaseJob{opts: &options{}}
 	require.Same(t, raw, local.describeGitError(raw), "a local context has no git failures")
 }

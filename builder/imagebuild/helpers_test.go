@@ -1,52 +1,14 @@
 package imagebuild
 
 import (
+	"github.com/jetbake/jetbake/builder/imagebuild/internal/buildtest"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
 const (
-	testRepo  = "ghcr.io/jetbake/text-embeddings-router"
-	testEpoch = 1767225600 // 2026-01-01T00:00:00Z
+	testRepo  = buildtest.Repo
+	testEpoch = buildtest.Epoch
 )
 
 // testPlan is a two-release plan shaped like the shipped matrix's.
-func testPlan() *plan.Plan {
-	return &plan.Plan{
-		Router: plan.Router{
-			Name:       "text-embeddings-router",
-			Version:    "1.8.0",
-			Context:    "https://github.com/huggingface/text-embeddings-inference.git#v1.8.0",
-			Dockerfile: "/repo/dockerfiles/Dockerfile-jetson",
-			Target:     "router",
-			Output:     "/usr/local/bin/text-embeddings-router",
-			Smoke:      []string{"--version"},
-		},
-		Repository: testRepo,
-		Releases: []plan.Release{
-			{
-				Name: "jetpack6.2", JetPack: "6.2", L4T: "36.4.3", CUDA: "12.6", Ubuntu: "22.04", Tier: "candidate",
-				Platform:    plan.Platform,
-				BuildBase:   "nvcr.io/nvidia/l4t-jetpack:r36.4.0",
-				RuntimeBase: "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime",
-				Targets: []plan.Target{
-					{SM: "8.7", Arch: "sm_87", ComputeCap: "87", Binary: "router-87", Path: "/usr/local/bin/router-87"},
-				},
-				Tags:        []string{testRepo + ":1.8.0-jetpack6.2", testRepo + ":jetpack6"},
-				BuildArgs:   map[string]string{"EXTRA": "yes"},
-				Labels:      map[string]string{"org.opencontainers.image.version": "1.8.0"},
-				Annotations: map[string]string{"org.opencontainers.image.version": "1.8.0", "io.jetbake.release": "jetpack6.2"},
-			},
-			{
-				Name: "jetpack7.2", JetPack: "7.2", L4T: "39.2.0", CUDA: "13.2", Ubuntu: "24.04", Tier: "evaluate-later",
-				Platform:    plan.Platform,
-				BuildBase:   "nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04",
-				RuntimeBase: "nvcr.io/nvidia/cuda:13.2.0-runtime-ubuntu24.04",
-				Targets: []plan.Target{
-					{SM: "8.7", Arch: "sm_87", ComputeCap: "87", Binary: "router-87", Path: "/usr/local/bin/router-87"},
-					{SM: "11.0", Arch: "sm_110", ComputeCap: "110", Binary: "router-110", Path: "/usr/local/bin/router-110"},
-				},
-				Tags: []string{testRepo + ":1.8.0-jetpack7.2", testRepo + ":jetpack7"},
-			},
-		},
-	}
-}
+func testPlan() *plan.Plan { return buildtest.Plan() }

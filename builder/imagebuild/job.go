@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/plan"
 	"maps"
 	"slices"
@@ -46,7 +47,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 }
 
 // addFinding records a finding of BuildKit's Dockerfile checks, once.
-func (j *releaseJob) addFinding(f Finding) {
+func (j *releaseJob) addFinding(f dockercheck.Finding) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !slices.Contains(j.lintFindings, f) {
@@ -69,4 +70,13 @@ func releasesOf(jobs []*releaseJob) []plan.Release {
 		out[i] = j.release
 	}
 	return out
+}
+
+// noCache says whether the release builds every step anew: its own
+// no-cache (--set RELEASE.no-cache) when set, else the build's.
+func (j *releaseJob) noCache() bool {
+	if j.release.NoCache != nil {
+		return *j.release.NoCache
+	}
+	return j.opts.controls.NoCache
 }

@@ -1,10 +1,7 @@
 package imagebuild
 
 import (
-	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/client"
@@ -12,46 +9,11 @@ import (
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
-
-// Output is a local destination for every built image, besides or instead of a push.
-type Output struct {
-	// Type is "oci" (an OCI layout folder per release) or "docker" (a tarball per release that `docker load` takes).
-	Type string
-	// Dest is the folder (oci) or file (docker). With several releases, each
-	// gets DEST/<release> (oci) or DEST-<release>.tar (docker).
-	Dest string
-}
-
-// ParseOutput parses an output as buildx writes one: `type=oci,dest=DIR`
-// or `type=docker,dest=FILE`. What it cannot read is an *OutputError.
-func ParseOutput(v string) (Output, error) {
-	var out Output
-	for _, field := range strings.Split(v, ",") {
-		k, val, _ := strings.Cut(field, "=")
-		switch k {
-		case "type":
-			out.Type = val
-		case "dest":
-			out.Dest = val
-		default:
-			return Output{}, &OutputError{Value: v, Problem: fmt.Sprintf("unknown key %q (want type=oci|docker,dest=PATH)", k)}
-		}
-	}
-	if out.Type != "oci" && out.Type != "docker" {
-		return Output{}, &OutputError{Value: v, Problem: "type must be oci or docker", NotLocal: true}
-	}
-	if out.Dest != "" {
-		out.Dest = filepath.Clean(out.Dest)
-	}
-	if out.Dest == "" || out.Dest == "." || out.Dest == "/" || strings.HasSuffix(out.Dest, tmpSuffix) {
-		return Output{}, &OutputError{Value: v, Problem: fmt.Sprintf("dest is missing, e.g. type=%s,dest=out", out.Type)}
-	}
-	return out, nil
-}
 
 type options struct {
 	releases        []string
@@ -67,7 +29,7 @@ type options struct {
 	controls        Controls
 	epoch           int64
 	push            bool
-	outputs         []Output
+	outputs         []localoutput.Output
 	cache           cacheconfig.Settings // with the environment that completes the caches
 	parallel        int
 	retries         int
@@ -140,7 +102,7 @@ func WithControls(c Controls) Option { return func(o *options) { o.controls = c 
 func WithPush(push bool) Option { return func(o *options) { o.push = push } }
 
 // WithOutputs writes each image locally too.
-func WithOutputs(outs ...Output) Option { return func(o *options) { o.outputs = outs } }
+func WithOutputs(outs ...localoutput.Output) Option { return func(o *options) { o.outputs = outs } }
 
 // WithCache imports from and exports to caches; every entry gets a scope per
 // release (a registry ref's tag, a local subfolder, an S3 name, a GitHub
@@ -213,7 +175,7 @@ func WithKnownBases(known map[string]baseinfo.Info) Option {
 
 // CheckOptions checks the options of a build of p that need no daemon:
 // the releases (SelectReleases), WithPush without image.repository
-// (ErrNoRepository), an output type given twice (*OutputError) and a
+// (ErrNoRepository), an output type given twice (*localoutput.Error) and a
 // progress display that cannot start (*progress.Error). Build checks them
 // again; a command calls CheckOptions to refuse them before it connects
 // to a daemon or starts one.
@@ -237,12 +199,5 @@ func (o options) checkPushAndOutputs(p *plan.Plan) error {
 	if o.push && p.Repository == "" {
 		return ErrNoRepository
 	}
-	seen := map[string]bool{}
-	for _, out := range o.outputs {
-		if seen[out.Type] {
-			return &OutputError{Value: "type=" + out.Type, Problem: "is given twice: one of each type at most", Repeated: true}
-		}
-		seen[out.Type] = true
-	}
-	return nil
+	return localoutput.CheckTypes(o.outputs)
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
@@ -83,13 +85,13 @@ type ReleaseReport struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// Binaries are what the smoke run read from each router binary: its
 	// DT_NEEDED libraries and its loader.
-	Binaries []Binary `json:"binaries,omitempty"`
+	Binaries []smoke.Binary `json:"binaries,omitempty"`
 	// Audit is the build-time audit of the GPU code of the routers and of
 	// the libraries they load, per SM target (see Audit).
 	Audit []buildaudit.Audit `json:"audit,omitempty"`
 	// Findings are the warnings of BuildKit's Dockerfile checks on the
 	// router's Dockerfile, per SM target, found while it was built.
-	Findings []Finding `json:"findings,omitempty"`
+	Findings []dockercheck.Finding `json:"findings,omitempty"`
 	// Outputs are the local files or folders written for it.
 	Outputs []string `json:"outputs,omitempty"`
 	// DurationSeconds is the build's wall time.

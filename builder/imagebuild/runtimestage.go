@@ -16,7 +16,9 @@ import (
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -81,7 +83,7 @@ func (j *releaseJob) solveStage(ctx context.Context, c gateway.Client, buildBase
 // convertOpt are the converter's options for stage target with args.
 func (j *releaseJob) convertOpt(c gateway.Client, bc *dockerui.Client, target string, args map[string]string, warn func(string, string, string, string, []parser.Range)) dockerfile2llb.ConvertOpt {
 	bopts := c.BuildOpts()
-	buildPlatform := buildPlatformOf(bopts)
+	buildPlatform := emulation.BuildPlatform(bopts)
 	platform := arm64Platform()
 	caps := bopts.LLBCaps
 	return dockerfile2llb.ConvertOpt{
@@ -93,7 +95,7 @@ func (j *releaseJob) convertOpt(c gateway.Client, bc *dockerui.Client, target st
 		},
 		Client:         bc,
 		TargetPlatform: &platform,
-		MetaResolver:   &cachedMetaResolver{c: c, cache: j.resolved},
+		MetaResolver:   &resolvecache.MetaResolver{C: c, Cache: j.resolved},
 		LLBCaps:        &caps,
 		Warn:           warn,
 	}
@@ -101,7 +103,7 @@ func (j *releaseJob) convertOpt(c gateway.Client, bc *dockerui.Client, target st
 
 // frontendStage solves stage target through the dockerfile.v0 frontend.
 func (j *releaseJob) frontendStage(ctx context.Context, c gateway.Client, target string, args map[string]string) (llb.State, []byte, error) {
-	inputs, err := jetbakeContext(ctx, j.epoch)
+	inputs, err := jetbakeContext(ctx, j.opts.epoch)
 	if err != nil {
 		return llb.State{}, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/sharedsession"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/grpcerrors"
 	"google.golang.org/grpc/codes"
@@ -25,12 +26,10 @@ type Node struct {
 
 // scheduler places releases on nodes and retries those whose node failed.
 type scheduler struct {
-	nodes           []Node
-	retries         int
-	continueOnError bool
-	// advice ends the error of a release not started after a failure
-	// (Advice.ContinueOnError).
-	advice  string
+	nodes []Node
+	// opts are the Builder's: retries, continueOnError and the advice
+	// that ends the error of a release not started after a failure.
+	opts    *options
 	display *progress.Display
 	slots   map[string]chan struct{} // per node: at most parallel builds
 	// attempt builds one release on one node; nodeDown tells, after an
@@ -44,9 +43,9 @@ type scheduler struct {
 	stop     bool
 }
 
-func newScheduler(b *Builder, display *progress.Display, sessions sharedSessions) *scheduler {
+func newScheduler(b *Builder, display *progress.Display, sessions sharedsession.Sessions) *scheduler {
 	s := &scheduler{
-		nodes: b.nodes, retries: b.opts.retries, continueOnError: b.opts.continueOnError, advice: b.opts.advice.ContinueOnError, display: display,
+		nodes: b.nodes, opts: &b.opts, display: display,
 		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{}, nodeDown: isNodeFailure,
 		attempt: func(ctx context.Context, n Node, j *releaseJob) (ReleaseReport, error) {
 			return b.attempt(ctx, n, j, display, sessions[n.Name])
@@ -135,12 +134,12 @@ func (s *scheduler) try(ctx context.Context, n Node, j *releaseJob) (ReleaseRepo
 	tried := s.attempts[j.release.Name]
 	s.attempts[j.release.Name]++
 	s.mu.Unlock()
-	if down && tried < s.retries {
+	if down && tried < s.opts.retries {
 		s.display.Logf("[%s] node %s failed (%v); retrying on another node", j.release.Name, n.Name, firstLine(err))
 		return rr, &Retry{Node: n.Name, Reason: err.Error()}
 	}
 	s.display.Logf("[%s] FAILED on %s after %.1fs: %v", j.release.Name, n.Name, rr.DurationSeconds, firstLine(err))
-	if !s.continueOnError {
+	if !s.opts.continueOnError {
 		s.mu.Lock()
 		s.stop = true
 		s.mu.Unlock()
@@ -158,8 +157,8 @@ func (s *scheduler) notStarted(j *releaseJob, retries []Retry, why string) Relea
 // earlier one failed, with the caller's advice.
 func (s *scheduler) earlierFailure() string {
 	msg := "not started: an earlier release failed"
-	if s.advice != "" {
-		msg += " (" + s.advice + ")"
+	if a := s.opts.advice.ContinueOnError; a != "" {
+		msg += " (" + a + ")"
 	}
 	return msg
 }

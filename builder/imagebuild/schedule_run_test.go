@@ -36,7 +36,7 @@ func (f *fakeCluster) run(t *testing.T, nodes []string, releases []string, paral
 		ns = append(ns, Node{Name: n})
 	}
 	s := &scheduler{
-		nodes: ns, retries: retries, continueOnError: continueOnError, advice: "build every release", display: &progress.Display{},
+		nodes: ns, opts: &options{retries: retries, continueOnError: continueOnError, advice: Advice{ContinueOnError: "build every release"}}, display: &progress.Display{},
 		slots: map[string]chan struct{}{}, failed: map[string]string{}, attempts: map[string]int{},
 		nodeDown: func(_ context.Context, n Node, _ error) bool { return f.down[n.Name] },
 		attempt:  f.attempt,
@@ -47,7 +47,7 @@ func (f *fakeCluster) run(t *testing.T, nodes []string, releases []string, paral
 	report := &Report{}
 	var jobs []*releaseJob
 	for _, rel := range p.Releases {
-		jobs = append(jobs, &releaseJob{plan: p, release: rel})
+		jobs = append(jobs, &releaseJob{opts: &options{}, plan: p, release: rel})
 		report.Releases = append(report.Releases, ReleaseReport{})
 	}
 	s.run(t.Context(), jobs, report)

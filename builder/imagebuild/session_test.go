@@ -9,19 +9,11 @@ import (
 // The shared session's key names the folders: the same folders give the
 // same key on every run, other folders another.
 func TestLocalsKey(t *testing.T) {
-	j := &releaseJob{contextDir: "/src/tei", dockerfileDir: "/src/tei/dockerfiles"}
-	same := &releaseJob{contextDir: "/src/tei", dockerfileDir: "/src/tei/dockerfiles"}
-	other := &releaseJob{contextDir: "/src/other", dockerfileDir: "/src/tei/dockerfiles"}
+	j := &releaseJob{opts: &options{}, contextDir: "/src/tei", dockerfileDir: "/src/tei/dockerfiles"}
+	same := &releaseJob{opts: &options{}, contextDir: "/src/tei", dockerfileDir: "/src/tei/dockerfiles"}
+	other := &releaseJob{opts: &options{}, contextDir: "/src/other", dockerfileDir: "/src/tei/dockerfiles"}
 	require.Equal(t, j.localsKey("/opt/jetbake"), same.localsKey("/opt/jetbake"))
 	require.NotEqual(t, j.localsKey("/opt/jetbake"), other.localsKey("/opt/jetbake"))
 	require.NotEqual(t, j.localsKey("/opt/jetbake"), j.localsKey("/opt/other"))
 	require.Regexp(t, `^jetbake-[0-9a-f]{16}$`, j.localsKey("/opt/jetbake"))
-}
-
-// A shared session that ended is not used again.
-func TestSharedSessionAlive(t *testing.T) {
-	ss := &sharedSession{ended: make(chan struct{})}
-	require.True(t, ss.alive())
-	close(ss.ended)
-	require.False(t, ss.alive())
 }

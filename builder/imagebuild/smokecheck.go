@@ -57,21 +57,12 @@ func (j *releaseJob) smokeSpec() smoke.Spec {
 	return s
 }
 
-// smokeBinaries are what was read of the routers, as package smoke takes them.
-func smokeBinaries(bins []Binary) []smoke.Binary {
-	out := make([]smoke.Binary, len(bins))
-	for i, b := range bins {
-		out[i] = smoke.Binary{Name: b.Binary, Interpreter: b.Interpreter, Needed: b.Needed}
-	}
-	return out
-}
-
 // smokeCheck reads each router's DT_NEEDED and loader, then solves the
 // smoke run and judges what each binary did. The runtime image and the
 // driver stub, which the run needs and which need no router, are built
 // while the routers compile, not after them.
 func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smokeRun) error {
-	var bins []Binary
+	var bins []smoke.Binary
 	err := j.beside(ctx, c, run.imports, run.routers, func(ctx context.Context) (err error) {
 		// Evaluate: the routers' compile errors surface here, as themselves.
 		bins, err = j.readBinaries(ctx, c, run)
@@ -84,7 +75,7 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 	j.binaries = bins
 	j.mu.Unlock()
 	spec := j.smokeSpec()
-	def, err := spec.Definition(ctx, run.on(), smokeBinaries(bins))
+	def, err := spec.Definition(ctx, run.on(), bins)
 	if err != nil {
 		return err
 	}
@@ -106,12 +97,12 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 	j.mu.Lock()
 	for i := range j.binaries {
 		if len(j.binaries[i].Needed) > 0 {
-			j.binaries[i].Resolved = resolvedLibraries(j.binaries[i].Needed, read(j.binaries[i].Binary+".ldd"))
+			j.binaries[i].Resolved = smoke.ResolvedLibraries(j.binaries[i].Needed, read(j.binaries[i].Binary+".ldd"))
 		}
 	}
 	bins = slices.Clone(j.binaries)
 	j.mu.Unlock()
-	if err := spec.Judge(run.image.name, read(smoke.ResultFile), smokeBinaries(bins), read); err != nil {
+	if err := spec.Judge(run.image.name, read(smoke.ResultFile), bins, read); err != nil {
 		return err
 	}
 	return j.auditLibraries(ctx, c, run, bins)

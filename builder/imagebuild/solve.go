@@ -22,8 +22,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
+	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
@@ -49,10 +55,9 @@ type releaseJob struct {
 	runtimeBase string
 	gitContext  string // the router's git context, or "" for a local folder
 	dockerfile  string // the Dockerfile's name inside localDockerfile
-	revision    string
-	toolVersion string
-	controls    Controls
-	epoch       int64
+	// opts are the Builder's options, read where they are needed, never
+	// copied (see options.go).
+	opts *options
 	// contextDir and dockerfileDir are the local folders of the router's
 	// context (empty for a git context) and Dockerfile.
 	contextDir    string
@@ -74,12 +79,12 @@ type buildShared struct {
 	// resolve per base reference, shared by every release; emulation warns
 	// once that a router compiles under emulation.
 	timings   *progress.Recorder
-	resolved  *resolveCache
-	emulation *emulationNotice
+	resolved  *resolvecache.Cache
+	emulation *emulation.Notice
 	// bases are the build's reads of what each base holds; appBases of
 	// what each app's framework container holds.
 	bases    *baseReads
-	appBases *appBases
+	appBases *appstage.Bases
 }
 
 // attemptResult is what the release's latest attempt learnt, for its
@@ -103,13 +108,13 @@ type attemptResult struct {
 	baseDigest  string
 	annotations map[string]string
 	// findings are the Dockerfile checks' findings of the latest attempt.
-	lintFindings []Finding
+	lintFindings []dockercheck.Finding
 	// emulated and buildPlatform say whether the latest attempt's node
 	// compiles the routers under emulation, and its native platform.
 	emulated      *bool
 	buildPlatform string
 	// binaries are what the smoke run read from the router binaries.
-	binaries []Binary
+	binaries []smoke.Binary
 	// routerCode and libraryCode are the GPU code the audit read of the
 	// routers and of the libraries they load; audit its result.
 	routerCode  []buildaudit.Code
@@ -176,7 +181,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	desc, err := ImageDescription(j.plan, j.release, j.revision)
+	desc, err := imageconfig.Description(j.plan, j.release, j.opts.revision)
 	if err != nil {
 		return nil, err
 	}
@@ -219,12 +224,12 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	meta := buildMetadata(j.release, j.revision, epochTime(j.epoch), j.release.RuntimeBase, baseDigest)
-	if j.toolVersion != "" {
-		meta[KeyToolVersion] = j.toolVersion
+	meta := imageconfig.Metadata(j.release, j.opts.revision, epochTime(j.opts.epoch), j.release.RuntimeBase, baseDigest)
+	if j.opts.toolVersion != "" {
+		meta[KeyToolVersion] = j.opts.toolVersion
 	}
 	meta[matrix.KeyAudit] = audit
-	config, err := imageConfig(image.config, j.plan.Router, j.release, meta, epochTime(j.epoch))
+	config, err := imageconfig.Router(image.config, EntrypointPath, j.plan.Router, j.release, meta, epochTime(j.opts.epoch))
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +249,7 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 		LogName:  fmt.Sprintf("resolve %s base %s", role, ref),
 		ImageOpt: &sourceresolver.ResolveImageOpt{Platform: &platform, ResolveMode: j.resolveMode().String()},
 	}
-	dgst, config, err := j.resolved.get(ctx, resolveKey(ref, opt), func() (string, []byte, error) {
+	dgst, config, err := j.resolved.Get(ctx, resolvecache.Key(ref, opt), func() (string, []byte, error) {
 		defer j.timings.Record(progress.PhaseResolve, time.Now())
 		_, dgst, config, err := c.ResolveImageConfig(ctx, ref, opt)
 		if err != nil {
@@ -254,7 +259,7 @@ func (j *releaseJob) resolveBase(ctx context.Context, c gateway.Client, role, re
 	})
 	if err == nil {
 		// The Dockerfile converter looks the base up by the pinned reference.
-		j.resolved.put(resolveKey(pin(ref, dgst), opt), dgst, config)
+		j.resolved.Put(resolvecache.Key(pin(ref, dgst), opt), dgst, config)
 	}
 	return dgst, config, err
 }
@@ -269,7 +274,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	if states, ok, err := j.convertRouters(ctx, c, buildBase); ok || err != nil {
 		return states, err
 	}
-	inputs, err := jetbakeContext(ctx, j.epoch)
+	inputs, err := jetbakeContext(ctx, j.opts.epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -343,10 +348,10 @@ func (j *releaseJob) stageOpts(target string, args map[string]string) map[string
 		opts["context"] = j.routerContext()
 		opts["dockerfilekey"] = localDockerfile
 	}
-	if j.controls.NoCache {
+	if j.noCache() {
 		opts["no-cache"] = "" // every stage, as buildx --no-cache sends it
 	}
-	if j.controls.Pull {
+	if j.opts.controls.Pull {
 		opts["image-resolve-mode"] = llb.ResolveModeForcePull.String()
 	}
 	return opts
@@ -391,14 +396,14 @@ func (j *releaseJob) withJetbakeArgs(args map[string]string, buildBase, runtimeB
 		"RUNTIME_BASE":      runtimeBase,
 		"CUDA_RELEASE":      j.release.CUDA,
 		"ROUTER_VERSION":    j.plan.Router.Version,
-		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.epoch, 10),
+		"SOURCE_DATE_EPOCH": strconv.FormatInt(j.opts.epoch, 10),
 	})
 	return args
 }
 
 // resolveMode is how base images are resolved: from the registry anew with --pull.
 func (j *releaseJob) resolveMode() llb.ResolveMode {
-	if j.controls.Pull {
+	if j.opts.controls.Pull {
 		return llb.ResolveModeForcePull
 	}
 	return llb.ResolveModeDefault
@@ -421,7 +426,7 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 // two releases must give both the same bytes; the progress display adds
 // the release to what it shows.
 func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers []llb.State, desc []byte) llb.State {
-	epoch := epochTime(j.epoch)
+	epoch := epochTime(j.opts.epoch)
 	created := llb.WithCreatedTime(epoch)
 	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
 		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath), path.Base(ProbePath)}))
@@ -447,13 +452,13 @@ func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers 
 		// points to in the image, the file the smoke run mounts and runs.
 		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch, FollowSymlinks: true})
 	}
-	name := fmt.Sprintf("stage the routers (%s) and %s", smList(j.release), imagespec.Path)
+	name := fmt.Sprintf("stage the routers (%s) and %s", imageconfig.SMList(j.release), imagespec.Path)
 	if j.isApp() {
 		name = "stage " + imagespec.Path
 	}
 	release := llb.Scratch().File(fa, llb.WithCustomName(name))
 	var noCache []llb.ConstraintsOpt
-	if j.controls.NoCache {
+	if j.noCache() {
 		noCache = append(noCache, llb.IgnoreCache)
 	}
 	stamp := func(stage llb.State) *llb.FileAction {

@@ -42,8 +42,8 @@ func TestRouterOpts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := &releaseJob{plan: p, release: rel, runtimeBase: runtimeBase, gitContext: tt.gitContext,
-				dockerfile: "Dockerfile-jetson", epoch: testEpoch}
+			j := &releaseJob{opts: &options{epoch: testEpoch}, plan: p, release: rel, runtimeBase: runtimeBase, gitContext: tt.gitContext,
+				dockerfile: "Dockerfile-jetson"}
 			want := map[string]string{}
 			for k, v := range common {
 				want[k] = v
@@ -62,7 +62,7 @@ func TestRouterOptsTargetBuildArgs(t *testing.T) {
 	rel := p.Releases[0]
 	tgt := rel.Targets[0]
 	tgt.BuildArgs = map[string]string{"CARGO_FEATURES": "candle-cuda-volta", "CUDA_COMPUTE_CAP": "1"}
-	j := &releaseJob{plan: p, release: rel, dockerfile: "Dockerfile-jetson"}
+	j := &releaseJob{opts: &options{}, plan: p, release: rel, dockerfile: "Dockerfile-jetson"}
 	opts := j.routerOpts(tgt, "base")
 	require.Equal(t, "candle-cuda-volta", opts["build-arg:CARGO_FEATURES"])
 	require.Equal(t, tgt.ComputeCap, opts["build-arg:CUDA_COMPUTE_CAP"], "jetbake's own args win")
@@ -75,7 +75,7 @@ func TestRouterOptsTargetBuildArgs(t *testing.T) {
 func TestStageArgs(t *testing.T) {
 	p := testPlan()
 	rel := p.Releases[0]
-	j := &releaseJob{plan: p, release: rel, runtimeBase: "rt", dockerfile: "Dockerfile"}
+	j := &releaseJob{opts: &options{}, plan: p, release: rel, runtimeBase: "rt", dockerfile: "Dockerfile"}
 	require.NotContains(t, j.routerOpts(rel.Targets[0], "base"), "build-arg:GIT_SHA", "a tag is not a commit")
 	p.Router.Commit = "06670157fb6c1523482219bdb2d1660277d38088"
 	require.Equal(t, p.Router.Commit, j.routerOpts(rel.Targets[0], "base")["build-arg:GIT_SHA"])
@@ -92,7 +92,7 @@ func TestStageArgs(t *testing.T) {
 func TestRouterOptsPerTarget(t *testing.T) {
 	p := testPlan()
 	rel := p.Releases[1]
-	j := &releaseJob{plan: p, release: rel, dockerfile: "Dockerfile"}
+	j := &releaseJob{opts: &options{}, plan: p, release: rel, dockerfile: "Dockerfile"}
 	for _, tc := range rel.Targets {
 		opts := j.routerOpts(tc, "base")
 		require.Equal(t, tc.ComputeCap, opts["build-arg:CUDA_COMPUTE_CAP"])
@@ -122,12 +122,12 @@ func TestPin(t *testing.T) {
 func TestRouterOptsControls(t *testing.T) {
 	p := testPlan()
 	rel := p.Releases[0]
-	j := &releaseJob{plan: p, release: rel, dockerfile: "Dockerfile"}
+	j := &releaseJob{opts: &options{}, plan: p, release: rel, dockerfile: "Dockerfile"}
 	opts := j.routerOpts(rel.Targets[0], "base")
 	require.NotContains(t, opts, "no-cache")
 	require.NotContains(t, opts, "image-resolve-mode")
 	require.Equal(t, "default", j.resolveMode().String())
-	j.controls = Controls{NoCache: true, Pull: true}
+	j.opts.controls = Controls{NoCache: true, Pull: true}
 	opts = j.routerOpts(rel.Targets[0], "base")
 	require.Equal(t, "", opts["no-cache"])
 	require.Contains(t, opts, "no-cache")
@@ -138,7 +138,7 @@ func TestRouterOptsControls(t *testing.T) {
 // The build args jetbake gives every router stage are the ones --build-arg
 // and --set refuse (plan.ReservedBuildArg): the two lists stay one.
 func TestJetbakeBuildArgsAreReserved(t *testing.T) {
-	j := &releaseJob{plan: testPlan(), release: plan.Release{Name: "r"}}
+	j := &releaseJob{opts: &options{}, plan: testPlan(), release: plan.Release{Name: "r"}}
 	args := j.routerArgs(plan.Target{SM: "8.7", BuildArgs: map[string]string{}}, "base")
 	require.NotEmpty(t, args)
 	for k := range args {

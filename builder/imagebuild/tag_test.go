@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/plan"
 )
@@ -16,7 +17,7 @@ func TestFinishNeverTagsAfterAFailedOutput(t *testing.T) {
 	dir := t.TempDir()
 	report := &Report{Releases: []ReleaseReport{
 		{Name: "ok", Outcome: Succeeded},
-		{Name: "bad-output", Outcome: Succeeded, Outputs: []string{dir + "/missing" + tmpSuffix}},
+		{Name: "bad-output", Outcome: Succeeded, Outputs: []string{dir + "/missing" + localoutput.PartialSuffix}},
 	}}
 	b := &Builder{opts: options{push: true}}
 	b.finish(t.Context(), nil, report, nil)

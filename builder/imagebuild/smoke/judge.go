@@ -142,7 +142,7 @@ const DriverLib = "libcuda.so.1"
 // binary is the binary of bins named name, or nil.
 func binary(bins []Binary, name string) *Binary {
 	for i := range bins {
-		if bins[i].Name == name {
+		if bins[i].Binary == name {
 			return &bins[i]
 		}
 	}

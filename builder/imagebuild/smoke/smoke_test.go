@@ -34,7 +34,7 @@ func TestSmokeResultNamesTheMissingLibrary(t *testing.T) {
 // have a CA bundle.
 func TestJudgeSmoke(t *testing.T) {
 	s := testSpec() // router-87 and router-110
-	bins := []Binary{{Name: "router-87", Needed: []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libc.so.6"}}}
+	bins := []Binary{{Binary: "router-87", Needed: []string{"libcuda.so.1", "libssl.so.3", "libcrypto.so.3", "libc.so.6"}}}
 	files := map[string]string{
 		"router-87.ldd":  "\tlinux-vdso.so.1 (0x0000)\n\tlibcuda.so.1 => /jetbake-smoke-driver/libcuda.so.1 (0x1)\n\tlibssl.so.3 => not found\n\tlibcrypto.so.3 => not found\n",
 		"router-110.ldd": "\tlibcuda.so.1 => not found\n\tlibssl.so.3 => not found\n\tlibcudart.so.13 => not found\n",
@@ -82,11 +82,21 @@ func TestJudgeSmoke(t *testing.T) {
 func TestSmokeScript(t *testing.T) {
 	s := testSpec()
 	require.Equal(t, []string{"/etc", "/etc/jetbake", "/usr", "/usr/local", "/usr/local/bin"}, s.LayerDirs())
-	script := s.Script([]Binary{{Name: "router-87", Interpreter: "/lib/ld-linux-aarch64.so.1"}, {Name: "router-110"}})
+	script := s.Script([]Binary{{Binary: "router-87", Interpreter: "/lib/ld-linux-aarch64.so.1"}, {Binary: "router-110"}})
 	require.Contains(t, script, "export LD_LIBRARY_PATH=/jetbake-smoke-driver${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n")
 	require.Contains(t, script, `if [ -x '/lib/ld-linux-aarch64.so.1' ]; then LD_TRACE_LOADED_OBJECTS=1 '/lib/ld-linux-aarch64.so.1' '/usr/local/bin/router-87' >/jetbake-smoke/router-87.ldd 2>&1; echo "ldd router-87 $?" >>/jetbake-smoke/result; else echo "nointerp router-87" >>/jetbake-smoke/result; fi`)
 	require.NotContains(t, script, "router-110.ldd", "a binary that is not an ELF file is only run")
 	require.Contains(t, script, `'/usr/local/bin/router-110' "$@" >/jetbake-smoke/router-110.log 2>&1; echo "rc router-110 $?" >>/jetbake-smoke/result`)
 	require.Contains(t, script, `[ -L '/usr/local/bin' ] && echo 'link /usr/local/bin' >>/jetbake-smoke/result`)
 	require.Contains(t, script, "[ -s "+CABundlePath+" ] && echo ca >>/jetbake-smoke/result")
+}
+
+// Where each DT_NEEDED entry resolved, from the loader's trace; the
+// driver is the host's.
+func TestResolvedLibraries(t *testing.T) {
+	trace := "\tlinux-vdso.so.1 (0x0000)\n\tlibcuda.so.1 => /jetbake-smoke-driver/libcuda.so.1 (0x1)\n" +
+		"\tlibcudart.so.12 => /usr/local/cuda/lib64/libcudart.so.12 (0x2)\n\tlibssl.so.3 => not found\n\tlibc.so.6 => /lib/aarch64-linux-gnu/libc.so.6 (0x3)\n"
+	require.Equal(t, []Library{{Name: "libcuda.so.1", FromHost: true}, {Name: "libcudart.so.12", Path: "/usr/local/cuda/lib64/libcudart.so.12"},
+		{Name: "libssl.so.3"}, {Name: "libc.so.6", Path: "/lib/aarch64-linux-gnu/libc.so.6"}},
+		ResolvedLibraries([]string{"libcuda.so.1", "libcudart.so.12", "libssl.so.3", "libc.so.6"}, trace))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/dockerfiles"
@@ -106,7 +107,7 @@ func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string]
 			bf.Target[name] = runtimeStageTarget(p, rel, buildBase, runtimeBase, in.Epoch)
 			contexts[runtimeStageContext] = "target:" + name
 		}
-		desc, err := imagebuild.ImageDescription(p, rel, in.Revision)
+		desc, err := imageconfig.Description(p, rel, in.Revision)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -108,7 +108,7 @@ func TestRuntimeDockerfile(t *testing.T) {
 func TestImageJSON(t *testing.T) {
 	p := demoPlan(t)
 	rel, _ := p.Release("jetpack6.2")
-	data, err := imagebuild.ImageDescription(p, *rel, benchRevision)
+	data, err := imageconfig.Description(p, *rel, benchRevision)
 	require.NoError(t, err)
 	img, err := imagespec.Parse(data)
 	require.NoError(t, err)

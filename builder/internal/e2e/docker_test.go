@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagepick"
 	"github.com/jetbake/jetbake/builder/plan"
 )
@@ -30,7 +31,7 @@ func TestDockerEngine(t *testing.T) {
 	require.NoError(t, err)
 	releases := NVReleases()
 	report, err := f.build(ctx, p, imagebuild.WithReleases(releases...), imagebuild.WithPush(true),
-		imagebuild.WithOutputs(imagebuild.Output{Type: "docker", Dest: filepath.Join(f.work, "out", "image.tar")}))
+		imagebuild.WithOutputs(localoutput.Output{Type: "docker", Dest: filepath.Join(f.work, "out", "image.tar")}))
 	require.NoError(t, err)
 
 	images, digests := map[string]string{}, map[string]string{}
@@ -102,7 +103,7 @@ func TestDockerEngine(t *testing.T) {
 		variant, err := OnlyNoComputeCap(f.env.RepoRoot, filepath.Join(f.work, "dockerfiles"))
 		require.NoError(t, err)
 		rep, err := f.build(ctx, f.demoPlan(t, "no-compute-cap.json", variant),
-			imagebuild.WithOutputs(imagebuild.Output{Type: "docker", Dest: filepath.Join(f.work, "out", "no-compute-cap.tar")}))
+			imagebuild.WithOutputs(localoutput.Output{Type: "docker", Dest: filepath.Join(f.work, "out", "no-compute-cap.tar")}))
 		require.NoError(t, err)
 		require.Equal(t, imagebuild.Succeeded, rep.Releases[0].Outcome, rep.Releases[0].Error)
 		refusing, err := DockerLoad(ctx, d, rep.Releases[0].Outputs[0])

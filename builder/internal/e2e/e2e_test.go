@@ -18,6 +18,7 @@ import (
 	"github.com/jetbake/jetbake/builder/cli"
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -259,8 +260,8 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("oci and docker outputs", func(t *testing.T) {
 		out := filepath.Join(f.work, "out")
 		rep, err := f.build(ctx, p, imagebuild.WithReleases("jetpack6.2"),
-			imagebuild.WithOutputs(imagebuild.Output{Type: "oci", Dest: filepath.Join(out, "oci")},
-				imagebuild.Output{Type: "docker", Dest: filepath.Join(out, "image.tar")}))
+			imagebuild.WithOutputs(localoutput.Output{Type: "oci", Dest: filepath.Join(out, "oci")},
+				localoutput.Output{Type: "docker", Dest: filepath.Join(out, "image.tar")}))
 		require.NoError(t, err)
 		require.Len(t, rep.Releases[0].Outputs, 2)
 		require.FileExists(t, filepath.Join(out, "oci", "index.json"))

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
@@ -213,7 +215,7 @@ func TestRouterContract(t *testing.T) {
 		}
 		// A local output: the smoke run comes before the export; nothing is written.
 		dest := filepath.Join(f.work, "nossl-oci")
-		msg = f.buildFails(t, p, bases, imagebuild.WithOutputs(imagebuild.Output{Type: "oci", Dest: dest}))
+		msg = f.buildFails(t, p, bases, imagebuild.WithOutputs(localoutput.Output{Type: "oci", Dest: dest}))
 		require.Contains(t, msg, want[0])
 		require.NoDirExists(t, dest)
 
@@ -283,15 +285,15 @@ func TestCLICheck(t *testing.T) {
 	code, out, errOut = run(warn, "check", "--release", "jetpack7.2", "--format", "json")
 	require.Equal(t, 0, code, out+errOut)
 	var report struct {
-		OK       bool                 `json:"ok"`
-		Findings []imagebuild.Finding `json:"findings"`
+		OK       bool                  `json:"ok"`
+		Findings []dockercheck.Finding `json:"findings"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &report))
 	require.True(t, report.OK)
 	var sms []string
 	for _, fd := range report.Findings {
 		require.Equal(t, "FromAsCasing", fd.Rule)
-		require.Equal(t, imagebuild.SeverityWarning, fd.Severity)
+		require.Equal(t, dockercheck.SeverityWarning, fd.Severity)
 		require.Equal(t, warnFile, fd.File)
 		require.Equal(t, warnLine, fd.Line)
 		sms = append(sms, fd.SM)

@@ -1,4 +1,4 @@
-package imagebuild
+package appstage
 
 import (
 	"context"
@@ -9,86 +9,66 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/pydist"
-	"github.com/jetbake/jetbake/computecap"
 )
 
-// checkApp checks the app's image before it is exported, so before any
-// tag: the vendor stack (the base's framework packages kept, package
-// pydist's sentences otherwise) and the audit of every ELF file of the
-// image for every SM target (an SBSA wheel's library without code for
-// Orin is refused by name). It records the audit and returns the value of
-// its annotation, "8.7=runs,11.0=runs".
-func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runtimeImage, base string, imports []gateway.CacheOptionsEntry) (string, error) {
+// Read reads what an app's image holds, before it is exported: the
+// Python distributions (the stage's own and the base's that it kept) that
+// pydist.CompareApp checks, and the CUDA code of every ELF file of the
+// image that buildaudit judges. state is the app stage, base the state it
+// starts from (nil: the whole stage is read), read the base's read from
+// its registry (Bases); imports are the session's cache imports.
+func Read(ctx context.Context, c gateway.Client, state llb.State, base *llb.State, imports []gateway.CacheOptionsEntry, read *Base) (*pydist.Inventory, []buildaudit.Code, error) {
 	tmp, err := os.MkdirTemp("", "jetbake-app-")
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
 	var changes *stageChanges
 	var stage gateway.Reference
 	eg, egCtx := errgroup.WithContext(ctx)
 	eg.Go(func() (err error) {
-		changes, err = readStageChanges(egCtx, c, image, imports, tmp)
+		changes, err = readStageChanges(egCtx, c, state, base, imports, tmp)
 		return err
 	})
 	eg.Go(func() (err error) {
-		stage, err = solveRef(egCtx, c, image.state, imports)
+		stage, err = Solve(egCtx, c, state, imports)
 		return err
 	})
 	if err := eg.Wait(); err != nil {
-		return "", err
-	}
-	read, err := j.appBases.wait(ctx, base)
-	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	kept, err := baseFilesKept(ctx, stage, read, changes)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	inv, err := stageInventory(ctx, read.inv, changes, kept)
+	inv, err := stageInventory(ctx, read.Inv, changes, kept)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	stackErr := pydist.CompareApp(read.inv, inv, j.plan.App.Command[0]).Err()
-	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, imageCode(read, changes, kept))
-	err = stackErr
-	if err == nil {
-		err = auditErr
-	}
-	j.mu.Lock()
-	j.audit, j.appErr = audits, err
-	j.mu.Unlock()
-	if err != nil {
-		return "", err
-	}
-	parts := make([]string, len(audits))
-	for i, a := range audits {
-		parts[i] = a.SM + "=" + a.Verdict
-	}
-	return strings.Join(parts, ","), nil
+	return inv, imageCode(read, changes, kept), nil
 }
 
 // baseFilesKept stats, in the app stage, the base's files that the checks
 // read and that the stage did not write (those are in changes): which of
 // them the image still has.
-func baseFilesKept(ctx context.Context, stage gateway.Reference, read *appBase, changes *stageChanges) (map[string]bool, error) {
+func baseFilesKept(ctx context.Context, stage gateway.Reference, read *Base, changes *stageChanges) (map[string]bool, error) {
 	var paths []string
-	for _, d := range read.inv.Dists {
+	for _, d := range read.Inv.Dists {
 		paths = append(paths, d.Path)
 	}
-	for _, v := range read.inv.Venvs {
+	for _, v := range read.Inv.Venvs {
 		paths = append(paths, path.Join(v.Prefix, "pyvenv.cfg"))
 	}
-	if len(read.inv.Constraints) > 0 {
+	if len(read.Inv.Constraints) > 0 {
 		paths = append(paths, pydist.ConstraintPath)
 	}
-	for _, f := range read.scan.Files {
+	for _, f := range read.Scan.Files {
 		paths = append(paths, f.Path)
 	}
 	kept := map[string]bool{}
@@ -148,9 +128,9 @@ func stageInventory(ctx context.Context, base *pydist.Inventory, changes *stageC
 
 // imageCode is the CUDA code of the image's ELF files: the changes', and
 // the base's that the stage kept, by path.
-func imageCode(read *appBase, changes *stageChanges, kept map[string]bool) []buildaudit.Code {
+func imageCode(read *Base, changes *stageChanges, kept map[string]bool) []buildaudit.Code {
 	code := slices.Clone(changes.code)
-	for _, f := range read.scan.Files {
+	for _, f := range read.Scan.Files {
 		if kept[f.Path] && f.Err == nil && len(f.Modules) > 0 {
 			code = append(code, buildaudit.NewCode(f.Path, buildaudit.RoleFile, f.Modules))
 		}

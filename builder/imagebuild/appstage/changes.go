@@ -1,4 +1,4 @@
-package imagebuild
+package appstage
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	"github.com/moby/buildkit/solver/pb"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
@@ -27,7 +28,7 @@ import (
 // its base (BuildKit's DiffOp, a few hundred megabytes of venv rather
 // than an NGC container's gigabytes), one ReadDir per folder and ranged
 // reads of the files that matter. Of the rest of the image, what the base
-// holds was read once per build from the registry (appBases); a base file
+// holds was read once per build from the registry (Bases); a base file
 // counts when the stage still has it (one stat each, for the few files
 // that matter: distributions, venvs, the constraint file, CUDA files).
 
@@ -53,13 +54,13 @@ type stageChanges struct {
 
 // readStageChanges reads the app stage's changes to its base: the DiffOp
 // of the two when the daemon has it, else the whole stage.
-func readStageChanges(ctx context.Context, c gateway.Client, image runtimeImage, imports []gateway.CacheOptionsEntry, tmp string) (*stageChanges, error) {
-	st := image.state
+func readStageChanges(ctx context.Context, c gateway.Client, state llb.State, base *llb.State, imports []gateway.CacheOptionsEntry, tmp string) (*stageChanges, error) {
+	st := state
 	caps := c.BuildOpts().LLBCaps
-	if image.base != nil && caps.Supports(pb.CapDiffOp) == nil {
-		st = llb.Diff(*image.base, image.state, llb.WithCustomName("the app stage's changes"))
+	if base != nil && caps.Supports(pb.CapDiffOp) == nil {
+		st = llb.Diff(*base, state, llb.WithCustomName("the app stage's changes"))
 	}
-	ref, err := solveRef(ctx, c, st, imports)
+	ref, err := Solve(ctx, c, st, imports)
 	if err != nil {
 		return nil, err
 	}
@@ -94,9 +95,10 @@ func readStageChanges(ctx context.Context, c gateway.Client, image runtimeImage,
 	return sc, nil
 }
 
-// solveRef builds st and returns its result, nil for an empty one.
-func solveRef(ctx context.Context, c gateway.Client, st llb.State, imports []gateway.CacheOptionsEntry) (gateway.Reference, error) {
-	def, err := st.Marshal(ctx, llb.Platform(arm64Platform()))
+// Solve builds st for linux/arm64 and returns its result, nil for an
+// empty one.
+func Solve(ctx context.Context, c gateway.Client, st llb.State, imports []gateway.CacheOptionsEntry) (gateway.Reference, error) {
+	def, err := st.Marshal(ctx, llb.Platform(ocispecs.Platform{OS: "linux", Architecture: "arm64"}))
 	if err != nil {
 		return nil, err
 	}

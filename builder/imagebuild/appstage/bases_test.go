@@ -1,4 +1,4 @@
-package imagebuild
+package appstage
 
 import (
 	"archive/tar"
@@ -71,25 +71,25 @@ func TestAppBasesReadOnce(t *testing.T) {
 	require.NoError(t, remote.Write(tag, frameworkBase(t)))
 	d, err := remote.Head(tag)
 	require.NoError(t, err)
-	pinned := pin(ref, d.Digest.String())
+	pinned := ref + "@" + d.Digest.String()
 
 	ctx := context.Background()
-	bases := newAppBases(ctx, nil, progress.NewRecorder())
-	defer bases.close()
+	bases := NewBases(ctx, nil, progress.NewRecorder())
+	defer bases.Close()
 	blobs.Store(0)
-	read, err := bases.wait(ctx, pinned)
+	read, err := bases.Wait(ctx, pinned)
 	require.NoError(t, err)
-	require.Len(t, read.inv.Find("torch", ""), 1)
-	require.Equal(t, "torch==2.8.0a0+5228986c39.nv25.06", read.inv.Constraints[0].Spec)
-	require.Len(t, read.scan.Files, 1)
-	require.Equal(t, torchLib, read.scan.Files[0].Path)
+	require.Len(t, read.Inv.Find("torch", ""), 1)
+	require.Equal(t, "torch==2.8.0a0+5228986c39.nv25.06", read.Inv.Constraints[0].Spec)
+	require.Len(t, read.Scan.Files, 1)
+	require.Equal(t, torchLib, read.Scan.Files[0].Path)
 	fetched := blobs.Load()
 	require.Positive(t, fetched)
-	again, err := bases.wait(ctx, pinned)
+	again, err := bases.Wait(ctx, pinned)
 	require.NoError(t, err)
 	require.Same(t, read, again)
 	require.Equal(t, fetched, blobs.Load(), "read once")
 
-	_, err = bases.wait(ctx, host+"/nvidia/pytorch:nope")
+	_, err = bases.Wait(ctx, host+"/nvidia/pytorch:nope")
 	require.ErrorContains(t, err, "read base "+host+"/nvidia/pytorch:nope")
 }

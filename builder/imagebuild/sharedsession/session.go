@@ -1,4 +1,7 @@
-package imagebuild
+// Package sharedsession runs one BuildKit session per node that every
+// release's build on it uses, serving the releases' local folders and the
+// session's attachables once.
+package sharedsession
 
 import (
 	"context"
@@ -12,22 +15,23 @@ import (
 	fstypes "github.com/tonistiigi/fsutil/types"
 )
 
-// sharedSession is one BuildKit session that every release's build on a
+// Session is one BuildKit session that every release's build on a
 // node uses (buildx bake likewise serves a local folder that several
 // targets use from one shared session): the releases' local sources (the
 // router's context, its Dockerfile, the entrypoint) are the same folders,
 // so BuildKit sends each once per build rather than once per release, and
 // a release's build starts without a session handshake of its own.
-type sharedSession struct {
-	s    *session.Session
+type Session struct {
+	// S is the BuildKit session, for SolveOpt.SharedSession.
+	S    *session.Session
 	done chan error
 	// ended is closed when the session has ended (the daemon restarted,
 	// the connection dropped): later builds on the node use their own.
 	ended chan struct{}
 }
 
-// alive reports whether the session still runs.
-func (ss *sharedSession) alive() bool {
+// Alive reports whether the session still runs.
+func (ss *Session) Alive() bool {
 	select {
 	case <-ss.ended:
 		return false
@@ -36,11 +40,11 @@ func (ss *sharedSession) alive() bool {
 	}
 }
 
-// startSharedSession starts a session on c that serves mounts and attach.
+// Start starts a session on c that serves mounts and attach.
 // key names the local folders, as buildx names a build context by its
 // path: BuildKit keeps the folders' last copy under it and sends only what
 // changed since.
-func startSharedSession(ctx context.Context, c *client.Client, key string, mounts map[string]fsutil.FS, attach []session.Attachable) (*sharedSession, error) {
+func Start(ctx context.Context, c *client.Client, key string, mounts map[string]fsutil.FS, attach []session.Attachable) (*Session, error) {
 	s, err := session.NewSession(context.WithoutCancel(ctx), key)
 	if err != nil {
 		return nil, fmt.Errorf("start a BuildKit session: %w", err)
@@ -61,7 +65,7 @@ func startSharedSession(ctx context.Context, c *client.Client, key string, mount
 	for _, a := range attach {
 		s.Allow(a)
 	}
-	ss := &sharedSession{s: s, done: make(chan error, 1), ended: make(chan struct{})}
+	ss := &Session{S: s, done: make(chan error, 1), ended: make(chan struct{})}
 	go func() {
 		ss.done <- s.Run(context.WithoutCancel(ctx), grpchijack.Dialer(c.ControlClient()))
 		close(ss.ended)
@@ -69,18 +73,18 @@ func startSharedSession(ctx context.Context, c *client.Client, key string, mount
 	return ss, nil
 }
 
-// close ends the session and waits for it.
-func (ss *sharedSession) close() {
-	_ = ss.s.Close()
+// Close ends the session and waits for it.
+func (ss *Session) Close() {
+	_ = ss.S.Close()
 	<-ss.done
 }
 
-// sharedSessions are the shared sessions by node name.
-type sharedSessions map[string]*sharedSession
+// Sessions are the shared sessions by node name.
+type Sessions map[string]*Session
 
-// close ends every session.
-func (s sharedSessions) close() {
+// Close ends every session.
+func (s Sessions) Close() {
 	for _, ss := range s {
-		ss.close()
+		ss.Close()
 	}
 }

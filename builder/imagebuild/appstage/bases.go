@@ -1,4 +1,4 @@
-package imagebuild
+package appstage
 
 import (
 	"context"
@@ -14,16 +14,16 @@ import (
 	"github.com/jetbake/jetbake/builder/pydist"
 )
 
-// appBases reads, from the registry, what an app's framework container
+// Bases reads, from the registry, what an app's framework container
 // holds that the build checks the image against: its Python distributions
 // (package pydist) and the CUDA code of its ELF files (package
 // imageaudit). An NGC container is gigabytes: each base is read once per
 // build, by its pinned reference, however many releases start from it,
 // and only the app stage's changes are read from each image (see
-// readStageChanges).
-type appBases struct {
+// Read).
+type Bases struct {
 	// ctx is the build's: a read outlives the release that started it;
-	// close cancels it and waits for the reads.
+	// Close cancels it and waits for the reads.
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -31,51 +31,53 @@ type appBases struct {
 	timings *progress.Recorder
 
 	mu      sync.Mutex
-	entries map[string]*appBase
+	entries map[string]*Base
 }
 
-// appBase is one base's read, done once done is closed.
-type appBase struct {
+// Base is one base's read, done once done is closed.
+type Base struct {
 	done chan struct{}
-	// inv is its Python distributions, scan its CUDA files.
-	inv  *pydist.Inventory
-	scan *imageaudit.Scan
+	// Inv is its Python distributions, Scan its CUDA files.
+	Inv  *pydist.Inventory
+	Scan *imageaudit.Scan
 	err  error
 }
 
-func newAppBases(ctx context.Context, opts []remote.Option, timings *progress.Recorder) *appBases {
+// NewBases reads bases with opts until ctx ends or Close, recording the
+// reads in timings.
+func NewBases(ctx context.Context, opts []remote.Option, timings *progress.Recorder) *Bases {
 	ctx, cancel := context.WithCancel(ctx)
-	return &appBases{ctx: ctx, cancel: cancel, remote: opts, timings: timings, entries: map[string]*appBase{}}
+	return &Bases{ctx: ctx, cancel: cancel, remote: opts, timings: timings, entries: map[string]*Base{}}
 }
 
-// close stops the reads still going and waits for them.
-func (a *appBases) close() {
+// Close stops the reads still going and waits for them.
+func (a *Bases) Close() {
 	a.cancel()
 	a.wg.Wait()
 }
 
-// start starts reading the base at ref (pinned to a digest) unless the
+// Start starts reading the base at ref (pinned to a digest) unless the
 // build already does, and returns its entry.
-func (a *appBases) start(ref string) *appBase {
+func (a *Bases) Start(ref string) *Base {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if e, ok := a.entries[ref]; ok {
 		return e
 	}
-	e := &appBase{done: make(chan struct{})}
+	e := &Base{done: make(chan struct{})}
 	a.entries[ref] = e
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		defer close(e.done)
 		defer a.timings.Record(progress.PhaseResolve, time.Now())
-		e.inv, e.scan, e.err = a.read(ref)
+		e.Inv, e.Scan, e.err = a.read(ref)
 	}()
 	return e
 }
 
 // read reads the base's distributions and CUDA files, both at once.
-func (a *appBases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
+func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
 	var opts []imageaudit.Option
 	if a.remote != nil {
 		opts = append(opts, imageaudit.WithRemoteOptions(a.remote...))
@@ -102,9 +104,9 @@ func (a *appBases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error)
 	return inv, scan, eg.Wait()
 }
 
-// wait returns the read of the base at ref, started by start.
-func (a *appBases) wait(ctx context.Context, ref string) (*appBase, error) {
-	e := a.start(ref)
+// Wait returns the read of the base at ref, started by Start.
+func (a *Bases) Wait(ctx context.Context, ref string) (*Base, error) {
+	e := a.Start(ref)
 	select {
 	case <-e.done:
 	case <-ctx.Done():

@@ -1,4 +1,4 @@
-package imagebuild
+package imageconfig
 
 import (
 	"encoding/json"
@@ -9,9 +9,13 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/internal/buildtest"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
+
+// entrypoint is the image's entrypoint in the tests.
+const entrypoint = "/usr/local/bin/jetbake-entrypoint"
 
 // baseConfig is a runtime base's config the way NVIDIA's look: its own
 // entrypoint and command, CUDA variables, labels and history.
@@ -46,16 +50,16 @@ func envValues(env []string, key string) []string {
 }
 
 func TestImageConfig(t *testing.T) {
-	p := testPlan()
+	p := buildtest.Plan()
 	rel := p.Releases[1]
 	labels := map[string]string{"org.opencontainers.image.version": "1.8.0", "io.jetbake.release": rel.Name}
-	epoch := time.Unix(testEpoch, 0)
+	epoch := time.Unix(buildtest.Epoch, 0)
 
 	router := p.Router
 	router.Env = map[string]string{"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data", "CUDA_VERSION": "x"}
 	router.Cmd = []string{"--json-output"}
 	router.Ports = []string{"80/tcp", "9000"}
-	data, err := imageConfig([]byte(baseConfig), router, rel, labels, epoch)
+	data, err := Router([]byte(baseConfig), entrypoint, router, rel, labels, epoch)
 	require.NoError(t, err)
 	var img ocispecs.Image
 	require.NoError(t, json.Unmarshal(data, &img))
@@ -65,7 +69,7 @@ func TestImageConfig(t *testing.T) {
 	require.Empty(t, img.Variant)
 	require.NotNil(t, img.Created)
 	require.True(t, img.Created.Equal(epoch), "created is the epoch, not the base's date: %s", img.Created)
-	require.Equal(t, []string{EntrypointPath}, img.Config.Entrypoint)
+	require.Equal(t, []string{entrypoint}, img.Config.Entrypoint)
 	require.Equal(t, []string{"--json-output"}, img.Config.Cmd, "router.cmd, not the base's command")
 	require.Equal(t, map[string]struct{}{"80/tcp": {}, "9000/tcp": {}}, img.Config.ExposedPorts)
 	require.Equal(t, []string{"80"}, envValues(img.Config.Env, "PORT"))
@@ -99,8 +103,8 @@ func TestImageConfig(t *testing.T) {
 }
 
 func TestImageConfigMinimalBase(t *testing.T) {
-	rel := testPlan().Releases[0]
-	data, err := imageConfig([]byte(`{"architecture":"amd64","os":"linux","variant":"v8"}`), plan.Router{}, rel, nil, time.Unix(0, 0))
+	rel := buildtest.Plan().Releases[0]
+	data, err := Router([]byte(`{"architecture":"amd64","os":"linux","variant":"v8"}`), entrypoint, plan.Router{}, rel, nil, time.Unix(0, 0))
 	require.NoError(t, err)
 	var img ocispecs.Image
 	require.NoError(t, json.Unmarshal(data, &img))
@@ -116,8 +120,8 @@ func TestImageConfigMinimalBase(t *testing.T) {
 }
 
 func TestImageConfigInvalidBase(t *testing.T) {
-	rel := testPlan().Releases[0]
-	_, err := imageConfig([]byte("not json"), plan.Router{}, rel, nil, time.Unix(0, 0))
+	rel := buildtest.Plan().Releases[0]
+	_, err := Router([]byte("not json"), entrypoint, plan.Router{}, rel, nil, time.Unix(0, 0))
 	require.Error(t, err)
 	require.Contains(t, err.Error(), rel.RuntimeBase)
 	require.Contains(t, err.Error(), "not valid JSON")
@@ -147,8 +151,8 @@ func TestSetEnv(t *testing.T) {
 
 func TestBuildMetadata(t *testing.T) {
 	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	rel := testPlan().Releases[0]
-	epoch := time.Unix(testEpoch, 0)
+	rel := buildtest.Plan().Releases[0]
+	epoch := time.Unix(buildtest.Epoch, 0)
 
 	tests := []struct {
 		name       string
@@ -173,23 +177,23 @@ func TestBuildMetadata(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := buildMetadata(rel, tt.revision, epoch, rel.RuntimeBase, tt.baseDigest)
+			got := Metadata(rel, tt.revision, epoch, rel.RuntimeBase, tt.baseDigest)
 			require.Equal(t, tt.want, got)
 			require.Len(t, rel.Annotations, 2, "the plan's annotations are not changed")
 		})
 	}
 
-	got := buildMetadata(testPlan().Releases[1], "", time.Unix(0, 0), "base", "")
+	got := Metadata(buildtest.Plan().Releases[1], "", time.Unix(0, 0), "base", "")
 	require.Equal(t, map[string]string{
 		ocispecs.AnnotationCreated:       "1970-01-01T00:00:00Z",
 		ocispecs.AnnotationBaseImageName: "base",
 	}, got, "a release without annotations")
 }
 
-func TestImageDescription(t *testing.T) {
-	p := testPlan()
+func TestDescription(t *testing.T) {
+	p := buildtest.Plan()
 	rel := p.Releases[1]
-	data, err := ImageDescription(p, rel, "abc123")
+	data, err := Description(p, rel, "abc123")
 	require.NoError(t, err)
 
 	img, err := imagespec.Parse(data)
@@ -217,16 +221,16 @@ func TestImageDescription(t *testing.T) {
 }
 
 func TestImageDescriptionInvalid(t *testing.T) {
-	p := testPlan()
+	p := buildtest.Plan()
 	rel := p.Releases[0]
 	rel.Targets = nil
-	_, err := ImageDescription(p, rel, "")
+	_, err := Description(p, rel, "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "release jetpack6.2")
 	require.Contains(t, err.Error(), "targets: is empty")
 
 	p.Router.Name = ""
-	_, err = ImageDescription(p, p.Releases[0], "")
+	_, err = Description(p, p.Releases[0], "")
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "router: is empty")
 }
@@ -235,7 +239,7 @@ func TestImageDescriptionInvalid(t *testing.T) {
 // put them there, each at a clean path.
 func TestBinaryDirsAgree(t *testing.T) {
 	require.Equal(t, imagespec.BinaryDir, plan.BinaryDir)
-	for _, r := range testPlan().Releases {
+	for _, r := range buildtest.Plan().Releases {
 		for _, tg := range r.Targets {
 			require.True(t, imagespec.InBinaryDir(tg.Path), tg.Path)
 		}
