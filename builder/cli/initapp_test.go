@@ -48,9 +48,9 @@ func TestInitAppPyTorch(t *testing.T) {
 	require.Equal(t, "BASE", metaArgs[0].Args[0].Key)
 	text := string(data)
 	for _, want := range []string{
-		"python3 -m venv --without-pip --system-site-packages /opt/venv", "python -m pip install /src",
-		`echo "torch==$(python3 -c 'import torch; print(torch.__version__)')"`,
-		"/etc/pip/constraint.txt", "PIP_CONSTRAINT=", "ARG PIP_INDEX_URL", "pip check",
+		"python3 -m venv --without-pip --system-site-packages /opt/venv", "python -m pip install -c /opt/venv/constraints.txt /src",
+		`echo "torch==$(python3 -c 'import importlib.metadata as m; print(m.version("torch"))')"`,
+		"/etc/pip/constraint.txt", "ARG PIP_INDEX_URL", "pip-check.before",
 		`"not compatible with the`, "-DCOMPUTE_CAPABILITY=87", "jp6/cu126",
 	} {
 		require.Contains(t, text, want)

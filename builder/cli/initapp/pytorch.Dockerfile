@@ -17,15 +17,25 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 RUN python3 -m venv --without-pip --system-site-packages /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 COPY . /src
-# Constraints keep the vendor stack: the base's torch version exactly, and
-# what NGC pins in /etc/pip/constraint.txt when the container has it. A
-# dependency that wants another torch fails here instead of shadowing it.
+# Constraints keep the vendor stack: the base's torch version exactly (read
+# from its metadata: importing torch would load its CUDA libraries), and what
+# NGC pins in /etc/pip/constraint.txt when the container has it. A dependency
+# that wants another torch fails here instead of shadowing it. They are given
+# with -c, not PIP_CONSTRAINT, so that they bind the app's install but not
+# the isolated environment pip builds a source package in. NGC's torch is a
+# pre-release (2.8.0a0+...): it meets torch>=2.0 but not torch>=2.8.
+# pip check judges every package the venv sees, NGC's own included: only what
+# the install broke fails the build.
 # bitsandbytes is left out (do not install the extra that pulls it): its PyPI
 # aarch64 wheels are SBSA builds that its docs call "not compatible with the
 # L4T runtime on Jetson"; build it on the device with -DCOMPUTE_CAPABILITY=87,
 # or take jetson-ai-lab's jp6/cu126 wheel, in a step of its own.
 RUN set -eu; \
-    echo "torch==$(python3 -c 'import torch; print(torch.__version__)')" > /opt/venv/constraints.txt; \
+    python -m pip check > /tmp/pip-check.before 2>&1 || true; \
+    echo "torch==$(python3 -c 'import importlib.metadata as m; print(m.version("torch"))')" > /opt/venv/constraints.txt; \
     if [ -f /etc/pip/constraint.txt ]; then cat /etc/pip/constraint.txt >> /opt/venv/constraints.txt; fi; \
-    PIP_CONSTRAINT=/opt/venv/constraints.txt TORCH_CUDA_ARCH_LIST="$CUDA_ARCH_LIST" python -m pip install /src; \
-    python -m pip check
+    TORCH_CUDA_ARCH_LIST="$CUDA_ARCH_LIST" python -m pip install -c /opt/venv/constraints.txt /src; \
+    python -m pip check > /tmp/pip-check.after 2>&1 || true; \
+    if grep -v '^No broken requirements found' /tmp/pip-check.after | grep -vxF -f /tmp/pip-check.before; then \
+      echo "pip check: the install broke the requirements above" >&2; exit 1; fi; \
+    rm -f /tmp/pip-check.before /tmp/pip-check.after
