@@ -102,4 +102,80 @@ if [ ! -x "$cache/python3-arm64/usr/bin/python3.11" ] || [ ! -d "$cache/python3-
   arm64_fetch python3-arm64 python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3-pip python3-distutils \
     libexpat1 zlib1g libssl3 libffi8 libbz2-1.0 liblzma5
 fi
-echo "deps: $(git --version), runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, arm64 Python at $cache/python3-arm64, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
+# NVIDIA's own binaries from Debian's non-free component (the same Debian
+# registry, another component), through a private apt configuration: its own
+# sources list naming non-free and its own lists folder, so that the
+# machine's sources are left as they are. They are the test bed's oracle and
+# its real parts (docs/testbed.md):
+#   nvidia-cuda-amd64    NVIDIA's CUDA 11.8 toolkit (amd64): cuobjdump,
+#                        ptxas, fatbinary, nvdisasm; real sm_72/sm_87 code
+#   nvidia-cuda-arm64    NVIDIA's arm64 (SBSA) CUDA 11.8 libraries: cuBLAS,
+#                        cuBLASLt, cuFFT, cuRAND, the CUDA runtime
+#   nvidia-driver-arm64  NVIDIA's arm64 driver user space 535: libcuda.so.1,
+#                        the PTX JIT, NVML and nvidia-smi
+# Each folder's VERSIONS names the packages and versions it was made from;
+# a version other than the one the tests were written against stops here.
+nv_lists=
+nv_fetch() { # nv_fetch DIR PACKAGE=VERSION-PREFIX...: download, check, unpack into $cache/DIR
+  local dir=$1; shift
+  local opts=(-o APT::Sandbox::User=root -o APT::Architecture=amd64 -o APT::Architectures=amd64,arm64)
+  if [ -z "$nv_lists" ]; then
+    nv_lists=$(mktemp -d)
+    trap 'rm -rf "$arm64_lists" "$nv_lists"' EXIT
+    mkdir -p "$nv_lists/lists/partial"
+    # The machine's own Debian sources (their mirrors and suites), with the
+    # component non-free: deb822 files (URIs/Suites/Signed-By) and one-line ones.
+    local f
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+      [ -r "$f" ] || continue
+      awk '
+        /^deb / { o = ""; if ($2 ~ /^\[/) { o = $2; $2 = ""; $0 = $0; } print "deb " o " " $2 " " $3 " non-free"; next }
+        /^URIs:/ { uris = $2 } /^Suites:/ { $1 = ""; suites = $0 } /^Signed-By:/ { key = $2 }
+        /^$/ { flush() } END { flush() }
+        function flush(  n, i, s) { if (uris == "") return; n = split(suites, s, " ")
+          for (i = 1; i <= n; i++) print "deb " (key != "" ? "[signed-by=" key "] " : "") uris " " s[i] " non-free"
+          uris = ""; suites = ""; key = "" }' "$f"
+    done | grep -v '^deb  *$' | sort -u >"$nv_lists/sources.list"
+    if ! grep -q . "$nv_lists/sources.list"; then
+      echo "deps: no Debian sources found in /etc/apt to fetch NVIDIA's packages from (component non-free)" >&2; exit 1
+    fi
+  fi
+  opts+=(-o Dir::State::Lists="$nv_lists/lists" -o Dir::Etc::SourceList="$nv_lists/sources.list" -o Dir::Etc::SourceParts=/nonexistent)
+  [ -e "$nv_lists/updated" ] || { apt-get "${opts[@]}" update -qq && touch "$nv_lists/updated"; }
+  local debs names=() spec
+  for spec in "$@"; do names+=("${spec%%=*}"); done
+  debs=$(mktemp -d)
+  (cd "$debs" && apt-get "${opts[@]}" download "${names[@]}" -qq)
+  rm -rf "$cache/$dir.tmp" && mkdir -p "$cache/$dir.tmp"
+  for spec in "$@"; do
+    local pkg=${spec%%=*} want=${spec#*=} deb version
+    deb=$(ls "$debs/${pkg%%:*}"_*.deb)
+    version=$(dpkg-deb -f "$deb" Version)
+    case "$version" in
+      "$want"*) ;;
+      *) echo "deps: Debian's $pkg is $version, not the $want the test bed was written against: update builder/internal/tools/deps.sh and the tests that name it" >&2
+         rm -rf "$debs" "$cache/$dir.tmp"; exit 1 ;;
+    esac
+    dpkg-deb -x "$deb" "$cache/$dir.tmp"
+    echo "$pkg $version" >>"$cache/$dir.tmp/VERSIONS"
+  done
+  rm -rf "$debs" "$cache/$dir"
+  mv "$cache/$dir.tmp" "$cache/$dir"
+}
+if [ ! -x "$cache/nvidia-cuda-amd64/usr/bin/cuobjdump" ] || [ ! -x "$cache/nvidia-cuda-amd64/usr/bin/ptxas" ]; then
+  echo "deps: fetching NVIDIA's CUDA 11.8 toolkit (cuobjdump, ptxas, fatbinary) from Debian's non-free component"
+  nv_fetch nvidia-cuda-amd64 nvidia-cuda-toolkit=11.8.89
+  # Only the device-code tools are kept: nvcc needs nvidia-cuda-dev's 774 MB of headers.
+  find "$cache/nvidia-cuda-amd64/usr/bin" -type f ! -name cuobjdump ! -name ptxas ! -name fatbinary ! -name nvdisasm -delete
+  rm -rf "$cache/nvidia-cuda-amd64/usr/lib" "$cache/nvidia-cuda-amd64/usr/share"
+fi
+if [ ! -e "$cache/nvidia-cuda-arm64/usr/lib/aarch64-linux-gnu/libcublas.so.11.11.3.6" ]; then
+  echo "deps: fetching NVIDIA's arm64 CUDA 11.8 libraries (cuBLAS, cuBLASLt, cuFFT, cuRAND, cudart) from Debian's non-free component"
+  nv_fetch nvidia-cuda-arm64 libcublas11:arm64=11.11.3.6 libcublaslt11:arm64=11.11.3.6 \
+    libcufft10:arm64=11.1.1+~10.9.0.58 libcurand10:arm64=11.1.1+~10.3.0.86 libcudart11.0:arm64=11.8.89
+fi
+if [ ! -e "$cache/nvidia-driver-arm64/usr/lib/nvidia/current/nvidia-smi" ]; then
+  echo "deps: fetching NVIDIA's arm64 driver user space 535 (libcuda1, the PTX JIT, NVML, nvidia-smi) from Debian's non-free component"
+  nv_fetch nvidia-driver-arm64 libcuda1:arm64=535. libnvidia-ptxjitcompiler1:arm64=535. libnvidia-ml1:arm64=535. nvidia-smi:arm64=535.
+fi
+echo "deps: $(git --version), runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, arm64 Python at $cache/python3-arm64, NVIDIA's CUDA 11.8 tools, arm64 libraries and driver 535 under $cache/nvidia-*, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
