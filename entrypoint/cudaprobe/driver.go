@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -177,21 +176,31 @@ func (e *missingError) Error() string {
 	return e.path + " has no " + e.name + ": it is not a CUDA driver"
 }
 
+// callError is a driver call that returned an error CUresult.
+type callError struct {
+	// call names the call, such as "cuInit" or
+	// "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)".
+	call string
+	// name is the CUresult's name ("" when neither the driver nor the
+	// table knows it) and code its number.
+	name string
+	code int32
+}
+
+func (e *callError) Error() string {
+	name := e.name
+	if name == "" {
+		name = "CUDA error"
+	}
+	return e.call + " failed: " + name + fmt.Sprintf(" (%d)", e.code)
+}
+
 // check turns a CUresult into an error naming the call, or nil for CUDA_SUCCESS.
 func (api *driverAPI) check(call string, code int32) error {
 	if code == 0 {
 		return nil
 	}
-	return errors.New(call + " failed: " + api.errorName(code) + fmt.Sprintf(" (%d)", code))
-}
-
-// errorName names a CUresult, asking the driver first; "CUDA error" when
-// neither the driver nor the table knows it.
-func (api *driverAPI) errorName(code int32) string {
-	if name := api.cudaName(code); name != "" {
-		return name
-	}
-	return "CUDA error"
+	return &callError{call: call, name: api.cudaName(code), code: code}
 }
 
 // cudaName is the CUresult's name (CUDA_ERROR_...), asking the driver first,

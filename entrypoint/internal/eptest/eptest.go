@@ -216,7 +216,8 @@ func InstallLibcuda(t testing.TB, root, dir string) {
 }
 
 // FutureSysroot is a host of computecap/cctest's fictional future Jetson
-// (soc_id 41, only rows of a table) with the stand-in libcuda.so.1, and a
+// (soc_id 41, only rows of a table) with OpenRM device nodes and the
+// stand-in libcuda.so.1, and a
 // JetPack 8.0 image with binaries for SM 8.7 and 12.5.
 func FutureSysroot(t testing.TB) string {
 	t.Helper()
@@ -225,6 +226,9 @@ func FutureSysroot(t testing.TB) string {
 	WriteFile(t, root, host.SocFamilyPath, "Tegra\n", 0o644)
 	WriteFile(t, root, host.SocMachinePath, cctest.FutureMachine+"\n", 0o644)
 	WriteFile(t, root, host.TegraReleasePath, StandinRelease(cctest.FutureL4T), 0o644)
+	for _, n := range []string{"/dev/nvidiactl", "/dev/nvidia0"} {
+		WriteFile(t, root, n, "", 0o644)
+	}
 	WriteFile(t, root, imagespec.Path, `{"schema_version": 1, "router": "text-embeddings-router", "version": "1.8.2",
 		"release": "jetpack8.0", "jetpack": "8.0", "l4t": "40.1.0", "cuda": "14.0",
 		"tags": ["ghcr.io/jetbake/text-embeddings-router:1.8.2-jetpack8.0"],
