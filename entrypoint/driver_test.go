@@ -138,8 +138,8 @@ func TestDriverProbeFailures(t *testing.T) {
 	}{
 		{name: "cuInit fails", probe: b.CUDAProbe, env: []string{"FAKE_CUDA_INIT_RESULT=999"},
 			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_UNKNOWN (999)"},
-		{name: "insufficient driver, named by the probe's table", probe: b.CUDAProbe, env: []string{"FAKE_CUDA_INIT_RESULT=35"},
-			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_INSUFFICIENT_DRIVER (35)"},
+		{name: "device unavailable, named by the probe's table", probe: b.CUDAProbe, env: []string{"FAKE_CUDA_INIT_RESULT=46"},
+			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_DEVICE_UNAVAILABLE (46)"},
 		{name: "probe missing", probe: "/nonexistent/jetbake-cudaprobe",
 			want: "found /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1 but not /nonexistent/jetbake-cudaprobe (set JETBAKE_CUDAPROBE to its path)"},
 		{name: "probe prints something else", probe: eptest.Script(t, "echo hello"),

@@ -16,13 +16,15 @@ const (
 // errorNames names the CUresult codes a probe is likely to meet, for drivers
 // whose cuGetErrorName is missing or fails (CUDA's cuda.h, CUresult:
 // https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html).
+// Each is the name NVIDIA's driver gives (TestRealDriverErrorNames). The
+// CUDA runtime's codes are another list: cudaErrorInsufficientDriver (35)
+// is the runtime's, and the driver names no CUresult 35.
 var errorNames = map[int32]string{
 	1:   "CUDA_ERROR_INVALID_VALUE",
 	2:   "CUDA_ERROR_OUT_OF_MEMORY",
 	3:   "CUDA_ERROR_NOT_INITIALIZED",
 	4:   "CUDA_ERROR_DEINITIALIZED",
 	34:  "CUDA_ERROR_STUB_LIBRARY",
-	35:  "CUDA_ERROR_INSUFFICIENT_DRIVER",
 	46:  "CUDA_ERROR_DEVICE_UNAVAILABLE",
 	100: "CUDA_ERROR_NO_DEVICE",
 	101: "CUDA_ERROR_INVALID_DEVICE",

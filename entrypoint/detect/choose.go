@@ -73,7 +73,7 @@ func precheck(_ *Config, _ *ParsedDescription, h *Host) string {
 	switch {
 	case h.OverrideErr != nil:
 		return badOverrideMessage(h.OverrideErr)
-	case h.From != srcOverride && h.driverSeesNoGPU():
+	case h.From != srcOverride && h.DriverSeesNoGPU():
 		return noDeviceMessage(h)
 	case !h.Found() && h.driverUnusable():
 		return driverFailedMessage(h)

@@ -109,10 +109,10 @@ func (h *Host) driverUnusable() bool {
 	return h.DriverState == DriverFailed && (h.TegraRelease || len(h.Nodes) > 0)
 }
 
-// driverSeesNoGPU reports whether the CUDA driver loaded but its cuInit
+// DriverSeesNoGPU reports whether the CUDA driver loaded but its cuInit
 // found no GPU (CUDA_ERROR_NO_DEVICE): whatever the SoC files say, no
 // binary can use the GPU in this container.
-func (h *Host) driverSeesNoGPU() bool {
+func (h *Host) DriverSeesNoGPU() bool {
 	return h.DriverState == DriverFailed && h.DriverError == cudaNoDevice
 }
 

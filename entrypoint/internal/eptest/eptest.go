@@ -201,8 +201,10 @@ func RunSteps(steps [][]string, env ...string) error {
 // Build built: a package's TestMain calls it.
 func Main(m *testing.M) {
 	code := m.Run()
-	if built.Dir != "" {
-		os.RemoveAll(built.Dir)
+	for _, dir := range []string{built.Dir, arm64Built.Dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
