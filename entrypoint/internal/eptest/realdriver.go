@@ -3,11 +3,9 @@ package eptest
 import (
 	"bytes"
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -138,46 +136,8 @@ func RunChroot(t testing.TB, root string, env []string, argv ...string) (int, st
 // system).
 func LinkTree(t testing.TB, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		}
-		if os.Link(p, target) == nil {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode().Perm())
-	})
-	require.NoError(t, err)
+	require.NoError(t, walkTree(src, dst, true))
 }
-
-var (
-	arm64Once  sync.Once
-	arm64Built Binaries
-	arm64Err   error
-)
 
 // BuildARM64 builds the entrypoint, jetbake-cudaprobe and jetbake-probe for
 // linux/arm64 (CGO_ENABLED=0, as released) into one folder, once per test
@@ -185,21 +145,7 @@ var (
 // use NVIDIA's driver.
 func BuildARM64(t testing.TB) Binaries {
 	t.Helper()
-	arm64Once.Do(func() {
-		dir, err := os.MkdirTemp("", "jetbake-entrypoint-arm64-")
-		if err != nil {
-			arm64Err = err
-			return
-		}
-		arm64Built = Binaries{Dir: dir, Entrypoint: filepath.Join(dir, "jetbake-entrypoint"),
-			CUDAProbe: filepath.Join(dir, "jetbake-cudaprobe"), Probe: filepath.Join(dir, "jetbake-probe")}
-		const mod = "github.com/jetbake/jetbake/entrypoint"
-		arm64Err = RunSteps([][]string{
-			{"go", "build", "-o", arm64Built.Entrypoint, mod},
-			{"go", "build", "-o", arm64Built.CUDAProbe, mod + "/cudaprobe"},
-			{"go", "build", "-o", arm64Built.Probe, mod + "/probe"},
-		}, "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	return arm64Set.get(t, func() (Binaries, error) {
+		return buildSet("jetbake-entrypoint-arm64-", "arm64", func(*Binaries) [][]string { return nil })
 	})
-	require.NoError(t, arm64Err)
-	return arm64Built
 }
