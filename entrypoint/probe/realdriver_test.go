@@ -34,7 +34,7 @@ func TestRealDriverEvidence(t *testing.T) {
 		checks[c.Name] = c
 	}
 	for name, want := range map[string]evidencespec.Check{
-		"cuda-driver": {Status: evidencespec.Failed, Detail: evidencespec.DetailDriverNoDevice},
+		"cuda-driver":   {Status: evidencespec.Failed, Detail: evidencespec.DetailDriverNoDevice},
 		"binary-chosen": {Status: evidencespec.Failed, Detail: evidencespec.DetailBinaryNoDevice},
 		evidencespec.CheckCUDAKernel: {Status: evidencespec.Failed,
 			Detail: "cuInit failed: CUDA_ERROR_NO_DEVICE (100): no GPU is visible: start the container with --runtime nvidia"},
