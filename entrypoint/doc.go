@@ -33,11 +33,12 @@
 // driver is asked only for its CUDA version (jetbake-cudaprobe
 // --driver-version, which calls cuDriverGetVersion and no cuInit). It asks
 // the driver in full only when that answer is missing or disagrees with the
-// CUDA the table gives for the host's L4T release, or when no GPU device
-// node is visible. A driver whose cuInit says CUDA_ERROR_NO_DEVICE (it
-// loads but sees no GPU: no device nodes, or nodes this user cannot open)
-// is refused with one sentence on either path, unless JETBAKE_COMPUTE_CAP
-// chose the binary. Elsewhere, and in
+// CUDA the table gives for the host's L4T release. When it asks cuInit and
+// the driver says CUDA_ERROR_NO_DEVICE (it loads but sees no GPU: no
+// device nodes, or nodes this user cannot open), it refuses with one
+// sentence, unless JETBAKE_COMPUTE_CAP chose the binary; the fast path
+// never meets that error (jetbake-probe, which always asks cuInit, does).
+// Elsewhere, and in
 // jetbake-probe, the sources are tried in order, each reporting what it
 // found or why not:
 //

@@ -198,11 +198,11 @@ func TestDriverLoadFailureUnderTheRuntime(t *testing.T) {
 }
 
 // TestDriverSeesNoGPU: libcuda.so.1 loads but its cuInit returns
-// CUDA_ERROR_NO_DEVICE. No router can use the GPU then, whatever soc_id or
-// the device tree say: the entrypoint refuses with one sentence that names
-// what is missing, the device nodes or the right to open them. On a Jetson
-// without device nodes the fast path asks cuInit too. The override still
-// chooses by hand.
+// CUDA_ERROR_NO_DEVICE. No router can use the GPU then, whatever the device
+// tree says: when the entrypoint asks cuInit (soc_id not visible) it
+// refuses with one sentence that names what is missing, the device nodes
+// or the right to open them. The fast path (soc_id visible) never calls
+// cuInit and chooses the router. The override still chooses by hand.
 func TestDriverSeesNoGPU(t *testing.T) {
 	b := eptest.Build(t)
 	lib := "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"
@@ -222,15 +222,17 @@ func TestDriverSeesNoGPU(t *testing.T) {
 		env              []string
 		want, wantPathOf string
 	}{
-		{name: "a Jetson container without device nodes: the fast path asks cuInit", removeNodes: true,
-			want: noNodes, wantPathOf: "no GPU device node is visible: asked the driver in full"},
-		{name: "no soc_id: the full path", removeNodes: true, removeSocID: true, want: noNodes},
-		{name: "device nodes the driver cannot use", removeSocID: true, want: withNodes},
-		{name: "the override chooses by hand", removeNodes: true, env: []string{"JETBAKE_COMPUTE_CAP=8.7"}},
+		{name: "no soc_id, no device nodes", removeNodes: true, removeSocID: true, want: noNodes,
+			wantPathOf: "/sys/devices/soc0/soc_id names no Jetson SoC"},
+		{name: "no soc_id, device nodes the driver cannot use", removeSocID: true, want: withNodes},
+		{name: "the fast path does not call cuInit", removeNodes: true},
+		{name: "the override chooses by hand", removeNodes: true, removeSocID: true, env: []string{"JETBAKE_COMPUTE_CAP=8.7"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := eptest.NewSysroot(t, "orin-nano-jp6", "jetpack6")
+			eptest.WriteFile(t, root, "/dev/nvhost-ctrl-gpu", "", 0o644)
+			eptest.WriteFile(t, root, "/dev/nvmap", "", 0o644)
 			if tt.removeNodes {
 				require.NoError(t, os.RemoveAll(filepath.Join(root, "dev")))
 			}

@@ -26,13 +26,16 @@ func realRun(t *testing.T, root string, args ...string) (int, string, string) {
 // a Jetson container's root that holds NVIDIA's own libcuda.so.1 (driver
 // 535, arm64) where JetPack 6's runtime mounts it, through QEMU, with no GPU
 // device: the driver loads, reports CUDA 12.2, and its cuInit says
-// CUDA_ERROR_NO_DEVICE. The entrypoint turns that into its one sentence:
-// without device nodes (the runtime's devices missing), the fast path asks
-// cuInit; with nodes it cannot use, the sentence says so.
+// CUDA_ERROR_NO_DEVICE. When the entrypoint asks cuInit (soc_id not
+// visible) it turns that into its one sentence, naming the missing device
+// nodes, or the nodes it cannot use. On the fast path (soc_id visible) it
+// asks cuDriverGetVersion alone: the real driver answers without cuInit,
+// which the node cuInit would have made shows.
 func TestRealDriverSeesNoGPU(t *testing.T) {
 	lib := eptest.RealDriverLib + "/libcuda.so.1"
-	t.Run("a Jetson container without device nodes", func(t *testing.T) {
+	t.Run("no device nodes, soc_id not visible", func(t *testing.T) {
 		root := eptest.RealDriverRoot(t, "agx-orin-container", eptest.RealOptions{Image: "jetpack6", NoNodes: true})
+		require.NoError(t, os.RemoveAll(filepath.Join(root, "sys")))
 		code, stdout, stderr := realRun(t, root)
 		require.Equal(t, 1, code)
 		require.Empty(t, stdout)
@@ -43,33 +46,21 @@ func TestRealDriverSeesNoGPU(t *testing.T) {
 			"/etc/nvidia-container-runtime/host-files-for-container.d list the device nodes. Run with --explain for details.\n", stderr)
 
 		// NVIDIA's driver, run as root, makes the control node it lacks
-		// (a character device 195:255) during cuInit, as it does in a
+		// (a character device 195:255) during cuInit, as it can in a
 		// Docker container, which may mknod; it still sees no GPU. The
 		// next start would see that node: --explain starts afresh.
-		ctl := filepath.Join(root, "dev", "nvidiactl")
-		fi, err := os.Stat(ctl)
-		require.NoError(t, err, "NVIDIA's cuInit makes /dev/nvidiactl")
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		require.True(t, ok)
-		require.Equal(t, fs.ModeCharDevice|fs.ModeDevice, fi.Mode().Type())
-		require.Equal(t, uint64(195<<8|255), st.Rdev)
-		require.NoError(t, os.Remove(ctl))
-
+		requireControlNode(t, root)
 		code, stdout, stderr = realRun(t, root, "--explain")
 		require.Equal(t, 0, code, stderr)
 		var e explainOutput
 		require.NoError(t, json.Unmarshal([]byte(stdout), &e), stdout)
 		require.Equal(t, "full", e.Path, stdout)
-		require.Equal(t, "no GPU device node is visible: asked the driver in full", e.PathWhy)
-		require.Len(t, e.Sources, 4)
-		require.Equal(t, "CUDA 12.2", e.Sources[2].Value, "cuDriverGetVersion of driver 535: 12020")
-		require.Equal(t, lib+": cuInit failed: CUDA_ERROR_NO_DEVICE (100)", e.Sources[3].Detail)
+		require.Equal(t, lib+": cuInit failed: CUDA_ERROR_NO_DEVICE (100)", sourceNamed(t, e.Sources, "cuda-driver").Detail)
 		require.Empty(t, e.Choice)
 		require.Contains(t, e.Failure, "sees no GPU (cuInit: CUDA_ERROR_NO_DEVICE)")
 	})
-	t.Run("device nodes the driver cannot use", func(t *testing.T) {
+	t.Run("device nodes the driver cannot use, soc_id not visible", func(t *testing.T) {
 		root := eptest.RealDriverRoot(t, "agx-orin-container", eptest.RealOptions{Image: "jetpack6"})
-		// Without soc_id the entrypoint asks cuInit whatever the nodes.
 		require.NoError(t, os.RemoveAll(filepath.Join(root, "sys")))
 		code, stdout, stderr := realRun(t, root)
 		require.Equal(t, 1, code)
@@ -79,6 +70,34 @@ func TestRealDriverSeesNoGPU(t *testing.T) {
 			"check that the container's user can open them (on a Jetson they belong to the video group) and that "+
 			"CUDA_VISIBLE_DEVICES, if set, names the GPU. Run with --explain for details.\n", stderr)
 	})
+	t.Run("the fast path asks the version alone", func(t *testing.T) {
+		root := eptest.RealDriverRoot(t, "agx-orin-container", eptest.RealOptions{Image: "jetpack6", NoNodes: true})
+		code, stdout, stderr := realRun(t, root, "--explain")
+		require.Equal(t, 0, code, stderr)
+		var e explainOutput
+		require.NoError(t, json.Unmarshal([]byte(stdout), &e), stdout)
+		require.Equal(t, "fast", e.Path, stdout)
+		drv := sourceNamed(t, e.Sources, "cuda-driver")
+		require.Equal(t, "CUDA 12.2", drv.Value, "cuDriverGetVersion of driver 535: 12020")
+		require.Equal(t, "12.2", e.DriverCUDA)
+		require.Equal(t, "/usr/local/bin/router-87", e.Choice)
+		_, err := os.Stat(filepath.Join(root, "dev", "nvidiactl"))
+		require.ErrorIs(t, err, fs.ErrNotExist, "no cuInit, so no node made by the driver")
+	})
+}
+
+// requireControlNode checks that NVIDIA's cuInit made /dev/nvidiactl in
+// root, and removes it.
+func requireControlNode(t *testing.T, root string) {
+	t.Helper()
+	ctl := filepath.Join(root, "dev", "nvidiactl")
+	fi, err := os.Stat(ctl)
+	require.NoError(t, err, "NVIDIA's cuInit makes /dev/nvidiactl")
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	require.True(t, ok)
+	require.Equal(t, fs.ModeCharDevice|fs.ModeDevice, fi.Mode().Type())
+	require.Equal(t, uint64(195<<8|255), uint64(st.Rdev))
+	require.NoError(t, os.Remove(ctl))
 }
 
 // TestRealNvidiaSMI runs NVIDIA's own nvidia-smi (driver 535, arm64) as the

@@ -25,7 +25,11 @@ const realLib = eptest.RealDriverLib + "/libcuda.so.1"
 // libcuda.so.1 (driver 535, arm64, from Debian's non-free component)
 // through QEMU, in a Jetson container's root without GPU device nodes: the
 // driver's real symbols and calling convention, its version (CUDA 12.2)
-// without cuInit, and cuInit's real error, named by the driver.
+// without cuInit, and cuInit's real error, named by the driver. The kernel
+// check resolves every call it makes (cuDevicePrimaryCtxRelease_v2,
+// cuMemAlloc_v2, cuMemcpyHtoD_v2, cuLaunchKernel, ...) before cuInit, so a
+// step "cuInit" rather than "dlsym" shows NVIDIA's library exports each
+// under the name the probe asks for.
 func TestRealDriver(t *testing.T) {
 	root := eptest.RealDriverRoot(t, "agx-orin-container", eptest.RealOptions{NoNodes: true})
 	noJIT := eptest.RealDriverRoot(t, "agx-orin-container", eptest.RealOptions{NoNodes: true})

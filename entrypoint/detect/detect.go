@@ -190,9 +190,9 @@ func fullWhy(cfg *Config, h *Host) string {
 // of soc_id with its SM from the table, and the driver's CUDA version from
 // cuDriverGetVersion alone, which needs no cuInit. The full driver query
 // runs only when the version query fails or disagrees with the table's
-// CUDA for the host's L4T release, or when libcuda.so.1 is there but no GPU
-// device node is: the driver then says itself whether it sees a GPU
-// (cuInit), before a router is started that cannot use one.
+// CUDA for the host's L4T release. It never calls cuInit otherwise, so a
+// driver that would see no GPU (CUDA_ERROR_NO_DEVICE) is not noticed here:
+// jetbake-probe, which always asks cuInit, is what says so on a Jetson.
 func detectFast(ctx context.Context, cfg *Config, h *Host) {
 	h.Path = PathFast
 	h.PathWhy = host.SocIDPath + " names " + h.IDSoC.Name + " (Jetson " + h.IDSoC.Family +
@@ -208,9 +208,6 @@ func detectFast(ctx context.Context, cfg *Config, h *Host) {
 		if want, ok := h.table.DriverCUDAForL4T(h.L4T); ok && want.Major != h.Driver.Major {
 			why = "the driver reports CUDA " + h.Driver.String() + " but L4T R" + h.L4T.String() + " ships CUDA " + want.String()
 		}
-	}
-	if why == "" && h.HasDriver && len(h.Nodes) == 0 {
-		why = "no GPU device node is visible"
 	}
 	if why == "" {
 		return

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,17 +177,18 @@ func (o *onceBuild) get(t testing.TB, build func() (Binaries, error)) Binaries {
 	return o.b
 }
 
-// amd64Set and arm64Set are the sets Build and BuildARM64 make.
-var amd64Set, arm64Set onceBuild
+// hostSet and arm64Set are the sets Build (for this machine) and
+// BuildARM64 make.
+var hostSet, arm64Set onceBuild
 
 // Build builds the three binaries (CGO_ENABLED=0, as released) into one
 // folder, and the fake driver from builder/internal/standin/cuda/libcuda.c
 // with gcc, once per test binary; Main removes them.
 func Build(t testing.TB) Binaries {
 	t.Helper()
-	return amd64Set.get(t, func() (Binaries, error) {
+	return hostSet.get(t, func() (Binaries, error) {
 		libcuda := RepoPath("builder", "internal", "standin", "cuda", "libcuda.c")
-		return buildSet("jetbake-entrypoint-test-", "amd64", func(b *Binaries) [][]string {
+		return buildSet("jetbake-entrypoint-test-", runtime.GOARCH, func(b *Binaries) [][]string {
 			b.Libcuda, b.Stub = filepath.Join(b.Dir, host.LibcudaName), filepath.Join(b.Dir, "stub-"+host.LibcudaName)
 			return [][]string{
 				{"gcc", "-shared", "-fPIC", "-o", b.Libcuda, libcuda},
@@ -235,7 +237,7 @@ func RunSteps(steps [][]string, env ...string) error {
 // Build built: a package's TestMain calls it.
 func Main(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{amd64Set.b.Dir, arm64Set.b.Dir} {
+	for _, dir := range []string{hostSet.b.Dir, arm64Set.b.Dir} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
@@ -252,8 +254,7 @@ func InstallLibcuda(t testing.TB, root, dir string) {
 }
 
 // FutureSysroot is a host of computecap/cctest's fictional future Jetson
-// (soc_id 41, only rows of a table) with OpenRM device nodes and the
-// stand-in libcuda.so.1, and a
+// (soc_id 41, only rows of a table) with the stand-in libcuda.so.1, and a
 // JetPack 8.0 image with binaries for SM 8.7 and 12.5.
 func FutureSysroot(t testing.TB) string {
 	t.Helper()
@@ -262,9 +263,6 @@ func FutureSysroot(t testing.TB) string {
 	WriteFile(t, root, host.SocFamilyPath, "Tegra\n", 0o644)
 	WriteFile(t, root, host.SocMachinePath, cctest.FutureMachine+"\n", 0o644)
 	WriteFile(t, root, host.TegraReleasePath, StandinRelease(cctest.FutureL4T), 0o644)
-	for _, n := range []string{"/dev/nvidiactl", "/dev/nvidia0"} {
-		WriteFile(t, root, n, "", 0o644)
-	}
 	WriteFile(t, root, imagespec.Path, `{"schema_version": 1, "router": "text-embeddings-router", "version": "1.8.2",
 		"release": "jetpack8.0", "jetpack": "8.0", "l4t": "40.1.0", "cuda": "14.0",
 		"tags": ["ghcr.io/jetbake/text-embeddings-router:1.8.2-jetpack8.0"],
