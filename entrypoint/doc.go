@@ -33,7 +33,12 @@
 // driver is asked only for its CUDA version (jetbake-cudaprobe
 // --driver-version, which calls cuDriverGetVersion and no cuInit). It asks
 // the driver in full only when that answer is missing or disagrees with the
-// CUDA the table gives for the host's L4T release. Elsewhere, and in
+// CUDA the table gives for the host's L4T release. When it asks cuInit and
+// the driver says CUDA_ERROR_NO_DEVICE (it loads but sees no GPU: no
+// device nodes, or nodes this user cannot open), it refuses with one
+// sentence, unless JETBAKE_COMPUTE_CAP chose the binary; the fast path
+// never meets that error (jetbake-probe, which always asks cuInit, does).
+// Elsewhere, and in
 // jetbake-probe, the sources are tried in order, each reporting what it
 // found or why not:
 //
@@ -41,7 +46,9 @@
 //     paths).
 //  2. The CUDA driver API, through jetbake-cudaprobe (below).
 //  3. nvidia-smi --query-gpu=compute_cap, when present. JetPack 6 answers
-//     "[N/A]" and JetPack 5 has no nvidia-smi: both move on.
+//     "[N/A]" and JetPack 5 has no nvidia-smi: both move on. An exit status
+//     NVIDIA documents reads as what it means (12: NVML, libnvidia-ml.so.1,
+//     not found; 9: no driver to talk to), not as nvidia-smi's own text.
 //  4. The Tegra device tree (/proc/device-tree/compatible, its first SoC
 //     entry), when visible, and /sys/devices/soc0/soc_id, mapped to the
 //     SoC's GPU by the table.
@@ -74,7 +81,9 @@
 // as its argument, calls cuInit, cuDeviceGet, cuDeviceGetAttribute (75 and
 // 76) and cuDriverGetVersion, and prints
 // {"major":8,"minor":7,"driver_version":12060}, or exits non-zero with a
-// one-line reason; with --driver-version first it calls cuDriverGetVersion
+// one-line reason on stderr and the failed call's CUDA error on stdout
+// ({"step":"cuInit","error":"CUDA_ERROR_NO_DEVICE","code":100}); with
+// --driver-version first it calls cuDriverGetVersion
 // alone and prints {"driver_version":12060}. It gets 5 seconds, as does
 // nvidia-smi. cuInit dominates the start-up time when the full query runs
 // (about 0.25 s on an H200); the fast path does not pay it

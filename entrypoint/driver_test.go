@@ -136,10 +136,10 @@ func TestDriverProbeFailures(t *testing.T) {
 		env         []string
 		want        string
 	}{
-		{name: "cuInit fails", probe: b.CUDAProbe, env: []string{"FAKE_CUDA_INIT_RESULT=100"},
-			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_NO_DEVICE (100)"},
-		{name: "insufficient driver, named by the probe's table", probe: b.CUDAProbe, env: []string{"FAKE_CUDA_INIT_RESULT=35"},
-			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_INSUFFICIENT_DRIVER (35)"},
+		{name: "cuInit fails", probe: b.CUDAProbe, env: []string{"FAKE_CUDA_INIT_RESULT=999"},
+			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_UNKNOWN (999)"},
+		{name: "device unavailable, named by the probe's table", probe: b.CUDAProbe, env: []string{"FAKE_CUDA_INIT_RESULT=46"},
+			want: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1: cuInit failed: CUDA_ERROR_DEVICE_UNAVAILABLE (46)"},
 		{name: "probe missing", probe: "/nonexistent/jetbake-cudaprobe",
 			want: "found /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1 but not /nonexistent/jetbake-cudaprobe (set JETBAKE_CUDAPROBE to its path)"},
 		{name: "probe prints something else", probe: eptest.Script(t, "echo hello"),
@@ -195,4 +195,65 @@ func TestDriverLoadFailureUnderTheRuntime(t *testing.T) {
 	}
 	r = runIn(t, root, nil, "JETBAKE_CUDAPROBE="+b.CUDAProbe)
 	require.Contains(t, r.stderr, "it was probably started without --runtime nvidia")
+}
+
+// TestDriverSeesNoGPU: libcuda.so.1 loads but its cuInit returns
+// CUDA_ERROR_NO_DEVICE. No router can use the GPU then, whatever the device
+// tree says: when the entrypoint asks cuInit (soc_id not visible) it
+// refuses with one sentence that names what is missing, the device nodes
+// or the right to open them. The fast path (soc_id visible) never calls
+// cuInit and chooses the router. The override still chooses by hand.
+func TestDriverSeesNoGPU(t *testing.T) {
+	b := eptest.Build(t)
+	lib := "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"
+	noNodes := "jetbake-entrypoint: the CUDA driver " + lib + " is in this container but sees no GPU " +
+		"(cuInit: CUDA_ERROR_NO_DEVICE) and no GPU device node is visible (looked for /dev/nvidiactl, /dev/nvidia0, " +
+		"/dev/nvhost-ctrl-gpu, /dev/nvhost-gpu, /dev/nvgpu, /dev/nvmap): start the container with --runtime nvidia " +
+		"(or --device nvidia.com/gpu=all with CDI), which mounts them; if it was, check that the CSV files in " +
+		"/etc/nvidia-container-runtime/host-files-for-container.d list the device nodes. Run with --explain for details.\n"
+	withNodes := "jetbake-entrypoint: the CUDA driver " + lib + " is in this container but sees no GPU " +
+		"(cuInit: CUDA_ERROR_NO_DEVICE) although the GPU device nodes /dev/nvhost-ctrl-gpu, /dev/nvmap are there: " +
+		"check that the container's user can open them (on a Jetson they belong to the video group) and that " +
+		"CUDA_VISIBLE_DEVICES, if set, names the GPU. Run with --explain for details.\n"
+	tests := []struct {
+		name             string
+		removeNodes      bool
+		removeSocID      bool
+		env              []string
+		want, wantPathOf string
+	}{
+		{name: "no soc_id, no device nodes", removeNodes: true, removeSocID: true, want: noNodes,
+			wantPathOf: "/sys/devices/soc0/soc_id names no Jetson SoC"},
+		{name: "no soc_id, device nodes the driver cannot use", removeSocID: true, want: withNodes},
+		{name: "the fast path does not call cuInit", removeNodes: true},
+		{name: "the override chooses by hand", removeNodes: true, removeSocID: true, env: []string{"JETBAKE_COMPUTE_CAP=8.7"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := eptest.NewSysroot(t, "orin-nano-jp6", "jetpack6")
+			eptest.WriteFile(t, root, "/dev/nvhost-ctrl-gpu", "", 0o644)
+			eptest.WriteFile(t, root, "/dev/nvmap", "", 0o644)
+			if tt.removeNodes {
+				require.NoError(t, os.RemoveAll(filepath.Join(root, "dev")))
+			}
+			if tt.removeSocID {
+				require.NoError(t, os.Remove(filepath.Join(root, host.SocIDPath)))
+			}
+			eptest.InstallLibcuda(t, root, "/usr/lib/aarch64-linux-gnu/nvidia")
+			env := append([]string{"JETBAKE_CUDAPROBE=" + b.CUDAProbe, "FAKE_CUDA_INIT_RESULT=100"}, tt.env...)
+			r := runIn(t, root, nil, env...)
+			if tt.want == "" {
+				require.Equal(t, 0, r.code, r.stderr)
+				require.Equal(t, filepath.Join(root, "/usr/local/bin/router-87"), r.exec.path)
+				return
+			}
+			require.Equal(t, 1, r.code)
+			require.Nil(t, r.exec)
+			require.Equal(t, tt.want, r.stderr)
+			if tt.wantPathOf != "" {
+				e := runIn(t, root, []string{"--explain"}, env...)
+				require.Contains(t, e.stdout, `"path_why": "`+tt.wantPathOf+`"`)
+			}
+		})
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -17,13 +16,15 @@ const (
 // errorNames names the CUresult codes a probe is likely to meet, for drivers
 // whose cuGetErrorName is missing or fails (CUDA's cuda.h, CUresult:
 // https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html).
+// Each is the name NVIDIA's driver gives (TestRealDriverErrorNames). The
+// CUDA runtime's codes are another list: cudaErrorInsufficientDriver (35)
+// is the runtime's, and the driver names no CUresult 35.
 var errorNames = map[int32]string{
 	1:   "CUDA_ERROR_INVALID_VALUE",
 	2:   "CUDA_ERROR_OUT_OF_MEMORY",
 	3:   "CUDA_ERROR_NOT_INITIALIZED",
 	4:   "CUDA_ERROR_DEINITIALIZED",
 	34:  "CUDA_ERROR_STUB_LIBRARY",
-	35:  "CUDA_ERROR_INSUFFICIENT_DRIVER",
 	46:  "CUDA_ERROR_DEVICE_UNAVAILABLE",
 	100: "CUDA_ERROR_NO_DEVICE",
 	101: "CUDA_ERROR_INVALID_DEVICE",
@@ -177,21 +178,31 @@ func (e *missingError) Error() string {
 	return e.path + " has no " + e.name + ": it is not a CUDA driver"
 }
 
+// callError is a driver call that returned an error CUresult.
+type callError struct {
+	// call names the call, such as "cuInit" or
+	// "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)".
+	call string
+	// name is the CUresult's name ("" when neither the driver nor the
+	// table knows it) and code its number.
+	name string
+	code int32
+}
+
+func (e *callError) Error() string {
+	name := e.name
+	if name == "" {
+		name = "CUDA error"
+	}
+	return e.call + " failed: " + name + fmt.Sprintf(" (%d)", e.code)
+}
+
 // check turns a CUresult into an error naming the call, or nil for CUDA_SUCCESS.
 func (api *driverAPI) check(call string, code int32) error {
 	if code == 0 {
 		return nil
 	}
-	return errors.New(call + " failed: " + api.errorName(code) + fmt.Sprintf(" (%d)", code))
-}
-
-// errorName names a CUresult, asking the driver first; "CUDA error" when
-// neither the driver nor the table knows it.
-func (api *driverAPI) errorName(code int32) string {
-	if name := api.cudaName(code); name != "" {
-		return name
-	}
-	return "CUDA error"
+	return &callError{call: call, name: api.cudaName(code), code: code}
 }
 
 // cudaName is the CUresult's name (CUDA_ERROR_...), asking the driver first,

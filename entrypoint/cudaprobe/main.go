@@ -8,9 +8,14 @@
 // which needs no cuInit and so costs no GPU initialisation, and prints
 // {"driver_version":12060}: the entrypoint's fast start on a Jetson, whose
 // SM comes from the table of Jetson facts.
-// On failure it prints one line naming the step that failed, such as
-// "cuInit failed: CUDA_ERROR_NO_DEVICE (100)", and exits 1 (2 for a usage
-// error).
+// On failure it prints one line on stderr naming the step that failed,
+// such as "cuInit failed: CUDA_ERROR_NO_DEVICE (100)", and one JSON line on
+// stdout for the entrypoint to read,
+//
+//	{"step":"cuInit","error":"CUDA_ERROR_NO_DEVICE","code":100}
+//
+// (step "dlopen" or "dlsym" when the library cannot be used, without error
+// and code), and exits 1 (2 for a usage error, with nothing on stdout).
 //
 // With --kernel before it, the probe runs a CUDA kernel on GPU 0 through the
 // driver API, the check `jetbake-probe --kernel` records as
@@ -37,6 +42,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,6 +61,32 @@ type result struct {
 type versionResult struct {
 	// DriverVersion is cuDriverGetVersion's answer.
 	DriverVersion int `json:"driver_version"`
+}
+
+// failureResult is the line the probe prints on stdout when the library
+// cannot be used or a driver call fails; the entrypoint reads the CUDA
+// error from it (CUDA_ERROR_NO_DEVICE: the driver sees no GPU).
+type failureResult struct {
+	// Step is the driver call that failed, as the stderr line names it, or
+	// "dlopen" or "dlsym".
+	Step string `json:"step"`
+	// Error and Code are the call's CUresult; Error is empty when neither
+	// the driver nor the probe knows the code's name.
+	Error string `json:"error,omitempty"`
+	Code  int    `json:"code,omitempty"`
+}
+
+// failureOf is the line for err, an error of probe or driverVersion.
+func failureOf(err error) failureResult {
+	var ce *callError
+	var me *missingError
+	switch {
+	case errors.As(err, &ce):
+		return failureResult{Step: ce.call, Error: ce.name, Code: int(ce.code)}
+	case errors.As(err, &me):
+		return failureResult{Step: "dlsym"}
+	}
+	return failureResult{Step: "dlopen"}
 }
 
 // usage is the one-line usage, printed on a usage error.
@@ -94,6 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		res, err = probe(args[0])
 	}
 	if err != nil {
+		printLine(failureOf(err), stdout, stderr)
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -67,11 +67,14 @@ func Decide(cfg *Config, img *ParsedDescription, h *Host) Decision {
 }
 
 // precheck returns the failure that comes before any choice: a bad
-// override, no GPU, or no access to it.
+// override, a driver that sees no GPU (unless the override chose the
+// binary), no GPU, or no access to it.
 func precheck(_ *Config, _ *ParsedDescription, h *Host) string {
 	switch {
 	case h.OverrideErr != nil:
 		return badOverrideMessage(h.OverrideErr)
+	case h.From != srcOverride && h.DriverSeesNoGPU():
+		return noDeviceMessage(h)
 	case !h.Found() && h.driverUnusable():
 		return driverFailedMessage(h)
 	case !h.Found():

@@ -60,6 +60,10 @@ type Host struct {
 	Nodes []string
 	// DriverState says how far the CUDA driver query got.
 	DriverState DriverState
+	// DriverError is the CUDA error a driver call returned when
+	// DriverFailed, such as CUDA_ERROR_NO_DEVICE; "" when the probe named
+	// none (the library did not load, or the probe did not say).
+	DriverError string
 }
 
 // DriverState says how far the CUDA driver query got, for the probe's
@@ -103,6 +107,13 @@ func (h *Host) GPUAccess() bool {
 // found, but the driver gave no usable answer.
 func (h *Host) driverUnusable() bool {
 	return h.DriverState == DriverFailed && (h.TegraRelease || len(h.Nodes) > 0)
+}
+
+// DriverSeesNoGPU reports whether the CUDA driver loaded but its cuInit
+// found no GPU (CUDA_ERROR_NO_DEVICE): whatever the SoC files say, no
+// binary can use the GPU in this container.
+func (h *Host) DriverSeesNoGPU() bool {
+	return h.DriverState == DriverFailed && h.DriverError == cudaNoDevice
 }
 
 // Detection paths, shown by --explain.
@@ -179,7 +190,9 @@ func fullWhy(cfg *Config, h *Host) string {
 // of soc_id with its SM from the table, and the driver's CUDA version from
 // cuDriverGetVersion alone, which needs no cuInit. The full driver query
 // runs only when the version query fails or disagrees with the table's
-// CUDA for the host's L4T release.
+// CUDA for the host's L4T release. It never calls cuInit otherwise, so a
+// driver that would see no GPU (CUDA_ERROR_NO_DEVICE) is not noticed here:
+// jetbake-probe, which always asks cuInit, is what says so on a Jetson.
 func detectFast(ctx context.Context, cfg *Config, h *Host) {
 	h.Path = PathFast
 	h.PathWhy = host.SocIDPath + " names " + h.IDSoC.Name + " (Jetson " + h.IDSoC.Family +
@@ -241,9 +254,9 @@ func fromDriver(ctx context.Context, cfg *Config, h *Host) (Source, computecap.C
 		src.Detail = fmt.Sprintf("found %s but not %s (set %s to its path)", lib, probe, EnvProbe)
 		return src, computecap.Capability{}
 	}
-	ans, err := runProbe(ctx, probe, cfg.Root.Path(lib), cfg.Env)
+	ans, cudaErr, err := runProbe(ctx, probe, cfg.Root.Path(lib), cfg.Env)
 	if err != nil {
-		h.DriverState = DriverFailed
+		h.DriverState, h.DriverError = DriverFailed, cudaErr
 		src.Detail = lib + ": " + err.Error()
 		return src, computecap.Capability{}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/computecap/host"
@@ -48,13 +49,30 @@ func parseProbeOutput(out []byte) (probeAnswer, error) {
 }
 
 // runProbe runs jetbake-cudaprobe at probe (a real path) on the library at
-// lib (a real path) and reads its answer.
-func runProbe(ctx context.Context, probe, lib string, env Environ) (probeAnswer, error) {
+// lib (a real path) and reads its answer; when a driver call failed, it
+// also returns the CUDA error the probe named (probeFailure).
+func runProbe(ctx context.Context, probe, lib string, env Environ) (probeAnswer, string, error) {
 	out, err := runTool(ctx, env, probe, lib)
 	if err != nil {
-		return probeAnswer{}, err
+		return probeAnswer{}, probeFailure(out), err
 	}
-	return parseProbeOutput(out)
+	ans, err := parseProbeOutput(out)
+	return ans, "", err
+}
+
+// probeFailure is the CUDA error's name (such as CUDA_ERROR_NO_DEVICE) in
+// the line jetbake-cudaprobe prints on stdout when a driver call fails,
+// {"step":"cuInit","error":"CUDA_ERROR_NO_DEVICE","code":100}; "" when
+// there is none.
+func probeFailure(out []byte) string {
+	var f struct {
+		Step  string `json:"step"`
+		Error string `json:"error"`
+	}
+	if json.Unmarshal([]byte(firstLine(out)), &f) != nil || f.Step == "" || !strings.HasPrefix(f.Error, "CUDA_ERROR_") {
+		return ""
+	}
+	return f.Error
 }
 
 // ProbeExists reports whether the probe at the real path p can be run.
@@ -75,6 +93,10 @@ func runVersionProbe(ctx context.Context, probe, lib string, env Environ) (compu
 	}
 	return parseVersionOutput(out)
 }
+
+// cudaNoDevice is the CUresult a driver returns from cuInit when it sees no
+// GPU: in a container, no GPU device node (CUDA's cuda.h, CUresult 100).
+const cudaNoDevice = "CUDA_ERROR_NO_DEVICE"
 
 // parseVersionOutput reads jetbake-cudaprobe --driver-version's line, such
 // as {"driver_version":12060}.

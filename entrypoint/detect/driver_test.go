@@ -18,7 +18,7 @@ func TestProbeTimeout(t *testing.T) {
 	probe := eptest.Script(t, "exec sleep 30")
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	_, err := runProbe(ctx, probe, "/usr/lib/libcuda.so.1", nil)
+	_, _, err := runProbe(ctx, probe, "/usr/lib/libcuda.so.1", nil)
 	require.Error(t, err)
 	require.Regexp(t, `^no answer within (1[5-9]0|200)ms$`, err.Error())
 }

@@ -45,6 +45,24 @@ func driverFailedMessage(h *Host) string {
 		" (such as 8.7) to choose a binary by hand."
 }
 
+// noDeviceMessage says that the CUDA driver loaded but sees no GPU
+// (cuInit returned CUDA_ERROR_NO_DEVICE), so that no binary can use one:
+// with no GPU device node visible, the container was started without the
+// NVIDIA runtime's devices; with nodes, they are not usable by this user
+// or hidden.
+func noDeviceMessage(h *Host) string {
+	msg := "the CUDA driver " + h.Libcuda + " is in this container but sees no GPU (cuInit: " + cudaNoDevice + ")"
+	if len(h.Nodes) == 0 {
+		nodes := gpuDeviceNodes()
+		return msg + " and no GPU device node is visible (looked for " + strings.Join(nodes[:], ", ") + "): " +
+			"start the container with --runtime nvidia (or --device nvidia.com/gpu=all with CDI), which mounts them; " +
+			"if it was, check that the CSV files in " + csvFolder + " list the device nodes. Run with --explain for details."
+	}
+	return msg + " although the GPU device nodes " + strings.Join(h.Nodes, ", ") + " are there: check that the container's " +
+		"user can open them (on a Jetson they belong to the video group) and that CUDA_VISIBLE_DEVICES, if set, names the GPU. " +
+		"Run with --explain for details."
+}
+
 // csvFolder is where the NVIDIA runtime reads, on a Jetson, the host files it
 // mounts into containers (nvidia-container-toolkit, modes.csv.mount-spec-path).
 const csvFolder = "/etc/nvidia-container-runtime/host-files-for-container.d"

@@ -28,9 +28,38 @@ func findNvidiaSMI(root host.Root, env Environ) (string, []string) {
 }
 
 // runNvidiaSMI asks nvidia-smi at path (in the root) for the compute
-// capability and returns its standard output.
+// capability and returns its standard output. When it fails with one of
+// the exit statuses NVIDIA documents, the error says what the status means
+// instead of repeating what nvidia-smi printed (its advice is for desktop
+// drivers and runs over several lines).
 func runNvidiaSMI(ctx context.Context, root host.Root, path string, env Environ) ([]byte, error) {
-	return runTool(ctx, env, root.Path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
+	out, err := runTool(ctx, env, root.Path(path), "--query-gpu=compute_cap", "--format=csv,noheader")
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if meaning, ok := smiExitMeanings[exit.ExitCode()]; ok {
+			return nil, fmt.Errorf("exit status %d: %s", exit.ExitCode(), meaning)
+		}
+	}
+	return out, err
+}
+
+// smiExitMeanings are nvidia-smi's exit statuses ("RETURN VALUE" in
+// nvidia-smi(1) of NVIDIA's driver, as Debian ships it with the driver's
+// user space). 12 and 9 are what a container meets: NVIDIA's NVML library
+// (libnvidia-ml.so.1) is not found, or NVML finds no driver to talk to (no
+// GPU device node). The driver 535's nvidia-smi prints, for them, "NVIDIA-SMI
+// couldn't find libnvidia-ml.so library in your system..." and "NVIDIA-SMI
+// has failed because it couldn't communicate with the NVIDIA driver...".
+var smiExitMeanings = map[int]string{
+	2:   "an argument is invalid",
+	3:   "the query is not available on this GPU",
+	4:   "no permission to access the GPU",
+	6:   "no GPU was found",
+	9:   "it cannot reach the NVIDIA driver (no GPU device node, or no kernel driver)",
+	12:  "NVIDIA's NVML library (libnvidia-ml.so.1) could not be found or loaded",
+	13:  "its NVML library lacks the query",
+	15:  "the GPU has fallen off the bus or is inaccessible",
+	255: "an internal driver error",
 }
 
 // parseNvidiaSMI reads the answer of
@@ -59,7 +88,7 @@ func parseNvidiaSMI(out []byte) (computecap.Capability, error) {
 
 // runTool runs the helper program at path (a real path) with args and env,
 // within toolTimeout or the caller's deadline when that comes sooner, and
-// returns its standard output, or why it failed (toolError).
+// returns its standard output and, when it failed, why (toolError).
 func runTool(ctx context.Context, env Environ, path string, args ...string) ([]byte, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
@@ -71,7 +100,7 @@ func runTool(ctx context.Context, env Environ, path string, args ...string) ([]b
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		deadline, _ := ctx.Deadline()
-		return nil, toolError(ctx, deadline.Sub(start), err, stdout.Bytes(), stderr.Bytes())
+		return stdout.Bytes(), toolError(ctx, deadline.Sub(start), err, stdout.Bytes(), stderr.Bytes())
 	}
 	return stdout.Bytes(), nil
 }
@@ -85,13 +114,23 @@ func toolError(ctx context.Context, given time.Duration, err error, stdout, stde
 		return fmt.Errorf("no answer within %s", Roughly(given))
 	}
 	if line := firstLine(stderr); line != "" {
-		return errors.New(line)
+		return &lineError{line: line, err: err}
 	}
 	if line := firstLine(stdout); line != "" {
 		return fmt.Errorf("%w: %s", err, line)
 	}
 	return err
 }
+
+// lineError is a helper that failed and said why on stderr: its message
+// is that line; it wraps the exit error.
+type lineError struct {
+	line string
+	err  error
+}
+
+func (e *lineError) Error() string { return e.line }
+func (e *lineError) Unwrap() error { return e.err }
 
 // firstLine returns the first non-empty line of out, trimmed and cut to 200 bytes.
 func firstLine(out []byte) string {

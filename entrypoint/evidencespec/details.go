@@ -48,6 +48,8 @@ const (
 	DetailDriverNoLibrary  = "libcuda.so.1 not found: start the container with --runtime nvidia"
 	DetailDriverNoProbe    = "jetbake-cudaprobe is missing next to the entrypoint"
 	DetailDriverFailed     = "the CUDA driver did not answer: run --explain for its error"
+	DetailDriverNoDevice   = "the CUDA driver sees no GPU (CUDA_ERROR_NO_DEVICE) and no GPU device node is visible: start the container with --runtime nvidia"
+	DetailDriverNoUse      = "the CUDA driver sees no GPU (CUDA_ERROR_NO_DEVICE) although GPU device nodes are there: check that the container's user can open them"
 	DetailDriverNotAsked   = "the driver was not asked"
 	DetailGPUNeeds         = "needs the driver's answer and the SoC"
 	DetailGPUDiffers       = "the driver reports SM {sm} but {soc} has SM {sm}"
@@ -57,6 +59,7 @@ const (
 	DetailBinaryNoGPU      = "no GPU found: start the container with --runtime nvidia"
 	DetailBinaryNoAccess   = "the container has no access to the GPU: start it with --runtime nvidia"
 	DetailBinaryNone       = "no binary of the image runs on SM {sm}"
+	DetailBinaryNoDevice   = "none: the CUDA driver sees no GPU"
 	DetailSmokeNotAsked    = "not run: add --smoke to run the chosen binary"
 	DetailSmokeNoBinary    = "no binary was chosen"
 	DetailSmokeTimeout     = "no exit within {duration}"
@@ -156,10 +159,10 @@ func Phrases() map[string][]string {
 		"l4t-release":       {DetailL4T, DetailL4TJetPack, DetailL4TUnreadable, DetailL4TMissing},
 		"l4t-matches-image": {DetailRuleNoL4T, DetailRuleUnknown, DetailRuleRefused, DetailRuleCompat, DetailRuleMet},
 		"cuda-driver": {DetailDriverVersion, DetailDriverAnswered, DetailDriverNoLibrary, DetailDriverNoProbe,
-			DetailDriverFailed, DetailDriverNotAsked},
+			DetailDriverFailed, DetailDriverNoDevice, DetailDriverNoUse, DetailDriverNotAsked},
 		"gpu-matches-soc": {DetailGPUNeeds, DetailGPUDiffers, DetailGPUMatches},
 		"binary-chosen": {DetailBinaryNoImage, DetailBinaryChosen, DetailBinaryNoGPU, DetailBinaryNoAccess,
-			DetailRuleRefused, DetailBinaryNone},
+			DetailRuleRefused, DetailBinaryNone, DetailBinaryNoDevice},
 		"smoke": {DetailSmokeNotAsked, DetailSmokeNoBinary, DetailSmokeTimeout, DetailSmokeSignal,
 			DetailSmokeStartFailed, DetailSmokeExited},
 		"cuda-kernel": {DetailKernelNoLibrary, DetailKernelNoProbe, DetailKernelTimeout, DetailKernelSignal, DetailKernelNoStart,

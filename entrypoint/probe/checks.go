@@ -128,11 +128,23 @@ func driverCheck(h *detect.Host) evidencespec.Check {
 	case detect.DriverNoProbe:
 		c.Detail = evidencespec.DetailDriverNoProbe
 	case detect.DriverFailed:
-		c.Detail = evidencespec.DetailDriverFailed
+		c.Detail = driverFailure(h)
 	default:
 		c.Status, c.Detail = evidencespec.Skipped, evidencespec.DetailDriverNotAsked
 	}
 	return c
+}
+
+// driverFailure says why the driver gave no answer: it sees no GPU, with
+// or without device nodes, or another error that --explain names.
+func driverFailure(h *detect.Host) string {
+	switch {
+	case h.DriverSeesNoGPU() && len(h.Nodes) == 0:
+		return evidencespec.DetailDriverNoDevice
+	case h.DriverSeesNoGPU():
+		return evidencespec.DetailDriverNoUse
+	}
+	return evidencespec.DetailDriverFailed
 }
 
 // gpuMatchCheck says whether the driver's GPU is the SoC's.
@@ -158,6 +170,8 @@ func binaryCheck(img *detect.ParsedDescription, h *detect.Host, d *detect.Decisi
 	case d.Choice != "":
 		c.Status = evidencespec.Passed
 		c.Detail = evidencespec.Fill(evidencespec.DetailBinaryChosen, chosenBinary(img, d).SM, h.GPU.String())
+	case h.DriverSeesNoGPU():
+		c.Detail = evidencespec.DetailBinaryNoDevice
 	case !h.Found():
 		c.Detail = evidencespec.DetailBinaryNoGPU
 	case !h.GPUAccess():

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,7 +97,14 @@ func WriteFile(t testing.TB, root, p, content string, mode fs.FileMode) {
 // CopyTree copies the regular files and folders of src into dst, keeping modes.
 func CopyTree(t testing.TB, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, walkTree(src, dst, false))
+}
+
+// walkTree recreates src under dst: folders made, regular files copied
+// with their modes or, with link, hard-linked (copied when dst is on
+// another file system) and symbolic links kept as links.
+func walkTree(src, dst string, link bool) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -105,8 +113,17 @@ func CopyTree(t testing.TB, src, dst string) {
 			return err
 		}
 		target := filepath.Join(dst, rel)
-		if d.IsDir() {
+		switch {
+		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
+		case link && d.Type()&fs.ModeSymlink != 0:
+			to, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(to, target)
+		case link && os.Link(p, target) == nil:
+			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -118,7 +135,6 @@ func CopyTree(t testing.TB, src, dst string) {
 		}
 		return os.WriteFile(target, data, info.Mode().Perm())
 	})
-	require.NoError(t, err)
 }
 
 // BaseEnv is the environment of every test run: a PATH whose folders lie
@@ -145,43 +161,63 @@ type Binaries struct {
 	Dir, Entrypoint, CUDAProbe, Probe, Libcuda, Stub string
 }
 
-var (
-	buildOnce sync.Once
-	built     Binaries
-	buildErr  error
-)
+// onceBuild is a set of binaries built once per test binary.
+type onceBuild struct {
+	once sync.Once
+	b    Binaries
+	err  error
+}
+
+// get builds the set with build the first time, and fails t when that
+// failed.
+func (o *onceBuild) get(t testing.TB, build func() (Binaries, error)) Binaries {
+	t.Helper()
+	o.once.Do(func() { o.b, o.err = build() })
+	require.NoError(t, o.err)
+	return o.b
+}
+
+// hostSet and arm64Set are the sets Build (for this machine) and
+// BuildARM64 make.
+var hostSet, arm64Set onceBuild
 
 // Build builds the three binaries (CGO_ENABLED=0, as released) into one
 // folder, and the fake driver from builder/internal/standin/cuda/libcuda.c
 // with gcc, once per test binary; Main removes them.
 func Build(t testing.TB) Binaries {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "jetbake-entrypoint-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		built = Binaries{
-			Dir:        dir,
-			Entrypoint: filepath.Join(dir, "jetbake-entrypoint"),
-			CUDAProbe:  filepath.Join(dir, "jetbake-cudaprobe"),
-			Probe:      filepath.Join(dir, "jetbake-probe"),
-			Libcuda:    filepath.Join(dir, host.LibcudaName),
-			Stub:       filepath.Join(dir, "stub-"+host.LibcudaName),
-		}
-		const mod = "github.com/jetbake/jetbake/entrypoint"
+	return hostSet.get(t, func() (Binaries, error) {
 		libcuda := RepoPath("builder", "internal", "standin", "cuda", "libcuda.c")
-		buildErr = RunSteps([][]string{
-			{"go", "build", "-o", built.Entrypoint, mod},
-			{"go", "build", "-o", built.CUDAProbe, mod + "/cudaprobe"},
-			{"go", "build", "-o", built.Probe, mod + "/probe"},
-			{"gcc", "-shared", "-fPIC", "-o", built.Libcuda, libcuda},
-			{"gcc", "-shared", "-fPIC", "-DJB_STUB", "-o", built.Stub, libcuda},
-		}, "CGO_ENABLED=0")
+		return buildSet("jetbake-entrypoint-test-", runtime.GOARCH, func(b *Binaries) [][]string {
+			b.Libcuda, b.Stub = filepath.Join(b.Dir, host.LibcudaName), filepath.Join(b.Dir, "stub-"+host.LibcudaName)
+			return [][]string{
+				{"gcc", "-shared", "-fPIC", "-o", b.Libcuda, libcuda},
+				{"gcc", "-shared", "-fPIC", "-DJB_STUB", "-o", b.Stub, libcuda},
+			}
+		})
 	})
-	require.NoError(t, buildErr)
-	return built
+}
+
+// buildSet builds the entrypoint, jetbake-cudaprobe and jetbake-probe for
+// linux/goarch (CGO_ENABLED=0, as released) into a new temporary folder
+// named with prefix, then runs the steps more returns.
+func buildSet(prefix, goarch string, more func(b *Binaries) [][]string) (Binaries, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return Binaries{}, err
+	}
+	b := Binaries{Dir: dir, Entrypoint: filepath.Join(dir, "jetbake-entrypoint"),
+		CUDAProbe: filepath.Join(dir, "jetbake-cudaprobe"), Probe: filepath.Join(dir, "jetbake-probe")}
+	const mod = "github.com/jetbake/jetbake/entrypoint"
+	steps := [][]string{
+		{"go", "build", "-o", b.Entrypoint, mod},
+		{"go", "build", "-o", b.CUDAProbe, mod + "/cudaprobe"},
+		{"go", "build", "-o", b.Probe, mod + "/probe"},
+	}
+	if err := RunSteps(steps, "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch); err != nil {
+		return b, err
+	}
+	return b, RunSteps(more(&b), "CGO_ENABLED=0")
 }
 
 // RunSteps runs each command with the environment and env added, and
@@ -201,8 +237,10 @@ func RunSteps(steps [][]string, env ...string) error {
 // Build built: a package's TestMain calls it.
 func Main(m *testing.M) {
 	code := m.Run()
-	if built.Dir != "" {
-		os.RemoveAll(built.Dir)
+	for _, dir := range []string{hostSet.b.Dir, arm64Set.b.Dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
