@@ -30,6 +30,10 @@ type Report struct {
 	Bytes int64 `json:"bytes"`
 	// Skipped are ELF files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// RelocatableOnly are the ELF files whose only fat binaries are
+	// relocatable copies (__nv_relfatbin), which the CUDA runtime never
+	// loads: not judged.
+	RelocatableOnly []RelocatableCode `json:"relocatable_only,omitempty"`
 	// OK is true when every GPU can run every CUDA file (JIT included).
 	OK bool `json:"ok"`
 	// Sentence says it in one sentence, with the fix when not OK.
@@ -46,6 +50,51 @@ type FileReport struct {
 	// file only when every module has code for it.
 	Modules  int          `json:"modules"`
 	Verdicts []GPUVerdict `json:"verdicts"`
+	// Relocatable is what its __nv_relfatbin section holds, apart from the
+	// modules: never loaded, never judged.
+	Relocatable *RelocatableCode `json:"relocatable,omitempty"`
+}
+
+// RelocatableCode is what a file's __nv_relfatbin section holds: copies of
+// relocatable device code that nvlink reads when a program device-links
+// against the file. The CUDA runtime never loads them (cuobjdump lists
+// them only with --all-fatbin), so they are reported, not judged.
+type RelocatableCode struct {
+	// Path is the file's, in Report.RelocatableOnly; empty in a FileReport.
+	Path string `json:"path,omitempty"`
+	// Modules is how many fat binaries the section holds.
+	Modules int      `json:"modules"`
+	Cubins  []string `json:"cubins"`
+	PTX     []string `json:"ptx"`
+}
+
+// relocatable is what f's __nv_relfatbin holds; nil when it has none.
+func relocatable(f CUDAFile) *RelocatableCode {
+	if len(f.Relocatable) == 0 {
+		return nil
+	}
+	var all []computecap.Code
+	for _, m := range f.Relocatable {
+		for _, c := range m {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	rc := &RelocatableCode{Modules: len(f.Relocatable)}
+	rc.Cubins, rc.PTX = names(sortedCode(all))
+	return rc
+}
+
+// sortedCode sorts code as the scan does: cubins first, by SM.
+func sortedCode(code []computecap.Code) []computecap.Code {
+	slices.SortFunc(code, func(a, b computecap.Code) int {
+		if a.Kind != b.Kind {
+			return int(a.Kind) - int(b.Kind)
+		}
+		return a.Target.Compare(b.Target)
+	})
+	return code
 }
 
 // GPUVerdict is one file's verdict for one GPU.
@@ -92,6 +141,11 @@ func Judge(image string, scan *Scan, gpus []computecap.Capability, opts ...Optio
 	for _, f := range scan.Files {
 		r.Files = append(r.Files, r.judgeFile(f, scan.Routers, o))
 	}
+	for _, f := range scan.RelocatableOnly {
+		rc := relocatable(f)
+		rc.Path = f.Path
+		r.RelocatableOnly = append(r.RelocatableOnly, *rc)
+	}
 	r.OK = true
 	for _, g := range r.PerGPU {
 		r.OK = r.OK && g.Verdict != computecap.NoCode
@@ -101,7 +155,7 @@ func Judge(image string, scan *Scan, gpus []computecap.Capability, opts ...Optio
 }
 
 func (r *Report) judgeFile(f CUDAFile, routers map[string]computecap.Capability, o options) FileReport {
-	fr := FileReport{Path: f.Path, Modules: len(f.Modules)}
+	fr := FileReport{Path: f.Path, Modules: len(f.Modules), Relocatable: relocatable(f)}
 	fr.Cubins, fr.PTX = names(f.Code)
 	serves := r.GPUs
 	if sm, ok := routers[f.Path]; ok {

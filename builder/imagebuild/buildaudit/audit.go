@@ -80,15 +80,18 @@ func NewCode(path, role string, modules [][]computecap.Code) Code {
 	return Code{Path: path, Role: role, modules: modules}
 }
 
-// Read reads the fat binaries of the ELF file r, as imageaudit does. A
-// file that is not ELF (a script router) is an error that IsNotELF reports.
+// Read reads the fat binaries of the ELF file r that the CUDA runtime
+// loads (.nv_fatbin; never the relocatable copies of __nv_relfatbin), as
+// imageaudit does. A file that is not ELF (a script router) is an error
+// that IsNotELF reports.
 func Read(path, role string, r io.ReaderAt) (Code, error) {
 	entries, err := fatbin.ReadELF(r, fatbin.Limits{})
 	if err != nil {
 		return Code{}, fmt.Errorf("%s: %w", path, err)
 	}
+	loaded, _ := fatbin.Split(entries)
 	c := Code{Path: path, Role: role}
-	for _, m := range fatbin.Modules(entries) {
+	for _, m := range fatbin.Modules(loaded) {
 		var code []computecap.Code
 		for _, e := range m {
 			if k, ok := e.Code(); ok && !slices.Contains(code, k) {
