@@ -29,6 +29,8 @@ func (r *Report) WriteText(w io.Writer) error {
 				row = append(row, "-")
 			case f.Error != "":
 				row = append(row, "unreadable")
+			case v.Verdict == computecap.Partial:
+				row = append(row, "partial ("+strconv.Itoa(v.ModulesWithCode)+" of "+strconv.Itoa(f.Modules)+" fatbins)")
 			case v.Module > 0:
 				row = append(row, v.Verdict.String()+" (fatbin "+strconv.Itoa(v.Module)+" of "+strconv.Itoa(f.Modules)+")")
 			default:
