@@ -3,6 +3,7 @@ package evidence
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -51,11 +52,28 @@ func (ev *Evidence) validateAudit() error {
 		}
 		seen = append(seen, a.SM)
 		if !slices.Contains(matrix.AuditVerdicts(), a.Verdict) {
-			return schemaErr(path+".verdict", a.Verdict, "is not one of the audit's verdicts: runs, JIT, no code, none")
+			return schemaErr(path+".verdict", a.Verdict, "is not one of the audit's verdicts: "+strings.Join(matrix.AuditVerdicts(), ", "))
 		}
 		if !slices.Contains(evidencespec.AuditSources(), a.From) {
 			return schemaErr(path+".from", a.From, "is not "+evidencespec.AuditFromMetadata+" or "+evidencespec.AuditFromAnnotation)
 		}
 	}
 	return nil
+}
+
+// auditText says an audit per SM in one line, in the audit's words:
+// "SM 8.7 runs, SM 11.0 partial (from build-metadata)"; "" for none.
+func auditText(audits []Audit) string {
+	if len(audits) == 0 {
+		return ""
+	}
+	parts := make([]string, len(audits))
+	var from []string
+	for i, a := range audits {
+		parts[i] = "SM " + a.SM + " " + a.Verdict
+		if !slices.Contains(from, a.From) {
+			from = append(from, a.From)
+		}
+	}
+	return strings.Join(parts, ", ") + " (from " + strings.Join(from, ", ") + ")"
 }
