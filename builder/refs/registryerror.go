@@ -77,6 +77,9 @@ func DescribeRegistryError(what string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, new(*net.DNSError)):
+		// A name that does not resolve, retried until the deadline passed.
+		return describeNoStatus(what, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return &RegistryError{What: what, Err: errors.New("the registry did not answer in time"), TimedOut: true,
 			Fix: "check that the registry is up and reachable, or give it more time"}
@@ -87,6 +90,12 @@ func DescribeRegistryError(what string, err error) error {
 	if r := terr.Request; r != nil && r.URL != nil {
 		u := url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Path: r.URL.Path}
 		e.Request = r.Method + " " + Printable(u.String())
+		if terr.StatusCode == http.StatusBadRequest && u.Scheme == "http" && u.Path == "/v2/" {
+			// go-containerregistry falls back to plain HTTP for a loopback or
+			// private address whose HTTPS failed; a TLS server refuses it so.
+			e.Fix = "the registry may speak only HTTPS, with a certificate this machine does not trust: " +
+				"add the registry's CA to this machine's trusted certificates (update-ca-certificates)"
+		}
 	}
 	for _, d := range terr.Errors {
 		code := Printable(string(d.Code))
@@ -132,6 +141,7 @@ func describeNoStatus(what string, err error) error {
 	var dnserr *net.DNSError
 	e := &RegistryError{What: what, Err: err, Fix: "check the registry's address and that it is reachable"}
 	switch {
+	case describeConnection(e, err):
 	case garbled(err):
 		e.Err = &answerError{msg: "the registry's answer is not the JSON a registry sends (it may be a web page, or a proxy's), or was cut short", err: err}
 		e.Fix = "check that the address names a container registry (the OCI distribution API), not a web server or a proxy in front of one, and retry"
@@ -146,7 +156,7 @@ func describeNoStatus(what string, err error) error {
 		e.Err = &answerError{msg: "nothing answers at " + Printable(operr.Addr.String()), err: err}
 		e.Fix = "check the registry's address and port, and that it is up"
 	case errors.As(err, &uerr) || errors.As(err, &operr):
-		host := cmp.Or(Printable(urlHost(err)), "the registry")
+		host := connectionHost(err)
 		e.Err = &answerError{msg: "the connection to " + host + " failed before it answered", err: err}
 	default:
 		e.Err = &answerError{msg: strings.ReplaceAll(Printable(errorText(err)), "\\n", " "), err: err}

@@ -1,0 +1,158 @@
+package netfault
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/cli"
+	"github.com/jetbake/jetbake/builder/lock"
+	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/plan"
+)
+
+// fault is one network fault: the registry address a user would give
+// (HOST[:PORT]), as the test bed serves it.
+type fault struct {
+	name string
+	host string
+	// says is what the sentence says of the fault.
+	says string
+}
+
+// faults serves every fault, each behind its own address; names that are
+// not loopback addresses (go-containerregistry then speaks only HTTPS to
+// them) lead to 127.0.0.1 through the transport's dialer. hang is the
+// address of the one that never answers.
+func faults(t *testing.T) (all []fault, hang string) {
+	behind := Registry()
+	pushContent(t, Serve(t, behind, false))
+	reset := Serve(t, ResetMidBody(behind), false)
+	plain := Serve(t, Registry(), false)
+	unknownCA := Serve(t, Registry(), true)
+	_, plainPort, _ := strings.Cut(plain, ":")
+	_, caPort, _ := strings.Cut(unknownCA, ":")
+	// httptest's certificate is for example.com, from a CA no client trusts.
+	plainName, caName := "plain.jetbake.test:"+plainPort, "example.com:"+caPort
+	UseTransport(t, map[string]string{plainName: plain, caName: unknownCA})
+	hang = Serve(t, Hang(), false)
+	refused, tlsIP := Refused(t), Serve(t, Registry(), true)
+	realm, noRealm := Serve(t, Unauthorized(true), false), Serve(t, Unauthorized(false), false)
+	return []fault{
+		{name: "name does not resolve", host: Unresolved, says: "the registry's name " + Unresolved + " does not resolve to an address"},
+		{name: "connection refused", host: refused, says: "nothing answers at " + refused},
+		{name: "plain HTTP to a TLS registry", host: tlsIP, says: "fix: the registry may speak only HTTPS"},
+		{name: "TLS to a plain registry", host: plainName, says: plainName + " does not speak TLS"},
+		{name: "unknown CA", host: caName, says: "the certificate of " + caName + " is not signed by an authority this machine trusts"},
+		{name: "reset mid-blob", host: reset, says: "the connection to " + reset + " was reset while it answered"},
+		{name: "no answer within --timeout", host: hang, says: "did not answer in time; fix: check that the registry is up and reachable, or give it more time with --timeout"},
+		{name: "401 with a token realm", host: realm, says: "answered 401 Unauthorized to GET http://" + realm + "/token"},
+		{name: "401 without a realm", host: noRealm, says: "answered 401 Unauthorized to GET http://" + noRealm + "/v2/"},
+	}, hang
+}
+
+// pushContent puts an image at acme/router:1 and at every base of the
+// pytorch app's matrix, mirrored to host: the registry behind the fault
+// that cuts answers.
+func pushContent(t *testing.T, host string) {
+	img, err := random.Image(256, 2)
+	require.NoError(t, err)
+	refs := []string{host + "/acme/router:1", host + "/jetbake/text-embeddings-router:1"}
+	for _, b := range appBases(t) {
+		r, err := name.ParseReference(b)
+		require.NoError(t, err)
+		refs = append(refs, host+"/"+r.Context().RepositoryStr()+":"+r.Identifier())
+	}
+	for _, s := range refs {
+		require.NoError(t, remote.Write(mustRef(t, s), img))
+	}
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	r, err := name.ParseReference(s)
+	require.NoError(t, err)
+	return r
+}
+
+// appRepo is a fresh `jetbake init --app pytorch` repository.
+func appRepo(t *testing.T) string {
+	dir := t.TempDir()
+	out, err := exec.Command("git", "init", "-q", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Chdir(dir)
+	code, _, stderr := run(t, "init", "--app", "pytorch")
+	require.Equal(t, 0, code, stderr)
+	return dir
+}
+
+// appBases are the bases of the pytorch app's matrix.
+func appBases(t *testing.T) []string {
+	dir := appRepo(t)
+	m, err := matrix.Load(filepath.Join(dir, "matrix.json"))
+	require.NoError(t, err)
+	p, err := plan.New(m)
+	require.NoError(t, err)
+	return lock.Bases(p)
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(t.Context(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestRegistryFaultTable runs every command that talks to a registry, as a
+// user runs it (cli.Run), against every network fault: each exits 1 with
+// one sentence that names the registry's host and the fix, holds none of
+// Go's or the HTTP library's words, and leaves nothing half-written (no
+// lock file). The table it logs is what each command printed.
+func TestRegistryFaultTable(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	for _, v := range []string{"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"} {
+		t.Setenv(v, "")
+	}
+	fs, hang := faults(t)
+	app := appRepo(t)
+	var table strings.Builder
+	for _, f := range fs {
+		commands := [][]string{
+			{"pick", f.host + "/acme/router"},
+			{"audit", f.host + "/acme/router:1", "--gpu", "8.7"},
+			{"lock", "--mirror", "nvcr.io=" + f.host},
+			{"support", "--repository", f.host + "/jetbake/text-embeddings-router"},
+		}
+		for _, args := range commands {
+			t.Run(f.name+"/"+args[0], func(t *testing.T) {
+				t.Chdir(app)
+				timeout := "20s"
+				if f.host == hang {
+					timeout = "2s"
+				}
+				code, stdout, stderr := run(t, append(args, "--timeout", timeout)...)
+				line := strings.TrimSuffix(stderr, "\n")
+				fmt.Fprintf(&table, "| %s | %s | %s |\n", args[0], f.name, line)
+				require.Equal(t, 1, code, "%s", stderr)
+				require.Empty(t, stdout)
+				require.NotContains(t, line, "\n", "one sentence")
+				require.Contains(t, line, f.host, "names the host")
+				require.Contains(t, line, "; fix: ")
+				require.Contains(t, line, f.says)
+				for _, word := range []string{"dial tcp", "lookup ", "net/http", "*url", "net.", "x509:", "tls:", "Get \"", "Head \"", "read tcp", "EOF"} {
+					require.NotContains(t, line, word)
+				}
+				_, err := os.Stat(filepath.Join(app, "matrix.lock.json"))
+				require.ErrorIs(t, err, os.ErrNotExist, "no lock file")
+			})
+		}
+	}
+	t.Log("\n| command | fault | first line |\n|---|---|---|\n" + table.String())
+}
