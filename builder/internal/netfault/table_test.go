@@ -32,10 +32,12 @@ type fault struct {
 // faults serves every fault, each behind its own address; names that are
 // not loopback addresses (go-containerregistry then speaks only HTTPS to
 // them) lead to 127.0.0.1 through the transport's dialer. hang is the
-// address of the one that never answers.
-func faults(t *testing.T) (all []fault, hang string) {
+// address of the one that never answers, good that of the registry
+// behind the reset, which answers.
+func faults(t *testing.T) (all []fault, hang, good string) {
 	behind := Registry()
-	pushContent(t, Serve(t, behind, false))
+	good = Serve(t, behind, false)
+	pushContent(t, good)
 	reset := Serve(t, ResetMidBody(behind), false)
 	plain := Serve(t, Registry(), false)
 	unknownCA := Serve(t, Registry(), true)
@@ -56,8 +58,8 @@ func faults(t *testing.T) (all []fault, hang string) {
 		{name: "reset mid-blob", host: reset, says: "the connection to " + reset + " was reset while it answered"},
 		{name: "no answer within --timeout", host: hang, says: "did not answer in time; fix: check that the registry is up and reachable, or give it more time with --timeout"},
 		{name: "401 with a token realm", host: realm, says: "answered 401 Unauthorized to GET http://" + realm + "/token"},
-		{name: "401 without a realm", host: noRealm, says: "answered 401 Unauthorized to GET http://" + noRealm + "/v2/"},
-	}, hang
+		{name: "401 without a realm", host: noRealm, says: "the registry answered 401 Unauthorized to "},
+	}, hang, good
 }
 
 // pushContent puts an image at acme/router:1 and at every base of the
@@ -120,18 +122,25 @@ func TestRegistryFaultTable(t *testing.T) {
 	for _, v := range []string{"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"} {
 		t.Setenv(v, "")
 	}
-	fs, hang := faults(t)
+	fs, hang, good := faults(t)
 	app := appRepo(t)
+	// A lock file for lock --check, written from the registry that answers.
+	locked := filepath.Join(t.TempDir(), "locked.json")
+	code, _, stderr := run(t, "lock", "--mirror", "nvcr.io="+good, "--lock-file", locked)
+	require.Equal(t, 0, code, stderr)
+	lockFile, err := os.ReadFile(locked)
+	require.NoError(t, err)
 	var table strings.Builder
 	for _, f := range fs {
 		commands := [][]string{
 			{"pick", f.host + "/acme/router"},
 			{"audit", f.host + "/acme/router:1", "--gpu", "8.7"},
 			{"lock", "--mirror", "nvcr.io=" + f.host},
+			{"lock", "--check", "--lock-file", locked, "--mirror", "nvcr.io=" + f.host},
 			{"support", "--repository", f.host + "/jetbake/text-embeddings-router"},
 		}
 		for _, args := range commands {
-			t.Run(f.name+"/"+args[0], func(t *testing.T) {
+			t.Run(f.name+"/"+command(args), func(t *testing.T) {
 				t.Chdir(app)
 				timeout := "20s"
 				if f.host == hang {
@@ -139,7 +148,7 @@ func TestRegistryFaultTable(t *testing.T) {
 				}
 				code, stdout, stderr := run(t, append(args, "--timeout", timeout)...)
 				line := strings.TrimSuffix(stderr, "\n")
-				fmt.Fprintf(&table, "| %s | %s | %s |\n", args[0], f.name, line)
+				fmt.Fprintf(&table, "| %s | %s | %s |\n", command(args), f.name, line)
 				require.Equal(t, 1, code, "%s", stderr)
 				require.Empty(t, stdout)
 				require.NotContains(t, line, "\n", "one sentence")
@@ -151,8 +160,19 @@ func TestRegistryFaultTable(t *testing.T) {
 				}
 				_, err := os.Stat(filepath.Join(app, "matrix.lock.json"))
 				require.ErrorIs(t, err, os.ErrNotExist, "no lock file")
+				got, err := os.ReadFile(locked)
+				require.NoError(t, err)
+				require.Equal(t, string(lockFile), string(got), "lock --check wrote nothing")
 			})
 		}
 	}
 	t.Log("\n| command | fault | first line |\n|---|---|---|\n" + table.String())
+}
+
+// command is the command's name as the table shows it: "lock --check".
+func command(args []string) string {
+	if args[1] == "--check" {
+		return args[0] + " " + args[1]
+	}
+	return args[0]
 }
