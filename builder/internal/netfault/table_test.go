@@ -56,7 +56,7 @@ func faults(t *testing.T) (all []fault, hang, good string) {
 		{name: "TLS to a plain registry", host: plainName, says: plainName + " does not speak TLS"},
 		{name: "unknown CA", host: caName, says: "the certificate of " + caName + " is not signed by an authority this machine trusts"},
 		{name: "reset mid-blob", host: reset, says: "the connection to " + reset + " was reset while it answered"},
-		{name: "no answer within --timeout", host: hang, says: "did not answer in time; fix: check that the registry is up and reachable, or give it more time with --timeout"},
+		{name: "no answer within --timeout", host: hang, says: "did not answer in time; fix: check that the registry is up and reachable, or give it more time"},
 		{name: "401 with a token realm", host: realm, says: "answered 401 Unauthorized to GET http://" + realm + "/token"},
 		{name: "401 without a realm", host: noRealm, says: "the registry answered 401 Unauthorized to "},
 	}, hang, good
@@ -118,6 +118,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 // Go's or the HTTP library's words, and leaves nothing half-written (no
 // lock file). The table it logs is what each command printed.
 func TestRegistryFaultTable(t *testing.T) {
+	probe, routerMatrix := routerRepo(t) // before any test changes the folder
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	for _, v := range []string{"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"} {
 		t.Setenv(v, "")
@@ -138,6 +139,7 @@ func TestRegistryFaultTable(t *testing.T) {
 			{"lock", "--mirror", "nvcr.io=" + f.host},
 			{"lock", "--check", "--lock-file", locked, "--mirror", "nvcr.io=" + f.host},
 			{"support", "--repository", f.host + "/jetbake/text-embeddings-router"},
+			{"evidence", "add", probe, "-f", routerMatrix, "--repository", f.host + "/jetbake/text-embeddings-router"},
 		}
 		for _, args := range commands {
 			t.Run(f.name+"/"+command(args), func(t *testing.T) {
@@ -148,6 +150,12 @@ func TestRegistryFaultTable(t *testing.T) {
 				}
 				code, stdout, stderr := run(t, append(args, "--timeout", timeout)...)
 				line := strings.TrimSuffix(stderr, "\n")
+				if args[0] == "evidence" {
+					// The file's sentence, then how many files were not stored.
+					var summary string
+					line, summary, _ = strings.Cut(line, "\n")
+					require.Equal(t, "1 of 1 evidence files not stored: "+probe, summary)
+				}
 				fmt.Fprintf(&table, "| %s | %s | %s |\n", command(args), f.name, line)
 				require.Equal(t, 1, code, "%s", stderr)
 				require.Empty(t, stdout)
@@ -155,6 +163,10 @@ func TestRegistryFaultTable(t *testing.T) {
 				require.Contains(t, line, f.host, "names the host")
 				require.Contains(t, line, "; fix: ")
 				require.Contains(t, line, f.says)
+				if f.host == hang && args[0] != "evidence" {
+					// The whole error is the registry's: its fix names the flag.
+					require.True(t, strings.HasSuffix(line, " with --timeout"), line)
+				}
 				for _, word := range []string{"dial tcp", "lookup ", "net/http", "*url", "net.", "x509:", "tls:", "Get \"", "Head \"", "read tcp", "EOF"} {
 					require.NotContains(t, line, word)
 				}
@@ -171,8 +183,24 @@ func TestRegistryFaultTable(t *testing.T) {
 
 // command is the command's name as the table shows it: "lock --check".
 func command(args []string) string {
-	if args[1] == "--check" {
+	if args[1] == "--check" || args[0] == "evidence" {
 		return args[0] + " " + args[1]
 	}
 	return args[0]
+}
+
+// routerRepo is a copy of this checkout's router matrix (with its
+// Dockerfile) and the golden evidence of a Jetson that served it: evidence
+// add looks the evidence's digest up in the registry.
+func routerRepo(t *testing.T) (probe, matrixPath string) {
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, f := range []string{"matrix.json", "dockerfiles/Dockerfile-jetson"} {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), data, 0o644))
+	}
+	return filepath.Join(root, "builder/evidence/testdata/orin-nano-jp6-serve.json"), filepath.Join(dir, "matrix.json")
 }
