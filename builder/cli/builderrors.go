@@ -19,8 +19,13 @@ func buildAdvice() imagebuild.Advice {
 	return imagebuild.Advice{
 		ContinueOnError: "use --continue-on-error to build every release",
 		Nodes:           "with --node NAME=ADDR",
+		Offline:         offlineMirror,
 	}
 }
+
+// offlineMirror is how a command with --mirror works where a registry's
+// name does not resolve.
+const offlineMirror = "pass --mirror REGISTRY=HOST[:PORT] naming a registry this machine can reach"
 
 // flagError rewords the typed errors of the packages build and check call
 // (imagebuild, lock, entrypoints, daemon), which name their options, as

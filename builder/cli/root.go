@@ -180,7 +180,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	code := ExitCode(err)
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Err != nil {
-		msg := timeoutFlagError(cmd, err).Error()
+		msg := registryFlagError(cmd, err).Error()
 		if cmd != nil && wantsJSON(cmd) {
 			writeJSONError(stdout, msg, code)
 		}
@@ -192,17 +192,27 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	return code
 }
 
-// timeoutFlagError words a registry call whose deadline passed (a
-// refs.RegistryError that is TimedOut) with --timeout, in the commands
-// whose deadline that flag sets, when the registry's error is the whole
-// error. Other errors are returned as they are.
-func timeoutFlagError(cmd *cobra.Command, err error) error {
+// registryFlagError words a registry's error with the flags of cmd, when
+// the registry's error is the whole error: a deadline that passed (a
+// refs.RegistryError that is TimedOut) names --timeout, a name that does
+// not resolve (Unresolved) the way to work offline, --mirror or
+// --registry=false. Other errors are returned as they are.
+func registryFlagError(cmd *cobra.Command, err error) error {
 	var re *refs.RegistryError
-	if cmd == nil || cmd.Flags().Lookup("timeout") == nil || !errors.As(err, &re) || !re.TimedOut || err.Error() != re.Error() {
+	if cmd == nil || !errors.As(err, &re) || err.Error() != re.Error() {
 		return err
 	}
 	worded := *re
-	worded.Fix += " with --timeout"
+	switch {
+	case re.TimedOut && cmd.Flags().Lookup("timeout") != nil:
+		worded.Fix += " with --timeout"
+	case re.Unresolved && cmd.Flags().Lookup("mirror") != nil:
+		worded.Fix += "; offline, " + offlineMirror
+	case re.Unresolved && cmd.Flags().Lookup("registry") != nil:
+		worded.Fix += "; offline, pass --registry=false (and --metadata-file for the digests)"
+	default:
+		return err
+	}
 	return &worded
 }
 

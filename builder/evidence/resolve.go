@@ -232,18 +232,31 @@ func (c Chain) ask(q func(Resolver) (Built, error)) (Built, error) {
 		return Built{}, notFound("no build metadata or registry to ask")
 	}
 	var reasons []string
+	var errs []error
 	allNotFound := true
 	for _, r := range c {
 		b, err := q(r)
 		if err == nil {
 			return b, nil
 		}
-		allNotFound = allNotFound && errors.Is(err, ErrNotFound)
 		reasons = append(reasons, err.Error())
+		if !errors.Is(err, ErrNotFound) {
+			allNotFound, errs = false, append(errs, err)
+		}
 	}
 	msg := strings.Join(reasons, "; ")
 	if allNotFound {
 		return Built{}, notFound("%s", msg)
 	}
-	return Built{}, errors.New(msg)
+	return Built{}, &reasonsError{msg: msg, errs: errs}
 }
+
+// reasonsError is every resolver's reason in one line; it keeps the errors
+// that are not ErrNotFound for errors.As (a registry's *refs.RegistryError).
+type reasonsError struct {
+	msg  string
+	errs []error
+}
+
+func (e *reasonsError) Error() string   { return e.msg }
+func (e *reasonsError) Unwrap() []error { return e.errs }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // SupportTable is every release's claimed tier, hardware and evidence.
@@ -40,7 +41,8 @@ type SupportRow struct {
 	// evidence counts for it.
 	Backed *bool `json:"backed,omitempty"`
 	// LookupError says why the current digest could not be looked up
-	// (a registry out of reach); empty when it is known or simply not built.
+	// (the tag points at another image; a registry out of reach stops the
+	// command instead); empty when it is known or simply not built.
 	LookupError string `json:"lookup_error,omitempty"`
 	// Evidence is the stored evidence, newest first; empty for "no evidence".
 	Evidence []SupportEvidence `json:"evidence"`
@@ -73,6 +75,14 @@ type SupportEvidence struct {
 	Audit []Audit `json:"audit,omitempty"`
 }
 
+// registryFault reports whether err is a registry's refusal or failure (a
+// name that does not resolve, no answer, a refused login): the command
+// stops with its one sentence rather than print it under every release.
+func registryFault(err error) bool {
+	var re *refs.RegistryError
+	return errors.As(err, &re)
+}
+
 // Support builds the table from the matrix, the store and, with
 // WithResolver, each release's current image.
 func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTable, error) {
@@ -86,6 +96,9 @@ func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTab
 		b, err := backingOf(ctx, &o, m, rel)
 		if err != nil {
 			return nil, err
+		}
+		if registryFault(b.currentErr) {
+			return nil, b.currentErr // the next release's lookup would meet the same
 		}
 		row := SupportRow{Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, Tier: rel.Tier,
 			Hardware: rel.Hardware, Evidence: []SupportEvidence{}}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // baseReaders is how many bases a build reads at once.
@@ -143,4 +144,19 @@ func (j *releaseJob) baseError() error {
 		return j.baseErr
 	}
 	return j.appErr
+}
+
+// describePullError is err in one sentence when its words say the name of
+// a base's registry did not resolve (refs.DescribeTextFault), its fix ended
+// with Advice.Offline; any other error is returned as it is.
+func (b *Builder) describePullError(err error) error {
+	described := refs.DescribeTextFault(err)
+	var re *refs.RegistryError
+	if described == err || !errors.As(described, &re) {
+		return err
+	}
+	if b.opts.advice.Offline != "" {
+		re.Fix += "; offline, " + b.opts.advice.Offline
+	}
+	return re
 }

@@ -222,6 +222,9 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 		if described := j.describeGitError(err); described != err {
 			// The git failure in one sentence, without git's raw output.
 			err = described
+		} else if described := b.describePullError(err); described != err {
+			// A base's registry that the daemon could not reach, in one sentence.
+			err = described
 		} else if out := display.FailureOutput(j.release.Name); out != "" {
 			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
 		}

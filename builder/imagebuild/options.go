@@ -146,6 +146,10 @@ type Advice struct {
 	// Nodes ends the warning that a node compiles under emulation: how to
 	// build on arm64 BuildKit nodes instead, e.g. "with --node NAME=ADDR".
 	Nodes string
+	// Offline ends the fix of a base whose registry's name did not
+	// resolve: how to build from a registry that is reachable, e.g.
+	// "pass --mirror REGISTRY=HOST[:PORT] naming a registry this machine can reach".
+	Offline string
 }
 
 // WithAdvice words what the build's warnings and report lines advise.

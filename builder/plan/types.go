@@ -3,7 +3,7 @@
 // labels and annotations, as `buildx bake --print` shows its targets.
 package plan
 
-import computecap "github.com/jetbake/jetbake/computecap"
+import "github.com/jetbake/jetbake/computecap"
 
 // Platform is the OCI platform of every Jetson image.
 const Platform = "linux/arm64"

@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,10 @@ type RegistryError struct {
 	// answered: the fix is then more time, which a command that set the
 	// deadline from a flag names.
 	TimedOut bool
+	// Unresolved is set when the registry's name (or its proxy's) did not
+	// resolve to an address: offline, a typo, DNS down. A command that can
+	// read through a mirror adds its flag to the fix.
+	Unresolved bool
 	// Err is the error of go-containerregistry.
 	Err error
 }
@@ -52,8 +57,10 @@ func (e *RegistryError) Error() string {
 		if len(e.Codes) > 0 {
 			b.WriteString(" (" + strings.Join(e.Codes, "; ") + ")")
 		}
+	case e.Err != nil:
+		b.WriteString(errorText(e.Err))
 	default:
-		b.WriteString(e.Err.Error())
+		b.WriteString("it failed")
 	}
 	return b.String() + "; fix: " + e.Fix
 }
@@ -70,16 +77,25 @@ func DescribeRegistryError(what string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, new(*net.DNSError)):
+		// A name that does not resolve, retried until the deadline passed.
+		return describeNoStatus(what, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return &RegistryError{What: what, Err: errors.New("the registry did not answer in time"), TimedOut: true,
 			Fix: "check that the registry is up and reachable, or give it more time"}
-	case !errors.As(err, &terr):
+	case !errors.As(err, &terr) || terr == nil || terr.StatusCode == 0:
 		return describeNoStatus(what, err)
 	}
 	e := &RegistryError{What: what, Status: terr.StatusCode, Err: err, Fix: statusFix(terr.StatusCode)}
 	if r := terr.Request; r != nil && r.URL != nil {
 		u := url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Path: r.URL.Path}
 		e.Request = r.Method + " " + Printable(u.String())
+		if terr.StatusCode == http.StatusBadRequest && u.Scheme == "http" && u.Path == "/v2/" {
+			// go-containerregistry falls back to plain HTTP for a loopback or
+			// private address whose HTTPS failed; a TLS server refuses it so.
+			e.Fix = "the registry may speak only HTTPS, with a certificate this machine does not trust: " +
+				"add the registry's CA to this machine's trusted certificates (update-ca-certificates)"
+		}
 	}
 	for _, d := range terr.Errors {
 		code := Printable(string(d.Code))
@@ -95,17 +111,24 @@ func DescribeRegistryError(what string, err error) error {
 }
 
 // DescribeIfRegistry is DescribeRegistryError for an error that came from
-// a registry (its answer, a garbled answer, no answer, a deadline); any
+// a registry (its answer, a garbled answer, no answer, a name that does not
+// resolve, a deadline); any
 // other error, such as one a reader of the image's content wrote, passes
 // through unchanged.
 func DescribeIfRegistry(what string, err error) error {
 	var terr *transport.Error
 	var uerr *url.Error
-	if errors.As(err, &terr) || garbled(err) || errors.As(err, &uerr) || errors.Is(err, context.DeadlineExceeded) {
+	var operr *net.OpError
+	var dnserr *net.DNSError
+	if errors.As(err, &terr) || garbled(err) || errors.As(err, &uerr) || errors.As(err, &operr) || errors.As(err, &dnserr) ||
+		errors.Is(err, context.DeadlineExceeded) {
 		return DescribeRegistryError(what, err)
 	}
 	return err
 }
+
+// UnresolvedFix is the fix for a registry's name that does not resolve.
+const UnresolvedFix = "check the registry's name and this machine's DNS or proxy settings"
 
 // describeNoStatus is the sentence for a registry call that failed
 // without an HTTP status: an answer that is not the JSON a registry sends
@@ -115,25 +138,55 @@ func DescribeIfRegistry(what string, err error) error {
 func describeNoStatus(what string, err error) error {
 	var uerr *url.Error
 	var operr *net.OpError
+	var dnserr *net.DNSError
 	e := &RegistryError{What: what, Err: err, Fix: "check the registry's address and that it is reachable"}
 	switch {
+	case describeConnection(e, err):
 	case garbled(err):
 		e.Err = &answerError{msg: "the registry's answer is not the JSON a registry sends (it may be a web page, or a proxy's), or was cut short", err: err}
 		e.Fix = "check that the address names a container registry (the OCI distribution API), not a web server or a proxy in front of one, and retry"
-	case errors.As(err, &operr) && operr.Op == "dial":
+	case errors.As(err, &dnserr) && dnserr != nil:
+		msg := "the registry's name does not resolve to an address"
+		if host := cmp.Or(dnserr.Name, urlHost(err)); host != "" {
+			msg = "the registry's name " + Printable(host) + " does not resolve to an address"
+		}
+		e.Err = &answerError{msg: msg, err: err}
+		e.Fix, e.Unresolved = UnresolvedFix, true
+	case errors.As(err, &operr) && operr != nil && operr.Op == "dial" && operr.Addr != nil:
 		e.Err = &answerError{msg: "nothing answers at " + Printable(operr.Addr.String()), err: err}
 		e.Fix = "check the registry's address and port, and that it is up"
-	case errors.As(err, &uerr):
-		u, _ := url.Parse(uerr.URL)
-		host := "the registry"
-		if u != nil && u.Host != "" {
-			host = Printable(u.Host)
-		}
+	case errors.As(err, &uerr) || errors.As(err, &operr):
+		host := connectionHost(err)
 		e.Err = &answerError{msg: "the connection to " + host + " failed before it answered", err: err}
 	default:
-		e.Err = &answerError{msg: strings.ReplaceAll(Printable(err.Error()), "\\n", " "), err: err}
+		e.Err = &answerError{msg: strings.ReplaceAll(Printable(errorText(err)), "\\n", " "), err: err}
 	}
 	return e
+}
+
+// urlHost is the host of the URL of the first *url.Error in err's chain,
+// "" when there is none.
+func urlHost(err error) string {
+	var uerr *url.Error
+	if !errors.As(err, &uerr) || uerr == nil {
+		return ""
+	}
+	u, perr := url.Parse(uerr.URL)
+	if perr != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// errorText is err's message; an Error method that panics (as some do on
+// a nil receiver) gives "an error without a message" instead.
+func errorText(err error) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = "an error without a message"
+		}
+	}()
+	return err.Error()
 }
 
 // garbled reports whether err is a JSON decoder's: the answer was not the

@@ -3,7 +3,7 @@
 // every rule reads the table and no code change is needed for a new row.
 package cctest
 
-import computecap "github.com/jetbake/jetbake/computecap"
+import "github.com/jetbake/jetbake/computecap"
 
 // Future Jetson facts: a fictional SoC "tegra300" (soc_id 41) with an SM
 // 12.5 GPU, on a fictional JetPack 8.0 (L4T 40.1.0, CUDA 14.0, SBSA).

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // Release is one release's tags and the digest its push returned.
@@ -138,13 +140,34 @@ func planTagMoves(releases []Release, ropts []remote.Option) ([]tagMove, error) 
 			existing[k] = true
 			m.same = head.Digest.String() == releases[m.release].Digest
 		case !isNotFound(err):
-			errs[k] = fmt.Errorf("release %s: read tag %s before moving it: %w", releases[m.release].Name, m.tag, err)
+			errs[k] = refs.DescribeRegistryError(fmt.Sprintf("read tag %s of release %s before moving it", m.tag, releases[m.release].Name), err)
 		}
 	})
-	if err := errors.Join(errs...); err != nil {
+	if err := firstOf(errs); err != nil {
 		return nil, err
 	}
 	return moves, fetchMoves(moves, existing, releases, ropts)
+}
+
+// firstOf is the first error of errs, saying how many more failed: the
+// tags of one registry fail alike (a name that does not resolve, a refused
+// login), and one sentence says it.
+func firstOf(errs []error) error {
+	var first error
+	more := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			more++
+		}
+	}
+	if first != nil && more > 0 {
+		return fmt.Errorf("%w (and %d more tags)", first, more)
+	}
+	return first
 }
 
 // fetchMoves fetches, for the moves that are not already in place, the
