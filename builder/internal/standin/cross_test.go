@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
@@ -91,14 +94,47 @@ func crossSource(t *testing.T) string {
 }
 
 // crossArgs is the cross path's cargo line.
-var crossArgs = []string{"--release", "--target", tei.Triple, "--bin", "text-embeddings-router",
+var crossArgs = []string{"--release", "--bin", "text-embeddings-router",
 	"-F", "candle-cuda", "-F", "static-linking", "-F", "http", "--no-default-features"}
 
-// crossEnv is what the cross path's router stage sets.
-var crossEnv = map[string]string{
-	tei.LinkerVar(tei.Triple): "aarch64-linux-gnu-gcc",
-	"NVCC_CCBIN":              "aarch64-linux-gnu-gcc",
-	"NVCC_APPEND_FLAGS":       "--target-directory aarch64-linux",
+// crossEnv is what the shipped Dockerfile-jetson's toolchain-cross stage
+// sets for TEI's build (its ENV lines, ${CUDA_TARGET_DIR} at its default),
+// less what only places the toolchain.
+func crossEnv(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open("../../../dockerfiles/Dockerfile-jetson")
+	require.NoError(t, err)
+	defer f.Close()
+	ast, err := parser.Parse(f)
+	require.NoError(t, err)
+	stages, _, err := instructions.Parse(ast.AST, nil)
+	require.NoError(t, err)
+	i := slices.IndexFunc(stages, func(s instructions.Stage) bool { return s.Name == "toolchain-cross" })
+	require.GreaterOrEqual(t, i, 0, "Dockerfile-jetson has a toolchain-cross stage")
+	args, env := map[string]string{}, map[string]string{}
+	for _, c := range stages[i].Commands {
+		switch c := c.(type) {
+		case *instructions.ArgCommand:
+			for _, kv := range c.Args {
+				if kv.Value != nil {
+					args[kv.Key] = *kv.Value
+				}
+			}
+		case *instructions.EnvCommand:
+			for _, kv := range c.Env {
+				v := kv.Value
+				for k, a := range args {
+					v = strings.ReplaceAll(v, "${"+k+"}", a)
+				}
+				env[kv.Key] = strings.Trim(v, `"`)
+			}
+		}
+	}
+	for _, k := range []string{"DEBIAN_FRONTEND", "RUSTUP_HOME", "CARGO_HOME", "PATH"} {
+		delete(env, k)
+	}
+	require.Equal(t, tei.Triple, env["CARGO_BUILD_TARGET"])
+	return env
 }
 
 func machineOf(t *testing.T, path string) elf.Machine {
@@ -109,70 +145,78 @@ func machineOf(t *testing.T, path string) elf.Machine {
 	return f.Machine
 }
 
-// The cross path as the router stage runs it: cargo --target with the
-// target's linker, nvcc with the aarch64 host compiler and the target's
-// folder. The host object is a real aarch64 object from Debian's cross gcc,
-// linked with rustc's by the real cross linker.
+// The cross path as the router stage runs it, with the shipped
+// Dockerfile's variables: cargo builds for CARGO_BUILD_TARGET (or
+// --target) with the target's linker, nvcc with the aarch64 host compiler
+// and the target's folder. The host object is a real aarch64 object from
+// Debian's cross gcc, linked with rustc's by the real cross linker.
 func TestStandinCrossBuild(t *testing.T) {
-	src := crossSource(t)
-	h := crossImage(t, true, crossEnv)
-	parsed, err := tei.ParseBuildArgs(crossArgs)
-	require.NoError(t, err)
-	p, err := tei.Build(src, parsed, h)
-	require.NoError(t, err)
-	require.Equal(t, filepath.Join(src, "target", tei.Triple, "release", "text-embeddings-router"), p.Output,
-		"cargo --target writes under target/TRIPLE")
-	require.True(t, p.Facts.FlashAttn)
-	objs, err := filepath.Glob(filepath.Join(src, "target", tei.Triple, "release", "build", "*", "out", "flash_api-*.o"))
-	require.NoError(t, err)
-	require.Len(t, objs, 1, "bindgen_cuda's build_lib: one object per kernel in OUT_DIR")
-	require.Equal(t, elf.EM_AARCH64, machineOf(t, objs[0]), "nvcc -ccbin aarch64-linux-gnu-gcc writes an aarch64 host object")
+	byFlag := without(crossEnv(t), "CARGO_BUILD_TARGET")
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		args []string
+	}{
+		"CARGO_BUILD_TARGET": {env: crossEnv(t), args: crossArgs},
+		"--target":           {env: byFlag, args: append([]string{"--target", tei.Triple}, crossArgs...)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := crossSource(t)
+			parsed, err := tei.ParseBuildArgs(tc.args)
+			require.NoError(t, err)
+			p, err := tei.Build(src, parsed, crossImage(t, true, tc.env))
+			require.NoError(t, err)
+			require.Equal(t, filepath.Join(src, "target", tei.Triple, "release", "text-embeddings-router"), p.Output,
+				"cargo writes under target/TRIPLE")
+			require.True(t, p.Facts.FlashAttn)
+			objs, err := filepath.Glob(filepath.Join(src, "target", tei.Triple, "release", "build", "*", "out", "flash_api-*.o"))
+			require.NoError(t, err)
+			require.Len(t, objs, 1, "bindgen_cuda's build_lib: one object per kernel in OUT_DIR")
+			require.Equal(t, elf.EM_AARCH64, machineOf(t, objs[0]), "nvcc -ccbin aarch64-linux-gnu-gcc writes an aarch64 host object")
+		})
+	}
+}
+
+// without is env less key.
+func without(env map[string]string, key string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Each part of the contract left out fails the build as the real tools do;
 // the wrong-architecture host object with ld's own words.
 func TestStandinCrossBuildFails(t *testing.T) {
-	without := func(key string) map[string]string {
-		env := map[string]string{}
-		for k, v := range crossEnv {
-			if k != key {
-				env[k] = v
-			}
-		}
-		return env
-	}
+	env := crossEnv(t)
 	tests := []struct {
 		name      string
-		args      []string
 		env       map[string]string
 		noTarget  bool
 		want      []string
 		wantMatch elf.Machine
 	}{
-		{name: "no --target on an x86_64 machine", args: crossArgs[:1], env: crossEnv,
+		{name: "no target on an x86_64 machine", env: without(env, "CARGO_BUILD_TARGET"),
 			want: []string{"builds TEI's router for aarch64-unknown-linux-gnu only, not x86_64-unknown-linux-gnu", "pass --target aarch64-unknown-linux-gnu"}},
-		{name: "the target's standard library not installed", args: crossArgs, env: crossEnv, noTarget: true,
+		{name: "the target's standard library not installed", env: env, noTarget: true,
 			want: []string{"error[E0463]: can't find crate for `core`", "rustup target add aarch64-unknown-linux-gnu"}},
-		{name: "no linker variable: the host's cc links aarch64 objects", args: crossArgs, env: without(tei.LinkerVar(tei.Triple)),
+		{name: "no linker variable: the host's cc links aarch64 objects", env: without(env, tei.LinkerVar(tei.Triple)),
 			want: []string{"error: linking with `cc` failed: exit status: 1", "Relocations in generic ELF (EM: 183)", "file in wrong format"}},
-		{name: "no NVCC_CCBIN: nvcc's gcc writes an x86_64 host object", args: crossArgs, env: without("NVCC_CCBIN"),
+		{name: "no NVCC_CCBIN: nvcc's gcc writes an x86_64 host object", env: without(env, "NVCC_CCBIN"),
 			want: []string{"error: linking with `aarch64-linux-gnu-gcc` failed: exit status: 1", "Relocations in generic ELF (EM: 62)",
 				"flash_api-", "error adding symbols: file in wrong format", "collect2: error: ld returned 1 exit status"},
 			wantMatch: elf.EM_X86_64},
-		{name: "no target directory: nvcc looks for the host's", args: crossArgs, env: without("NVCC_APPEND_FLAGS"),
+		{name: "no target directory: nvcc looks for the host's", env: without(env, "NVCC_APPEND_FLAGS"),
 			want: []string{"nvcc error while executing compiling", "nvcc fatal   : Could not find target directory", "targets/x86_64-linux"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := crossSource(t)
-			h := crossImage(t, !tt.noTarget, tt.env)
-			parsed, err := tei.ParseBuildArgs(tt.args)
+			parsed, err := tei.ParseBuildArgs(crossArgs)
 			require.NoError(t, err)
-			if len(tt.args) == 1 {
-				parsed, err = tei.ParseBuildArgs(append([]string{"--release"}, crossArgs[3:]...))
-				require.NoError(t, err)
-			}
-			_, err = tei.Build(src, parsed, h)
+			_, err = tei.Build(src, parsed, crossImage(t, !tt.noTarget, tt.env))
 			require.Error(t, err)
 			for _, w := range tt.want {
 				require.Contains(t, err.Error(), w)
@@ -182,9 +226,7 @@ func TestStandinCrossBuildFails(t *testing.T) {
 				require.Len(t, objs, 1)
 				require.Equal(t, tt.wantMatch, machineOf(t, objs[0]))
 			}
-			if testing.Verbose() {
-				t.Log(strings.TrimSpace(err.Error()))
-			}
+			t.Log(strings.TrimSpace(err.Error()))
 		})
 	}
 }
