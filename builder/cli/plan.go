@@ -264,7 +264,9 @@ func buildPathText(r *plan.Release) string {
 	case r.BuildPath == "qemu":
 		return "amd64 nodes: QEMU (build_path)" + arm64
 	case r.CrossBuildBase != "":
-		return "amd64 nodes: cross in " + r.CrossBuildBase + " (targets/" + r.CUDATargetDir + ")" + arm64
+		// jetbake build does not take the cross path yet: say so rather
+		// than promise it.
+		return "amd64 nodes: cross in " + r.CrossBuildBase + " (targets/" + r.CUDATargetDir + "), not yet taken by jetbake build, which runs QEMU" + arm64
 	case r.BuildPath != "":
 		return "amd64 nodes: " + r.BuildPath + " (build_path)" + arm64
 	}
