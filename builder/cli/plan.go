@@ -258,15 +258,16 @@ func baseNote(r *plan.Release, i int) string {
 // buildPathText says which path the router stage takes on each kind of
 // node (imagebuild/emulation.ChoosePath), for a release with a cross
 // build base or a forced path; "" otherwise (QEMU on amd64, as always).
+// jetbake build says the path it took per release, and --timings shows it.
 func buildPathText(r *plan.Release) string {
 	const arm64 = "; arm64 nodes: native"
 	switch {
 	case r.BuildPath == "qemu":
 		return "amd64 nodes: QEMU (build_path)" + arm64
 	case r.CrossBuildBase != "":
-		// jetbake build does not take the cross path yet: say so rather
-		// than promise it.
-		return "amd64 nodes: cross in " + r.CrossBuildBase + " (targets/" + r.CUDATargetDir + "), not yet taken by jetbake build, which runs QEMU" + arm64
+		// What jetbake build does on such a node (--build-path qemu
+		// overrides it for one build).
+		return "amd64 nodes: cross in " + r.CrossBuildBase + " (targets/" + r.CUDATargetDir + "), the routers compiled on linux/amd64 and run under QEMU only for the smoke run" + arm64
 	case r.BuildPath != "":
 		return "amd64 nodes: " + r.BuildPath + " (build_path)" + arm64
 	}

@@ -19,7 +19,7 @@ func TestPlanBuildPath(t *testing.T) {
 	})
 	r := run(t, "plan", "--matrix", path)
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Contains(t, r.stdout, "build path:   amd64 nodes: cross in registry.example.com/tei-cross:cuda13.0 (targets/sbsa-linux), not yet taken by jetbake build, which runs QEMU; arm64 nodes: native")
+	require.Contains(t, r.stdout, "build path:   amd64 nodes: cross in registry.example.com/tei-cross:cuda13.0 (targets/sbsa-linux), the routers compiled on linux/amd64 and run under QEMU only for the smoke run; arm64 nodes: native")
 	require.Contains(t, r.stdout, "build path:   amd64 nodes: QEMU (build_path); arm64 nodes: native")
 	require.Equal(t, 2, strings.Count(r.stdout, "build path:"), "only the releases that set one")
 
