@@ -36,3 +36,12 @@ func TestPlanBuildPath(t *testing.T) {
 	require.Equal(t, "registry.example.com/tei-cross:cuda13.0", out.Releases[0].CrossBuildBase)
 	require.Equal(t, "sbsa-linux", out.Releases[0].CUDATargetDir)
 }
+
+// jetbake build refuses a --build-path it does not know before it connects
+// to BuildKit, naming the values it takes.
+func TestBuildPathFlag(t *testing.T) {
+	path := matrixCopy(t, func(map[string]any) {})
+	r := run(t, "build", "--matrix", path, "--build-path", "native")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, `--build-path "native": use auto, cross or qemu`)
+}
