@@ -59,7 +59,8 @@ import "strings"
 // newDefaultTable builds the shipped rows.
 func newDefaultTable() *Table {
 	return &Table{SoCs: socRows(), JetPacks: jetPackRows(), Toolchain: toolchainRows(),
-		BaseRepositories: baseRepositoryRows(), BaseImages: baseImageRows(), Frameworks: frameworkRows()}
+		BaseRepositories: baseRepositoryRows(), BaseImages: baseImageRows(), Frameworks: frameworkRows(),
+		CrossTargets: crossTargetRows()}
 }
 
 // socRows are the Jetson SoCs, oldest first. Module part numbers are

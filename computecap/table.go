@@ -158,6 +158,8 @@ type Table struct {
 	// Frameworks are NVIDIA's framework containers (PyTorch) by JetPack
 	// line, oldest first.
 	Frameworks []FrameworkContainer
+	// CrossTargets are what a cross build base holds per CUDA flavour.
+	CrossTargets []CrossTarget
 }
 
 // defaultTable holds the shipped rows. It is built once and never changed:
@@ -180,6 +182,7 @@ func (t *Table) Clone() *Table {
 		BaseRepositories: slices.Clone(t.BaseRepositories),
 		BaseImages:       slices.Clone(t.BaseImages),
 		Frameworks:       slices.Clone(t.Frameworks),
+		CrossTargets:     slices.Clone(t.CrossTargets),
 	}
 	for i := range c.SoCs {
 		s := &c.SoCs[i]

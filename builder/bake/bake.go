@@ -53,6 +53,9 @@ type Options struct {
 	CacheFrom, CacheTo []plan.Cache
 	// Controls are the cache, pull and attestation switches.
 	Controls imagebuild.Controls
+	// BuildPath forces the routers' path on amd64 nodes over the matrix's
+	// build_path: "auto", "cross" or "qemu"; "" keeps the matrix's.
+	BuildPath string
 	// Parallel is how many releases each node builds at once;
 	// 0 is imagebuild.DefaultParallel.
 	Parallel int
@@ -142,6 +145,7 @@ func (o Options) builderOptions() []imagebuild.Option {
 		imagebuild.WithBaseReader(baseinfo.New(baseinfo.WithRemoteOptions(auth), baseinfo.WithCacheDir(baseinfo.DefaultCacheDir()))),
 		imagebuild.WithSession(append(session, o.Session...)...),
 		imagebuild.WithAdvice(o.Advice),
+		imagebuild.WithBuildPath(o.BuildPath),
 	}
 	if o.Parallel > 0 {
 		opts = append(opts, imagebuild.WithParallel(o.Parallel))

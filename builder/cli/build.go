@@ -52,6 +52,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringArrayVar(&f.outputs, "output", nil, "also write locally: type=oci,dest=DIR or type=docker,dest=FILE (repeatable)")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write per-release digests, tags, bases, targets, durations and outcomes as JSON")
 	fl.StringArrayVar(&f.mirrors, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
+	fl.StringVar(&f.o.BuildPath, "build-path", "", "how amd64 nodes build the routers, over the matrix's build_path: auto (cross in the release's cross_build_base when it has one, else QEMU), cross or qemu; arm64 nodes build natively (see docs/matrix.md#cross-builds)")
 	fl.IntVar(&f.o.Parallel, "parallel", imagebuild.DefaultParallel, "releases built at once on each node")
 	fl.StringVar(&f.progress, "progress", "auto", "progress output: auto, tty, plain, rawjson, quiet or none")
 	fl.BoolVar(&f.o.ContinueOnError, "continue-on-error", false, "build every release even after one failed (nothing is tagged unless all succeed)")

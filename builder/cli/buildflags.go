@@ -278,6 +278,11 @@ func (f *buildFlags) options(cmd *cobra.Command, p *plan.Plan, mirrors refs.Mirr
 	if err := f.parseSwitches(&o, mirrors); err != nil {
 		return o, err
 	}
+	switch o.BuildPath {
+	case "", "auto", "cross", "qemu":
+	default:
+		return o, usageErrorf("--build-path %q: use auto, cross or qemu", o.BuildPath)
+	}
 	if o.Parallel < 1 {
 		return o, usageErrorf("--parallel %d: must be at least 1", o.Parallel)
 	}

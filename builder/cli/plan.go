@@ -182,6 +182,9 @@ func writeAppReleaseText(b *strings.Builder, r *plan.Release) {
 func writeRouterReleaseText(b *strings.Builder, r *plan.Release) {
 	fmt.Fprintf(b, "  build base:   %s%s\n", r.BuildBase, baseNote(r, 0))
 	fmt.Fprintf(b, "  runtime base: %s%s\n", r.RuntimeBase, baseNote(r, 1))
+	if line := buildPathText(r); line != "" {
+		fmt.Fprintf(b, "  build path:   %s\n", line)
+	}
 	for i, k := range slices.Sorted(maps.Keys(r.RuntimeBuildArgs)) {
 		writeField(b, "runtime args:", i, k+"="+r.RuntimeBuildArgs[k])
 	}
@@ -250,4 +253,23 @@ func baseNote(r *plan.Release, i int) string {
 		return " (" + name + " CUDA, its version " + plan.UnknownUntilRead + ")"
 	}
 	return " (" + name + " CUDA " + b.CUDA + ", from the table)"
+}
+
+// buildPathText says which path the router stage takes on each kind of
+// node (imagebuild/emulation.ChoosePath), for a release with a cross
+// build base or a forced path; "" otherwise (QEMU on amd64, as always).
+// jetbake build says the path it took per release, and --timings shows it.
+func buildPathText(r *plan.Release) string {
+	const arm64 = "; arm64 nodes: native"
+	switch {
+	case r.BuildPath == "qemu":
+		return "amd64 nodes: QEMU (build_path)" + arm64
+	case r.CrossBuildBase != "":
+		// What jetbake build does on such a node (--build-path qemu
+		// overrides it for one build).
+		return "amd64 nodes: cross in " + r.CrossBuildBase + " (targets/" + r.CUDATargetDir + "), the routers compiled on linux/amd64 and run under QEMU only for the smoke run" + arm64
+	case r.BuildPath != "":
+		return "amd64 nodes: " + r.BuildPath + " (build_path)" + arm64
+	}
+	return ""
 }

@@ -100,8 +100,8 @@ func TestNoteEmulationApp(t *testing.T) {
 	j := &releaseJob{opts: &options{}, plan: p, release: p.Releases[0]}
 	j.timings = progress.NewRecorder()
 	var warnings []string
-	shareEmulationNotice([]*releaseJob{j}, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }, "")
-	j.noteEmulation("default", buildtest.Workers([]string{"linux/amd64", "linux/arm64"}))
+	shareEmulationNotice([]*releaseJob{j}, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }, nil, "")
+	require.NoError(t, j.notePath("default", buildtest.Workers([]string{"linux/amd64", "linux/arm64"})))
 	require.Len(t, warnings, 1)
 	require.Contains(t, warnings[0], "the app's stage runs under QEMU emulation")
 	require.NotContains(t, warnings[0], "router")

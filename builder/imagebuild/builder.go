@@ -103,7 +103,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 		return nil, err
 	}
 	display.Warned = frontendWarnings(jobs)
-	shareEmulationNotice(jobs, display.Warnf, b.opts.advice.Nodes)
+	shareEmulationNotice(jobs, display.Warnf, display.Logf, b.opts.advice.Nodes)
 	for _, line := range b.opts.cache.Unusable(releasesOf(jobs)) {
 		display.Warnf("jetbake: warning: %s", line)
 	}
@@ -319,6 +319,11 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 		}
 		if j.runtimeBase, err = b.opts.mirrors.Rewrite(rel.RuntimeBase, b.opts.locks[rel.RuntimeBase]); err != nil {
 			return nil, fmt.Errorf("release %s: runtime_base: %w", rel.Name, err)
+		}
+		if rel.CrossBuildBase != "" {
+			if j.crossBase, err = b.opts.mirrors.Rewrite(rel.CrossBuildBase, b.opts.locks[rel.CrossBuildBase]); err != nil {
+				return nil, fmt.Errorf("release %s: cross_build_base: %w", rel.Name, err)
+			}
 		}
 		jobs = append(jobs, j)
 	}

@@ -55,16 +55,26 @@ func TestDockerfileKeepsTheRouterContract(t *testing.T) {
 			return slices.ContainsFunc(a.Args, func(kv instructions.KeyValuePairOptional) bool { return kv.Key == arg })
 		}), "%s is a global ARG", arg)
 	}
-	from := func(stage, arg string) {
+	// toolchain is the stage the global ARG TOOLCHAIN picks: toolchain by
+	// default, toolchain-cross on the cross path.
+	toolchain := "toolchain"
+	from := func(stage, arg string) instructions.Stage {
 		base := stage
+		var st instructions.Stage
 		for base != "${"+arg+"}" {
+			if base == "${TOOLCHAIN}" {
+				base = toolchain
+			}
 			i := slices.IndexFunc(stages, func(s instructions.Stage) bool { return s.Name == base })
 			require.GreaterOrEqual(t, i, 0, "stage %q starts from %s or from a stage that does", stage, arg)
-			base = stages[i].BaseName
+			st, base = stages[i], stages[i].BaseName
 		}
+		return st
 	}
-	from(router.Name, "BUILD_BASE")
+	require.Empty(t, from(router.Name, "BUILD_BASE").Platform, "the native path builds on the target platform")
 	from("runtime-base", "RUNTIME_BASE")
+	toolchain = "toolchain-cross"
+	require.Equal(t, "$BUILDPLATFORM", from(router.Name, "CROSS_BUILD_BASE").Platform, "the cross path builds on the build platform")
 }
 
 // The router stage copies what TEI's own Dockerfiles copy (backends, core,
@@ -74,17 +84,22 @@ func TestDockerfileKeepsTheRouterContract(t *testing.T) {
 // linking feature from CUDA_LINKING.
 func TestDockerfileCopiesWhatTEICopies(t *testing.T) {
 	stages, router, _ := routerStage(t, dockerfileJetson)
-	var copied []string
+	var copied, crossCopied []string
 	for _, st := range stages {
 		for _, c := range st.Commands {
 			cp, ok := c.(*instructions.CopyCommand)
 			if !ok || cp.From != "" {
 				continue
 			}
+			if st.Name == "toolchain-cross" {
+				crossCopied = append(crossCopied, cp.SourcePaths...)
+				continue
+			}
 			copied = append(copied, cp.SourcePaths...)
 		}
 	}
 	require.ElementsMatch(t, []string{"rust-toolchain.toml", "Cargo.toml", "Cargo.lock", "backends", "core", "router"}, copied)
+	require.Equal(t, []string{"rust-toolchain.toml"}, crossCopied, "the cross toolchain, as the native one")
 	var cargo string
 	for _, c := range router.Commands {
 		if r, ok := c.(*instructions.RunCommand); ok && strings.Contains(strings.Join(r.CmdLine, " "), "cargo build") {

@@ -1,31 +1,83 @@
 package imagebuild
 
 import (
+	"fmt"
+
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 )
 
-// noteEmulation records whether the node that c runs on builds the
-// release under emulation (its workers as the gateway lists them), and
-// warns through the build's notice the first time one does.
-func (j *releaseJob) noteEmulation(node string, workers []gateway.WorkerInfo) {
+// notePath chooses the router stage's path on the node that c runs on (its
+// workers as the gateway lists them; emulation.ChoosePath), records it and
+// whether the release builds under emulation, says the path once per
+// release and warns through the build's notice the first time a release
+// builds under QEMU.
+func (j *releaseJob) notePath(node string, workers []gateway.WorkerInfo) error {
+	forced := j.forcedPath()
+	choice, err := emulation.ChoosePath(workers, j.crossBase != "", forced)
+	if err != nil {
+		return fmt.Errorf("release %s on %s: %w", j.release.Name, node, err)
+	}
 	native := emulation.NativePlatform(workers)
-	emulated := !emulation.NativeArm64(workers)
+	emulated := choice.Path == emulation.PathQEMU
 	j.mu.Lock()
-	j.emulated, j.buildPlatform = &emulated, native
+	j.emulated, j.buildPlatform, j.path = &emulated, native, choice
+	said := j.pathSaid
+	j.pathSaid = true
 	j.mu.Unlock()
-	j.timings.NoteRelease(j.release.Name, native, emulated)
+	j.timings.NoteRelease(j.release.Name, native, string(choice.Path), emulated)
+	if !said && j.say != nil && !j.isApp() {
+		j.say("[%s] build path on %s: %s", j.release.Name, node, describePath(choice, j.crossBase, j.release.CUDATargetDir))
+	}
 	if emulated && j.emulation != nil {
 		j.emulation.Warn(node, native, j.isApp())
 	}
+	return nil
+}
+
+// forcedPath is the path the build forces: --build-path (WithBuildPath)
+// over the release's build_path; "" lets ChoosePath choose. An app's stage
+// has no cross path, so only QEMU can be forced on it.
+func (j *releaseJob) forcedPath() string {
+	forced := j.release.BuildPath
+	switch j.opts.buildPath {
+	case "":
+	case BuildPathAuto:
+		forced = ""
+	default:
+		forced = j.opts.buildPath
+	}
+	if j.isApp() && forced != string(emulation.PathQEMU) {
+		return ""
+	}
+	return forced
+}
+
+// buildPath is the path the latest attempt chose.
+func (j *releaseJob) buildPath() emulation.Choice {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.path
+}
+
+// describePath says a path in the words of `jetbake plan`'s build path line.
+func describePath(c emulation.Choice, crossBase, dir string) string {
+	switch c.Path {
+	case emulation.PathCross:
+		return fmt.Sprintf("cross in %s (targets/%s): %s", crossBase, dir, c.Reason)
+	case emulation.PathQEMU:
+		return "QEMU: " + c.Reason
+	}
+	return "native: " + c.Reason
 }
 
 // shareEmulationNotice gives every job one notice that warns through warn,
-// ending with advice (Advice.Nodes).
-func shareEmulationNotice(jobs []*releaseJob, warn func(format string, args ...any), advice string) {
+// ending with advice (Advice.Nodes), and say, which says each release's
+// path.
+func shareEmulationNotice(jobs []*releaseJob, warn, say func(format string, args ...any), advice string) {
 	n := emulation.NewNotice(warn, advice)
 	for _, j := range jobs {
-		j.emulation = n
+		j.emulation, j.say = n, say
 	}
 }

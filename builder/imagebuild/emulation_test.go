@@ -15,16 +15,18 @@ import (
 // the caller's advice on adding nodes; the
 // report and the timings say per release whether it ran emulated.
 func TestNoteEmulation(t *testing.T) {
-	jobs := []*releaseJob{{release: testPlan().Releases[0], plan: testPlan()}, {release: testPlan().Releases[1], plan: testPlan()}}
+	jobs := []*releaseJob{{release: testPlan().Releases[0], plan: testPlan(), opts: &options{}},
+		{release: testPlan().Releases[1], plan: testPlan(), opts: &options{}}}
 	rec := progress.NewRecorder()
-	var warnings []string
+	var warnings, said []string
 	for _, j := range jobs {
 		j.timings = rec
 	}
-	shareEmulationNotice(jobs, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }, "with NODES")
+	shareEmulationNotice(jobs, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) },
+		func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }, "with NODES")
 	x86 := buildtest.Workers([]string{"linux/amd64", "linux/arm64"})
-	jobs[0].noteEmulation("default", x86)
-	jobs[1].noteEmulation("default", x86)
+	require.NoError(t, jobs[0].notePath("default", x86))
+	require.NoError(t, jobs[1].notePath("default", x86))
 	require.Len(t, warnings, 1)
 	for _, want := range []string{"BuildKit node default", "linux/amd64", "QEMU", "ubuntu-24.04-arm"} {
 		require.Contains(t, warnings[0], want)
@@ -34,20 +36,75 @@ func TestNoteEmulation(t *testing.T) {
 	require.NotNil(t, rr.Emulated)
 	require.True(t, *rr.Emulated)
 	require.Equal(t, "linux/amd64", rr.BuildPlatform)
+	require.Equal(t, "qemu", rr.BuildPath)
 
-	// Retried on an arm64 node: not emulated, no second warning.
-	jobs[1].noteEmulation("jetson", buildtest.Workers([]string{"linux/arm64"}))
+	// Retried on an arm64 node: not emulated, no second warning, the path
+	// said once per release.
+	require.NoError(t, jobs[1].notePath("jetson", buildtest.Workers([]string{"linux/arm64"})))
 	require.Len(t, warnings, 1)
 	rr = jobs[1].initialReport()
 	require.False(t, *rr.Emulated)
 	require.Equal(t, "linux/arm64", rr.BuildPlatform)
+	require.Equal(t, "native", rr.BuildPath)
+	require.Len(t, said, 2)
+	require.Contains(t, said[0], "[jetpack6.2] build path on default: QEMU: the node does not run linux/arm64 natively")
 
 	timings := rec.Result()
 	require.Equal(t, []progress.ReleaseTiming{
-		{Name: "jetpack6.2", BuildPlatform: "linux/amd64", Emulated: true},
-		{Name: "jetpack7.2", BuildPlatform: "linux/arm64", Emulated: false},
+		{Name: "jetpack6.2", BuildPlatform: "linux/amd64", BuildPath: "qemu", Emulated: true},
+		{Name: "jetpack7.2", BuildPlatform: "linux/arm64", BuildPath: "native", Emulated: false},
 	}, timings.Releases)
 
 	var fresh releaseJob
 	require.Nil(t, fresh.initialReport().Emulated, "unknown until the build starts")
+}
+
+// On an amd64 node a release with a cross build base takes the cross
+// path: no QEMU warning, and its router stage gets Dockerfile-jetson's
+// toolchain-cross stage, the cross base and the CUDA folder. --build-path
+// qemu (WithBuildPath) takes QEMU instead; cross without a cross base is
+// refused before anything is solved.
+func TestNotePathCross(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[0]
+	rel.CrossBuildBase, rel.CUDATargetDir = "nvcr.io/nvidia/jetpack-linux-aarch64-crosscompile-x86:6.2", "aarch64-linux"
+	x86 := buildtest.Workers([]string{"linux/amd64", "linux/arm64"})
+	newJob := func(o options) (*releaseJob, *[]string, *[]string) {
+		j := &releaseJob{release: rel, plan: p, opts: &o, crossBase: "127.0.0.1:5000/cross@sha256:aa"}
+		j.timings = progress.NewRecorder()
+		var warnings, said []string
+		shareEmulationNotice([]*releaseJob{j}, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) },
+			func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }, "")
+		return j, &warnings, &said
+	}
+
+	j, warnings, said := newJob(options{})
+	require.NoError(t, j.notePath("default", x86))
+	require.Empty(t, *warnings)
+	require.Equal(t, []string{"[jetpack6.2] build path on default: cross in 127.0.0.1:5000/cross@sha256:aa (targets/aarch64-linux): " +
+		"the node is linux/amd64 and the release has a cross_build_base"}, *said)
+	args := j.routerArgs(rel.Targets[0], "build-base")
+	require.Equal(t, "toolchain-cross", args["TOOLCHAIN"])
+	require.Equal(t, "127.0.0.1:5000/cross@sha256:aa", args["CROSS_BUILD_BASE"])
+	require.Equal(t, "aarch64-linux", args["CUDA_TARGET_DIR"])
+	rr := j.initialReport()
+	require.False(t, *rr.Emulated)
+	require.Equal(t, "cross", rr.BuildPath)
+
+	j, warnings, _ = newJob(options{buildPath: "qemu"})
+	require.NoError(t, j.notePath("default", x86))
+	require.Len(t, *warnings, 1)
+	require.NotContains(t, j.routerArgs(rel.Targets[0], "build-base"), "TOOLCHAIN")
+
+	// The matrix forces QEMU; --build-path auto chooses anew.
+	rel.BuildPath = "qemu"
+	j, _, _ = newJob(options{buildPath: BuildPathAuto})
+	require.NoError(t, j.notePath("default", x86))
+	require.Equal(t, "cross", string(j.buildPath().Path))
+
+	rel.CrossBuildBase, rel.BuildPath = "", ""
+	j, _, _ = newJob(options{buildPath: "cross"})
+	j.crossBase = ""
+	err := j.notePath("default", x86)
+	require.ErrorContains(t, err, `release jetpack6.2 on default: build_path "cross": the release has no cross_build_base`)
 }

@@ -33,7 +33,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 		rr.Bases = []Base{{Role: "app", Ref: j.release.Base, Resolved: j.runtimeBase, Digest: j.baseDigest}}
 	}
 	rr.Annotations = maps.Clone(j.annotations)
-	rr.Emulated, rr.BuildPlatform = j.emulated, j.buildPlatform
+	rr.Emulated, rr.BuildPlatform, rr.BuildPath = j.emulated, j.buildPlatform, string(j.path.Path)
 	rr.Findings = slices.Clone(j.lintFindings)
 	rr.Binaries = slices.Clone(j.binaries)
 	rr.Audit = slices.Clone(j.audit)

@@ -42,6 +42,7 @@ type options struct {
 	sessionAttach   []session.Attachable
 	baseReader      *baseinfo.Reader
 	knownBases      map[string]baseinfo.Info
+	buildPath       string // see WithBuildPath
 }
 
 // Option configures a Builder.
@@ -50,6 +51,15 @@ type Option func(*options)
 // WithReleases builds only the named releases (all when empty). The image
 // description of each still lists the whole family.
 func WithReleases(names ...string) Option { return func(o *options) { o.releases = names } }
+
+// BuildPathAuto is WithBuildPath's value that lets every release's path
+// be chosen (emulation.ChoosePath), whatever its build_path says.
+const BuildPathAuto = "auto"
+
+// WithBuildPath forces the router stage's path on amd64 nodes over the
+// matrix's build_path: "cross" or "qemu", or BuildPathAuto; "" keeps the
+// matrix's.
+func WithBuildPath(path string) Option { return func(o *options) { o.buildPath = path } }
 
 // WithMirrors rewrites base image registries.
 func WithMirrors(m refs.Mirrors) Option { return func(o *options) { o.mirrors = m } }

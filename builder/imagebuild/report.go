@@ -104,6 +104,9 @@ type ReleaseReport struct {
 	// worker of the node runs linux/arm64 natively. Unset when the build
 	// did not start.
 	Emulated *bool `json:"emulated,omitempty"`
+	// BuildPath is the router stage's path on that node: native, cross
+	// (in the release's cross build base, on linux/amd64) or qemu.
+	BuildPath string `json:"build_path,omitempty"`
 	// Retries are the earlier attempts on nodes that failed, with the reason.
 	Retries []Retry `json:"retries,omitempty"`
 

@@ -53,8 +53,11 @@ type releaseJob struct {
 	release     plan.Release
 	buildBase   string
 	runtimeBase string
-	gitContext  string // the router's git context, or "" for a local folder
-	dockerfile  string // the Dockerfile's name inside localDockerfile
+	// crossBase is the release's cross build base, mirrored and pinned as
+	// the other bases are; "" when the matrix gives none.
+	crossBase  string
+	gitContext string // the router's git context, or "" for a local folder
+	dockerfile string // the Dockerfile's name inside localDockerfile
 	// opts are the Builder's options, read where they are needed, never
 	// copied (see options.go).
 	opts *options
@@ -81,6 +84,8 @@ type buildShared struct {
 	timings   *progress.Recorder
 	resolved  *resolvecache.Cache
 	emulation *emulation.Notice
+	// say says a line in the build's display (each release's build path).
+	say func(format string, args ...any)
 	// bases are the build's reads of what each base holds; appBases of
 	// what each app's framework container holds.
 	bases    *baseReads
@@ -113,6 +118,10 @@ type attemptResult struct {
 	// compiles the routers under emulation, and its native platform.
 	emulated      *bool
 	buildPlatform string
+	// path is the router stage's path on the latest attempt's node;
+	// pathSaid whether it was said (once per release).
+	path     emulation.Choice
+	pathSaid bool
 	// binaries are what the smoke run read from the router binaries.
 	binaries []smoke.Binary
 	// routerCode and libraryCode are the GPU code the audit read of the
@@ -142,7 +151,9 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // fails, before anything is tagged.
 func (j *releaseJob) build(node string, deferSmoke func(*smokeRun)) gateway.BuildFunc {
 	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
-		j.noteEmulation(node, c.BuildOpts().Workers)
+		if err := j.notePath(node, c.BuildOpts().Workers); err != nil {
+			return nil, err
+		}
 		if j.isApp() {
 			return j.buildApp(ctx, c)
 		}
@@ -367,6 +378,10 @@ func (j *releaseJob) routerArgs(t plan.Target, buildBase string) map[string]stri
 	}
 	args = j.withJetbakeArgs(args, buildBase, j.runtimeBase)
 	args["CUDA_COMPUTE_CAP"], args["CUDA_ARCH"] = t.ComputeCap, t.Arch
+	if j.buildPath().Path == emulation.PathCross {
+		// Dockerfile-jetson's toolchain-cross stage, on $BUILDPLATFORM.
+		args["TOOLCHAIN"], args["CROSS_BUILD_BASE"], args["CUDA_TARGET_DIR"] = "toolchain-cross", j.crossBase, j.release.CUDATargetDir
+	}
 	return args
 }
 

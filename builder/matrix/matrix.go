@@ -146,6 +146,24 @@ type Release struct {
 	BuildArgs map[string]string `json:"build_args,omitempty"`
 	// TargetBuildArgs are build arguments for one of Targets, over BuildArgs.
 	TargetBuildArgs map[string]map[string]string `json:"target_build_args,omitempty"`
+	// CrossBuildBase is the amd64 image the router stage cross-compiles in
+	// on an amd64 node; nil builds under QEMU there.
+	CrossBuildBase *CrossBuildBase `json:"cross_build_base,omitempty"`
+	// BuildPath forces the router stage's path on an amd64 node: "cross"
+	// or "qemu"; "" chooses (see BuildPaths).
+	BuildPath string `json:"build_path,omitempty"`
+}
+
+// CrossBuildBase is what a release's cross build base is and holds.
+type CrossBuildBase struct {
+	// Image is the image reference.
+	Image string `json:"image"`
+	// Platform is its platform: "linux/amd64".
+	Platform string `json:"platform"`
+	// CUDA is the CUDA release of its cross package.
+	CUDA string `json:"cuda"`
+	// CUDATarget is the folder under targets/ with the Jetson's CUDA.
+	CUDATarget string `json:"cuda_target"`
 }
 
 // TargetBuildArgs returns the build arguments of the release's target

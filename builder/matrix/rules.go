@@ -76,6 +76,7 @@ func checkRules(m *Matrix, errs *checker) {
 		checkJetPack(r, path, errs)
 		checkReleaseKind(m, r, path, errs)
 		checkTargets(r, path, m.App == nil, errs)
+		checkCrossBase(m, r, path, errs)
 		if m.App != nil {
 			checkAppBuildArgs(path+".build_args", r.BuildArgs, errs)
 			checkAppBase(m, r, path, errs)

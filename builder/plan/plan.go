@@ -184,6 +184,12 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 	if len(r.BuildArgs) > 0 {
 		out.BuildArgs = maps.Clone(r.BuildArgs)
 	}
+	if c := r.CrossBuildBase; c != nil && m.App == nil {
+		out.CrossBuildBase, out.CUDATargetDir = c.Image, c.CUDATarget
+	}
+	if m.App == nil {
+		out.BuildPath = r.BuildPath
+	}
 	if m.App != nil {
 		out.BuildBase, out.RuntimeBase = "", ""
 		appRelease(m, r, &out)

@@ -72,6 +72,14 @@ type Release struct {
 	BuildBase string `json:"build_base,omitempty"`
 	// RuntimeBase is the image the runtime image starts from (routers only).
 	RuntimeBase string `json:"runtime_base,omitempty"`
+	// CrossBuildBase is the amd64 image the router cross-compiles in on an
+	// amd64 node, and CUDATargetDir its CUDA folder ("aarch64-linux");
+	// empty builds under QEMU there (routers only).
+	CrossBuildBase string `json:"cross_build_base,omitempty"`
+	CUDATargetDir  string `json:"cuda_target_dir,omitempty"`
+	// BuildPath is the path the matrix forces on amd64 nodes, "cross" or
+	// "qemu"; "" chooses (imagebuild/emulation.ChoosePath).
+	BuildPath string `json:"build_path,omitempty"`
 	// Base is an app release's framework container, as the matrix names it
 	// (the build applies mirrors and lock pins).
 	Base string `json:"base,omitempty"`

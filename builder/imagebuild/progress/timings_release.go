@@ -19,6 +19,8 @@ type ReleaseTiming struct {
 	// Emulated says whether its routers compiled under emulation (no worker
 	// of the node runs linux/arm64 natively).
 	Emulated bool `json:"emulated"`
+	// BuildPath is the router stage's path: native, cross or qemu.
+	BuildPath string `json:"build_path,omitempty"`
 	// RouterSteps is the number of the router stage's steps (every SM
 	// target's), RouterCached how many of them BuildKit took from its cache.
 	RouterSteps  int `json:"router_steps"`
@@ -28,18 +30,20 @@ type ReleaseTiming struct {
 // buildPlatform is where a release was built, as NoteRelease heard it.
 type buildPlatform struct {
 	native   string
+	path     string
 	emulated bool
 }
 
 // NoteRelease records the native platform of the node the release is built
-// on and whether its routers compile under emulation.
-func (r *Recorder) NoteRelease(release, native string, emulated bool) {
+// on, the router stage's path (native, cross or qemu) and whether its
+// routers compile under emulation.
+func (r *Recorder) NoteRelease(release, native, path string, emulated bool) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.platforms[release] = buildPlatform{native: native, emulated: emulated}
+	r.platforms[release] = buildPlatform{native: native, path: path, emulated: emulated}
 }
 
 // releaseTimings counts each release's router steps (BuildKit vertices),
@@ -49,7 +53,7 @@ func (r *Recorder) releaseTimings() []ReleaseTiming {
 	row := func(name string) *ReleaseTiming {
 		if rows[name] == nil {
 			p := r.platforms[name]
-			rows[name] = &ReleaseTiming{Name: name, BuildPlatform: p.native, Emulated: p.emulated}
+			rows[name] = &ReleaseTiming{Name: name, BuildPlatform: p.native, BuildPath: p.path, Emulated: p.emulated}
 		}
 		return rows[name]
 	}
@@ -88,13 +92,13 @@ func (t *Timings) writeReleases(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nrelease\tbuild platform\temulated\trouter steps\tcached\t")
+	fmt.Fprintln(tw, "\nrelease\tbuild platform\tbuild path\temulated\trouter steps\tcached\t")
 	for _, r := range t.Releases {
 		emulated := "no"
 		if r.Emulated {
 			emulated = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t\n", r.Name, r.BuildPlatform, emulated, r.RouterSteps, r.RouterCached)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t\n", r.Name, r.BuildPlatform, cmp.Or(r.BuildPath, "-"), emulated, r.RouterSteps, r.RouterCached)
 	}
 	return tw.Flush()
 }

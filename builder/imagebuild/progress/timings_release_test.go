@@ -35,14 +35,17 @@ func TestReleaseTimings(t *testing.T) {
 	loaded := vertex("[router 3/3] RUN make", false)
 	loaded.Started, loaded.Completed = &later, &later
 	rec.observe("jetpack6.2", &client.SolveStatus{Vertexes: []*client.Vertex{loaded}})
-	rec.NoteRelease("jetpack7.2", "linux/amd64", true)
+	rec.NoteRelease("jetpack7.2", "linux/amd64", "qemu", true)
+	rec.NoteRelease("jetpack6.1", "linux/amd64", "cross", false)
 	got := rec.Result()
 	require.Equal(t, []ReleaseTiming{
+		{Name: "jetpack6.1", BuildPlatform: "linux/amd64", BuildPath: "cross"},
 		{Name: "jetpack6.2", RouterSteps: 2, RouterCached: 2},
-		{Name: "jetpack7.2", BuildPlatform: "linux/amd64", Emulated: true, RouterSteps: 2, RouterCached: 1},
+		{Name: "jetpack7.2", BuildPlatform: "linux/amd64", BuildPath: "qemu", Emulated: true, RouterSteps: 2, RouterCached: 1},
 	}, got.Releases)
 	var b strings.Builder
 	require.NoError(t, got.WriteTable(&b))
-	require.Regexp(t, `(?m)^release +build platform +emulated +router steps +cached`, b.String())
-	require.Regexp(t, `(?m)^jetpack7\.2 +linux/amd64 +yes +2 +1`, b.String())
+	require.Regexp(t, `(?m)^release +build platform +build path +emulated +router steps +cached`, b.String())
+	require.Regexp(t, `(?m)^jetpack7\.2 +linux/amd64 +qemu +yes +2 +1`, b.String())
+	require.Regexp(t, `(?m)^jetpack6\.1 +linux/amd64 +cross +no +0 +0`, b.String())
 }

@@ -278,7 +278,7 @@ func TestCLICheck(t *testing.T) {
 	require.Equal(t, 0, code, out+errOut)
 	require.Contains(t, out, "passes BuildKit's checks")
 
-	warnEdit := DockerfileEdit{Name: "warn", Old: "FROM toolchain AS router\n", New: "FROM toolchain as router\n"}
+	warnEdit := DockerfileEdit{Name: "warn", Old: "FROM ${TOOLCHAIN} AS router\n", New: "FROM ${TOOLCHAIN} as router\n"}
 	warnLine := lineOf(t, f.env.RepoRoot, warnEdit.Old)
 	warn := f.demoPlanFile(t, "warn.json", f.edited(t, warnEdit))
 	warnFile := filepath.Join(f.work, "dockerfiles", "Dockerfile-jetson.warn")

@@ -129,6 +129,13 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 			return err
 		}
 	}
+	main, err := BuildRustcObject(ctx, k.Cache)
+	if err != nil {
+		return err
+	}
+	if err := l.copyFile(strings.TrimPrefix(tei.MainObjectPath(), "/"), 0o644, main); err != nil {
+		return err
+	}
 	for _, kind := range tei.Templates() {
 		path, err := k.routerTemplate(ctx, b, kind)
 		if err != nil {
@@ -221,7 +228,7 @@ func (k Kit) addCUDADevel(ctx context.Context, l *layer, b Base, lib string) err
 	for _, so := range CUDASonames(b.CUDA) {
 		l.link(tree+"/"+lib+"/"+devLink(so), so)
 	}
-	nvcc, err := nvccScript(b.CUDA)
+	nvcc, err := nvccScript(b.CUDA, strings.TrimPrefix(b.Flavour.TargetDir(), "targets/"))
 	if err != nil {
 		return err
 	}

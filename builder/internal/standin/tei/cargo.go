@@ -26,6 +26,13 @@ type Host struct {
 	Output func(name string, args ...string) ([]byte, error)
 	// CPU is the building CPU's features (from the auxiliary vector).
 	CPU []string
+	// Arch is the building machine's GOARCH ("amd64", "arm64"; "" is
+	// arm64): cargo builds for it without --target.
+	Arch string
+	// Run runs a program found on PATH (or at a path) and returns its
+	// standard output and error together: nvcc for candle-flash-attn's
+	// host objects and the target's linker. Nil runs neither.
+	Run func(name string, args ...string) ([]byte, error)
 }
 
 func (h Host) path(p string) string { return filepath.Join(h.Root, p) }
@@ -77,7 +84,19 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 	}
 	version := pkg.VersionIn(ws)
 	p := &BuildPlan{Package: fmt.Sprintf("%s v%s (%s)", pkg.Package.Name, version, filepath.Dir(pkg.Path))}
-	p.Output = outputPath(dir, ws, args, h)
+	target, explicit := compileTarget(args, h)
+	if err := checkTarget(target, h); err != nil {
+		return nil, err
+	}
+	if target != HostTriple(h.Arch) {
+		if err := targetInstalled(dir, target, h); err != nil {
+			return nil, err
+		}
+	}
+	if !explicit {
+		target = ""
+	}
+	p.Output = outputPath(dir, ws, args, target, h)
 	f := &p.Facts
 	f.Package, f.Version, f.Bin, f.Features = pkg.Package.Name, version, args.Bin, res.Features
 	f.Requested = slices.Clone(args.Features.Features)
@@ -94,11 +113,15 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 			return nil, err
 		}
 	}
+	var hostObjects []string
 	if candle != nil {
 		if err := compileComputeCap(ws, candle, p, h); err != nil {
 			return nil, err
 		}
 		if slices.Contains(candleFeatures, "flash-attn") {
+			if hostObjects, err = buildFlashAttnObjects(filepath.Dir(ws.Path), p, h); err != nil {
+				return nil, err
+			}
 			if err := compileFlashAttn(candle, p); err != nil {
 				return nil, err
 			}
@@ -107,7 +130,7 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 	if err := rustflagsOf(dir, p, h); err != nil {
 		return nil, err
 	}
-	return p, link(p, h)
+	return p, link(p, linkerFor(Triple, h), hostObjects, h)
 }
 
 // selected reads the workspace in dir and returns its root, the member
@@ -176,9 +199,10 @@ func selectBin(members []*Manifest, bin string) (*Manifest, error) {
 	return nil, fmt.Errorf("no bin target named `%s` in default-run packages\n\nhelp: available bin targets:\n    %s", bin, strings.Join(all, "\n    "))
 }
 
-// outputPath is TARGET/PROFILE/BIN, TARGET being --target-dir,
-// CARGO_TARGET_DIR or the workspace's target folder.
-func outputPath(dir string, ws *Manifest, args BuildArgs, h Host) string {
+// outputPath is TARGET/[TRIPLE/]PROFILE/BIN, TARGET being --target-dir,
+// CARGO_TARGET_DIR or the workspace's target folder, TRIPLE the --target
+// given, if any.
+func outputPath(dir string, ws *Manifest, args BuildArgs, triple string, h Host) string {
 	target := filepath.Join(filepath.Dir(ws.Path), "target")
 	if v := h.getenv("CARGO_TARGET_DIR"); v != "" {
 		target = v
@@ -193,7 +217,7 @@ func outputPath(dir string, ws *Manifest, args BuildArgs, h Host) string {
 	if args.Release {
 		profile = "release"
 	}
-	return filepath.Join(target, profile, args.Bin)
+	return filepath.Join(target, triple, profile, args.Bin)
 }
 
 // candleBackend follows the router's features into the backend crates and

@@ -15,6 +15,8 @@ type BuildArgs struct {
 	Features FeatureRequest
 	// TargetDir is --target-dir.
 	TargetDir string
+	// Target is --target TRIPLE.
+	Target string
 }
 
 // UsageError is a command line cargo refuses before doing anything (clap's errors, exit status 1).
@@ -62,6 +64,12 @@ func ParseBuildArgs(args []string) (BuildArgs, error) {
 			b.Features.Features = append(b.Features.Features, SplitFeatures(v)...)
 		case strings.HasPrefix(a, "-F") && len(a) > 2:
 			b.Features.Features = append(b.Features.Features, SplitFeatures(a[2:])...)
+		case name == "--target":
+			v, err := takeValue()
+			if err != nil {
+				return b, err
+			}
+			b.Target = v
 		case name == "--target-dir":
 			v, err := takeValue()
 			if err != nil {

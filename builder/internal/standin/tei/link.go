@@ -25,12 +25,13 @@ func linkLibs(linking string, flashAttn bool) (system []string, cuda []string) {
 	return system, cuda
 }
 
-// link is rustc's final step, through the C compiler `cc`, as it fails:
-// no `cc`, or a library the build image lacks.
-func link(p *BuildPlan, h Host) error {
-	if _, err := h.LookPath("cc"); err != nil {
+// link is rustc's final step, through the target's linker (see
+// linkerFor), as it fails: no linker, a library the build image lacks, or
+// an object the linker refuses (runLink).
+func link(p *BuildPlan, linker string, hostObjects []string, h Host) error {
+	if _, err := h.LookPath(linker); err != nil {
 		return &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
-			Message: "error: linker `cc` not found\n  |\n  = note: No such file or directory (os error 2)"}
+			Message: "error: linker `" + linker + "` not found\n  |\n  = note: No such file or directory (os error 2)"}
 	}
 	system, cuda := linkLibs(p.Facts.Linking, p.Facts.FlashAttn)
 	var missing []string
@@ -51,7 +52,7 @@ func link(p *BuildPlan, h Host) error {
 		}
 	}
 	if len(missing) == 0 {
-		return nil
+		return runLink(linker, hostObjects, p, h)
 	}
 	var notes []string
 	for _, lib := range missing {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -237,10 +238,10 @@ func RunRustc(args []string, dir string, getenv func(string) (string, bool), std
 		fmt.Fprintln(stdout, RustcVersion)
 		return 0
 	case len(args) == 1 && args[0] == "-vV":
-		fmt.Fprintf(stdout, "%s\nbinary: rustc\nhost: %s\nrelease: 1.92.0\n", RustcVersion, Triple)
+		fmt.Fprintf(stdout, "%s\nbinary: rustc\nhost: %s\nrelease: 1.92.0\n", RustcVersion, HostTriple(runtime.GOARCH))
 		return 0
 	}
-	if _, err := Toolchain(dir, Host{Env: getenv}); err != nil {
+	if _, err := Toolchain(dir, Host{Env: getenv, Arch: runtime.GOARCH}); err != nil {
 		fmt.Fprintln(stderr, "error: "+err.Error())
 		return 1
 	}

@@ -46,7 +46,7 @@ func Toolchain(dir string, h Host) (string, error) {
 		return "", errors.New("rustup could not choose a version of cargo to run, because one wasn't specified explicitly, and no default is configured.\n" +
 			"help: run 'rustup default stable' to download the latest stable release of Rust and set it as your default toolchain.")
 	}
-	full := name + "-" + Triple
+	full := name + "-" + HostTriple(h.Arch)
 	if !h.exists(filepath.Join(home, "toolchains", full)) {
 		return "", fmt.Errorf("toolchain '%s' is not installed\nhelp: run `rustup toolchain install` to install it", full)
 	}
@@ -74,4 +74,23 @@ func toolchainFile(dir string) string {
 			return ""
 		}
 	}
+}
+
+// targetInstalled fails as rustc does when the toolchain in use in dir has
+// no standard library for triple: rustup installs the host's only, unless
+// `rustup target add TRIPLE` (or rust-toolchain.toml's targets) adds it.
+func targetInstalled(dir, triple string, h Host) error {
+	name, err := Toolchain(dir, h)
+	if err != nil {
+		return err
+	}
+	home := h.getenv("RUSTUP_HOME")
+	if home == "" {
+		home = filepath.Join(h.getenv("HOME"), ".rustup")
+	}
+	if h.exists(filepath.Join(home, "toolchains", name+"-"+HostTriple(h.Arch), "lib", "rustlib", triple)) {
+		return nil
+	}
+	return fmt.Errorf("error[E0463]: can't find crate for `core`\n  |\n  = note: the `%s` target may not be installed\n"+
+		"  = help: consider downloading the target with `rustup target add %s`", triple, triple)
 }

@@ -5,7 +5,12 @@
 # $RUSTUP_HOME/toolchains, which the stand-in cargo checks for.
 set -u
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
-triple=aarch64-unknown-linux-gnu
+# The host's triple: rustup installs toolchains for the machine it runs on
+# (uname -m is aarch64 under QEMU, x86_64 in a cross build base).
+case $(uname -m) in
+x86_64) triple=x86_64-unknown-linux-gnu ;;
+*) triple=aarch64-unknown-linux-gnu ;;
+esac
 
 # toolchain_file: the channel of the nearest rust-toolchain.toml.
 toolchain_file() {
@@ -17,6 +22,19 @@ toolchain_file() {
 				return 0
 			fi
 		done
+		[ "$d" = / ] && return 0
+		d=$(dirname "$d")
+	done
+}
+
+# toolchain_targets: the targets = [...] of the nearest rust-toolchain.toml.
+toolchain_targets() {
+	d=$(pwd)
+	while :; do
+		if [ -f "$d/rust-toolchain.toml" ]; then
+			sed -n 's/^[[:space:]]*targets[[:space:]]*=[[:space:]]*\[\(.*\)\].*/\1/p' "$d/rust-toolchain.toml" | tr -d '" ' | tr , ' '
+			return 0
+		fi
 		[ "$d" = / ] && return 0
 		d=$(dirname "$d")
 	done
@@ -38,11 +56,29 @@ toolchain)
 	fi
 	for n in $names; do
 		echo "info: syncing channel updates for '$n-$triple'"
-		mkdir -p "$rustup_home/toolchains/$n-$triple/bin"
+		mkdir -p "$rustup_home/toolchains/$n-$triple/bin" "$rustup_home/toolchains/$n-$triple/lib/rustlib/$triple"
+		for t in $(toolchain_targets); do
+			echo "info: installing component 'rust-std' for '$t'"
+			mkdir -p "$rustup_home/toolchains/$n-$triple/lib/rustlib/$t"
+		done
 		echo "info: installing component 'cargo'"
 		echo "info: installing component 'rustc'"
 		echo ""
 		echo "  $n-$triple installed - rustc $n (jetbake stand-in)"
+	done
+	;;
+target)
+	# rustup target add TRIPLE...: the standard library of another target
+	# for the toolchain in use (RUSTUP_TOOLCHAIN, else rust-toolchain.toml).
+	[ "${2:-}" = add ] || { echo "error: unsupported: rustup target ${2:-}" >&2; exit 1; }
+	shift 2
+	n=${RUSTUP_TOOLCHAIN:-$(toolchain_file)}
+	[ -n "$n" ] || n=$(sed -n 's/^default_toolchain = "\(.*\)"/\1/p' "$rustup_home/settings.toml" 2>/dev/null)
+	[ -d "$rustup_home/toolchains/$n-$triple" ] || { echo "error: toolchain '$n-$triple' is not installed" >&2; exit 1; }
+	for t in "$@"; do
+		echo "info: downloading component 'rust-std' for '$t'"
+		echo "info: installing component 'rust-std' for '$t'"
+		mkdir -p "$rustup_home/toolchains/$n-$triple/lib/rustlib/$t"
 	done
 	;;
 default)

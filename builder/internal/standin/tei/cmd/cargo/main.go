@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -47,8 +48,9 @@ func rustc(args []string, stdout, stderr io.Writer) int {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	h := tei.Host{Env: os.LookupEnv, LookPath: exec.LookPath, CPU: hostCPU(),
-		Output: func(name string, args ...string) ([]byte, error) { return exec.Command(name, args...).Output() }}
+	h := tei.Host{Env: os.LookupEnv, LookPath: exec.LookPath, CPU: hostCPU(), Arch: runtime.GOARCH,
+		Output: func(name string, args ...string) ([]byte, error) { return exec.Command(name, args...).Output() },
+		Run:    func(name string, args ...string) ([]byte, error) { return exec.Command(name, args...).CombinedOutput() }}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "Rust's package manager (jetbake stand-in)\n\nUsage: cargo [OPTIONS] [COMMAND]")
 		return 0

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// jetbake plan says once which path each release's router stage takes on
+// each kind of node when the release has a cross build base or a forced
+// path, and says nothing new otherwise.
+func TestPlanBuildPath(t *testing.T) {
+	path := matrixCopy(t, func(doc map[string]any) {
+		releaseOf(doc, 3)["cross_build_base"] = map[string]any{"image": "registry.example.com/tei-cross:cuda13.0",
+			"platform": "linux/amd64", "cuda": "13.0", "cuda_target": "sbsa-linux"}
+		releaseOf(doc, 2)["build_path"] = "qemu"
+	})
+	r := run(t, "plan", "--matrix", path)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "build path:   amd64 nodes: cross in registry.example.com/tei-cross:cuda13.0 (targets/sbsa-linux), the routers compiled on linux/amd64 and run under QEMU only for the smoke run; arm64 nodes: native")
+	require.Contains(t, r.stdout, "build path:   amd64 nodes: QEMU (build_path); arm64 nodes: native")
+	require.Equal(t, 2, strings.Count(r.stdout, "build path:"), "only the releases that set one")
+
+	r = run(t, "plan", "--matrix", path, "--release", "jetpack7.0", "--format", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var out struct {
+		Releases []struct {
+			CrossBuildBase string `json:"cross_build_base"`
+			CUDATargetDir  string `json:"cuda_target_dir"`
+		} `json:"releases"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+	require.Len(t, out.Releases, 1)
+	require.Equal(t, "registry.example.com/tei-cross:cuda13.0", out.Releases[0].CrossBuildBase)
+	require.Equal(t, "sbsa-linux", out.Releases[0].CUDATargetDir)
+}
+
+// jetbake build refuses a --build-path it does not know before it connects
+// to BuildKit, naming the values it takes.
+func TestBuildPathFlag(t *testing.T) {
+	path := matrixCopy(t, func(map[string]any) {})
+	r := run(t, "build", "--matrix", path, "--build-path", "native")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, `--build-path "native": use auto, cross or qemu`)
+}
