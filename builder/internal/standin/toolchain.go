@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jetbake/jetbake/builder/internal/nvreal"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 )
 
@@ -128,6 +129,16 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 		if err := l.copyFile(share+"/cargo/"+name, 0o755, prog); err != nil {
 			return err
 		}
+	}
+	// NVIDIA's real fat binaries of candle-flash-attn's kernels for the
+	// SMs CUDA 11.8 targets, which the stand-in cargo puts into the router
+	// for CUDA_COMPUTE_CAP 72 and 87 (tei.SetKernels).
+	for _, sm := range []int{72, 87} {
+		real, err := k.fatbins(ctx, []Module{Real(nvreal.FlashAttn(sm))})
+		if err != nil {
+			return err
+		}
+		l.file(strings.TrimPrefix(tei.FlashFatbinPath(sm), "/"), 0o644, real[0])
 	}
 	for _, kind := range tei.Templates() {
 		path, err := k.routerTemplate(ctx, b, kind)
