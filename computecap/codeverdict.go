@@ -37,6 +37,12 @@ type Verdict int
 const (
 	// NoCode: the file holds no code the GPU runs.
 	NoCode Verdict = iota
+	// Partial: some of the file's modules hold code the GPU runs, and the
+	// others only other GPUs' kernels. The CUDA runtime loads such a file
+	// (NVIDIA's own libraries ship per-GPU modules); a kernel of a module
+	// without code fails when launched ("no kernel image is available for
+	// execution on the device").
+	Partial
 	// JIT: no cubin runs, but PTX compiles for the GPU when loaded (slower
 	// first start, and the driver must know the PTX's version).
 	JIT
@@ -44,15 +50,30 @@ const (
 	Runs
 )
 
-// String is the verdict's word in tables: "runs", "JIT", "no code".
+// String is the verdict's word in tables: "runs", "JIT", "partial", "no code".
 func (v Verdict) String() string {
 	switch v {
 	case Runs:
 		return "runs"
 	case JIT:
 		return "JIT"
+	case Partial:
+		return "partial"
 	}
 	return "no code"
+}
+
+// Verdicts are the verdicts, worst first.
+func Verdicts() []Verdict { return []Verdict{NoCode, Partial, JIT, Runs} }
+
+// ParseVerdict reads a verdict's word; ok is false for any other string.
+func ParseVerdict(s string) (v Verdict, ok bool) {
+	for _, v := range Verdicts() {
+		if v.String() == s {
+			return v, true
+		}
+	}
+	return NoCode, false
 }
 
 // MarshalText writes the verdict's word, for JSON.
@@ -69,6 +90,9 @@ type CodeVerdict struct {
 	// although NVIDIA does not promise it (sm_80 on an Orin), with the
 	// report; they do not count.
 	Unpromised []UnpromisedCode
+	// Modules is how many modules JudgeModules judged, and WithCode how
+	// many of them hold code for the GPU; both 0 from JudgeCode.
+	Modules, WithCode int
 }
 
 // JudgeCode says whether a GPU runs a file that holds code; see Table.JudgeCode.
@@ -146,23 +170,4 @@ func (t *Table) noCodeReason(gpu Capability, code []Code) string {
 		why = "a Jetson runs only cubins built for its own SM, or PTX for it or an older compute capability"
 	}
 	return "no code for " + t.Describe(gpu) + ": the file holds " + strings.Join(held, ", ") + "; " + why
-}
-
-// JudgeModules says whether a GPU runs a file whose code comes in modules
-// (one fat binary each, as the linker put them in the file): the driver
-// loads each module as a whole, so the file's verdict is its worst
-// module's, and module is that module's index (the first of the worst).
-// A file without modules is no code, module -1. Both `jetbake audit` and
-// the build-time audit judge files with it.
-func (t *Table) JudgeModules(gpu Capability, modules [][]Code) (v CodeVerdict, module int) {
-	if len(modules) == 0 {
-		return t.JudgeCode(gpu, nil), -1
-	}
-	for i, m := range modules {
-		mv := t.JudgeCode(gpu, m)
-		if i == 0 || mv.Verdict < v.Verdict {
-			v, module = mv, i
-		}
-	}
-	return v, module
 }

@@ -78,22 +78,75 @@ func TestJudgeCodeSharesCompat(t *testing.T) {
 	}
 }
 
-// TestJudgeModules: a file runs only where every module has code; the
-// worst module is named, the first of them on a tie.
+// TestJudgeModules: every module with code is the worst module's verdict
+// (runs or JIT), named; no module with code is no code, naming none; some
+// with and some without is partial, naming the first without.
 func TestJudgeModules(t *testing.T) {
 	tab := computecap.DefaultTable()
 	orin := computecap.MustParse("8.7")
-	mods := [][]computecap.Code{codes(t, "8.7"), codes(t, "7.5", "8.0", "9.0"), codes(t, "compute_80")}
-	v, m := tab.JudgeModules(orin, mods)
-	require.Equal(t, computecap.NoCode, v.Verdict)
+	v, m := tab.JudgeModules(orin, [][]computecap.Code{codes(t, "8.7"), codes(t, "7.5", "8.0", "9.0"), codes(t, "compute_80")})
+	require.Equal(t, computecap.Partial, v.Verdict)
 	require.Equal(t, 1, m)
+	require.Equal(t, 3, v.Modules)
+	require.Equal(t, 2, v.WithCode)
+	require.Equal(t, "2 of 3 fat binaries hold code for Jetson Orin, SM 8.7 (sm_87 or compute_80 PTX (JIT)); 1 hold only sm_75, sm_80 and sm_90 kernels, "+
+		`which fail if launched on this GPU ("no kernel image is available for execution on the device")`, v.Reason)
+	require.Len(t, v.Unpromised, 1, "the sm_80 cubin reported to work on an Orin")
 	v, m = tab.JudgeModules(orin, [][]computecap.Code{codes(t, "8.7"), codes(t, "compute_80")})
 	require.Equal(t, computecap.JIT, v.Verdict)
 	require.Equal(t, 1, m)
 	v, m = tab.JudgeModules(orin, [][]computecap.Code{codes(t, "8.7"), codes(t, "8.7", "compute_87")})
 	require.Equal(t, computecap.Runs, v.Verdict)
 	require.Equal(t, 0, m)
+	require.Equal(t, 2, v.WithCode)
+	v, m = tab.JudgeModules(orin, [][]computecap.Code{codes(t, "7.5", "9.0"), codes(t, "7.2", "compute_90")})
+	require.Equal(t, computecap.NoCode, v.Verdict)
+	require.Equal(t, -1, m, "no module is worse than another")
+	require.Contains(t, v.Reason, "none of its 2 fat binaries holds code for it: no code for Jetson Orin, SM 8.7: the file holds sm_75 cubin, sm_90 cubin, sm_72 cubin, compute_90 PTX")
 	v, m = tab.JudgeModules(orin, nil)
 	require.Equal(t, computecap.NoCode, v.Verdict)
 	require.Equal(t, -1, m)
+}
+
+// TestJudgeModulesLikeCuBLAS: NVIDIA's cuBLAS 11.8 (SBSA) has 225 modules:
+// 188 with sm_35 to sm_90 cubins and compute_90 PTX, 35 with sm_35 only, one
+// with sm_60 and sm_61 only, one with sm_35 and sm_50. On SM 9.0 and 8.6 it
+// is partial (it loads, and 37 modules' kernels fail if launched); an Orin
+// has no code in any module.
+func TestJudgeModulesLikeCuBLAS(t *testing.T) {
+	tab := computecap.DefaultTable()
+	var mods [][]computecap.Code
+	for range 188 {
+		mods = append(mods, codes(t, "3.5", "5.0", "6.0", "7.0", "8.0", "9.0", "compute_90"))
+	}
+	for range 35 {
+		mods = append(mods, codes(t, "3.5"))
+	}
+	mods = append(mods, codes(t, "6.0", "6.1"), codes(t, "3.5", "5.0"))
+	v, m := tab.JudgeModules(computecap.MustParse("9.0"), mods)
+	require.Equal(t, computecap.Partial, v.Verdict)
+	require.Equal(t, 188, m)
+	require.Equal(t, "188 of 225 fat binaries hold code for GPU with SM 9.0 (sm_90); 37 hold only sm_35, sm_50, sm_60 and sm_61 kernels, "+
+		`which fail if launched on this GPU ("no kernel image is available for execution on the device")`, v.Reason)
+	v, _ = tab.JudgeModules(computecap.MustParse("8.6"), mods)
+	require.Equal(t, computecap.Partial, v.Verdict)
+	require.Contains(t, v.Reason, "188 of 225 fat binaries hold code for GPU with SM 8.6 (sm_80)")
+	for _, gpu := range []string{"8.7", "7.2"} {
+		v, m = tab.JudgeModules(computecap.MustParse(gpu), mods)
+		require.Equal(t, computecap.NoCode, v.Verdict, gpu)
+		require.Equal(t, -1, m)
+		require.Contains(t, v.Reason, "none of its 225 fat binaries holds code for it")
+	}
+}
+
+// TestParseVerdict reads every verdict's word back, and nothing else.
+func TestParseVerdict(t *testing.T) {
+	for _, v := range computecap.Verdicts() {
+		got, ok := computecap.ParseVerdict(v.String())
+		require.True(t, ok)
+		require.Equal(t, v, got)
+	}
+	_, ok := computecap.ParseVerdict("fine")
+	require.False(t, ok)
+	require.Equal(t, "partial", computecap.Partial.String())
 }

@@ -20,6 +20,7 @@ const auditTimeout = 30 * time.Minute
 type auditFlags struct {
 	gpus      []string
 	explain   bool
+	strict    bool
 	quiet     bool
 	mirrors   []string
 	getFormat func() (format, error)
@@ -35,10 +36,14 @@ func newAuditCommand() *cobra.Command {
 		Long: "audit reads each layer of IMAGE once (whiteouts and later layers applied), looks at its ELF files only,\n" +
 			"reads the CUDA fat binaries in them (cubins and PTX, and their SM) and judges each file for each GPU:\n" +
 			"runs (a cubin for its SM, or an older one on a desktop GPU), JIT (PTX for it or an older compute\n" +
-			"capability), or no code. A Jetson runs only cubins built for its own SM. IMAGE is a reference in a\n" +
+			"capability), partial (some of its fat binaries hold code for it, the others only other GPUs' kernels,\n" +
+			"as NVIDIA's own libraries do: it loads, and those kernels fail if launched), or no code. Only the fat\n" +
+			"binaries the CUDA runtime loads (.nv_fatbin) are judged, never __nv_relfatbin's relocatable copies.\n" +
+			"A Jetson runs only cubins built for its own SM. IMAGE is a reference in a\n" +
 			"registry (credentials from the Docker config; --mirror), an OCI layout folder or a Docker tarball.\n" +
 			"Without --gpu it audits for the image's own SM targets (the io.jetbake.sm-targets annotation).\n" +
-			"Exit status: 0 if every GPU can run every CUDA file, 1 if not, 2 on bad input.",
+			"Exit status: 0 if every GPU has code in every CUDA file (a partial file warns on stderr; --strict\n" +
+			"makes it 1), 1 if some file has no code for a GPU, 2 on bad input.",
 		Example: "  jetbake audit ghcr.io/jetbake/text-embeddings-router:1.8-jetpack6.2\n" +
 			"  jetbake audit --gpu 8.7 --gpu 11.0 nvcr.io/nvidia/pytorch:25.08-py3-igpu\n" +
 			"  jetbake audit --gpu 8.7 --explain ./image.tar\n  jetbake audit --gpu 8.7 --format json ./oci-layout",
@@ -54,6 +59,7 @@ func newAuditCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.gpus, "gpu", nil, "a GPU's compute capability to audit for, such as 8.7 (repeatable; default: the image's SM targets)")
 	fl.BoolVar(&f.explain, "explain", false, "print the verdict of each file for each GPU, and why")
+	fl.BoolVar(&f.strict, "strict", false, "exit 1 when a file is partial for a GPU (some fat binaries without code for it), not only when it has none")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print progress on stderr")
 	fl.StringArrayVar(&f.mirrors, "mirror", nil, "read a registry through a mirror: REGISTRY=HOST[:PORT] (repeatable)")
 	f.getFormat = addFormatFlag(cmd)
@@ -114,6 +120,13 @@ func runAudit(cmd *cobra.Command, src string, f *auditFlags) error {
 	}
 	if !report.OK {
 		return &ExitError{Code: ExitFailure} // the sentence is the output's last line
+	}
+	if report.Partial {
+		if f.strict {
+			return &ExitError{Code: ExitFailure} // the sentence says it
+		}
+		fmt.Fprintln(cmd.ErrOrStderr(), "audit: warning: some files are partial: their fat binaries without code for a GPU load, "+
+			"and their kernels fail if launched there (--strict fails on it)")
 	}
 	return nil
 }

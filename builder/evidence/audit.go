@@ -3,6 +3,7 @@ package evidence
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -51,7 +52,7 @@ func (ev *Evidence) validateAudit() error {
 		}
 		seen = append(seen, a.SM)
 		if !slices.Contains(matrix.AuditVerdicts(), a.Verdict) {
-			return schemaErr(path+".verdict", a.Verdict, "is not one of the audit's verdicts: runs, JIT, no code, none")
+			return schemaErr(path+".verdict", a.Verdict, "is not one of the audit's verdicts: "+strings.Join(matrix.AuditVerdicts(), ", "))
 		}
 		if !slices.Contains(evidencespec.AuditSources(), a.From) {
 			return schemaErr(path+".from", a.From, "is not "+evidencespec.AuditFromMetadata+" or "+evidencespec.AuditFromAnnotation)

@@ -7,9 +7,22 @@ import (
 	"io"
 )
 
-// sectionNames are the ELF sections that hold fat binaries: nvcc's, and the
-// one of relocatable device code (-rdc).
-var sectionNames = [...]string{".nv_fatbin", "__nv_relfatbin"}
+// The ELF sections that hold fat binaries.
+const (
+	// SectionLoaded is nvcc's section: the fat binaries the CUDA runtime
+	// registers and the driver loads, the ones `cuobjdump --list-elf` lists.
+	SectionLoaded = ".nv_fatbin"
+	// SectionRelocatable holds the copies of relocatable device code (-rdc)
+	// that nvlink reads when another program device-links against the
+	// file; the CUDA runtime never loads them, and cuobjdump lists them
+	// only with --all-fatbin.
+	SectionRelocatable = "__nv_relfatbin"
+)
+
+// sectionNames are the ELF sections read. Fat binaries elsewhere (such as
+// the single-entry ones some libraries keep in .data, which cuobjdump does
+// not list either) are not read.
+var sectionNames = [...]string{SectionLoaded, SectionRelocatable}
 
 // ErrNotELF is returned by ReadELF for a file that does not start as an
 // ELF file does.
@@ -20,8 +33,9 @@ func IsELF(head []byte) bool {
 	return len(head) >= 4 && string(head[:4]) == elf.ELFMAG
 }
 
-// ReadELF returns the entries of every fat binary in the ELF file r: none
-// for an ELF file without GPU code. A file that is not ELF returns
+// ReadELF returns the entries of every fat binary in the ELF file r, of
+// both sections (Split tells them apart): none for an ELF file without GPU
+// code. A file that is not ELF returns
 // ErrNotELF; a broken ELF file or fat binary a one-sentence error (a
 // *FormatError for the fat binary).
 func ReadELF(r io.ReaderAt, lim Limits) ([]Entry, error) {
@@ -64,4 +78,22 @@ func isFatbinSection(name string) bool {
 		}
 	}
 	return false
+}
+
+// Loaded reports whether the CUDA runtime loads the entry's fat binary: it
+// is in SectionLoaded, not a relocatable copy.
+func (e Entry) Loaded() bool { return e.Section == SectionLoaded }
+
+// Split parts entries into those the runtime loads, which are what a GPU
+// runs and what is judged, and the relocatable copies, which are reported
+// apart; each keeps its order.
+func Split(entries []Entry) (loaded, relocatable []Entry) {
+	for _, e := range entries {
+		if e.Loaded() {
+			loaded = append(loaded, e)
+		} else {
+			relocatable = append(relocatable, e)
+		}
+	}
+	return loaded, relocatable
 }

@@ -30,8 +30,19 @@ type Report struct {
 	Bytes int64 `json:"bytes"`
 	// Skipped are ELF files not read, with why.
 	Skipped []string `json:"skipped,omitempty"`
-	// OK is true when every GPU can run every CUDA file (JIT included).
+	// RelocatableOnly are the ELF files whose only fat binaries are
+	// relocatable copies (__nv_relfatbin), which the CUDA runtime never
+	// loads: not judged.
+	RelocatableOnly []RelocatableCode `json:"relocatable_only,omitempty"`
+	// OK is true when every CUDA file holds code for every GPU (JIT
+	// included) in at least one of its fat binaries: no file is "no code".
+	// A partial file (some fat binaries hold only other GPUs' kernels)
+	// keeps OK, and sets Partial.
 	OK bool `json:"ok"`
+	// Partial is true when some file is partial for some GPU: it loads,
+	// and the kernels of its fat binaries without code fail if launched.
+	// `jetbake audit --strict` fails on it.
+	Partial bool `json:"partial"`
 	// Sentence says it in one sentence, with the fix when not OK.
 	Sentence string `json:"sentence"`
 }
@@ -46,6 +57,51 @@ type FileReport struct {
 	// file only when every module has code for it.
 	Modules  int          `json:"modules"`
 	Verdicts []GPUVerdict `json:"verdicts"`
+	// Relocatable is what its __nv_relfatbin section holds, apart from the
+	// modules: never loaded, never judged.
+	Relocatable *RelocatableCode `json:"relocatable,omitempty"`
+}
+
+// RelocatableCode is what a file's __nv_relfatbin section holds: copies of
+// relocatable device code that nvlink reads when a program device-links
+// against the file. The CUDA runtime never loads them (cuobjdump lists
+// them only with --all-fatbin), so they are reported, not judged.
+type RelocatableCode struct {
+	// Path is the file's, in Report.RelocatableOnly; empty in a FileReport.
+	Path string `json:"path,omitempty"`
+	// Modules is how many fat binaries the section holds.
+	Modules int      `json:"modules"`
+	Cubins  []string `json:"cubins"`
+	PTX     []string `json:"ptx"`
+}
+
+// relocatable is what f's __nv_relfatbin holds; nil when it has none.
+func relocatable(f CUDAFile) *RelocatableCode {
+	if len(f.Relocatable) == 0 {
+		return nil
+	}
+	var all []computecap.Code
+	for _, m := range f.Relocatable {
+		for _, c := range m {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	rc := &RelocatableCode{Modules: len(f.Relocatable)}
+	rc.Cubins, rc.PTX = names(sortedCode(all))
+	return rc
+}
+
+// sortedCode sorts code as the scan does: cubins first, by SM.
+func sortedCode(code []computecap.Code) []computecap.Code {
+	slices.SortFunc(code, func(a, b computecap.Code) int {
+		if a.Kind != b.Kind {
+			return int(a.Kind) - int(b.Kind)
+		}
+		return a.Target.Compare(b.Target)
+	})
+	return code
 }
 
 // GPUVerdict is one file's verdict for one GPU.
@@ -58,11 +114,15 @@ type GPUVerdict struct {
 	// does not promise it, with the report; they do not count.
 	Unpromised []string `json:"unpromised,omitempty"`
 	// Module, in a file of several fat binaries, is the one (from 1) the
-	// verdict comes from when it is JIT or no code, and ModuleCubins and
-	// ModulePTX what that module holds; 0 otherwise.
-	Module       int      `json:"module,omitempty"`
-	ModuleCubins []string `json:"module_cubins,omitempty"`
-	ModulePTX    []string `json:"module_ptx,omitempty"`
+	// verdict comes from: the worst when it is JIT, the first without code
+	// when it is partial; ModuleCubins and ModulePTX are what that module
+	// holds. 0 otherwise, and when no module holds code for the GPU.
+	Module int `json:"module,omitempty"`
+	// ModulesWithCode, in a file of several fat binaries, is how many hold
+	// code for the GPU.
+	ModulesWithCode int      `json:"modules_with_code,omitempty"`
+	ModuleCubins    []string `json:"module_cubins,omitempty"`
+	ModulePTX       []string `json:"module_ptx,omitempty"`
 }
 
 // GPUResult is the worst verdict over an image's files for one GPU.
@@ -71,6 +131,9 @@ type GPUResult struct {
 	Verdict computecap.Verdict    `json:"verdict"`
 	// NoCode are the files without code for it.
 	NoCode []string `json:"no_code,omitempty"`
+	// Partial are the files that hold code for it in some of their fat
+	// binaries and only other GPUs' kernels in the others.
+	Partial []string `json:"partial,omitempty"`
 }
 
 // Audit reads im's layers once and judges each CUDA file for each GPU.
@@ -92,16 +155,22 @@ func Judge(image string, scan *Scan, gpus []computecap.Capability, opts ...Optio
 	for _, f := range scan.Files {
 		r.Files = append(r.Files, r.judgeFile(f, scan.Routers, o))
 	}
+	for _, f := range scan.RelocatableOnly {
+		rc := relocatable(f)
+		rc.Path = f.Path
+		r.RelocatableOnly = append(r.RelocatableOnly, *rc)
+	}
 	r.OK = true
 	for _, g := range r.PerGPU {
 		r.OK = r.OK && g.Verdict != computecap.NoCode
+		r.Partial = r.Partial || len(g.Partial) > 0
 	}
 	r.Sentence = r.sentence(o.table)
 	return r
 }
 
 func (r *Report) judgeFile(f CUDAFile, routers map[string]computecap.Capability, o options) FileReport {
-	fr := FileReport{Path: f.Path, Modules: len(f.Modules)}
+	fr := FileReport{Path: f.Path, Modules: len(f.Modules), Relocatable: relocatable(f)}
 	fr.Cubins, fr.PTX = names(f.Code)
 	serves := r.GPUs
 	if sm, ok := routers[f.Path]; ok {
@@ -124,16 +193,19 @@ func (r *Report) judgeFile(f CUDAFile, routers map[string]computecap.Capability,
 		fr.Verdicts = append(fr.Verdicts, v)
 		res := &r.PerGPU[i]
 		res.Verdict = min(res.Verdict, v.Verdict)
-		if v.Verdict == computecap.NoCode {
+		switch v.Verdict {
+		case computecap.NoCode:
 			res.NoCode = append(res.NoCode, f.Path)
+		case computecap.Partial:
+			res.Partial = append(res.Partial, f.Path)
 		}
 	}
 	return fr
 }
 
-// judgeModules is a file's verdict for g: its worst module's (computecap's
-// JudgeModules, the rule the build-time audit judges with), naming that
-// module when the file has several and it does not run.
+// judgeModules is a file's verdict for g by computecap's JudgeModules (the
+// rule the build-time audit judges with): naming, when the file has several
+// modules and does not run, the module the verdict comes from.
 func judgeModules(t *computecap.Table, g computecap.Capability, modules [][]computecap.Code) GPUVerdict {
 	cv, m := t.JudgeModules(g, modules)
 	v := GPUVerdict{GPU: g, Verdict: cv.Verdict, Reason: cv.Reason}
@@ -143,7 +215,10 @@ func judgeModules(t *computecap.Table, g computecap.Capability, modules [][]comp
 	for _, u := range cv.Unpromised {
 		v.Unpromised = append(v.Unpromised, u.Compiled.SM()+" cubin ("+u.Source+")")
 	}
-	if len(modules) > 1 && cv.Verdict != computecap.Runs {
+	if len(modules) > 1 {
+		v.ModulesWithCode = cv.WithCode
+	}
+	if len(modules) > 1 && cv.Verdict != computecap.Runs && m >= 0 {
 		v.Module = m + 1
 		v.ModuleCubins, v.ModulePTX = names(modules[m])
 	}
@@ -200,12 +275,17 @@ func (r *Report) sentence(t *computecap.Table) string {
 	if len(r.Files) == 0 {
 		return "no ELF file of " + r.Image + " holds CUDA code (" + plural(r.ELFs, "ELF file") + " read): nothing there needs a GPU"
 	}
-	if r.OK {
+	if r.OK && !r.Partial {
 		s := "every CUDA file of " + r.Image + " (" + plural(len(r.Files), "file") + ") runs on " + strings.Join(names, " and ")
 		if jit := r.jitCount(); jit > 0 {
 			s += "; " + plural(jit, "verdict") + " rely on PTX compiled when loaded (JIT): a slower first start"
 		}
 		return s
+	}
+	if r.OK {
+		return "every CUDA file of " + r.Image + " (" + plural(len(r.Files), "file") + ") holds code for " + strings.Join(names, " and ") +
+			", but not in all its fat binaries: " + r.partialParts(t) + "; the image loads, and those kernels fail if launched " +
+			"(jetbake audit --strict fails on it)"
 	}
 	var parts []string
 	for _, g := range r.PerGPU {
@@ -216,9 +296,28 @@ func (r *Report) sentence(t *computecap.Table) string {
 		part := t.Describe(g.GPU) + ": " + plural(len(g.NoCode), "file") + " without code for it, such as " + f.Path + " (" + f.holdsFor(g.GPU) + ")"
 		parts = append(parts, part)
 	}
+	if r.Partial {
+		parts = append(parts, "and partial, "+r.partialParts(t))
+	}
 	return r.Image + " cannot run everywhere it should: " + strings.Join(parts, "; ") +
 		"; fix: rebuild those files for the missing SM (nvcc -gencode arch=compute_XY,code=sm_XY, CUDA_COMPUTE_CAP=XY for a router), " +
 		"or install a build made for Jetson (a JetPack wheel index such as jetson-ai-lab, not an SBSA or PyPI one)"
+}
+
+// partialParts names, per GPU, the partial files and the first's reason:
+// "GPU with SM 9.0: 1 file, /usr/lib/libcublas.so.11 (188 of 225 ...)".
+func (r *Report) partialParts(t *computecap.Table) string {
+	var parts []string
+	for _, g := range r.PerGPU {
+		if len(g.Partial) == 0 {
+			continue
+		}
+		f := r.file(g.Partial[0])
+		v, _ := f.Verdict(g.GPU)
+		part := t.Describe(g.GPU) + ": " + plural(len(g.Partial), "file") + ", such as " + f.Path + " (" + v.Reason + ")"
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (r *Report) jitCount() int {

@@ -112,10 +112,13 @@ func TestAuditLyingFile(t *testing.T) {
 }
 
 // TestAuditPerModule: a library with two fat binaries (modules), one with
-// sm_75, sm_80 and sm_90 cubins and one with sm_87: the driver loads each
-// module as a whole, so an Orin cannot run the first and the file is no
-// code for SM 8.7 although the file as a whole holds an sm_87 cubin. The
-// build judges the same way (package imagebuild).
+// an sm_87 cubin and one with sm_75, sm_80 and sm_90: the driver loads each
+// module as a whole, and a module without code for the GPU does not stop
+// the file from loading, only its kernels fail when launched. So the file
+// is partial on both SM 8.7 and SM 9.0: it does not fail the audit, which
+// names the module without code and warns; on SM 7.2 no module has code,
+// and the reason names no module. The build judges the same way (package
+// buildaudit).
 func TestAuditPerModule(t *testing.T) {
 	lib := fatbintest.ELF(fatbintest.Fatbins(".nv_fatbin",
 		[]fatbintest.Code{fatbintest.Cubin("8.7")},
@@ -123,24 +126,61 @@ func TestAuditPerModule(t *testing.T) {
 	img := image(t, nil, layer(t, file{"usr/lib/libtwo.so", lib}))
 	r, err := imageaudit.Audit(t.Context(), &imageaudit.Opened{Name: "two", Image: img}, cc("8.7", "9.0"))
 	require.NoError(t, err)
-	require.False(t, r.OK)
+	require.True(t, r.OK)
+	require.True(t, r.Partial)
 	require.Len(t, r.Files, 1)
 	f := r.Files[0]
 	require.Equal(t, 2, f.Modules)
 	v, ok := f.Verdict(computecap.MustParse("8.7"))
 	require.True(t, ok)
-	require.Equal(t, computecap.NoCode, v.Verdict)
+	require.Equal(t, computecap.Partial, v.Verdict)
 	require.Equal(t, 2, v.Module)
+	require.Equal(t, 1, v.ModulesWithCode)
 	require.Equal(t, []string{"sm_75", "sm_80", "sm_90"}, v.ModuleCubins)
-	require.False(t, r.Covers(computecap.MustParse("8.7")))
+	require.True(t, r.Covers(computecap.MustParse("8.7")))
 	v, _ = f.Verdict(computecap.MustParse("9.0"))
-	require.Equal(t, computecap.NoCode, v.Verdict, "the first module has no code for SM 9.0")
+	require.Equal(t, computecap.Partial, v.Verdict, "the first module has no code for SM 9.0")
 	require.Equal(t, 1, v.Module)
+	require.Equal(t, []string{"/usr/lib/libtwo.so"}, r.PerGPU[0].Partial)
 
 	var text, js bytes.Buffer
 	require.NoError(t, r.WriteText(&text))
-	require.Contains(t, text.String(), "/usr/lib/libtwo.so  sm_75,sm_80,sm_87,sm_90  -    no code (fatbin 2 of 2)")
-	require.Contains(t, r.Sentence, "such as /usr/lib/libtwo.so (its fat binary 2 of 2 holds sm_75, sm_80, sm_90 cubins)")
+	require.Contains(t, text.String(), "/usr/lib/libtwo.so  sm_75,sm_80,sm_87,sm_90  -    partial (1 of 2 fatbins)")
+	require.Equal(t, "every CUDA file of two (1 file) holds code for Jetson Orin, SM 8.7 and GPU with SM 9.0, but not in all its fat binaries: "+
+		"Jetson Orin, SM 8.7: 1 file, such as /usr/lib/libtwo.so (1 of 2 fat binaries hold code for Jetson Orin, SM 8.7 (sm_87); "+
+		"1 hold only sm_75, sm_80 and sm_90 kernels, which fail if launched on this GPU (\"no kernel image is available for execution on the device\")); "+
+		"GPU with SM 9.0: 1 file, such as /usr/lib/libtwo.so (1 of 2 fat binaries hold code for GPU with SM 9.0 (sm_90); 1 hold only sm_87 kernels, "+
+		"which fail if launched on this GPU (\"no kernel image is available for execution on the device\")); "+
+		"the image loads, and those kernels fail if launched (jetbake audit --strict fails on it)", r.Sentence)
 	require.NoError(t, r.WriteJSON(&js))
 	require.Contains(t, js.String(), `"module": 2`)
+	require.Contains(t, js.String(), `"verdict": "partial"`)
+	require.Contains(t, js.String(), `"partial": true`)
+
+	// No module holds code for SM 7.2: no code, and no module is named.
+	r, err = imageaudit.Audit(t.Context(), &imageaudit.Opened{Name: "two", Image: img}, cc("7.2"))
+	require.NoError(t, err)
+	require.False(t, r.OK)
+	v, _ = r.Files[0].Verdict(computecap.MustParse("7.2"))
+	require.Equal(t, computecap.NoCode, v.Verdict)
+	require.Zero(t, v.Module)
+	require.Contains(t, v.Reason, "none of its 2 fat binaries holds code for it")
+	require.Contains(t, r.Sentence, "such as /usr/lib/libtwo.so (it holds sm_75, sm_80, sm_87, sm_90 cubins)")
+	text.Reset()
+	require.NoError(t, r.WriteText(&text))
+	require.NotContains(t, text.String(), "fatbin 1 of 2")
+}
+
+// TestAuditJetsonModules: the issue's synthetic library, a module with
+// sm_72 and sm_87 cubins and one with sm_72 only, is partial on an Orin
+// (not refused) and runs on a Xavier.
+func TestAuditJetsonModules(t *testing.T) {
+	lib := fatbintest.ELF(fatbintest.Fatbins(".nv_fatbin",
+		[]fatbintest.Code{fatbintest.Cubin("7.2"), fatbintest.Cubin("8.7")}, []fatbintest.Code{fatbintest.Cubin("7.2")}))
+	img := image(t, nil, layer(t, file{"usr/lib/libjetson.so", lib}))
+	r, err := imageaudit.Audit(t.Context(), &imageaudit.Opened{Name: "jetson", Image: img}, cc("8.7", "7.2"))
+	require.NoError(t, err)
+	require.True(t, r.OK, r.Sentence)
+	require.Equal(t, computecap.Partial, r.PerGPU[0].Verdict)
+	require.Equal(t, computecap.Runs, r.PerGPU[1].Verdict)
 }

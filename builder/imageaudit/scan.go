@@ -36,12 +36,21 @@ type CUDAFile struct {
 	Modules [][]computecap.Code
 	// Err says why its fat binaries cannot be read; Code is then empty.
 	Err error
+	// Relocatable are the fat binaries of its __nv_relfatbin section,
+	// each with what it holds: copies of relocatable device code for
+	// nvlink, which the CUDA runtime never loads, so they are reported
+	// apart and never judged.
+	Relocatable [][]computecap.Code
 }
 
 // Scan is what a pass over an image's layers found.
 type Scan struct {
-	// Files are the ELF files that hold GPU code, by path.
+	// Files are the ELF files that hold GPU code the runtime loads (or
+	// whose fat binaries cannot be read), by path.
 	Files []CUDAFile
+	// RelocatableOnly are the ELF files whose only fat binaries are
+	// relocatable copies (__nv_relfatbin), by path: nothing there is loaded.
+	RelocatableOnly []CUDAFile
 	// ELFs is how many ELF files were read; Bytes how many bytes of file
 	// content the image's file system holds.
 	ELFs  int
@@ -85,6 +94,7 @@ func ScanImage(ctx context.Context, img v1.Image, opts ...Option) (*Scan, error)
 		return nil, err
 	}
 	slices.SortFunc(s.Files, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
+	slices.SortFunc(s.RelocatableOnly, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
 	return s, nil
 }
 
@@ -146,13 +156,24 @@ func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
 	case err != nil:
 		s.Skipped = append(s.Skipped, path+": "+err.Error())
 	case len(entries) > 0:
-		f := CUDAFile{Path: path, Code: codeOf(entries)}
-		for _, m := range fatbin.Modules(entries) {
-			f.Modules = append(f.Modules, codeOf(m))
+		loaded, relocatable := fatbin.Split(entries)
+		f := CUDAFile{Path: path, Code: codeOf(loaded), Modules: modulesOf(loaded), Relocatable: modulesOf(relocatable)}
+		if len(loaded) == 0 {
+			s.RelocatableOnly = append(s.RelocatableOnly, f)
+			return nil
 		}
 		s.Files = append(s.Files, f)
 	}
 	return nil
+}
+
+// modulesOf is what each fat binary of entries holds, in order.
+func modulesOf(entries []fatbin.Entry) [][]computecap.Code {
+	var out [][]computecap.Code
+	for _, m := range fatbin.Modules(entries) {
+		out = append(out, codeOf(m))
+	}
+	return out
 }
 
 // codeOf is each kind and SM of entries once, cubins first, by SM.
@@ -163,13 +184,7 @@ func codeOf(entries []fatbin.Entry) []computecap.Code {
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b computecap.Code) int {
-		if a.Kind != b.Kind {
-			return int(a.Kind) - int(b.Kind)
-		}
-		return a.Target.Compare(b.Target)
-	})
-	return out
+	return sortedCode(out)
 }
 
 // spool holds the ELF file being read: in memory up to memLimit bytes,

@@ -29,6 +29,8 @@ func (r *Report) WriteText(w io.Writer) error {
 				row = append(row, "-")
 			case f.Error != "":
 				row = append(row, "unreadable")
+			case v.Verdict == computecap.Partial:
+				row = append(row, "partial ("+strconv.Itoa(v.ModulesWithCode)+" of "+strconv.Itoa(f.Modules)+" fatbins)")
 			case v.Module > 0:
 				row = append(row, v.Verdict.String()+" (fatbin "+strconv.Itoa(v.Module)+" of "+strconv.Itoa(f.Modules)+")")
 			default:
@@ -56,6 +58,9 @@ func orDash(s string) string {
 func (r *Report) WriteExplain(w io.Writer) error {
 	for _, f := range r.Files {
 		fmt.Fprintf(w, "%s: %s\n", f.Path, f.holds())
+		if f.Relocatable != nil {
+			fmt.Fprintf(w, "  __nv_relfatbin, not judged: %s\n", f.Relocatable.explain())
+		}
 		for _, v := range f.Verdicts {
 			in := ""
 			if v.Module > 0 {
@@ -67,6 +72,9 @@ func (r *Report) WriteExplain(w io.Writer) error {
 					u, v.GPU)
 			}
 		}
+	}
+	for _, rc := range r.RelocatableOnly {
+		fmt.Fprintf(w, "%s: not judged: %s\n", rc.Path, rc.explain())
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "not read: %s\n", s)
@@ -91,4 +99,18 @@ func (r *Report) Covers(gpu computecap.Capability) bool {
 		}
 	}
 	return false
+}
+
+// explain says what the relocatable copies hold and why they do not count.
+func (rc RelocatableCode) explain() string {
+	return fatbins(rc.Modules) + " of relocatable device code (" + held(rc.Cubins, rc.PTX) +
+		"), copies that nvlink reads to device-link against the file and the CUDA runtime never loads"
+}
+
+// fatbins counts fat binaries: "1 fat binary", "225 fat binaries".
+func fatbins(n int) string {
+	if n == 1 {
+		return "1 fat binary"
+	}
+	return strconv.Itoa(n) + " fat binaries"
 }

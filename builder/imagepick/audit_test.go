@@ -83,3 +83,24 @@ func TestExplainSaysAudit(t *testing.T) {
 	require.Contains(t, out, "audit: the image has no build-time audit")
 	require.Contains(t, out, "; no image that fits has an audit that covers SM 8.7, so it ranks as the others\n")
 }
+
+// TestExplainSaysPartial: an audit that says "partial" for the router
+// picked (jetbake never writes it for a router, which it refuses, but
+// another writer may) does not cover the host's SM, and --explain says why
+// in the audit's words.
+func TestExplainSaysPartial(t *testing.T) {
+	m, err := parseMeta(map[string]string{matrix.KeyRelease: "jetpack6.2", matrix.KeyJetPack: "6.2", matrix.KeyL4T: "36.4.3",
+		matrix.KeyCUDA: "12.6", matrix.KeySMTargets: "8.7,11.0", matrix.KeyAudit: "8.7=partial,11.0=runs"})
+	require.NoError(t, err)
+	require.Equal(t, "partial", m.Audit["8.7"])
+	fits := func(hostfit.Host, hostfit.ImageClaims) hostfit.Verdict {
+		return hostfit.Verdict{OK: true, Reason: "fits"}
+	}
+	host := hostfit.Host{GPU: computecap.MustParse("8.7")}
+	r := &Result{Host: host, Candidates: judge("r", host, []image{{digest: "sha256:p", tags: []string{"partial"}, meta: m}}, fits)}
+	require.False(t, r.Candidates[0].AuditCovers)
+	var b strings.Builder
+	require.NoError(t, r.WriteExplain(&b))
+	require.Contains(t, b.String(), "audit: its build-time audit found code for SM 8.7 in only some fat binaries of the router for SM 8.7 "+
+		"(io.jetbake.audit says \"partial\": the others hold only other GPUs' kernels, which fail if launched)")
+}

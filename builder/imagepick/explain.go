@@ -182,6 +182,9 @@ func auditNote(c Candidate, gpu computecap.Capability, audited bool) string {
 		why = "the image has no build-time audit (no valid io.jetbake.audit: built before jetbake audited images, or not by jetbake build)"
 	case !ok:
 		why = "its build-time audit does not name " + router + ", the one picked for SM " + gpu.String()
+	case verdict == computecap.Partial.String():
+		why = "its build-time audit found code for SM " + gpu.String() + " in only some fat binaries of " + router +
+			" (io.jetbake.audit says \"partial\": the others hold only other GPUs' kernels, which fail if launched)"
 	default:
 		why = "its build-time audit found no code for SM " + gpu.String() + " in " + router + " (io.jetbake.audit says \"" + verdict + "\")"
 	}

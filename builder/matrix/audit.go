@@ -14,11 +14,18 @@ type AuditEntry struct {
 	Verdict string
 }
 
-// AuditVerdicts are the verdicts io.jetbake.audit may say per SM: the
-// audit's "runs", "JIT" and "no code", and "none" when a router holds no
-// fat binary.
+// AuditVerdicts are the verdicts an audit per SM may say (io.jetbake.audit,
+// the build metadata's releases[].audit, the evidence's audit): the audit's
+// "runs", "JIT", "partial" and "no code" (computecap.Verdicts), and "none"
+// when no file read for the SM holds a fat binary. The annotation, which
+// says the routers' verdicts, never says "partial": a router jetbake
+// compiled for an SM must hold code for it in every fat binary.
 func AuditVerdicts() []string {
-	return []string{computecap.Runs.String(), computecap.JIT.String(), computecap.NoCode.String(), AuditNone}
+	var out []string
+	for _, v := range computecap.Verdicts() {
+		out = append(out, v.String())
+	}
+	return append(out, AuditNone)
 }
 
 // AuditNone is an SM's verdict in io.jetbake.audit when no file read for

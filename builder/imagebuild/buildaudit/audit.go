@@ -27,17 +27,21 @@ import (
 //
 // A router must hold, in every fat binary (module: the driver loads each
 // as a whole), a cubin that runs on its SM: the build compiled it for that
-// SM (CUDA_COMPUTE_CAP), so PTX alone, or a cubin of another SM, says it
-// was compiled for the wrong one. A library must hold code for every
-// target in every module; PTX compiled when loaded (JIT) is recorded, and
-// passes.
+// SM (CUDA_COMPUTE_CAP), so PTX alone, or a cubin of another SM, in any
+// module says it was compiled for the wrong one (a flash-attention module
+// that holds only sm_80 is refused). A library, or an app's file, must
+// hold code for every target in some module: PTX compiled when loaded
+// (JIT) is recorded, and passes; so is partial, some modules with code and
+// others with only other GPUs' kernels, as NVIDIA ships its own libraries
+// (the file loads, and those kernels fail if launched). Only a file with
+// no code for a target in any module is refused.
 
 // Audit is the build-time audit's result for one SM target of a release.
 type Audit struct {
 	// SM is the target, e.g. "8.7".
 	SM string `json:"sm"`
-	// Verdict is the worst over the files read for it: "runs", "JIT" or
-	// "no code"; "none" when none of them holds a fat binary.
+	// Verdict is the worst over the files read for it: "runs", "JIT",
+	// "partial" or "no code"; "none" when none of them holds a fat binary.
 	Verdict string `json:"verdict"`
 	// Files are the files read for it that hold GPU code.
 	Files []AuditedFile `json:"files"`
@@ -51,9 +55,11 @@ type AuditedFile struct {
 	Role string `json:"role"`
 	// Code is what its fat binaries hold, each kind and SM once.
 	Code []string `json:"code"`
-	// Verdict is the worst over its modules: "runs", "JIT" or "no code".
+	// Verdict is computecap's JudgeModules': "runs", "JIT", "partial" or
+	// "no code".
 	Verdict string `json:"verdict"`
-	// Reason says why, for the worst module.
+	// Reason says why: for "partial", how many modules hold code for the
+	// SM and the SMs of those that do not.
 	Reason string `json:"reason"`
 }
 
@@ -80,15 +86,18 @@ func NewCode(path, role string, modules [][]computecap.Code) Code {
 	return Code{Path: path, Role: role, modules: modules}
 }
 
-// Read reads the fat binaries of the ELF file r, as imageaudit does. A
-// file that is not ELF (a script router) is an error that IsNotELF reports.
+// Read reads the fat binaries of the ELF file r that the CUDA runtime
+// loads (.nv_fatbin; never the relocatable copies of __nv_relfatbin), as
+// imageaudit does. A file that is not ELF (a script router) is an error
+// that IsNotELF reports.
 func Read(path, role string, r io.ReaderAt) (Code, error) {
 	entries, err := fatbin.ReadELF(r, fatbin.Limits{})
 	if err != nil {
 		return Code{}, fmt.Errorf("%s: %w", path, err)
 	}
+	loaded, _ := fatbin.Split(entries)
 	c := Code{Path: path, Role: role}
-	for _, m := range fatbin.Modules(entries) {
+	for _, m := range fatbin.Modules(loaded) {
 		var code []computecap.Code
 		for _, e := range m {
 			if k, ok := e.Code(); ok && !slices.Contains(code, k) {
@@ -121,11 +130,28 @@ func (c Code) all() []string {
 func (c Code) judge(t *computecap.Table, sm computecap.Capability) (AuditedFile, []computecap.Code) {
 	v, i := t.JudgeModules(sm, c.modules)
 	f := AuditedFile{Path: c.Path, Role: c.Role, Code: c.all(), Verdict: v.Verdict.String(), Reason: v.Reason}
-	pass := v.Verdict == computecap.Runs || (c.Role != RoleRouter && v.Verdict == computecap.JIT)
-	if pass || i < 0 {
+	pass := v.Verdict == computecap.Runs || (c.Role != RoleRouter && v.Verdict != computecap.NoCode)
+	switch {
+	case pass:
 		return f, nil
+	case i < 0:
+		// No module holds code for sm: the refusal names all it holds.
+		return f, union(c.modules)
 	}
 	return f, c.modules[i]
+}
+
+// union is each kind and SM of modules once.
+func union(modules [][]computecap.Code) []computecap.Code {
+	var out []computecap.Code
+	for _, m := range modules {
+		for _, k := range m {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 // Release is what the audit judges for and names of a release.
@@ -159,12 +185,8 @@ func judgeSM(t *computecap.Table, sm computecap.Capability, files []Code, rel Re
 }
 
 func verdictOf(s string) computecap.Verdict {
-	for _, v := range []computecap.Verdict{computecap.NoCode, computecap.JIT, computecap.Runs} {
-		if v.String() == s {
-			return v
-		}
-	}
-	return computecap.NoCode
+	v, _ := computecap.ParseVerdict(s)
+	return v
 }
 
 // refusal is the sentence that fails the release: the file, what the
