@@ -39,8 +39,8 @@ func newAuditCommand() *cobra.Command {
 			"capability), partial (some of its fat binaries hold code for it, the others only other GPUs' kernels,\n" +
 			"as NVIDIA's own libraries do: it loads, and those kernels fail if launched), or no code. Only the fat\n" +
 			"binaries the CUDA runtime loads (.nv_fatbin) are judged, never __nv_relfatbin's relocatable copies.\n" +
-			"A Jetson runs only cubins built for its own SM. IMAGE is a reference in a\n" +
-			"registry (credentials from the Docker config; --mirror), an OCI layout folder or a Docker tarball.\n" +
+			"A Jetson runs only cubins built for its own SM. IMAGE is a reference in a registry (credentials\n" +
+			"from the Docker config; --mirror), an OCI layout folder or a Docker tarball.\n" +
 			"Without --gpu it audits for the image's own SM targets (the io.jetbake.sm-targets annotation).\n" +
 			"Exit status: 0 if every GPU has code in every CUDA file (a partial file warns on stderr; --strict\n" +
 			"makes it 1), 1 if some file has no code for a GPU, 2 on bad input.",

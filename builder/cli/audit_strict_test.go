@@ -31,5 +31,5 @@ func TestAuditStrict(t *testing.T) {
 	require.Contains(t, r.stdout, "partial (1 of 2 fatbins)")
 	r = run(t, "audit", "-q", "--strict", "--gpu", "9.0", "--explain", host+"/acme/lib:partial")
 	require.Equal(t, 1, r.code, r.stdout)
-	require.Contains(t, r.stdout, "  SM 9.0: partial (its fat binary 1 of 2: sm_72, sm_87 cubins): 1 of 2 fat binaries hold code for GPU with SM 9.0 (sm_90)")
+	require.Contains(t, r.stdout, "  SM 9.0: partial (the first without code: its fat binary 1 of 2, sm_72, sm_87 cubins): 1 of 2 fat binaries hold code for GPU with SM 9.0 (sm_90)")
 }

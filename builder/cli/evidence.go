@@ -207,7 +207,8 @@ func newEvidenceReportCommand() *cobra.Command {
 		Use:   "report FILE",
 		Short: "Write evidence as an issue body to paste, pass or not",
 		Long: "report checks FILE against the schema and writes it as Markdown for an issue: the image, the host,\n" +
-			"the CUDA kernel and serving runs (an app's app check in place of serving), the level the evidence\n" +
+			"the CUDA kernel and serving runs (an app's app check in place of serving), the build's audit verdict\n" +
+			"per SM (runs, JIT, partial, no code, none; 'evidence add' records it in the evidence it stores), the level the evidence\n" +
 			"reached (smoke, cuda-kernel, serve, app), every check with its detail, and the evidence itself\n" +
 			"folded at the end. It does not judge the evidence against the matrix: a failing probe is worth\n" +
 			"reporting too (the issue form 'jetbake init --gate' writes takes it).",

@@ -60,3 +60,20 @@ func (ev *Evidence) validateAudit() error {
 	}
 	return nil
 }
+
+// auditText says an audit per SM in one line, in the audit's words:
+// "SM 8.7 runs, SM 11.0 partial (from build-metadata)"; "" for none.
+func auditText(audits []Audit) string {
+	if len(audits) == 0 {
+		return ""
+	}
+	parts := make([]string, len(audits))
+	var from []string
+	for i, a := range audits {
+		parts[i] = "SM " + a.SM + " " + a.Verdict
+		if !slices.Contains(from, a.From) {
+			from = append(from, a.From)
+		}
+	}
+	return strings.Join(parts, ", ") + " (from " + strings.Join(from, ", ") + ")"
+}

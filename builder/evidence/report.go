@@ -54,6 +54,7 @@ func summaryRows(ev *Evidence) [][2]string {
 		{"CUDA driver", orDash(h.CUDADriver)},
 		{"Architecture", orDash(h.Architecture)},
 		{"Binary chosen", binaryText(ev.Result.Binary)},
+		{"Build audit", buildAuditText(ev)},
 		{"Smoke run", smokeText(ev.Result.Smoke)},
 		{"CUDA kernel", kernelText(ev.Result.Kernel)},
 		checkRow,
@@ -61,6 +62,15 @@ func summaryRows(ev *Evidence) [][2]string {
 		{"Collected", ev.At().UTC().Format("2006-01-02 15:04 UTC")},
 	}
 	return rows
+}
+
+// buildAuditText is the image's build-time audit per SM, as `jetbake
+// evidence add` recorded it, or why there is none.
+func buildAuditText(ev *Evidence) string {
+	if s := auditText(ev.Audit); s != "" {
+		return s
+	}
+	return "not recorded (the probe's own file: 'jetbake evidence add' records the build's audit in the evidence it stores)"
 }
 
 // appText describes an app image's app check: its status and detail.

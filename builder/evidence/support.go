@@ -68,6 +68,9 @@ type SupportEvidence struct {
 	Counts *bool `json:"counts,omitempty"`
 	// File is the stored file's name in its release's folder.
 	File string `json:"file"`
+	// Audit is the image's build-time audit per SM target, as the evidence
+	// records it: "runs", "JIT", "partial", "no code" or "none".
+	Audit []Audit `json:"audit,omitempty"`
 }
 
 // Support builds the table from the matrix, the store and, with
@@ -98,7 +101,8 @@ func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTab
 		}
 		for k, e := range b.entries {
 			se := SupportEvidence{DeviceClass: e.Evidence.Host.DeviceClass, Date: e.Evidence.GeneratedAt,
-				Digest: e.Evidence.Image.Digest, Revision: e.Evidence.Revision, Level: LevelOf(e.Evidence), File: filepath.Base(e.Path)}
+				Digest: e.Evidence.Image.Digest, Revision: e.Evidence.Revision, Level: LevelOf(e.Evidence), File: filepath.Base(e.Path),
+				Audit: e.Evidence.Audit}
 			if b.currentErr == nil {
 				se.Counts = ptr(b.verdicts[k] == nil)
 			}
@@ -175,7 +179,8 @@ func evidenceCell(r *SupportRow) string {
 }
 
 // evidenceLine writes "Jetson AGX Orin, 2026-11-20, sha256:c2efadaaded6,
-// rev 677e5d8, level serve (counts)", with q around the digest and revision.
+// rev 677e5d8, level serve, audit SM 8.7 runs (from build-metadata)
+// (counts)", with q around the digest and revision.
 func evidenceLine(e *SupportEvidence, q string) string {
 	date := e.Date
 	if len(date) >= 10 {
@@ -191,6 +196,9 @@ func evidenceLine(e *SupportEvidence, q string) string {
 	}
 	if e.Level != "" {
 		s += ", level " + string(e.Level)
+	}
+	if a := auditText(e.Audit); a != "" {
+		s += ", audit " + cell(a)
 	}
 	if e.Counts != nil {
 		if *e.Counts {

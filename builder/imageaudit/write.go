@@ -63,7 +63,10 @@ func (r *Report) WriteExplain(w io.Writer) error {
 		}
 		for _, v := range f.Verdicts {
 			in := ""
-			if v.Module > 0 {
+			switch {
+			case v.Module > 0 && v.Verdict == computecap.Partial:
+				in = " (the first without code: " + v.module(f) + ", " + held(v.ModuleCubins, v.ModulePTX) + ")"
+			case v.Module > 0:
 				in = " (" + v.module(f) + ": " + held(v.ModuleCubins, v.ModulePTX) + ")"
 			}
 			fmt.Fprintf(w, "  SM %s: %s%s: %s\n", v.GPU, v.Verdict, in, v.Reason)

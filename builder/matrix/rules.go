@@ -32,7 +32,8 @@ const (
 	KeyTier       = "io.jetbake.tier"
 	// KeyAudit is the build-time audit of the router binaries' GPU code,
 	// per SM target: "8.7=runs,11.0=runs" (runs, JIT, "no code", or none
-	// when a router holds no fat binary).
+	// when a router holds no fat binary; an app image's files may also be
+	// "partial", see AuditVerdicts).
 	KeyAudit       = "io.jetbake.audit"
 	KeyNVIDIACUDA  = "com.nvidia.cuda.version"
 	jetbakePrefix  = "io.jetbake."

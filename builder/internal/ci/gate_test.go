@@ -95,7 +95,7 @@ func TestGateWorkflow(t *testing.T) {
 	all := strings.Join(runs, "\n")
 	order := []string{"jetbake doctor", "jetbake pick", "--entrypoint /usr/local/bin/jetbake-probe \"$REF\"",
 		"--smoke --kernel --serve /model --out /out/evidence.json",
-		"jetbake evidence add -f \"$MATRIX\"", "jetbake evidence report \"$GATE_DIR/evidence.json\" --format markdown >> \"$GITHUB_STEP_SUMMARY\""}
+		"jetbake evidence add -f \"$MATRIX\"", "jetbake evidence report \"$report\" --format markdown >> \"$GITHUB_STEP_SUMMARY\""}
 	at := -1
 	for _, want := range order {
 		i := strings.Index(all, want)
