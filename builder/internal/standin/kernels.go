@@ -37,6 +37,18 @@ func LibraryKernels(cuda string) ([]fatbintest.Code, error) {
 	return append(out, fatbintest.Code{Kind: fatbin.KindPTX, SM: sms[len(sms)-1], Size: 3000}), nil
 }
 
+// perGPUModules are the modules a stand-in CUDA library holds besides its
+// release's kernels that hold only one GPU's code, as NVIDIA ships them
+// (real cuBLAS 11.8 has 35 modules with sm_35 code only and one with sm_60
+// and sm_61 only): CUDA 12.6's cuBLAS, which the JetPack 6 bases carry,
+// has one with sm_90 code only, which Orin's audit reads as partial.
+func perGPUModules(soname, cuda string) [][]fatbintest.Code {
+	if strings.HasPrefix(soname, "libcublas.so.") && majorMinor(cuda) == "12.6" {
+		return [][]fatbintest.Code{{fatbintest.Cubin("9.0")}}
+	}
+	return nil
+}
+
 // Module is one fat binary (a module the driver loads as a whole) of a
 // stand-in library: the writer's (package fatbintest) of Codes or, with
 // Real set, NVIDIA's own, made by ptxas and fatbinary (package nvreal).

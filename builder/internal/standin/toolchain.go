@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jetbake/jetbake/builder/fatbin/fatbintest"
 	"github.com/jetbake/jetbake/builder/internal/nvreal"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 )
@@ -103,7 +104,7 @@ func (k Kit) cudaLibrary(ctx context.Context, cl cudaLib, cuda string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	path, err := BuildCUDALibrary(ctx, k.Cache, ARM64, cl.Soname, code)
+	path, err := BuildCUDALibrary(ctx, k.Cache, ARM64, cl.Soname, append([][]fatbintest.Code{code}, perGPUModules(cl.Soname, cuda)...)...)
 	if err != nil {
 		return nil, err
 	}
