@@ -58,7 +58,8 @@ release-version:
 	  echo "make release: the checkout has uncommitted changes: commit or stash them, so that $$RELEASE_VERSION is the tag's content" >&2; exit 2; fi
 
 ## deps: runc, QEMU binfmt for aarch64, arm64 busybox, Debian docker.io (dockerd for the Docker-engine tests), buildkitd and buildctl from the BuildKit pinned in go.mod,
-## NVIDIA's container runtime, nvidia-ctk and nvidia-cdi-hook from the toolkit pinned in builder/internal/nvtoolkit/toolkit
+## NVIDIA's container runtime, nvidia-ctk and nvidia-cdi-hook from the toolkit pinned in builder/internal/nvtoolkit/toolkit,
+## and the test bed's real fat binaries (NVIDIA's ptxas and fatbinary, sm_72 and sm_87) in bin/nvidia-fatbins
 # BuildKit refuses `go install pkg@version` (exclude directives); building it
 # inside this module uses exactly the version go.mod pins. The binaries are
 # rebuilt only when that version changes or buildkitd does not report it.
@@ -79,6 +80,7 @@ NVTK_LDFLAGS  = -s -w '-extldflags=-Wl,--export-dynamic -Wl,--unresolved-symbols
                 -X $(NVTK_MOD)/internal/info.version=$$v -X $(NVTK_MOD)/internal/info.gitCommit=$$sum
 deps:
 	bash builder/internal/tools/deps.sh
+	$(GO) run ./builder/internal/nvreal/cmd/nvfatbins
 	@v=$$($(GO) list -m -f '{{.Version}}' $(BK_MOD)); sum=$$($(GO) list -m -f '{{.Sum}}' $(BK_MOD)); \
 	if [ "$$(cat $(BIN)/.buildkit-version 2>/dev/null)" != "$$v" ] || [ ! -x $(BIN)/buildkitd ] || [ ! -x $(BIN)/buildctl ] || \
 	   ! $(BIN)/buildkitd --version 2>/dev/null | grep -qF " $$v "; then \

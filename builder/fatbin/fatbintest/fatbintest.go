@@ -87,11 +87,41 @@ func WriteFatbin(w io.Writer, codes ...Code) error {
 		if _, err := w.Write(e); err != nil {
 			return err
 		}
-		if err := writePattern(w, c.padded(), int64(c.SM.Major*10+c.SM.Minor)); err != nil {
+		if err := c.writePayload(w); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cubinHeaderSize is the size of a cubin's ELF header.
+const cubinHeaderSize = 64
+
+// writePayload writes the entry's payload: a cubin starts with the ELF
+// header ptxas writes (ELF64, OS ABI 0x33 and ABI version 7 of CUDA 11 and
+// 12, EM_CUDA, e_flags of the SM: the SM in the low byte and the virtual
+// SM in the third, with 64-bit addressing), from which cuobjdump reads its
+// SM; the rest, and a PTX's payload, is the pattern.
+func (c Code) writePayload(w io.Writer) error {
+	sm := int64(c.SM.Major*10 + c.SM.Minor)
+	n := c.padded()
+	if c.Kind == fatbin.KindCubin && !c.Compressed && n >= cubinHeaderSize {
+		le := binary.LittleEndian
+		h := make([]byte, cubinHeaderSize)
+		copy(h, elf.ELFMAG)
+		h[elf.EI_CLASS], h[elf.EI_DATA], h[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+		h[elf.EI_OSABI], h[elf.EI_ABIVERSION] = 0x33, 7
+		le.PutUint16(h[16:], uint16(elf.ET_EXEC))
+		le.PutUint16(h[18:], uint16(elf.EM_CUDA))
+		le.PutUint32(h[20:], 0x76) // the toolkit that wrote it, 11.8 (118)
+		le.PutUint32(h[48:], uint32(sm&0xff|0x500|(sm&0xff)<<16))
+		le.PutUint16(h[52:], cubinHeaderSize)
+		if _, err := w.Write(h); err != nil {
+			return err
+		}
+		n -= cubinHeaderSize
+	}
+	return writePattern(w, n, sm)
 }
 
 // Fatbin returns one fat binary that holds codes.

@@ -30,7 +30,7 @@ func checkAudit(t *testing.T, f *fixture) {
 	require.Equal(t, "runs", rr.Audit[0].Verdict)
 	router := rr.Audit[0].Files[0]
 	require.Equal(t, "/usr/local/bin/router-87", router.Path)
-	require.Equal(t, []string{"sm_87 cubin", "compute_87 PTX"}, router.Code[:2], "candle-flash-attn's kernels, compiled for CUDA_COMPUTE_CAP=87")
+	require.Equal(t, []string{"compute_87 PTX", "sm_87 cubin"}, router.Code[:2], "candle-flash-attn's kernels, compiled for CUDA_COMPUTE_CAP=87 (NVIDIA's real fat binary: PTX, then the cubin, as nvcc writes them)")
 	require.Contains(t, router.Code, "sm_72 cubin", "cuBLAS's static kernels, for every SM of CUDA 12.6")
 	ref, err := name.ParseReference(rr.Repository + "@" + rr.Digest)
 	require.NoError(t, err)
@@ -56,7 +56,7 @@ func checkAudit(t *testing.T, f *fixture) {
 	require.Contains(t, err.Error(), "no tag was put on for this run")
 	t.Logf("the refusal: %s", rr.Error)
 	require.Equal(t, "JIT", rr.Audit[0].Verdict, "compute_80 PTX would compile on Orin, not what the release compiled it for")
-	require.Equal(t, []string{"sm_80 cubin", "compute_80 PTX"}, rr.Audit[0].Files[0].Code[:2])
+	require.Equal(t, []string{"compute_80 PTX", "sm_80 cubin"}, rr.Audit[0].Files[0].Code[:2])
 	for _, tag := range wrong.Releases[0].Tags {
 		ref, err := name.ParseReference(tag)
 		require.NoError(t, err)

@@ -146,7 +146,7 @@ const RefusalOnOrin = "Runtime compute cap 87 is not compatible with compile tim
 
 // AuditRefusalOfWrongSM is the start of the build-time audit's sentence
 // for a router-87 compiled for sm_80 (withWrongComputeCap).
-const AuditRefusalOfWrongSM = "audit: /usr/local/bin/router-87 holds sm_80 cubin and compute_80 PTX in one of its CUDA fat binaries and no cubin for Jetson Orin, SM 8.7"
+const AuditRefusalOfWrongSM = "audit: /usr/local/bin/router-87 holds compute_80 PTX and sm_80 cubin in one of its CUDA fat binaries and no cubin for Jetson Orin, SM 8.7"
 
 // NoLibcuda is the dynamic loader's sentence when the driver is not in the container.
 const NoLibcuda = "error while loading shared libraries: libcuda.so.1: cannot open shared object file"

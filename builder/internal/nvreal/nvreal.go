@@ -24,6 +24,9 @@ type Parts struct {
 	// Driver is the arm64 driver user space's root
 	// (usr/lib/aarch64-linux-gnu/nvidia/current/libcuda.so.1, usr/lib/nvidia/current/nvidia-smi).
 	Driver string
+	// Made is where the real fat binaries made from them are cached
+	// (bin/nvidia-fatbins; see Fatbin).
+	Made string
 }
 
 // Find returns the parts under repoRoot's bin/deps, or an error that names
@@ -31,7 +34,7 @@ type Parts struct {
 func Find(repoRoot string) (Parts, error) {
 	deps := filepath.Join(repoRoot, "bin", "deps")
 	p := Parts{Toolkit: filepath.Join(deps, "nvidia-cuda-amd64"), CUDALibs: filepath.Join(deps, "nvidia-cuda-arm64"),
-		Driver: filepath.Join(deps, "nvidia-driver-arm64")}
+		Driver: filepath.Join(deps, "nvidia-driver-arm64"), Made: filepath.Join(repoRoot, "bin", "nvidia-fatbins")}
 	for _, f := range []string{p.Cuobjdump(), p.Ptxas(), p.Fatbinary(), p.Libcuda(), p.NvidiaSmi()} {
 		if _, err := os.Stat(f); err != nil {
 			return Parts{}, fmt.Errorf("the test bed lacks NVIDIA's %s: run 'make deps' as root (it fetches NVIDIA's packages from Debian's non-free component)", f)

@@ -58,7 +58,7 @@ func TestStandinKernels(t *testing.T) {
 	require.NoError(t, err)
 	k := Kit{Cache: cache, Source: root}
 	b := Base{CUDA: "12.6", Ubuntu: "22.04"}
-	flash := []string{"sm_10 cubin", "compute_10 PTX"}
+	flash := []string{"compute_30 PTX", "sm_30 cubin"}
 	for kind, want := range map[tei.TemplateKind][][]string{
 		{Linking: tei.LinkStatic, FlashAttn: true}: {flash, cuda126, cuda126, cuda126},
 		{Linking: tei.LinkDynamic}:                 {flash},
@@ -75,6 +75,6 @@ func TestStandinKernels(t *testing.T) {
 		n, err := tei.SetKernelSM(data, 87)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
-		require.Equal(t, []string{"sm_87 cubin", "compute_87 PTX"}, modules(t, data)[0], kind.Name())
+		require.Equal(t, []string{"compute_87 PTX", "sm_87 cubin"}, modules(t, data)[0], kind.Name())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/jetbake/jetbake/builder/fatbin/fatbintest"
+	"github.com/jetbake/jetbake/builder/internal/nvreal"
 	"github.com/jetbake/jetbake/builder/internal/pywheel"
 	"github.com/jetbake/jetbake/computecap"
 )
@@ -44,16 +45,20 @@ type PyTorchLine struct {
 	CUDA string
 	// Torch is torch.__version__.
 	Torch string
-	// Codes are the GPU code in torch/lib/libtorch_cuda.so's .nv_fatbin.
-	Codes []fatbintest.Code
+	// Modules are the fat binaries in torch/lib/libtorch_cuda.so's .nv_fatbin.
+	Modules []Module
 }
 
 // pytorchLines are the lines the test bed models. 6.2: NGC 25.06-py3-igpu,
 // CUDA 12.9, torch 2.8.0a0+5228986c39.nv25.06, built for sm_87 only (the
-// Jetson builds' TORCH_CUDA_ARCH_LIST). 7.0: NGC 25.08-py3, the unified SBSA
+// Jetson builds' TORCH_CUDA_ARCH_LIST): NVIDIA's real sm_87 cubin, made by
+// ptxas and fatbinary (nvreal.Torch87). 7.0: NGC 25.08-py3, the unified SBSA
 // container (CUDA 13.0, torch 2.8.0a0+34c6371d24.nv25.08 as its release
 // notes give it), with cubins for jetson-containers' SBSA arch list
-// 8.7, 9.0, 10.0, 10.3, 11.0, 12.0, 12.1 and PTX of the newest.
+// 8.7, 9.0, 10.0, 10.3, 11.0, 12.0, 12.1 and PTX of the newest, and a
+// second module with sm_90 code only, as NVIDIA's builds carry kernels
+// built for one GPU alone (Hopper's sm_90 kernels): Thor's audit reads it
+// as partial, which does not refuse the build.
 func pytorchLines() []PyTorchLine {
 	sbsa := []fatbintest.Code{}
 	for _, sm := range []string{"8.7", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"} {
@@ -62,9 +67,9 @@ func pytorchLines() []PyTorchLine {
 	sbsa = append(sbsa, fatbintest.PTX("12.1"))
 	return []PyTorchLine{
 		{Ref: "nvcr.io/nvidia/pytorch:25.06-py3-igpu", JetPack: "6.2", Flavour: computecap.FlavourTegra, CUDA: "12.9",
-			Torch: "2.8.0a0+5228986c39.nv25.06", Codes: []fatbintest.Code{fatbintest.Cubin("8.7")}},
+			Torch: "2.8.0a0+5228986c39.nv25.06", Modules: []Module{Real(nvreal.Torch87())}},
 		{Ref: "nvcr.io/nvidia/pytorch:25.08-py3", JetPack: "7.0", Flavour: computecap.FlavourSBSA, CUDA: "13.0",
-			Torch: "2.8.0a0+34c6371d24.nv25.08", Codes: sbsa},
+			Torch: "2.8.0a0+34c6371d24.nv25.08", Modules: []Module{Written(sbsa...), Written(fatbintest.Cubin("9.0"))}},
 	}
 }
 
@@ -89,8 +94,8 @@ const ConstraintPath = "/etc/pip/constraint.txt"
 // TorchDist is a stand-in torch distribution: torch/__init__.py, torch/cuda,
 // torch/version.py with version and cuda ("" writes cuda = None, a CPU
 // build) and, with CUDA, torch/lib/libtorch_cuda.so, a real shared object
-// for arch whose .nv_fatbin holds codes. tag is the wheel tag.
-func (k Kit) TorchDist(ctx context.Context, version, cuda, tag string, arch Arch, codes []fatbintest.Code) (pywheel.Dist, error) {
+// for arch whose .nv_fatbin holds modules. tag is the wheel tag.
+func (k Kit) TorchDist(ctx context.Context, version, cuda, tag string, arch Arch, modules []Module) (pywheel.Dist, error) {
 	files := map[string][]byte{}
 	err := fs.WalkDir(torchSource, "pytorch/torch", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -106,7 +111,11 @@ func (k Kit) TorchDist(ctx context.Context, version, cuda, tag string, arch Arch
 	cudaValue := "None"
 	if cuda != "" {
 		cudaValue = fmt.Sprintf("%q", cuda)
-		lib, err := BuildCUDALibrary(ctx, k.Cache, arch, "libtorch_cuda.so", codes)
+		fatbins, err := k.fatbins(ctx, modules)
+		if err != nil {
+			return pywheel.Dist{}, err
+		}
+		lib, err := BuildFatbinLibrary(ctx, k.Cache, arch, "libtorch_cuda.so", fatbins...)
 		if err != nil {
 			return pywheel.Dist{}, err
 		}
@@ -130,7 +139,7 @@ func (k Kit) PyTorchImage(ctx context.Context, line PyTorchLine) (v1.Image, erro
 	if err := k.addPython(l); err != nil {
 		return nil, err
 	}
-	torch, err := k.TorchDist(ctx, line.Torch, line.CUDA, "cp311-cp311-linux_aarch64", ARM64, line.Codes)
+	torch, err := k.TorchDist(ctx, line.Torch, line.CUDA, "cp311-cp311-linux_aarch64", ARM64, line.Modules)
 	if err != nil {
 		return nil, err
 	}

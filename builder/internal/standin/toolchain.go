@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jetbake/jetbake/builder/fatbin/fatbintest"
+	"github.com/jetbake/jetbake/builder/internal/nvreal"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 )
 
@@ -102,7 +104,7 @@ func (k Kit) cudaLibrary(ctx context.Context, cl cudaLib, cuda string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	path, err := BuildCUDALibrary(ctx, k.Cache, ARM64, cl.Soname, code)
+	path, err := BuildCUDALibrary(ctx, k.Cache, ARM64, cl.Soname, append([][]fatbintest.Code{code}, perGPUModules(cl.Soname, cuda)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +137,16 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 	}
 	if err := l.copyFile(strings.TrimPrefix(tei.MainObjectPath(), "/"), 0o644, main); err != nil {
 		return err
+	}
+	// NVIDIA's real fat binaries of candle-flash-attn's kernels for the
+	// SMs CUDA 11.8 targets, which the stand-in cargo puts into the router
+	// for CUDA_COMPUTE_CAP 72 and 87 (tei.SetKernels).
+	for _, sm := range []int{72, 87} {
+		real, err := k.fatbins(ctx, []Module{Real(nvreal.FlashAttn(sm))})
+		if err != nil {
+			return err
+		}
+		l.file(strings.TrimPrefix(tei.FlashFatbinPath(sm), "/"), 0o644, real[0])
 	}
 	for _, kind := range tei.Templates() {
 		path, err := k.routerTemplate(ctx, b, kind)

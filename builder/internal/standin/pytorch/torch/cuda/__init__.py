@@ -109,10 +109,17 @@ def get_device_name(device=None):
 
 
 def get_arch_list():
-    """The compiled arch list (torch._C._cuda_getArchFlags): sm_XY per cubin, compute_XY per PTX."""
+    """The compiled arch list (torch._C._cuda_getArchFlags): sm_XY per cubin, compute_XY per PTX,
+    each once, as the build's arch flags name them (a kernel built for one GPU alone, in a module of
+    its own, adds no flag)."""
     if not _compiled():
         return []
-    return ["%s_%d" % ("sm" if kind == "cubin" else "compute", arch) for kind, arch in _fatbin.entries(_LIB)]
+    out = []
+    for kind, arch in _fatbin.entries(_LIB):
+        flag = "%s_%d" % ("sm" if kind == "cubin" else "compute", arch)
+        if flag not in out:
+            out.append(flag)
+    return out
 
 
 def _check_capability():

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,8 +228,16 @@ func write(p *tei.BuildPlan) error {
 		return fmt.Errorf("this build image has no stand-in router for %s (%s): %w", orCPU(p.Facts.Linking), tmpl, err)
 	}
 	if p.Facts.ComputeCap > 0 {
-		// candle-flash-attn's kernels, compiled for CUDA_COMPUTE_CAP.
-		if _, err := tei.SetKernelSM(template, p.Facts.ComputeCap); err != nil {
+		// candle-flash-attn's kernels, compiled for CUDA_COMPUTE_CAP:
+		// NVIDIA's real fat binary where the image has one for it.
+		real, err := os.ReadFile(tei.FlashFatbinPath(p.Facts.ComputeCap))
+		if errors.Is(err, fs.ErrNotExist) {
+			real, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tei.SetKernels(template, p.Facts.ComputeCap, real); err != nil {
 			return err
 		}
 	}
