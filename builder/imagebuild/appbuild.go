@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -121,11 +122,25 @@ func (j *releaseJob) isApp() bool { return j.plan != nil && j.plan.App != nil }
 
 // checkApp checks the app's image before it is exported, so before any
 // tag: the vendor stack (the base's framework packages kept, package
-// pydist's sentences otherwise) and the audit of every ELF file of the
+// pydist's sentences otherwise), the audit of every ELF file of the
 // image for every SM target (an SBSA wheel's library without code for
-// Orin is refused by name). It records the audit and returns the value of
-// its annotation, "8.7=runs,11.0=runs".
+// Orin is refused by name) and the app's smoke run (appSmoke). It
+// records the audit and returns the value of its annotation,
+// "8.7=runs,11.0=runs".
 func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runtimeImage, base string, imports []gateway.CacheOptionsEntry) (string, error) {
+	// The smoke run needs none of the reads: it runs beside them.
+	// Every return waits for it, canceled unless it was waited for.
+	smokeCtx, cancel := context.WithCancel(ctx)
+	var smokeErr error
+	smokeDone := make(chan struct{})
+	go func() {
+		defer close(smokeDone)
+		smokeErr = j.appSmoke(smokeCtx, c, image, base, imports)
+	}()
+	defer func() {
+		cancel()
+		<-smokeDone
+	}()
 	read, err := j.appBases.Wait(ctx, base)
 	if err != nil {
 		return "", err
@@ -136,10 +151,8 @@ func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runti
 	}
 	stackErr := pydist.CompareApp(read.Inv, inv, j.plan.App.Command[0]).Err()
 	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, code)
-	err = stackErr
-	if err == nil {
-		err = auditErr
-	}
+	<-smokeDone
+	err = cmp.Or(stackErr, auditErr, smokeErr)
 	j.mu.Lock()
 	j.audit, j.appErr = audits, err
 	j.mu.Unlock()
