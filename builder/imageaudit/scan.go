@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +53,11 @@ type Scan struct {
 	// Routers are the router binaries of a jetbake image, by path, with
 	// the SM each is built for, from its /etc/jetbake/image.json.
 	Routers map[string]computecap.Capability
+	// Needed are the DT_NEEDED entries of the ELF files in a Python
+	// site-packages or dist-packages folder (extension modules and the
+	// libraries wheels carry), by path: which of them link torch's
+	// libraries (package pydist judges it).
+	Needed map[string][]string
 }
 
 // ScanImage reads img's layers once, from the top, through layerwalk
@@ -138,6 +144,9 @@ func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
 	if err != nil {
 		return err
 	}
+	if strings.Contains(path, "/site-packages/") || strings.Contains(path, "/dist-packages/") {
+		s.readNeeded(path, ra)
+	}
 	entries, err := fatbin.ReadELF(ra, o.limits)
 	var ferr *fatbin.FormatError
 	switch {
@@ -153,6 +162,25 @@ func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
 		s.Files = append(s.Files, f)
 	}
 	return nil
+}
+
+// readNeeded records the DT_NEEDED entries of the ELF file at path, if
+// it has any and reads as ELF (debug/elf; fatbin.ReadELF reports the file
+// that does not).
+func (s *Scan) readNeeded(path string, ra io.ReaderAt) {
+	f, err := elf.NewFile(ra)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	needed, err := f.ImportedLibraries()
+	if err != nil || len(needed) == 0 {
+		return
+	}
+	if s.Needed == nil {
+		s.Needed = map[string][]string{}
+	}
+	s.Needed[path] = needed
 }
 
 // codeOf is each kind and SM of entries once, cubins first, by SM.

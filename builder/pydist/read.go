@@ -33,6 +33,10 @@ type Dist struct {
 	// Env is the prefix of the venv that holds it; "" for the system's
 	// python (its /usr, /usr/local and user site folders).
 	Env string
+	// Links is the library of torch's (libtorch*, libc10*, libcudart*)
+	// that one of its compiled files NEEDs, as Inventory.Link found it;
+	// "" when none does, or when its files were not read.
+	Links string `json:",omitempty"`
 }
 
 // Env is a venv: a prefix with pyvenv.cfg.
@@ -52,6 +56,10 @@ type Inventory struct {
 	Venvs []Env
 	// Constraints are the pins of its /etc/pip/constraint.txt.
 	Constraints []Pin
+	// Compiled are the shared objects each distribution's RECORD lists
+	// (extension modules, the libraries a wheel carries), by the path of
+	// its .dist-info, absolute; nil when none lists any.
+	Compiled map[string][]string `json:",omitempty"`
 }
 
 // Find is the copies of the package name (any spelling) in env.
@@ -79,6 +87,9 @@ func (inv *Inventory) Venv(prefix string) (Env, bool) {
 // the site folder and the .dist-info or .egg-info folder's name.
 var distRE = regexp.MustCompile(`^(/.*?)?/lib(?:64)?/python[0-9.]*/(?:site|dist)-packages/([^/]+)\.(dist-info/METADATA|egg-info/PKG-INFO|egg-info)$`)
 
+// recordRE matches a .dist-info's RECORD.
+var recordRE = regexp.MustCompile(`^(?:/.*?)?/lib(?:64)?/python[0-9.]*/(?:site|dist)-packages/[^/]+\.dist-info/RECORD$`)
+
 // collector gathers an inventory from the files of a file system, in any
 // order.
 type collector struct {
@@ -99,6 +110,13 @@ func (c *collector) file(name string, r io.Reader) error {
 		c.inv.Constraints = ParseConstraints(r)
 	case path.Base(name) == "pyvenv.cfg":
 		c.cfgs[path.Dir(name)] = systemSite(r)
+	case recordRE.MatchString(name):
+		if so := compiledFiles(path.Dir(name), r); len(so) > 0 {
+			if c.inv.Compiled == nil {
+				c.inv.Compiled = map[string][]string{}
+			}
+			c.inv.Compiled[path.Dir(name)] = so
+		}
 	default:
 		m := distRE.FindStringSubmatch(name)
 		if m == nil {
@@ -210,5 +228,5 @@ func (c *collector) wants(name string) bool { return Wants(name) }
 // constraint file. A reader that copies a file system's files for ReadDir
 // need copy only these.
 func Wants(name string) bool {
-	return name == ConstraintPath || path.Base(name) == "pyvenv.cfg" || distRE.MatchString(name)
+	return name == ConstraintPath || path.Base(name) == "pyvenv.cfg" || distRE.MatchString(name) || recordRE.MatchString(name)
 }

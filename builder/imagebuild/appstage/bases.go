@@ -101,7 +101,11 @@ func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
 		}
 		return nil
 	})
-	return inv, scan, eg.Wait()
+	if err := eg.Wait(); err != nil {
+		return nil, nil, err
+	}
+	inv.Link(scan.Needed)
+	return inv, scan, nil
 }
 
 // Wait returns the read of the base at ref, started by Start.
