@@ -170,18 +170,31 @@ func (c *collector) done() *Inventory {
 // pass over its layers through layerwalk (whiteouts, opaque folders and
 // later layers applied).
 func ReadImage(ctx context.Context, img v1.Image) (*Inventory, error) {
-	c := newCollector()
-	err := layerwalk.Walk(ctx, img, func(hdr *tar.Header, r io.Reader) error {
-		if hdr.Typeflag != tar.TypeReg {
-			return nil
-		}
-		return c.file(path.Clean("/"+hdr.Name), r)
-	})
-	if err != nil {
+	c := NewCollector()
+	if err := layerwalk.Walk(ctx, img, c.File); err != nil {
 		return nil, err
 	}
-	return c.done(), nil
+	return c.Done(), nil
 }
+
+// Collector is ReadImage one file at a time, for a walk over an image's
+// layers that feeds other readers too.
+type Collector struct{ c *collector }
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector { return &Collector{c: newCollector()} }
+
+// File reads one file of the walk, when it is one an inventory needs
+// (Wants).
+func (c *Collector) File(hdr *tar.Header, r io.Reader) error {
+	if hdr.Typeflag != tar.TypeReg {
+		return nil
+	}
+	return c.c.file(path.Clean("/"+hdr.Name), r)
+}
+
+// Done returns the inventory.
+func (c *Collector) Done() *Inventory { return c.c.done() }
 
 // ReadDir reads the distributions, venvs and constraint file of the file
 // system at root (a folder: a test's, or an unpacked image). Symbolic

@@ -1,24 +1,28 @@
 package appstage
 
 import (
+	"archive/tar"
 	"context"
 	"fmt"
+	"io"
+	"path"
 	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/imageaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/layerwalk"
 	"github.com/jetbake/jetbake/builder/pydist"
 )
 
 // Bases reads, from the registry, what an app's framework container
 // holds that the build checks the image against: its Python distributions
 // (package pydist) and the CUDA code of its ELF files (package
-// imageaudit). An NGC container is gigabytes: each base is read once per
-// build, by its pinned reference, however many releases start from it,
+// imageaudit), in one walk over its layers. An NGC container is
+// gigabytes: each base is read once, by its pinned reference, however
+// many releases start from it, and kept by its digest for later builds,
 // and only the app stage's changes are read from each image (see
 // Read).
 type Bases struct {
@@ -29,6 +33,7 @@ type Bases struct {
 	wg      sync.WaitGroup
 	remote  []remote.Option
 	timings *progress.Recorder
+	cache   cache
 
 	mu      sync.Mutex
 	entries map[string]*Base
@@ -44,10 +49,11 @@ type Base struct {
 }
 
 // NewBases reads bases with opts until ctx ends or Close, recording the
-// reads in timings.
-func NewBases(ctx context.Context, opts []remote.Option, timings *progress.Recorder) *Bases {
+// reads in timings, and keeps what it read of each in cacheDir by the
+// base's digest ("" keeps nothing; DefaultCacheDir is the user's).
+func NewBases(ctx context.Context, opts []remote.Option, timings *progress.Recorder, cacheDir string) *Bases {
 	ctx, cancel := context.WithCancel(ctx)
-	return &Bases{ctx: ctx, cancel: cancel, remote: opts, timings: timings, entries: map[string]*Base{}}
+	return &Bases{ctx: ctx, cancel: cancel, remote: opts, timings: timings, cache: cache{dir: cacheDir}, entries: map[string]*Base{}}
 }
 
 // Close stops the reads still going and waits for them.
@@ -76,8 +82,12 @@ func (a *Bases) Start(ref string) *Base {
 	return e
 }
 
-// read reads the base's distributions and CUDA files, both at once.
+// read reads the base's distributions and CUDA files in one walk over
+// its layers, or from the cache when an earlier build read its digest.
 func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
+	if inv, scan, ok := a.cache.load(ref); ok {
+		return inv, scan, nil
+	}
 	var opts []imageaudit.Option
 	if a.remote != nil {
 		opts = append(opts, imageaudit.WithRemoteOptions(a.remote...))
@@ -86,26 +96,23 @@ func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var inv *pydist.Inventory
-	var scan *imageaudit.Scan
-	eg, ctx := errgroup.WithContext(a.ctx)
-	eg.Go(func() (err error) {
-		if inv, err = pydist.ReadImage(ctx, im.Image); err != nil {
-			return fmt.Errorf("read its Python packages: %w", err)
+	// Each file goes to the one reader that wants it: the Python
+	// metadata is text, never ELF.
+	inv, sc := pydist.NewCollector(), imageaudit.NewScanner()
+	defer sc.Close()
+	err = layerwalk.Walk(a.ctx, im.Image, func(hdr *tar.Header, r io.Reader) error {
+		if pydist.Wants(path.Clean("/" + hdr.Name)) {
+			return inv.File(hdr, r)
 		}
-		return nil
+		return sc.File(hdr, r)
 	})
-	eg.Go(func() (err error) {
-		if scan, err = imageaudit.ScanImage(ctx, im.Image); err != nil {
-			return fmt.Errorf("read its CUDA files: %w", err)
-		}
-		return nil
-	})
-	if err := eg.Wait(); err != nil {
-		return nil, nil, err
+	if err != nil {
+		return nil, nil, fmt.Errorf("read its Python packages and CUDA files: %w", err)
 	}
-	inv.Link(scan.Needed)
-	return inv, scan, nil
+	i, scan := inv.Done(), sc.Done()
+	i.Link(scan.Needed)
+	a.cache.store(ref, i, scan)
+	return i, scan, nil
 }
 
 // Wait returns the read of the base at ref, started by Start.

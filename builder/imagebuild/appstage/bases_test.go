@@ -74,7 +74,7 @@ func TestAppBasesReadOnce(t *testing.T) {
 	pinned := ref + "@" + d.Digest.String()
 
 	ctx := context.Background()
-	bases := NewBases(ctx, nil, progress.NewRecorder())
+	bases := NewBases(ctx, nil, progress.NewRecorder(), "")
 	defer bases.Close()
 	blobs.Store(0)
 	read, err := bases.Wait(ctx, pinned)
