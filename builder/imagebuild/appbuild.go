@@ -157,6 +157,9 @@ func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runti
 	if err != nil {
 		return "", err
 	}
+	j.mu.Lock()
+	j.baseInfo[0] = read.Info // the report's base: its flavour and CUDA
+	j.mu.Unlock()
 	inv, code, err := appstage.Read(ctx, c, image.state, image.base, imports, read)
 	if err != nil {
 		return "", err

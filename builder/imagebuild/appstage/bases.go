@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imageaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/layerwalk"
@@ -42,9 +43,11 @@ type Bases struct {
 // Base is one base's read, done once done is closed.
 type Base struct {
 	done chan struct{}
-	// Inv is its Python distributions, Scan its CUDA files.
+	// Inv is its Python distributions, Scan its CUDA files, Info its
+	// CUDA (flavour and version) as package baseinfo reads it.
 	Inv  *pydist.Inventory
 	Scan *imageaudit.Scan
+	Info *baseinfo.Info
 	err  error
 }
 
@@ -77,16 +80,17 @@ func (a *Bases) Start(ref string) *Base {
 		defer a.wg.Done()
 		defer close(e.done)
 		defer a.timings.Record(progress.PhaseResolve, time.Now())
-		e.Inv, e.Scan, e.err = a.read(ref)
+		e.Inv, e.Scan, e.Info, e.err = a.read(ref)
 	}()
 	return e
 }
 
-// read reads the base's distributions and CUDA files in one walk over
-// its layers, or from the cache when an earlier build read its digest.
-func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
-	if inv, scan, ok := a.cache.load(ref); ok {
-		return inv, scan, nil
+// read reads the base's distributions, CUDA files and CUDA marker files
+// in one walk over its layers, or from the cache when an earlier build
+// read its digest.
+func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, *baseinfo.Info, error) {
+	if k, ok := a.cache.load(ref); ok {
+		return k.Inv, k.scan(), k.Info, nil
 	}
 	var opts []imageaudit.Option
 	if a.remote != nil {
@@ -94,25 +98,39 @@ func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
 	}
 	im, err := imageaudit.Open(a.ctx, ref, opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	// Each file goes to the one reader that wants it: the Python
-	// metadata is text, never ELF.
-	inv, sc := pydist.NewCollector(), imageaudit.NewScanner()
+	cf, err := im.Image.ConfigFile()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read its config: %w", err)
+	}
+	// Each file's content goes to the one reader that wants it: the CUDA
+	// marker files and the Python metadata are text, never ELF.
+	inv, sc, markers := pydist.NewCollector(), imageaudit.NewScanner(), baseinfo.NewScanner()
 	defer sc.Close()
 	err = layerwalk.Walk(a.ctx, im.Image, func(hdr *tar.Header, r io.Reader) error {
-		if pydist.Wants(path.Clean("/" + hdr.Name)) {
+		switch {
+		case markers.Wants(hdr):
+			return markers.File(hdr, r)
+		case pydist.Wants(path.Clean("/" + hdr.Name)):
 			return inv.File(hdr, r)
+		}
+		if err := markers.File(hdr, nil); err != nil { // its name only
+			return err
 		}
 		return sc.File(hdr, r)
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("read its Python packages and CUDA files: %w", err)
+		return nil, nil, nil, fmt.Errorf("read its Python packages and CUDA files: %w", err)
 	}
 	i, scan := inv.Done(), sc.Done()
 	i.Link(scan.Needed)
-	a.cache.store(ref, i, scan)
-	return i, scan, nil
+	info, err := markers.Info(cf.Config.Env)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read its CUDA: %w", err)
+	}
+	a.cache.store(ref, i, scan, &info)
+	return i, scan, &info, nil
 }
 
 // Wait returns the read of the base at ref, started by Start.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imageaudit"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/pydist"
@@ -45,6 +46,7 @@ type cached struct {
 	ELFs    int                 `json:"elfs"`
 	Bytes   int64               `json:"bytes"`
 	Needed  map[string][]string `json:"needed,omitempty"`
+	Info    *baseinfo.Info      `json:"cuda"`
 }
 
 // cachedFile is an imageaudit.CUDAFile, its error as its sentence.
@@ -68,19 +70,24 @@ func (c cache) file(ref string) string {
 }
 
 // load is the kept read of ref, if any.
-func (c cache) load(ref string) (*pydist.Inventory, *imageaudit.Scan, bool) {
+func (c cache) load(ref string) (*cached, bool) {
 	file := c.file(ref)
 	if file == "" {
-		return nil, nil, false
+		return nil, false
 	}
 	data, err := inputfile.Read(file, "cached read of a base", inputfile.WithLimit(maxCached))
 	if err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	var k cached
-	if json.Unmarshal(data, &k) != nil || k.Version != cacheVersion || k.Inv == nil {
-		return nil, nil, false
+	if json.Unmarshal(data, &k) != nil || k.Version != cacheVersion || k.Inv == nil || k.Info == nil {
+		return nil, false
 	}
+	return &k, true
+}
+
+// scan is the kept imageaudit.Scan.
+func (k *cached) scan() *imageaudit.Scan {
 	scan := &imageaudit.Scan{ELFs: k.ELFs, Bytes: k.Bytes, Needed: k.Needed}
 	for _, f := range k.Files {
 		cf := imageaudit.CUDAFile{Path: f.Path, Modules: f.Modules, Code: f.Code}
@@ -89,17 +96,17 @@ func (c cache) load(ref string) (*pydist.Inventory, *imageaudit.Scan, bool) {
 		}
 		scan.Files = append(scan.Files, cf)
 	}
-	return k.Inv, scan, true
+	return scan
 }
 
 // store keeps the read of ref; a failure to keep it only costs the next
 // build a read.
-func (c cache) store(ref string, inv *pydist.Inventory, scan *imageaudit.Scan) {
+func (c cache) store(ref string, inv *pydist.Inventory, scan *imageaudit.Scan, info *baseinfo.Info) {
 	file := c.file(ref)
 	if file == "" {
 		return
 	}
-	k := cached{Version: cacheVersion, Inv: inv, ELFs: scan.ELFs, Bytes: scan.Bytes, Needed: scan.Needed}
+	k := cached{Version: cacheVersion, Inv: inv, ELFs: scan.ELFs, Bytes: scan.Bytes, Needed: scan.Needed, Info: info}
 	for _, f := range scan.Files {
 		cf := cachedFile{Path: f.Path, Modules: f.Modules, Code: f.Code}
 		if f.Err != nil {

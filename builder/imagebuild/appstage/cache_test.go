@@ -18,6 +18,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imageaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/pydist"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // countingWriter counts the bytes a registry sends.
@@ -92,6 +93,9 @@ func TestAppBasesOneWalkAndCached(t *testing.T) {
 	require.Equal(t, first.Scan.Files, second.Scan.Files)
 	require.Equal(t, torchLib, second.Scan.Files[0].Path)
 	require.True(t, second.Inv.HasTorch())
+	require.Equal(t, "12.9.0", first.Info.CUDA, "the CUDA marker files, from the same walk")
+	require.Equal(t, computecap.FlavourTegra, first.Info.Flavour)
+	require.Equal(t, first.Info, second.Info)
 
 	// A reference that is not pinned is never taken from the cache.
 	require.Empty(t, cache{dir: dir}.file(ref))

@@ -134,7 +134,10 @@ func TestApp(t *testing.T) {
 		require.Equal(t, matrix.KindApp, rr.Annotations[matrix.KeyKind])
 		require.Equal(t, "app", rr.Bases[0].Role)
 		require.NotEmpty(t, rr.Bases[0].Digest)
+		require.NotEmpty(t, rr.Bases[0].ReadFrom, "the base's CUDA marker files were read")
 	}
+	require.Equal(t, []string{"tegra", "sbsa"}, []string{report.Releases[0].Bases[0].Flavour, report.Releases[1].Bases[0].Flavour})
+	require.True(t, strings.HasPrefix(report.Releases[0].Bases[0].CUDA, "12.9"), report.Releases[0].Bases[0].CUDA)
 	require.Equal(t, "8.7", report.Releases[0].Annotations[matrix.KeySMTargets])
 	require.Equal(t, "8.7=runs", report.Releases[0].Annotations[matrix.KeyAudit])
 	require.Equal(t, "11.0=runs", report.Releases[1].Annotations[matrix.KeyAudit])
