@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/jetbake/jetbake/computecap"
@@ -72,8 +73,8 @@ func sbsaTarget(t *computecap.Table, row computecap.FrameworkContainer, r *Relea
 	}
 	for _, target := range r.Targets {
 		soc, ok := t.SoCByCapability(target)
-		if !ok || runsTegraCUDA(t, soc) {
-			continue
+		if !ok || runsTegraCUDA(t, soc) || !slices.ContainsFunc(soc.JetPacks, func(l string) bool { return computecap.LineCovers(l, r.JetPack) }) {
+			continue // a target of another line is refused by itself
 		}
 		gpu := "Jetson " + soc.Family + ", SM " + target.String()
 		msg = "is NVIDIA's " + containerKind(row) + " PyTorch container for JetPack " + row.Line + ", not for " + gpu +
