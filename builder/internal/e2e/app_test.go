@@ -190,6 +190,21 @@ func TestApp(t *testing.T) {
 	for rel, u := range unpacked {
 		images[AppReleasePrefix+rel] = Unpacked{Rootfs: u.Rootfs, Config: u.Config}
 	}
+	t.Run("through NVIDIA's container runtime", func(t *testing.T) {
+		tags := map[string]string{}
+		for rel := range unpacked {
+			tags[AppReleasePrefix+rel] = repository + ":0.1.0-" + rel
+		}
+		outcomes, err := RunAppNVIDIARuntime(ctx, f.env, filepath.Join(f.work, "app-nv"), tags)
+		require.NoError(t, err)
+		require.Len(t, outcomes, 4)
+		for _, o := range outcomes {
+			t.Logf("%-18s %-12s %-13s %s", o.Release, o.Host, o.RuntimeName(), o.Summary())
+			require.Truef(t, o.OK(), "docker run %s on %s: %s\nstdout: %s\nstderr: %s", o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
+		}
+		require.Equal(t, "requirements not met: unsatisfied condition: cuda>=12.9 (cuda=12.6)", outcomes[3].WantRefusal, "the runtime's own refusal")
+	})
+
 	for _, o := range RunChecks(ctx, runner, images, hosts, AppChecks(repository)) {
 		t.Run(o.Release+" on "+o.Host, func(t *testing.T) {
 			require.NoError(t, o.Err)
