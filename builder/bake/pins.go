@@ -42,7 +42,7 @@ func (o Options) pins(ctx context.Context, p *plan.Plan, logf func(string, ...an
 // pinned git contexts) is used for its bases; the build says so and takes
 // the commit the ref names.
 func gitPinOptions(ctx context.Context, p *plan.Plan, lf *lock.File, pinsOpts lock.PinsOptions, o Options, logf func(string, ...any)) ([]imagebuild.Option, error) {
-	c, ok := gitcontext.Parse(p.Router.Context)
+	c, ok := gitcontext.Parse(p.Context())
 	if !ok {
 		return nil, nil
 	}
@@ -62,7 +62,7 @@ func gitPinOptions(ctx context.Context, p *plan.Plan, lf *lock.File, pinsOpts lo
 	case pin.Commit != "":
 		opts = append(opts, imagebuild.WithGitPin(pin.Commit, pin.Ref, path))
 	case path != "" && c.Ref.Checksum == "":
-		logf("warning: %s pins no commit for router.context %q: building what its ref names now; run 'jetbake lock' to pin it", path, c.String())
+		logf("warning: %s pins no commit for %s %q: building what its ref names now; run 'jetbake lock' to pin it", path, lock.ContextField(p), c.String())
 	}
 	return opts, nil
 }

@@ -248,3 +248,31 @@ func (s *scanner) info(env []string) (Info, error) {
 	}
 	return info, nil
 }
+
+// Scanner is what ReadImage reads, one entry at a time, for a walk over
+// an image's layers that feeds other readers too (package layerwalk's,
+// which gives every entry: folders and links as well as files). File
+// consumes an entry's content only for the CUDA marker files it reads
+// (/etc/nv_tegra_release and a CUDA tree's version.json), and Wants says
+// which those are, so that the walk gives the others to other readers.
+type Scanner struct{ s *scanner }
+
+// NewScanner returns an empty Scanner.
+func NewScanner() *Scanner { return &Scanner{s: newScanner()} }
+
+// Wants reports whether File reads the content of the entry hdr.
+func (sc *Scanner) Wants(hdr *tar.Header) bool {
+	if hdr.Typeflag != tar.TypeReg {
+		return false
+	}
+	name := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
+	_, rest, ok := cudaTree(name)
+	return name == tegraRelease || ok && rest == "version.json"
+}
+
+// File records one entry.
+func (sc *Scanner) File(hdr *tar.Header, r io.Reader) error { return sc.s.add(hdr, r) }
+
+// Info is what the entries held, with the config's environment (env) as
+// the fallback for the CUDA version; Digest is left empty.
+func (sc *Scanner) Info(env []string) (Info, error) { return sc.s.info(env) }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,17 @@ func TestInitAppPyTorch(t *testing.T) {
 		require.Contains(t, r.stdout, want)
 	}
 
-	data, err := os.ReadFile(dockerfile)
+	// The build's smoke run and the gate's --smoke run the app with
+	// arguments a real command line passes without a GPU, not --version.
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m struct {
+		App struct{ Smoke []string } `json:"app"`
+	}
+	require.NoError(t, json.Unmarshal(data, &m))
+	require.Equal(t, []string{"--help"}, m.App.Smoke)
+
+	data, err = os.ReadFile(dockerfile)
 	require.NoError(t, err)
 	ast, err := parser.Parse(strings.NewReader(string(data)))
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,42 +62,71 @@ type Scan struct {
 	// Routers are the router binaries of a jetbake image, by path, with
 	// the SM each is built for, from its /etc/jetbake/image.json.
 	Routers map[string]computecap.Capability
+	// Needed are the DT_NEEDED entries of the ELF files in a Python
+	// site-packages or dist-packages folder (extension modules and the
+	// libraries wheels carry), by path: which of them link torch's
+	// libraries (package pydist judges it).
+	Needed map[string][]string
 }
 
 // ScanImage reads img's layers once, from the top, through layerwalk
 // (go-containerregistry's mutate.Extract, which applies whiteouts, opaque
 // folders and later layers), and reads the fat binaries of every ELF file.
 func ScanImage(ctx context.Context, img v1.Image, opts ...Option) (*Scan, error) {
-	o := newOptions(opts)
-	sp := &spool{dir: o.tempDir, memLimit: o.memLimit}
-	defer sp.close()
-	s := &Scan{}
-	next := int64(256 << 20)
-	err := layerwalk.Walk(ctx, img, func(hdr *tar.Header, r io.Reader) error {
-		if hdr.Typeflag == tar.TypeReg && "/"+hdr.Name == imagespec.Path && hdr.Size <= maxImageJSON {
-			s.Routers = readRouters(r)
-			return nil
-		}
-		if hdr.Typeflag != tar.TypeReg || hdr.Size < 64 {
-			return nil
-		}
-		s.Bytes += hdr.Size
-		if err := s.file(r, hdr, sp, o); err != nil {
-			return err
-		}
-		if s.Bytes >= next {
-			o.progress(fmt.Sprintf("read %d MiB of files, %d ELF files, %d with GPU code", s.Bytes>>20, s.ELFs, len(s.Files)))
-			next += 256 << 20
-		}
-		return nil
-	})
-	if err != nil {
+	sc := NewScanner(opts...)
+	defer sc.Close()
+	if err := layerwalk.Walk(ctx, img, sc.File); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(s.Files, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
-	slices.SortFunc(s.RelocatableOnly, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
-	return s, nil
+	return sc.Done(), nil
 }
+
+// Scanner is ScanImage one file at a time, for a walk over an image's
+// layers that feeds other readers too: File takes each file as layerwalk
+// gives it, Done returns the scan; Close frees its spool.
+type Scanner struct {
+	o    options
+	sp   *spool
+	s    *Scan
+	next int64
+}
+
+// NewScanner returns a Scanner with opts.
+func NewScanner(opts ...Option) *Scanner {
+	o := newOptions(opts)
+	return &Scanner{o: o, sp: &spool{dir: o.tempDir, memLimit: o.memLimit}, s: &Scan{}, next: 256 << 20}
+}
+
+// File reads one file of the walk.
+func (sc *Scanner) File(hdr *tar.Header, r io.Reader) error {
+	s, o := sc.s, sc.o
+	if hdr.Typeflag == tar.TypeReg && "/"+hdr.Name == imagespec.Path && hdr.Size <= maxImageJSON {
+		s.Routers = readRouters(r)
+		return nil
+	}
+	if hdr.Typeflag != tar.TypeReg || hdr.Size < 64 {
+		return nil
+	}
+	s.Bytes += hdr.Size
+	if err := s.file(r, hdr, sc.sp, o); err != nil {
+		return err
+	}
+	if s.Bytes >= sc.next {
+		o.progress(fmt.Sprintf("read %d MiB of files, %d ELF files, %d with GPU code", s.Bytes>>20, s.ELFs, len(s.Files)))
+		sc.next += 256 << 20
+	}
+	return nil
+}
+
+// Done returns the scan, its files sorted by path.
+func (sc *Scanner) Done() *Scan {
+	slices.SortFunc(sc.s.Files, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
+	slices.SortFunc(sc.s.RelocatableOnly, func(a, b CUDAFile) int { return cmpString(a.Path, b.Path) })
+	return sc.s
+}
+
+// Close removes the spool's temporary file.
+func (sc *Scanner) Close() { sc.sp.close() }
 
 func cmpString(a, b string) int {
 	switch {
@@ -148,6 +178,9 @@ func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
 	if err != nil {
 		return err
 	}
+	if strings.Contains(path, "/site-packages/") || strings.Contains(path, "/dist-packages/") {
+		s.readNeeded(path, ra)
+	}
 	entries, err := fatbin.ReadELF(ra, o.limits)
 	var ferr *fatbin.FormatError
 	switch {
@@ -174,6 +207,25 @@ func modulesOf(entries []fatbin.Entry) [][]computecap.Code {
 		out = append(out, codeOf(m))
 	}
 	return out
+}
+
+// readNeeded records the DT_NEEDED entries of the ELF file at path, if
+// it has any and reads as ELF (debug/elf; fatbin.ReadELF reports the file
+// that does not).
+func (s *Scan) readNeeded(path string, ra io.ReaderAt) {
+	f, err := elf.NewFile(ra)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	needed, err := f.ImportedLibraries()
+	if err != nil || len(needed) == 0 {
+		return
+	}
+	if s.Needed == nil {
+		s.Needed = map[string][]string{}
+	}
+	s.Needed[path] = needed
 }
 
 // codeOf is each kind and SM of entries once, cubins first, by SM.

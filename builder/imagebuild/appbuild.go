@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -116,30 +118,61 @@ func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]
 	return imageconfig.With(img, run, j.release, labels, epochTime(j.opts.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, imageconfig.SMList(j.release)))
 }
 
+// noTorch refuses a PyTorch app's base that holds no torch distribution:
+// with none, the vendor stack check would pass whatever the app installs.
+func (j *releaseJob) noTorch(base *pydist.Inventory) error {
+	if j.plan.App.Framework != computecap.FrameworkPyTorch || base.HasTorch() {
+		return nil
+	}
+	return fmt.Errorf("the base %s of release %s holds no torch distribution (no torch-*.dist-info in a site-packages or dist-packages folder), "+
+		"yet app.framework is %s: jetbake cannot check that the app keeps NVIDIA's torch; use NVIDIA's PyTorch container for the release "+
+		"(nvcr.io/nvidia/pytorch, see docs/apps.md), or a base with its torch installed", j.release.Base, j.release.Name, computecap.FrameworkPyTorch)
+}
+
 // isApp reports whether the job builds an app's release.
 func (j *releaseJob) isApp() bool { return j.plan != nil && j.plan.App != nil }
 
 // checkApp checks the app's image before it is exported, so before any
 // tag: the vendor stack (the base's framework packages kept, package
-// pydist's sentences otherwise) and the audit of every ELF file of the
+// pydist's sentences otherwise), the audit of every ELF file of the
 // image for every SM target (an SBSA wheel's library without code for
-// Orin is refused by name). It records the audit and returns the value of
-// its annotation, "8.7=runs,11.0=runs".
+// Orin is refused by name) and the app's smoke run (appSmoke). It
+// records the audit and returns the value of its annotation,
+// "8.7=runs,11.0=runs".
 func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runtimeImage, base string, imports []gateway.CacheOptionsEntry) (string, error) {
+	// The smoke run needs none of the reads: it runs beside them.
+	// Every return waits for it, canceled unless it was waited for.
+	smokeCtx, cancel := context.WithCancel(ctx)
+	var smokeErr error
+	smokeDone := make(chan struct{})
+	go func() {
+		defer close(smokeDone)
+		smokeErr = j.appSmoke(smokeCtx, c, image, base, imports)
+	}()
+	defer func() {
+		cancel()
+		<-smokeDone
+	}()
 	read, err := j.appBases.Wait(ctx, base)
 	if err != nil {
 		return "", err
 	}
+	j.mu.Lock()
+	j.baseInfo[0] = read.Info // the report's base: its flavour and CUDA
+	j.mu.Unlock()
 	inv, code, err := appstage.Read(ctx, c, image.state, image.base, imports, read)
 	if err != nil {
 		return "", err
 	}
-	stackErr := pydist.CompareApp(read.Inv, inv, j.plan.App.Command[0]).Err()
-	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, code)
-	err = stackErr
-	if err == nil {
-		err = auditErr
+	stack := pydist.CompareApp(read.Inv, inv, j.plan.App.Command[0])
+	stackErr := cmp.Or(j.noTorch(read.Inv), stack.Err())
+	for _, w := range stack.Warnings() {
+		j.addFinding(dockercheck.Finding{Release: j.release.Name, Severity: dockercheck.SeverityWarning, Rule: "FrameworkPin",
+			Message: w.Sentence(), File: pydist.ConstraintPath})
 	}
+	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, code)
+	<-smokeDone
+	err = cmp.Or(stackErr, auditErr, smokeErr)
 	j.mu.Lock()
 	j.audit, j.appErr = audits, err
 	j.mu.Unlock()

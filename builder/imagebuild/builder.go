@@ -92,7 +92,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
 	defer reads.close()
-	apps := appstage.NewBases(ctx, b.opts.remoteOpts, timings)
+	apps := appstage.NewBases(ctx, b.opts.remoteOpts, timings, appstage.DefaultCacheDir())
 	defer apps.Close()
 	for i, j := range jobs {
 		report.Releases[i] = j.initialReport()

@@ -31,6 +31,7 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	if j.isApp() {
 		rr.Kind = j.plan.Kind()
 		rr.Bases = []Base{{Role: "app", Ref: j.release.Base, Resolved: j.runtimeBase, Digest: j.baseDigest}}
+		rr.Bases[0].setContents(j.baseInfo[0])
 	}
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Emulated, rr.BuildPlatform, rr.BuildPath = j.emulated, j.buildPlatform, string(j.path.Path)

@@ -79,20 +79,9 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 	if err != nil {
 		return err
 	}
-	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: run.imports})
+	read, err := solveSmoke(ctx, c, def, run.imports)
 	if err != nil {
 		return err
-	}
-	ref, err := res.SingleRef()
-	if err != nil {
-		return err
-	}
-	read := func(name string) string {
-		data, err := ref.ReadFile(ctx, gateway.ReadRequest{Filename: name})
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(data))
 	}
 	j.mu.Lock()
 	for i := range j.binaries {
@@ -106,4 +95,24 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 		return err
 	}
 	return j.auditLibraries(ctx, c, run, bins)
+}
+
+// solveSmoke solves a smoke run and returns the reader of the files it
+// wrote, each trimmed ("" for one it did not write).
+func solveSmoke(ctx context.Context, c gateway.Client, def *llb.Definition, imports []gateway.CacheOptionsEntry) (func(name string) string, error) {
+	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: imports})
+	if err != nil {
+		return nil, err
+	}
+	ref, err := res.SingleRef()
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) string {
+		data, err := ref.ReadFile(ctx, gateway.ReadRequest{Filename: name})
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(data))
+	}, nil
 }

@@ -28,12 +28,13 @@ type GitPin struct {
 // lockFetcher is who fetches when jetbake lock resolves a git context.
 const lockFetcher = "this machine (jetbake resolves the ref with git ls-remote)"
 
-// ResolveGit resolves the router's git context of p, when it has one, to
+// ResolveGit resolves the git context of p (the router's, or the app's),
+// when it has one, to
 // the commit its ref names now, as BuildKit will resolve it (see
 // gitcontext.Context.Resolve), with the git credentials in store (nil for
-// none). It returns nil for a local router folder.
+// none). It returns nil for a local folder.
 func ResolveGit(ctx context.Context, p *plan.Plan, store secrets.SecretStore) (map[string]GitPin, error) {
-	c, ok := gitcontext.Parse(p.Router.Context)
+	c, ok := gitcontext.Parse(p.Context())
 	if !ok {
 		return nil, nil
 	}
@@ -41,10 +42,18 @@ func ResolveGit(ctx context.Context, p *plan.Plan, store secrets.SecretStore) (m
 	if err != nil {
 		return nil, err
 	}
-	return map[string]GitPin{p.Router.Context: {Ref: got.Ref, Commit: got.Commit}}, nil
+	return map[string]GitPin{p.Context(): {Ref: got.Ref, Commit: got.Commit}}, nil
 }
 
-// CheckGit resolves the router's git context of p again and reports a ref
+// ContextField is the matrix's field for p's build context.
+func ContextField(p *plan.Plan) string {
+	if p.App != nil {
+		return "app.context"
+	}
+	return "router.context"
+}
+
+// CheckGit resolves the git context of p (the router's or the app's) again and reports a ref
 // that has moved from the commit f pins, a context f does not pin, and
 // pins of contexts p no longer uses.
 func (f *File) CheckGit(ctx context.Context, p *plan.Plan, store secrets.SecretStore) error {
@@ -52,21 +61,22 @@ func (f *File) CheckGit(ctx context.Context, p *plan.Plan, store secrets.SecretS
 	if err != nil {
 		return err
 	}
+	field := ContextField(p)
 	var moved []string
 	for context, pin := range now {
 		shown := gitcontext.Redact(context)
 		switch locked, ok := f.GitContexts[context]; {
 		case !ok:
-			moved = append(moved, fmt.Sprintf("router.context %s is not in the lock file", shown))
+			moved = append(moved, fmt.Sprintf("%s %s is not in the lock file", field, shown))
 		case locked.Commit != pin.Commit:
-			moved = append(moved, fmt.Sprintf("router.context %s: the %s %s moved from %s to %s", shown,
+			moved = append(moved, fmt.Sprintf("%s %s: the %s %s moved from %s to %s", field, shown,
 				gitcontext.RefKind(locked.Ref), gitcontext.RefName(locked.Ref), locked.Commit, pin.Commit))
 		}
 	}
 	var unused []string
 	for context := range f.GitContexts {
 		if _, ok := now[context]; !ok {
-			unused = append(unused, fmt.Sprintf("router.context %s is pinned but the matrix does not use it", gitcontext.Redact(context)))
+			unused = append(unused, fmt.Sprintf("%s %s is pinned but the matrix does not use it", field, gitcontext.Redact(context)))
 		}
 	}
 	slices.Sort(unused)
@@ -76,14 +86,15 @@ func (f *File) CheckGit(ctx context.Context, p *plan.Plan, store secrets.SecretS
 	return nil
 }
 
-// GitPinned is the commit a build of p pins the router's git context to:
+// GitPinned is the commit a build of p pins its git context (the router's
+// or the app's) to:
 // the lock file's (see Pins for which file), with its path; "" when p's
-// router is a local folder, there is no lock file, or it does not pin the
+// context is a local folder, there is no lock file, or it does not pin the
 // context (written before jetbake pinned git contexts): the build then
 // takes the commit the ref names. With o.Check the ref is resolved again,
 // with the credentials in store, and a moved ref or a missing pin fails.
 func GitPinned(ctx context.Context, p *plan.Plan, o PinsOptions, store secrets.SecretStore) (pin GitPin, path string, err error) {
-	if _, ok := gitcontext.Parse(p.Router.Context); !ok {
+	if _, ok := gitcontext.Parse(p.Context()); !ok {
 		return GitPin{}, "", nil
 	}
 	path, ok, err := o.Path()
@@ -98,7 +109,7 @@ func GitPinned(ctx context.Context, p *plan.Plan, o PinsOptions, store secrets.S
 	return pin, path, err
 }
 
-// GitPin is the commit f pins p's router's git context to, "" when it pins
+// GitPin is the commit f pins p's git context to, "" when it pins
 // none; with check the ref is resolved again, with the credentials in
 // store, and a moved ref or a missing pin fails.
 func (f *File) GitPin(ctx context.Context, p *plan.Plan, check bool, store secrets.SecretStore) (GitPin, error) {
@@ -107,7 +118,7 @@ func (f *File) GitPin(ctx context.Context, p *plan.Plan, check bool, store secre
 			return GitPin{}, err
 		}
 	}
-	return f.GitContexts[p.Router.Context], nil
+	return f.GitContexts[p.Context()], nil
 }
 
 // checkGitContexts checks the git_contexts of a lock file that Read decoded.

@@ -92,3 +92,39 @@ func TestReadGitContexts(t *testing.T) {
 	_, err = Read(path)
 	require.ErrorContains(t, err, "is not a git context")
 }
+
+// An app's git context is pinned as a router's: ResolveGit pins its
+// commit, and CheckGit catches the commit moving, naming app.context.
+func TestGitPinsApp(t *testing.T) {
+	ctx := t.Context()
+	srv := gitserver.New(t)
+	repo, c1, c2, err := srv.Tagged(ctx, "app.git", "v0.1.0", "main")
+	require.NoError(t, err)
+	defer repo.Close()
+	context := srv.HTTPURL("app.git") + "#main"
+	p := testPlan()
+	p.Router = plan.Router{}
+	p.App = &plan.App{Name: "obliteratus", Context: context}
+
+	pins, err := ResolveGit(ctx, p, nil)
+	require.NoError(t, err)
+	require.Len(t, pins, 1)
+	lf := &File{SchemaVersion: 1, Bases: map[string]string{}, GitContexts: pins}
+	require.Equal(t, "refs/heads/main", pins[context].Ref)
+	require.NoError(t, lf.CheckGit(ctx, p, nil))
+	pin, err := lf.GitPin(ctx, p, true, nil)
+	require.NoError(t, err)
+	require.Equal(t, pins[context], pin)
+
+	// The branch moves to another commit.
+	moveTo := c1
+	if pins[context].Commit == c1 {
+		moveTo = c2
+	}
+	require.NoError(t, repo.Branch(ctx, "main", moveTo))
+	err = lf.CheckGit(ctx, p, nil)
+	require.EqualError(t, err, "the lock file is stale: app.context "+context+": the branch main moved from "+pins[context].Commit+" to "+moveTo+
+		"; run 'jetbake lock' to pin the new commit after checking it")
+	_, err = lf.GitPin(ctx, p, true, nil)
+	require.Error(t, err)
+}

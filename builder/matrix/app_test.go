@@ -96,6 +96,24 @@ func TestAppBaseOfWrongLine(t *testing.T) {
 	}
 }
 
+// An -igpu container on a JetPack 7.2 release that targets Thor is
+// refused in the same sentence shape; on an Orin-only 7.2 release it passes.
+func TestAppIGPUBaseOnThor(t *testing.T) {
+	doc := appDoc(t)
+	rel := release(doc, 1)
+	rel["name"], rel["jetpack"], rel["l4t"], rel["base"] = "jetpack7.2", "7.2", "39.2.0", "nvcr.io/nvidia/pytorch:26.02-py3-igpu"
+	rel["cuda"] = "13.2"
+	fe := onlyError(t, doc)
+	require.Equal(t, "releases[1].base", fe.Path)
+	require.Equal(t, "is NVIDIA's Tegra (-igpu) PyTorch container for JetPack 7.2, not for Jetson Thor, SM 11.0, a target of this release: "+
+		"the -igpu containers are built on Tegra CUDA for Orin, and Jetson Thor runs NVIDIA's arm64 server (SBSA) CUDA", fe.Message)
+	require.Equal(t, "remove 11.0 from targets and build it in a release on NVIDIA's unified SBSA container (nvcr.io/nvidia/pytorch:26.03-py3)", fe.Fix)
+
+	rel["targets"], rel["hardware"] = []any{"8.7"}, []any{"Jetson Orin NX"}
+	_, err := parseDoc(t, doc)
+	require.NoError(t, err, "Orin on 7.2 runs the -igpu container")
+}
+
 // sixtyFourA is a digest's hex part.
 const sixtyFourA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 

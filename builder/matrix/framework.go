@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/jetbake/jetbake/computecap"
@@ -52,10 +53,62 @@ func checkAppBase(m *Matrix, r *Release, p string, errs *checker) {
 		errs.addString(field, r.Base, msg+": "+lineMismatch(t, row, r.JetPack), fix)
 		return
 	}
+	if msg, fix, bad := sbsaTarget(t, row, r, m.App.Framework); bad {
+		errs.addString(field, r.Base, msg, fix)
+		return
+	}
 	if row.CUDA != "" && r.CUDA != "" && row.CUDA != r.CUDA {
 		errs.addString(joinPath(p, "cuda"), r.CUDA, "is not the CUDA of the release's base "+row.Tag+", which holds CUDA "+row.CUDA,
 			"set cuda to "+quote(row.CUDA)+": an app release's cuda is its framework container's")
 	}
+}
+
+// sbsaTarget refuses a Tegra (-igpu) container on a release of its line
+// (JetPack 7.2, which serves Orin and Thor) that targets a GPU no Tegra
+// CUDA runs on (Thor): in the sentence shape of a container of another
+// line, naming the newest unified SBSA container as the fix.
+func sbsaTarget(t *computecap.Table, row computecap.FrameworkContainer, r *Release, framework string) (msg, fix string, bad bool) {
+	if row.Flavour != computecap.FlavourTegra {
+		return "", "", false
+	}
+	for _, target := range r.Targets {
+		soc, ok := t.SoCByCapability(target)
+		if !ok || runsTegraCUDA(t, soc) || !slices.ContainsFunc(soc.JetPacks, func(l string) bool { return computecap.LineCovers(l, r.JetPack) }) {
+			continue // a target of another line is refused by itself
+		}
+		gpu := "Jetson " + soc.Family + ", SM " + target.String()
+		msg = "is NVIDIA's " + containerKind(row) + " PyTorch container for JetPack " + row.Line + ", not for " + gpu +
+			", a target of this release: the -igpu containers are built on Tegra CUDA for Orin, and Jetson " + soc.Family +
+			" runs NVIDIA's arm64 server (SBSA) CUDA"
+		fix = "remove " + target.String() + " from targets and build it in a release on NVIDIA's unified SBSA container"
+		if sbsa := newestSBSA(t, framework); sbsa != "" {
+			fix += " (" + sbsa + ")"
+		}
+		return msg, fix, true
+	}
+	return "", "", false
+}
+
+// runsTegraCUDA reports whether a JetPack line of soc runs Tegra CUDA.
+func runsTegraCUDA(t *computecap.Table, soc computecap.SoC) bool {
+	for _, line := range soc.JetPacks {
+		if f, ok := t.FlavourOfJetPack(line); ok && f == computecap.FlavourTegra {
+			return true
+		}
+	}
+	return false
+}
+
+// newestSBSA is the newest unified SBSA container of the table, "" when
+// it has none.
+func newestSBSA(t *computecap.Table, framework string) string {
+	ref := ""
+	for _, row := range t.Frameworks {
+		if row.Framework == framework && row.Flavour == computecap.FlavourSBSA {
+			ref = row.Ref() // rows are oldest first
+		}
+	}
+	return ref
 }
 
 // containerKind names a row's build: "Tegra (-igpu)" or "unified SBSA".

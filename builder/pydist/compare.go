@@ -42,15 +42,25 @@ type Finding struct {
 	After  *Dist
 	// Venv is the venv of a shadowing copy; nil otherwise.
 	Venv *Env
+	// Framework says it can break torch (Framework): losing it fails the
+	// build; losing another pin warns.
+	Framework bool
+	// Pin is the base's constraint line for it, "" when it has none.
+	Pin string
 }
 
 // OK reports whether the package was kept.
 func (f Finding) OK() bool { return f.Verdict == Kept }
 
 // Sentence says what happened to the package and the fix; "" when kept.
+// A package that cannot break torch (not Framework) gets a warning's fix.
 func (f Finding) Sentence() string {
 	b, before := f.Before, show(f.Before.Version+" at "+f.Before.Path)
 	fix := fixFor(f.Package, b.Version)
+	if !f.Framework {
+		fix = "the base's " + ConstraintPath + " pins it (" + show(f.Pin) + "), but it is neither torch nor built against torch's libraries, so the build goes on; " +
+			"install the app with -c " + ConstraintPath + " to keep the version NVIDIA tested with the container"
+	}
 	switch f.Verdict {
 	case Replaced:
 		return "the base's " + f.Package + " " + before + " was replaced by " + show(f.Package+" "+f.After.Version+" at "+f.After.Path) + ": " + fix
@@ -78,11 +88,24 @@ type Report struct {
 	Findings []Finding
 }
 
-// Problems are the findings that are not kept.
+// Problems are the framework packages that are not kept: they fail the
+// build.
 func (r *Report) Problems() []Finding {
 	var out []Finding
 	for _, f := range r.Findings {
-		if !f.OK() {
+		if !f.OK() && f.Framework {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Warnings are the other pins of the base that are not kept: the build
+// goes on, and says so.
+func (r *Report) Warnings() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if !f.OK() && !f.Framework {
 			out = append(out, f)
 		}
 	}
@@ -97,20 +120,6 @@ func (r *Report) Err() error {
 		errs = append(errs, errors.New(f.Sentence()))
 	}
 	return errors.Join(errs...)
-}
-
-// Framework is the base's framework packages: torch, and each package its
-// constraint file pins, that the base holds; sorted.
-func Framework(base *Inventory) []string {
-	names := []string{"torch"}
-	for _, p := range base.Constraints {
-		names = append(names, p.Name)
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	return slices.DeleteFunc(names, func(n string) bool {
-		return !slices.ContainsFunc(base.Dists, func(d Dist) bool { return d.Name == n })
-	})
 }
 
 // CompareOption changes what Compare counts as the app's environment.
@@ -144,10 +153,15 @@ func Compare(base, image *Inventory, opts ...CompareOption) *Report {
 		f(&o)
 	}
 	r := &Report{}
-	for _, name := range Framework(base) {
+	framework := Framework(base)
+	names := append(slices.Clone(framework), Pinned(base)...)
+	slices.Sort(names)
+	for _, name := range names {
 		for _, b := range base.Dists {
 			if b.Name == name {
-				r.Findings = append(r.Findings, judge(b, image, o))
+				f := judge(b, image, o)
+				f.Framework, f.Pin = slices.Contains(framework, name), base.pin(name)
+				r.Findings = append(r.Findings, f)
 			}
 		}
 	}

@@ -33,6 +33,10 @@ type Dist struct {
 	// Env is the prefix of the venv that holds it; "" for the system's
 	// python (its /usr, /usr/local and user site folders).
 	Env string
+	// Links is the library of torch's (libtorch*, libc10*, libcudart*)
+	// that one of its compiled files NEEDs, as Inventory.Link found it;
+	// "" when none does, or when its files were not read.
+	Links string `json:",omitempty"`
 }
 
 // Env is a venv: a prefix with pyvenv.cfg.
@@ -52,6 +56,10 @@ type Inventory struct {
 	Venvs []Env
 	// Constraints are the pins of its /etc/pip/constraint.txt.
 	Constraints []Pin
+	// Compiled are the shared objects each distribution's RECORD lists
+	// (extension modules, the libraries a wheel carries), by the path of
+	// its .dist-info, absolute; nil when none lists any.
+	Compiled map[string][]string `json:",omitempty"`
 }
 
 // Find is the copies of the package name (any spelling) in env.
@@ -79,6 +87,9 @@ func (inv *Inventory) Venv(prefix string) (Env, bool) {
 // the site folder and the .dist-info or .egg-info folder's name.
 var distRE = regexp.MustCompile(`^(/.*?)?/lib(?:64)?/python[0-9.]*/(?:site|dist)-packages/([^/]+)\.(dist-info/METADATA|egg-info/PKG-INFO|egg-info)$`)
 
+// recordRE matches a .dist-info's RECORD.
+var recordRE = regexp.MustCompile(`^(?:/.*?)?/lib(?:64)?/python[0-9.]*/(?:site|dist)-packages/[^/]+\.dist-info/RECORD$`)
+
 // collector gathers an inventory from the files of a file system, in any
 // order.
 type collector struct {
@@ -99,6 +110,13 @@ func (c *collector) file(name string, r io.Reader) error {
 		c.inv.Constraints = ParseConstraints(r)
 	case path.Base(name) == "pyvenv.cfg":
 		c.cfgs[path.Dir(name)] = systemSite(r)
+	case recordRE.MatchString(name):
+		if so := compiledFiles(path.Dir(name), r); len(so) > 0 {
+			if c.inv.Compiled == nil {
+				c.inv.Compiled = map[string][]string{}
+			}
+			c.inv.Compiled[path.Dir(name)] = so
+		}
 	default:
 		m := distRE.FindStringSubmatch(name)
 		if m == nil {
@@ -152,18 +170,31 @@ func (c *collector) done() *Inventory {
 // pass over its layers through layerwalk (whiteouts, opaque folders and
 // later layers applied).
 func ReadImage(ctx context.Context, img v1.Image) (*Inventory, error) {
-	c := newCollector()
-	err := layerwalk.Walk(ctx, img, func(hdr *tar.Header, r io.Reader) error {
-		if hdr.Typeflag != tar.TypeReg {
-			return nil
-		}
-		return c.file(path.Clean("/"+hdr.Name), r)
-	})
-	if err != nil {
+	c := NewCollector()
+	if err := layerwalk.Walk(ctx, img, c.File); err != nil {
 		return nil, err
 	}
-	return c.done(), nil
+	return c.Done(), nil
 }
+
+// Collector is ReadImage one file at a time, for a walk over an image's
+// layers that feeds other readers too.
+type Collector struct{ c *collector }
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector { return &Collector{c: newCollector()} }
+
+// File reads one file of the walk, when it is one an inventory needs
+// (Wants).
+func (c *Collector) File(hdr *tar.Header, r io.Reader) error {
+	if hdr.Typeflag != tar.TypeReg {
+		return nil
+	}
+	return c.c.file(path.Clean("/"+hdr.Name), r)
+}
+
+// Done returns the inventory.
+func (c *Collector) Done() *Inventory { return c.c.done() }
 
 // ReadDir reads the distributions, venvs and constraint file of the file
 // system at root (a folder: a test's, or an unpacked image). Symbolic
@@ -210,5 +241,5 @@ func (c *collector) wants(name string) bool { return Wants(name) }
 // constraint file. A reader that copies a file system's files for ReadDir
 // need copy only these.
 func Wants(name string) bool {
-	return name == ConstraintPath || path.Base(name) == "pyvenv.cfg" || distRE.MatchString(name)
+	return name == ConstraintPath || path.Base(name) == "pyvenv.cfg" || distRE.MatchString(name) || recordRE.MatchString(name)
 }

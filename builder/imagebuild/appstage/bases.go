@@ -1,24 +1,29 @@
 package appstage
 
 import (
+	"archive/tar"
 	"context"
 	"fmt"
+	"io"
+	"path"
 	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imageaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/layerwalk"
 	"github.com/jetbake/jetbake/builder/pydist"
 )
 
 // Bases reads, from the registry, what an app's framework container
 // holds that the build checks the image against: its Python distributions
 // (package pydist) and the CUDA code of its ELF files (package
-// imageaudit). An NGC container is gigabytes: each base is read once per
-// build, by its pinned reference, however many releases start from it,
+// imageaudit), in one walk over its layers. An NGC container is
+// gigabytes: each base is read once, by its pinned reference, however
+// many releases start from it, and kept by its digest for later builds,
 // and only the app stage's changes are read from each image (see
 // Read).
 type Bases struct {
@@ -29,6 +34,7 @@ type Bases struct {
 	wg      sync.WaitGroup
 	remote  []remote.Option
 	timings *progress.Recorder
+	cache   cache
 
 	mu      sync.Mutex
 	entries map[string]*Base
@@ -37,17 +43,20 @@ type Bases struct {
 // Base is one base's read, done once done is closed.
 type Base struct {
 	done chan struct{}
-	// Inv is its Python distributions, Scan its CUDA files.
+	// Inv is its Python distributions, Scan its CUDA files, Info its
+	// CUDA (flavour and version) as package baseinfo reads it.
 	Inv  *pydist.Inventory
 	Scan *imageaudit.Scan
+	Info *baseinfo.Info
 	err  error
 }
 
 // NewBases reads bases with opts until ctx ends or Close, recording the
-// reads in timings.
-func NewBases(ctx context.Context, opts []remote.Option, timings *progress.Recorder) *Bases {
+// reads in timings, and keeps what it read of each in cacheDir by the
+// base's digest ("" keeps nothing; DefaultCacheDir is the user's).
+func NewBases(ctx context.Context, opts []remote.Option, timings *progress.Recorder, cacheDir string) *Bases {
 	ctx, cancel := context.WithCancel(ctx)
-	return &Bases{ctx: ctx, cancel: cancel, remote: opts, timings: timings, entries: map[string]*Base{}}
+	return &Bases{ctx: ctx, cancel: cancel, remote: opts, timings: timings, cache: cache{dir: cacheDir}, entries: map[string]*Base{}}
 }
 
 // Close stops the reads still going and waits for them.
@@ -71,37 +80,57 @@ func (a *Bases) Start(ref string) *Base {
 		defer a.wg.Done()
 		defer close(e.done)
 		defer a.timings.Record(progress.PhaseResolve, time.Now())
-		e.Inv, e.Scan, e.err = a.read(ref)
+		e.Inv, e.Scan, e.Info, e.err = a.read(ref)
 	}()
 	return e
 }
 
-// read reads the base's distributions and CUDA files, both at once.
-func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, error) {
+// read reads the base's distributions, CUDA files and CUDA marker files
+// in one walk over its layers, or from the cache when an earlier build
+// read its digest.
+func (a *Bases) read(ref string) (*pydist.Inventory, *imageaudit.Scan, *baseinfo.Info, error) {
+	if k, ok := a.cache.load(ref); ok {
+		return k.Inv, k.scan(), k.Info, nil
+	}
 	var opts []imageaudit.Option
 	if a.remote != nil {
 		opts = append(opts, imageaudit.WithRemoteOptions(a.remote...))
 	}
 	im, err := imageaudit.Open(a.ctx, ref, opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var inv *pydist.Inventory
-	var scan *imageaudit.Scan
-	eg, ctx := errgroup.WithContext(a.ctx)
-	eg.Go(func() (err error) {
-		if inv, err = pydist.ReadImage(ctx, im.Image); err != nil {
-			return fmt.Errorf("read its Python packages: %w", err)
+	cf, err := im.Image.ConfigFile()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read its config: %w", err)
+	}
+	// Each file's content goes to the one reader that wants it: the CUDA
+	// marker files and the Python metadata are text, never ELF.
+	inv, sc, markers := pydist.NewCollector(), imageaudit.NewScanner(), baseinfo.NewScanner()
+	defer sc.Close()
+	err = layerwalk.Walk(a.ctx, im.Image, func(hdr *tar.Header, r io.Reader) error {
+		switch {
+		case markers.Wants(hdr):
+			return markers.File(hdr, r)
+		case pydist.Wants(path.Clean("/" + hdr.Name)):
+			return inv.File(hdr, r)
 		}
-		return nil
-	})
-	eg.Go(func() (err error) {
-		if scan, err = imageaudit.ScanImage(ctx, im.Image); err != nil {
-			return fmt.Errorf("read its CUDA files: %w", err)
+		if err := markers.File(hdr, nil); err != nil { // its name only
+			return err
 		}
-		return nil
+		return sc.File(hdr, r)
 	})
-	return inv, scan, eg.Wait()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read its Python packages and CUDA files: %w", err)
+	}
+	i, scan := inv.Done(), sc.Done()
+	i.Link(scan.Needed)
+	info, err := markers.Info(cf.Config.Env)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read its CUDA: %w", err)
+	}
+	a.cache.store(ref, i, scan, &info)
+	return i, scan, &info, nil
 }
 
 // Wait returns the read of the base at ref, started by Start.

@@ -33,8 +33,10 @@ func frameworkBase(t *testing.T) v1.Image {
 	elf := fatbintest.ELF(fatbintest.Fatbins(".nv_fatbin", []fatbintest.Code{fatbintest.Cubin("8.7")}))
 	for name, data := range map[string][]byte{
 		strings.TrimPrefix(sitePackages, "/") + "/torch-2.8.0a0+5228986c39.nv25.06.dist-info/METADATA": []byte("Name: torch\nVersion: 2.8.0a0+5228986c39.nv25.06\n"),
-		"etc/pip/constraint.txt":          []byte("torch==2.8.0a0+5228986c39.nv25.06\n"),
-		strings.TrimPrefix(torchLib, "/"): elf,
+		"etc/pip/constraint.txt":                                        []byte("torch==2.8.0a0+5228986c39.nv25.06\n"),
+		"usr/local/cuda-12.9/version.json":                              []byte(`{"cuda": {"name": "CUDA SDK", "version": "12.9.0"}}`),
+		"usr/local/cuda-12.9/targets/aarch64-linux/lib/libcudart.so.12": []byte("not read"),
+		strings.TrimPrefix(torchLib, "/"):                               elf,
 	} {
 		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}))
 		_, err := tw.Write(data)
@@ -74,7 +76,7 @@ func TestAppBasesReadOnce(t *testing.T) {
 	pinned := ref + "@" + d.Digest.String()
 
 	ctx := context.Background()
-	bases := NewBases(ctx, nil, progress.NewRecorder())
+	bases := NewBases(ctx, nil, progress.NewRecorder(), "")
 	defer bases.Close()
 	blobs.Store(0)
 	read, err := bases.Wait(ctx, pinned)

@@ -28,6 +28,11 @@ const (
 	AppShadow = "shadow"
 	// AppShadowStep replaces init's pip step in that variant.
 	AppShadowStep = "RUN python -m pip install obliteratus torchy-helper"
+	// AppBroken is the variant whose install leaves the app's command
+	// broken: its smoke run (init's --help) fails.
+	AppBroken = "broken"
+	// AppBrokenStep follows init's pip step in that variant.
+	AppBrokenStep = "RUN rm /opt/venv/lib/python3.11/site-packages/obliteratus/cli.py"
 	// AppBitsandbytes is the variant that installs bitsandbytes' SBSA wheel.
 	AppBitsandbytes = "bnb"
 	// AppBitsandbytesStep follows init's pip step in that variant.

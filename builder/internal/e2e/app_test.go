@@ -55,6 +55,24 @@ func variant(t *testing.T, repo, name, step string, replace bool) string {
 	return path
 }
 
+// refusedVariant builds the JetPack 6.2 release of a variant of the
+// repository's matrix (AppVariant) and requires it refused in jetbake's
+// own sentence, with nothing exported and none of its tags; it returns the
+// release's report.
+func (f *fixture) refusedVariant(t *testing.T, repo, repository, name, step string, replace bool) imagebuild.ReleaseReport {
+	t.Helper()
+	path := variant(t, repo, name, step, replace)
+	code, errOut, report := f.appBuild(t, path, "--release", "jetpack6.2")
+	require.Equal(t, 1, code, errOut)
+	rr := report.Releases[0]
+	require.Equal(t, imagebuild.Failed, rr.Outcome)
+	t.Logf("refusal: %s", rr.Error)
+	require.NotContains(t, rr.Error, "failed to solve", "jetbake's sentence, not BuildKit's wrapping of it")
+	require.Empty(t, rr.Digest, "nothing was exported")
+	requireNoTags(t, report, repository+"-"+name)
+	return rr
+}
+
 // requireNoTags requires that none of the releases' tags exist.
 func requireNoTags(t *testing.T, report imagebuild.Report, repository string) {
 	t.Helper()
@@ -71,9 +89,10 @@ func requireNoTags(t *testing.T, report imagebuild.Report, repository string) {
 // what `jetbake init --app pytorch` writes, on the stand-in JetPack 6.2 and
 // 7.0 PyTorch containers, with Debian's real pip installing OBLITERATUS
 // from the local package index under QEMU. The image keeps the vendor
-// torch, runs on an Orin and a Thor, and tells a wrong host why not; a
-// build whose pip shadows torch, and one that installs bitsandbytes' SBSA
-// wheel, are refused before any tag.
+// torch, passes its own smoke run (init's --help), runs on an Orin and a
+// Thor, and tells a wrong host why not; a build whose pip shadows torch,
+// one whose app fails its smoke run, and one that installs bitsandbytes'
+// SBSA wheel, are refused before any tag.
 func TestApp(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
@@ -85,35 +104,25 @@ func TestApp(t *testing.T) {
 	repo := appRepo(t, index.URL, repository)
 
 	t.Run("a build whose pip shadows the vendor torch is refused before any tag", func(t *testing.T) {
-		path := variant(t, repo, AppShadow, AppShadowStep, true)
-		code, errOut, report := f.appBuild(t, path, "--release", "jetpack6.2")
-		require.Equal(t, 1, code, errOut)
-		rr := report.Releases[0]
-		require.Equal(t, imagebuild.Failed, rr.Outcome)
-		t.Logf("refusal: %s", rr.Error)
+		rr := f.refusedVariant(t, repo, repository, AppShadow, AppShadowStep, true)
 		for _, want := range []string{"torch", "2.8.0a0+5228986c39.nv25.06", standin.SitePackages + "/torch-2.8.0a0+5228986c39.nv25.06.dist-info",
 			"2.9.0", "/opt/venv/lib/python3.11/site-packages/torch-2.9.0.dist-info", "--no-deps"} {
 			require.Contains(t, rr.Error, want)
 		}
-		require.NotContains(t, rr.Error, "failed to solve", "jetbake's sentence, not BuildKit's wrapping of it")
-		require.Empty(t, rr.Digest, "nothing was exported")
-		requireNoTags(t, report, repository+"-"+AppShadow)
+	})
+
+	t.Run("an app whose smoke run fails is refused before any tag", func(t *testing.T) {
+		rr := f.refusedVariant(t, repo, repository, AppBroken, AppBrokenStep, false)
+		require.Contains(t, rr.Error, "the app's smoke run, /opt/venv/bin/obliteratus --help (exit 1), fails on stage app of Dockerfile."+AppBroken)
+		require.Contains(t, rr.Error, "No module named 'obliteratus.cli'")
 	})
 
 	t.Run("bitsandbytes' SBSA wheel is refused by the audit for Orin", func(t *testing.T) {
-		path := variant(t, repo, AppBitsandbytes, AppBitsandbytesStep, false)
-		code, errOut, report := f.appBuild(t, path, "--release", "jetpack6.2")
-		require.Equal(t, 1, code, errOut)
-		rr := report.Releases[0]
-		require.Equal(t, imagebuild.Failed, rr.Outcome)
-		t.Logf("refusal: %s", rr.Error)
+		rr := f.refusedVariant(t, repo, repository, AppBitsandbytes, AppBitsandbytesStep, false)
 		require.Contains(t, rr.Error, "audit: /opt/venv/lib/python3.11/site-packages/"+pyindex.BitsandbytesLib+
 			" holds sm_75 cubin and sm_80 cubin and sm_90 cubin and compute_90 PTX in one of its CUDA fat binaries and no code for Jetson Orin, SM 8.7")
-		require.NotContains(t, rr.Error, "failed to solve")
-		require.Empty(t, rr.Digest, "nothing was exported")
 		require.Len(t, rr.Audit, 1)
 		require.Equal(t, "no code", rr.Audit[0].Verdict)
-		requireNoTags(t, report, repository+"-"+AppBitsandbytes)
 	})
 
 	code, errOut, report := f.appBuild(t, filepath.Join(repo, "matrix.json"))
@@ -125,7 +134,10 @@ func TestApp(t *testing.T) {
 		require.Equal(t, matrix.KindApp, rr.Annotations[matrix.KeyKind])
 		require.Equal(t, "app", rr.Bases[0].Role)
 		require.NotEmpty(t, rr.Bases[0].Digest)
+		require.NotEmpty(t, rr.Bases[0].ReadFrom, "the base's CUDA marker files were read")
 	}
+	require.Equal(t, []string{"tegra", "sbsa"}, []string{report.Releases[0].Bases[0].Flavour, report.Releases[1].Bases[0].Flavour})
+	require.True(t, strings.HasPrefix(report.Releases[0].Bases[0].CUDA, "12.9"), report.Releases[0].Bases[0].CUDA)
 	require.Equal(t, "8.7", report.Releases[0].Annotations[matrix.KeySMTargets])
 	require.Equal(t, "8.7=runs", report.Releases[0].Annotations[matrix.KeyAudit])
 	// The JetPack 7 torch holds a module with Hopper's sm_90 code only, as
@@ -182,6 +194,21 @@ func TestApp(t *testing.T) {
 	for rel, u := range unpacked {
 		images[AppReleasePrefix+rel] = Unpacked{Rootfs: u.Rootfs, Config: u.Config}
 	}
+	t.Run("through NVIDIA's container runtime", func(t *testing.T) {
+		tags := map[string]string{}
+		for rel := range unpacked {
+			tags[AppReleasePrefix+rel] = repository + ":0.1.0-" + rel
+		}
+		outcomes, err := RunAppNVIDIARuntime(ctx, f.env, filepath.Join(f.work, "app-nv"), tags)
+		require.NoError(t, err)
+		require.Len(t, outcomes, 4)
+		for _, o := range outcomes {
+			t.Logf("%-18s %-12s %-13s %s", o.Release, o.Host, o.RuntimeName(), o.Summary())
+			require.Truef(t, o.OK(), "docker run %s on %s: %s\nstdout: %s\nstderr: %s", o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
+		}
+		require.Equal(t, "requirements not met: unsatisfied condition: cuda>=12.9 (cuda=12.6)", outcomes[3].WantRefusal, "the runtime's own refusal")
+	})
+
 	for _, o := range RunChecks(ctx, runner, images, hosts, AppChecks(repository)) {
 		t.Run(o.Release+" on "+o.Host, func(t *testing.T) {
 			require.NoError(t, o.Err)
