@@ -1,17 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/doctor"
 	"github.com/jetbake/jetbake/builder/hostfit"
+	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
 // newDoctorCommand builds `jetbake doctor`.
 func newDoctorCommand() *cobra.Command {
-	var sysroot string
+	var sysroot, nodeLabels string
 	var getFormat func() (format, error)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -20,9 +22,14 @@ func newDoctorCommand() *cobra.Command {
 			"driver's CUDA version, the NVIDIA container toolkit (known-bad releases named), Docker's nvidia\n" +
 			"runtime and default runtime in /etc/docker/daemon.json, and the CDI spec in /etc/cdi or /var/run/cdi.\n" +
 			"Each problem comes with the command that fixes it. It exits 0 when the host can run jetbake images,\n" +
-			"1 otherwise. --sysroot reads a board's root file system mounted elsewhere.",
-		Example: "  jetbake doctor\n  jetbake doctor --sysroot /mnt/jetson-rootfs --format json",
-		Args:    noArgs,
+			"1 otherwise. --sysroot reads a board's root file system mounted elsewhere.\n\n" +
+			"--node-labels FILE writes the host's facts instead, as Kubernetes node labels under\n" +
+			doctor.LabelPrefix + " in node-feature-discovery's local feature file format\n" +
+			"(FILE in " + doctor.FeaturesDir + ", or - for standard output), and exits 0:\n" +
+			"the labels jetbake's manifests place pods by (docs/fleets.md).",
+		Example: "  jetbake doctor\n  jetbake doctor --sysroot /mnt/jetson-rootfs --format json\n" +
+			"  jetbake doctor --node-labels " + doctor.FeaturesDir + "/jetbake",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fm, err := getFormat()
 			if err != nil {
@@ -32,6 +39,9 @@ func newDoctorCommand() *cobra.Command {
 				doctor.WithNotJetsonFix("run jetbake doctor on the Jetson itself, or pass --sysroot DIR with the board's root file system"))
 			if err != nil {
 				return sysrootFlagError(err)
+			}
+			if nodeLabels != "" {
+				return writeNodeLabels(cmd, r, nodeLabels)
 			}
 			if fm == formatJSON {
 				err = r.WriteJSON(cmd.OutOrStdout())
@@ -45,8 +55,26 @@ func newDoctorCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&sysroot, "sysroot", "/", "the host's root file system")
+	cmd.Flags().StringVar(&nodeLabels, "node-labels", "", "write the host's facts as node-feature-discovery labels to this file (- for standard output)")
 	getFormat = addFormatFlag(cmd)
 	return cmd
+}
+
+// writeNodeLabels writes the report's node labels to path ("-": standard
+// output), atomically, so that node-feature-discovery never reads half a file.
+func writeNodeLabels(cmd *cobra.Command, r *doctor.Report, path string) error {
+	var b bytes.Buffer
+	if err := doctor.WriteFeatureFile(&b, r.NodeLabels()); err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err := cmd.OutOrStdout().Write(b.Bytes())
+		return err
+	}
+	if err := inputfile.CheckFolder(path); err != nil {
+		return err
+	}
+	return inputfile.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // sysrootFlagError words a --sysroot of doctor or pick that is not a
