@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,8 +14,8 @@ import (
 
 // fleetFlags are the flags of `jetbake fleet`.
 type fleetFlags struct {
-	metadataFile, kind, name, namespace, out string
-	replicas                                 int32
+	metadataFile, kind, name, namespace, out, labeller string
+	replicas                                           int32
 }
 
 // newFleetCommand builds `jetbake fleet`.
@@ -41,6 +42,7 @@ func newFleetCommand() *cobra.Command {
 	fl.StringVar(&f.name, "name", "router", "the app's name: workloads are NAME-RELEASE")
 	fl.Int32Var(&f.replicas, "replicas", 1, "each Deployment's replicas (with --kind deployment)")
 	fl.StringVar(&f.namespace, "namespace", "", "the kustomization's namespace")
+	fl.StringVar(&f.labeller, "labeller-image", "", "add the labelling DaemonSet and its RBAC (for clusters without node-feature-discovery), running jetbake from this image")
 	fl.StringVarP(&f.out, "out", "o", "", "write the manifests and kustomization.yaml into this folder")
 	return cmd
 }
@@ -66,6 +68,9 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	objs, err := fleet.Objects(releases, fleet.Options{App: f.name, Kind: kind, Replicas: f.replicas, Namespace: f.namespace})
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if f.labeller != "" {
+		maps.Copy(objs, fleet.Labeller(f.labeller, f.namespace))
 	}
 	files, err := fleet.Render(objs, f.namespace)
 	if err != nil {
