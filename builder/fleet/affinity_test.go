@@ -124,6 +124,10 @@ func TestAffinityIsPicksChoice(t *testing.T) {
 	affs, err := fleet.Affinities(releases)
 	require.NoError(t, err)
 	seen := 0
+	lines := map[string]string{}
+	for _, l := range e2e.HostLines() {
+		lines[l.Host] = l.Release
+	}
 	for _, h := range e2e.HostViews() {
 		for _, runtime := range []bool{true, false} {
 			root := t.TempDir()
@@ -140,6 +144,9 @@ func TestAffinityIsPicksChoice(t *testing.T) {
 			}
 			seen++
 			require.Equal(t, []string{want}, got, "%s", h.Name)
+			if line, ok := lines[h.Name]; ok {
+				require.Equal(t, line, want, "%s: the test bed's own image for it", h.Name)
+			}
 			t.Logf("%-16s -> %s", h.Name, want)
 		}
 	}
