@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,6 +10,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/jetbake/jetbake/builder/fleet"
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 func TestManifestsOnePerReleasePinnedByDigest(t *testing.T) {
@@ -50,4 +53,30 @@ func TestManifestsOnePerReleasePinnedByDigest(t *testing.T) {
 	}
 	_, err := fleet.Objects(releases, fleet.Options{App: "router", Kind: "StatefulSet"})
 	require.ErrorContains(t, err, "StatefulSet")
+}
+
+func TestReleasesFromReport(t *testing.T) {
+	shipped := shippedReleases(t)
+	rep := &imagebuild.Report{}
+	for i, r := range shipped {
+		kv := map[string]string{matrix.KeyRelease: r.Name, matrix.KeyJetPack: r.Meta.JetPack, matrix.KeyL4T: r.Meta.L4T,
+			matrix.KeyCUDA: r.Meta.CUDA, matrix.KeySMTargets: strings.Join(r.Meta.Targets, ","), matrix.KeyTier: r.Meta.Tier}
+		rr := imagebuild.ReleaseReport{Name: r.Name, Outcome: imagebuild.Succeeded, Digest: "sha256:" + strings.Repeat(string(rune('a'+i)), 64),
+			Repository: "registry.example/router", Annotations: kv}
+		if i == 0 {
+			rr.Outcome, rr.Digest = imagebuild.Failed, ""
+		}
+		rep.Releases = append(rep.Releases, rr)
+	}
+	got, err := fleet.ReleasesFromReport("build.json", rep)
+	require.NoError(t, err)
+	require.Len(t, got, len(shipped)-1)
+	require.Equal(t, "registry.example/router@sha256:"+strings.Repeat("b", 64), got[0].Image)
+	require.Equal(t, shipped[1].Meta.JetPack, got[0].Meta.JetPack)
+
+	rep.Releases[1].Repository = ""
+	_, err = fleet.ReleasesFromReport("build.json", rep)
+	require.ErrorContains(t, err, "build.json: release "+shipped[1].Name+" was not pushed")
+	_, err = fleet.ReleasesFromReport("build.json", &imagebuild.Report{})
+	require.ErrorContains(t, err, "lists no built release")
 }
