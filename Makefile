@@ -10,7 +10,7 @@ EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='
 EP_TRIM   := -trimpath
 GOFLAGS_R := -trimpath -buildvcs=false
 
-.PHONY: all build release release-version deps demo test test-unit bench bench-scale fuzz clean real-build
+.PHONY: all build release release-version deps kube-deps demo test test-unit bench bench-scale fuzz clean real-build
 
 all: build
 
@@ -102,6 +102,25 @@ deps:
 	  done; \
 	  echo "$$v" > $(BIN)/.nvidia-container-toolkit-version; \
 	else echo "deps: NVIDIA's container toolkit $$v is built"; fi
+
+
+## kube-deps: the Kubernetes control plane the fleet test runs (kube-apiserver, kube-controller-manager,
+## kube-scheduler from k8s.io/kubernetes, etcd from go.etcd.io/etcd/server) into bin/kube/, from the
+## module builder/internal/kubebed/controlplane pins; rebuilt only when that module's versions change.
+## Not yet part of deps: the fleet test on the real control plane that needs it is not in yet (issue 43)
+KUBE_DIR   := builder/internal/kubebed/controlplane
+KUBE_MOD   := k8s.io/kubernetes
+KUBE_CV    := k8s.io/component-base/version
+kube-deps:
+	@v=$$(cd $(KUBE_DIR) && $(GO) list -m -f '{{.Version}}' $(KUBE_MOD)) && e=$$(cd $(KUBE_DIR) && $(GO) list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3) || exit 1; \
+	if [ "$$(cat $(BIN)/kube/.version 2>/dev/null)" != "$$v $$e" ] || [ ! -x $(BIN)/kube/kube-apiserver ] || [ ! -x $(BIN)/kube/etcd ]; then \
+	  echo "deps: building the Kubernetes control plane $$v and etcd $$e (many minutes the first time)"; \
+	  mkdir -p $(BIN)/kube && \
+	  (cd $(KUBE_DIR) && $(GO) build -trimpath -ldflags "-s -w -X $(KUBE_CV).gitVersion=$$v -X $(KUBE_CV).gitMajor=$$(echo $$v | cut -d. -f1 | tr -d v) -X $(KUBE_CV).gitMinor=$$(echo $$v | cut -d. -f2)" \
+	    -o $(CURDIR)/$(BIN)/kube/ $(KUBE_MOD)/cmd/kube-apiserver $(KUBE_MOD)/cmd/kube-controller-manager $(KUBE_MOD)/cmd/kube-scheduler && \
+	   $(GO) build -trimpath -ldflags "-s -w" -o $(CURDIR)/$(BIN)/kube/etcd go.etcd.io/etcd/server/v3) && \
+	  echo "$$v $$e" > $(BIN)/kube/.version; \
+	else echo "deps: the Kubernetes control plane $$v and etcd $$e are built"; fi
 
 ## demo: build the real matrix with stand-in bases and router, push to a local registry, run the images on fake Jetsons
 demo: deps build

@@ -1,17 +1,23 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/doctor"
+	"github.com/jetbake/jetbake/builder/fleet"
 	"github.com/jetbake/jetbake/builder/hostfit"
+	"github.com/jetbake/jetbake/builder/inputfile"
 )
 
 // newDoctorCommand builds `jetbake doctor`.
 func newDoctorCommand() *cobra.Command {
-	var sysroot string
+	var sysroot, nodeLabels, labelNode string
+	var every time.Duration
 	var getFormat func() (format, error)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -20,18 +26,31 @@ func newDoctorCommand() *cobra.Command {
 			"driver's CUDA version, the NVIDIA container toolkit (known-bad releases named), Docker's nvidia\n" +
 			"runtime and default runtime in /etc/docker/daemon.json, and the CDI spec in /etc/cdi or /var/run/cdi.\n" +
 			"Each problem comes with the command that fixes it. It exits 0 when the host can run jetbake images,\n" +
-			"1 otherwise. --sysroot reads a board's root file system mounted elsewhere.",
-		Example: "  jetbake doctor\n  jetbake doctor --sysroot /mnt/jetson-rootfs --format json",
-		Args:    noArgs,
+			"1 otherwise. --sysroot reads a board's root file system mounted elsewhere.\n\n" +
+			"--node-labels FILE writes the host's facts instead, as Kubernetes node labels under\n" +
+			doctor.LabelPrefix + " in node-feature-discovery's local feature file format\n" +
+			"(FILE in " + doctor.FeaturesDir + ", or - for standard output), and exits 0:\n" +
+			"the labels jetbake's manifests place pods by (docs/fleets.md). --label-node NAME applies them to\n" +
+			"the node with server-side apply instead, from a pod's service account (the labelling DaemonSet of\n" +
+			"'jetbake fleet --labeller-image', for clusters without node-feature-discovery), every --every.",
+		Example: "  jetbake doctor\n  jetbake doctor --sysroot /mnt/jetson-rootfs --format json\n" +
+			"  jetbake doctor --node-labels " + doctor.FeaturesDir + "/jetbake",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fm, err := getFormat()
 			if err != nil {
 				return err
 			}
+			if labelNode != "" {
+				return labelNodeLoop(cmd, sysroot, labelNode, every)
+			}
 			r, err := doctor.Run(cmd.Context(), doctor.WithSysroot(sysroot),
 				doctor.WithNotJetsonFix("run jetbake doctor on the Jetson itself, or pass --sysroot DIR with the board's root file system"))
 			if err != nil {
 				return sysrootFlagError(err)
+			}
+			if nodeLabels != "" {
+				return writeNodeLabels(cmd, r, nodeLabels)
 			}
 			if fm == formatJSON {
 				err = r.WriteJSON(cmd.OutOrStdout())
@@ -45,8 +64,56 @@ func newDoctorCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&sysroot, "sysroot", "/", "the host's root file system")
+	cmd.Flags().StringVar(&labelNode, "label-node", "", "apply the host's facts as labels to this Kubernetes node (in a pod, with its service account)")
+	cmd.Flags().DurationVar(&every, "every", 0, "with --label-node, label again at this interval until stopped (0: once)")
+	cmd.Flags().StringVar(&nodeLabels, "node-labels", "", "write the host's facts as node-feature-discovery labels to this file (- for standard output)")
 	getFormat = addFormatFlag(cmd)
 	return cmd
+}
+
+// writeNodeLabels writes the report's node labels to path ("-": standard
+// output), atomically, so that node-feature-discovery never reads half a file.
+func writeNodeLabels(cmd *cobra.Command, r *doctor.Report, path string) error {
+	var b bytes.Buffer
+	if err := doctor.WriteFeatureFile(&b, r.NodeLabels()); err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err := cmd.OutOrStdout().Write(b.Bytes())
+		return err
+	}
+	if err := inputfile.CheckFolder(path); err != nil {
+		return err
+	}
+	return inputfile.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// labelNodeLoop applies the host's node labels to node, then again every
+// interval until the context ends (once when every is 0).
+func labelNodeLoop(cmd *cobra.Command, sysroot, node string, every time.Duration) error {
+	l, err := fleet.InClusterLabeler()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	for {
+		r, err := doctor.Run(ctx, doctor.WithSysroot(sysroot))
+		if err != nil {
+			return sysrootFlagError(err)
+		}
+		if err := l.Apply(ctx, node, r.NodeLabels()); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: labelled node %s (%d labels)\n", node, len(r.NodeLabels()))
+		if every <= 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+	}
 }
 
 // sysrootFlagError words a --sysroot of doctor or pick that is not a

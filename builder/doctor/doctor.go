@@ -45,6 +45,10 @@ type Report struct {
 	Host hostfit.Host `json:"host"`
 	// Checks are the rows, in order.
 	Checks []Check `json:"checks"`
+	// NVIDIARuntime is the path of nvidia-container-runtime on the host
+	// (what k3s and containerd run for the nvidia RuntimeClass); "" when
+	// it is not installed.
+	NVIDIARuntime string `json:"nvidia_runtime,omitempty"`
 }
 
 // Option changes what Run looks at.
@@ -107,7 +111,7 @@ func Run(ctx context.Context, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the host under %s: %w", o.sysroot, err)
 	}
-	r := &Report{Sysroot: o.sysroot, Host: facts}
+	r := &Report{Sysroot: o.sysroot, Host: facts, NVIDIARuntime: findRuntime(o.sysroot)}
 	r.Checks = append(r.Checks, hostChecks(facts, o.notJetsonFix)...)
 	tk := readToolkit(ctx, o.sysroot, o.version)
 	r.Checks = append(r.Checks, toolkitCheck(tk, facts))

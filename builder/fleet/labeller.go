@@ -1,0 +1,75 @@
+package fleet
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/jetbake/jetbake/computecap/host"
+)
+
+// LabellerName names the labelling DaemonSet, its service account and its
+// RBAC objects.
+const LabellerName = "jetbake-node-labeller"
+
+// labellerMounts are the host paths doctor reads, mounted read-only under
+// /host: the L4T release, the SoC bus, the device tree, and the folders
+// NVIDIA's runtime is installed in.
+func labellerMounts() []string {
+	return []string{host.TegraReleasePath, "/sys/devices/soc0", host.FirmwareDTDir, "/usr/bin", "/usr/local/bin", "/usr/local/nvidia/toolkit"}
+}
+
+// Labeller returns the objects of the labelling DaemonSet, by file name,
+// for clusters without node-feature-discovery: on every node, `jetbake
+// doctor --sysroot /host --label-node NODE --every 10m` in image (one that
+// holds the jetbake binary), with the host paths doctor reads mounted
+// read-only. Its RBAC is the least that labels a node: "patch" on nodes
+// (server-side apply of metadata.labels); Kubernetes' RBAC cannot narrow
+// it to the pod's own node, so the ClusterRole grants no get, list,
+// create or delete. The binding names the service account in namespace
+// ("default" when empty), the kustomization's.
+func Labeller(image, namespace string) map[string]any {
+	if namespace == "" {
+		namespace = "default"
+	}
+	meta := metav1.ObjectMeta{Name: LabellerName, Labels: map[string]string{LabelApp: LabellerName}}
+	var mounts []corev1.VolumeMount
+	var vols []corev1.Volume
+	for i, p := range labellerMounts() {
+		name := "host-" + string(rune('a'+i))
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: "/host" + p, ReadOnly: true})
+	}
+	ds := &appsv1.DaemonSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: KindDaemonSet}, ObjectMeta: meta,
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: meta.Labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: LabellerName,
+					Containers: []corev1.Container{{
+						Name: "labeller", Image: image,
+						Command: []string{"jetbake", "doctor", "--sysroot", "/host", "--label-node", "$(NODE_NAME)", "--every", "10m"},
+						Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
+							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
+						VolumeMounts:    mounts,
+						SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true), AllowPrivilegeEscalation: ptr(false)},
+					}},
+					Volumes:     vols,
+					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+				},
+			},
+		},
+	}
+	return map[string]any{
+		"labeller-serviceaccount.yaml": &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta},
+		"labeller-clusterrole.yaml": &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta,
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}}}},
+		"labeller-clusterrolebinding.yaml": &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: meta,
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: LabellerName},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: LabellerName, Namespace: namespace}}},
+		"labeller-daemonset.yaml": ds,
+	}
+}
