@@ -255,8 +255,11 @@ func baseImageRows() []BaseImage {
 // (R39.2) Orin NX. CUDA, PyTorch and Python are filled in only where a
 // source gives them (25.06-py3-igpu: CUDA 12.9, torch 2.8.0a0, Python
 // 3.12); the rest stay empty, "unknown", never guessed. JetPack 5's
-// l4t-pytorch r35.x tags have no rows: no source lists them. A new
-// container is one row.
+// Jetson containers are l4t-pytorch's: r35.2.1-pth2.0-py3 (L4T R35.2.1,
+// JetPack 5.1, PyTorch 2.0 on Ubuntu 20.04's Python 3.8 and JetPack 5's
+// CUDA 11.4), from NGC's l4t-pytorch catalog page; its other r35 tags
+// have no row until a source lists them, so such a tag is refused naming
+// the newest known container. A new container is one row.
 func frameworkRows() []FrameworkContainer {
 	const (
 		notes   = "https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform-release-notes/"
@@ -276,7 +279,10 @@ func frameworkRows() []FrameworkContainer {
 		}
 		return out
 	}
-	var rows []FrameworkContainer
+	l4t := FrameworkContainer{Framework: FrameworkPyTorch, Repository: "nvcr.io/nvidia/l4t-pytorch", Tag: "r35.2.1-pth2.0-py3",
+		Line: "5.1", Flavour: FlavourTegra, CUDA: "11.4", Python: "3.8",
+		Source: "https://catalog.ngc.nvidia.com/orgs/nvidia/containers/l4t-pytorch"}
+	rows := []FrameworkContainer{l4t}
 	rows = append(rows, row("23.06-py3-igpu", "5.1", FlavourTegra))
 	rows = append(rows, months("24", 5, 8, "-py3-igpu", "6.0", FlavourTegra)...)
 	rows = append(rows, months("24", 9, 12, "-py3-igpu", "6.1", FlavourTegra)...)

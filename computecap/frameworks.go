@@ -54,6 +54,13 @@ func frameworkRepository(row FrameworkContainer, repo string) bool {
 	return path == rowPath && strings.ContainsAny(host, ".:")
 }
 
+// SameFrameworkRepository reports whether ref is in row's repository,
+// directly or on a mirror that keeps its path.
+func (t *Table) SameFrameworkRepository(row FrameworkContainer, ref string) bool {
+	repo, _ := SplitImageRef(ref)
+	return frameworkRepository(row, repo)
+}
+
 // FrameworkRepositoryOf reports whether ref's repository is one of the
 // table's framework repositories (a mirror host counts), and which family;
 // a tag the table has no row for is still in a known repository.

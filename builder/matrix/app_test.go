@@ -126,10 +126,25 @@ func TestAppBaseWithoutRow(t *testing.T) {
 	require.Equal(t, `jetbake's table of NVIDIA's PyTorch containers has no row for tag "26.06-py3", so it cannot tell which JetPack line the container is built for; JetPack 7.0's newest in the table is 25.11-py3`, fe.Message)
 	require.Contains(t, fe.Fix, `set base to "nvcr.io/nvidia/pytorch:25.11-py3", or add the tag's row to frameworkRows in computecap/facts.go`)
 
+	// JetPack 5's l4t-pytorch: the row's tag passes on a JetPack 5.1
+	// release; another r35 tag is refused naming the newest known
+	// container of the line, in its own repository.
+	doc = appDoc(t)
+	rel := release(doc, 0)
+	rel["name"], rel["jetpack"], rel["l4t"], rel["cuda"], rel["base"] = "jetpack5.1", "5.1.2", "35.4.1", "11.4", "nvcr.io/nvidia/l4t-pytorch:r35.2.1-pth2.0-py3"
+	rel["targets"], rel["hardware"] = []any{"8.7"}, []any{"Jetson Orin NX"}
+	_, err := parseDoc(t, doc)
+	require.NoError(t, err)
+	rel["base"] = "nvcr.io/nvidia/l4t-pytorch:r35.4.1-pth2.1-py3"
+	fe = onlyError(t, doc)
+	require.Equal(t, "releases[0].base", fe.Path)
+	require.Equal(t, `jetbake's table of NVIDIA's PyTorch containers has no row for tag "r35.4.1-pth2.1-py3", so it cannot tell which JetPack line the container is built for; JetPack 5.1.2's newest in the table is nvcr.io/nvidia/pytorch:23.06-py3-igpu`, fe.Message)
+	require.Contains(t, fe.Fix, `set base to "nvcr.io/nvidia/pytorch:23.06-py3-igpu"`)
+
 	// A base in another repository is read by the build, not judged here.
 	doc = appDoc(t)
 	release(doc, 0)["base"] = "ghcr.io/acme/pytorch:custom"
-	_, err := parseDoc(t, doc)
+	_, err = parseDoc(t, doc)
 	require.NoError(t, err)
 }
 

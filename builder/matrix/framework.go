@@ -30,7 +30,10 @@ func checkAppBase(m *Matrix, r *Release, p string, errs *checker) {
 	right, fix := "", "use a release whose JetPack has a container in the table ("+containerLines(t, m.App.Framework)+")"
 	if len(rows) > 0 {
 		right = rows[0].Tag
-		fix = "set base to " + quote(repo+":"+right)
+		if !t.SameFrameworkRepository(rows[0], r.Base) {
+			right = rows[0].Ref()
+		}
+		fix = "set base to " + quote(containerRef(repo, rows[0]))
 	}
 	row, ok := t.FrameworkContainerOf(r.Base)
 	if !ok {
@@ -141,6 +144,21 @@ func containerLines(t *computecap.Table, framework string) string {
 		}
 	}
 	return "JetPack " + strings.Join(lines, ", ")
+}
+
+// containerRef is row's reference as the base's repository repo names
+// registries: repo with row's tag when it is row's repository, row's path
+// on the same mirror host when repo is on a mirror, else row's own.
+func containerRef(repo string, row computecap.FrameworkContainer) string {
+	rowHost, rowPath, _ := strings.Cut(row.Repository, "/")
+	host, path, _ := strings.Cut(repo, "/")
+	switch {
+	case path == rowPath:
+		return repo + ":" + row.Tag
+	case host != rowHost && strings.ContainsAny(host, ".:"):
+		return host + "/" + rowPath + ":" + row.Tag
+	}
+	return row.Ref()
 }
 
 // repositoryOf is ref without its tag and digest, as written (a mirror
