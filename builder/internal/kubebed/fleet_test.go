@@ -152,7 +152,12 @@ func TestFleetOnRealControlPlane(t *testing.T) {
 		want[v.name], byName[v.name] = v.want, v
 		names = append(names, v.name)
 	}
-	go kubebed.KeepReady(ctx, cp.Client, names, 2*time.Second, func(err error) { t.Logf("heartbeat: %v", err) })
+	kubelets := make(chan struct{})
+	go func() {
+		defer close(kubelets)
+		kubebed.KeepReady(ctx, cp.Client, names, 2*time.Second, func(err error) { t.Logf("heartbeat: %v", err) })
+	}()
+	defer func() { cancel(); <-kubelets }()
 
 	const ns = "jetsons"
 	_, err = cp.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
