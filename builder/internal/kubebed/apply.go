@@ -78,18 +78,23 @@ func restMapper(cfg *rest.Config) (meta.RESTMapper, error) {
 	return restmapper.NewDiscoveryRESTMapper(groups), nil
 }
 
-// Row is one line of the placement table: a node and the images of the
-// pods bound to it (none, one, or more).
+// Row is one line of the placement table: a node and, for each pod bound
+// to it (none, one, or more), its image and its workload (the pod's
+// app.kubernetes.io/instance label, which jetbake fleet sets to APP-RELEASE).
 type Row struct {
-	Node   string
-	Images []string
+	Node      string
+	Images    []string
+	Workloads []string
 }
 
 // String is the row as the table prints it.
 func (r Row) String() string {
-	img := "(none)"
-	if len(r.Images) > 0 {
-		img = strings.Join(r.Images, ", ")
+	if len(r.Images) == 0 {
+		return fmt.Sprintf("%-20s -> (none)", r.Node)
 	}
-	return fmt.Sprintf("%-16s -> %s", r.Node, img)
+	pods := make([]string, len(r.Images))
+	for i := range r.Images {
+		pods[i] = r.Workloads[i] + " " + r.Images[i]
+	}
+	return fmt.Sprintf("%-20s -> %s", r.Node, strings.Join(pods, ", "))
 }

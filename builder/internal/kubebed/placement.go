@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/jetbake/jetbake/builder/fleet"
 )
 
 // Placement is the placement table: every node, sorted by name, with the
@@ -22,20 +24,29 @@ func Placement(ctx context.Context, c kubernetes.Interface, namespace string) ([
 	if err != nil {
 		return nil, err
 	}
-	images := map[string][]string{}
+	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	byNode := map[string]*Row{}
 	for _, p := range pods.Items {
 		if p.Spec.NodeName == "" {
 			continue
 		}
+		r := byNode[p.Spec.NodeName]
+		if r == nil {
+			r = &Row{Node: p.Spec.NodeName}
+			byNode[p.Spec.NodeName] = r
+		}
 		for _, ctr := range p.Spec.Containers {
-			images[p.Spec.NodeName] = append(images[p.Spec.NodeName], ctr.Image)
+			r.Images = append(r.Images, ctr.Image)
+			r.Workloads = append(r.Workloads, p.Labels[fleet.LabelRelease])
 		}
 	}
 	rows := make([]Row, 0, len(nodes.Items))
 	for _, n := range nodes.Items {
-		imgs := images[n.Name]
-		sort.Strings(imgs)
-		rows = append(rows, Row{Node: n.Name, Images: imgs})
+		if r := byNode[n.Name]; r != nil {
+			rows = append(rows, *r)
+		} else {
+			rows = append(rows, Row{Node: n.Name})
+		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Node < rows[j].Node })
 	return rows, nil
