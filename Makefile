@@ -78,7 +78,7 @@ NVTK_MOD     := github.com/NVIDIA/nvidia-container-toolkit
 NVTK_CMDS    := nvidia-container-runtime nvidia-ctk nvidia-cdi-hook
 NVTK_LDFLAGS  = -s -w '-extldflags=-Wl,--export-dynamic -Wl,--unresolved-symbols=ignore-in-object-files -Wl,-z,lazy' \
                 -X $(NVTK_MOD)/internal/info.version=$$v -X $(NVTK_MOD)/internal/info.gitCommit=$$sum
-deps:
+deps: kube-deps
 	bash builder/internal/tools/deps.sh
 	$(GO) run ./builder/internal/nvreal/cmd/nvfatbins
 	@v=$$($(GO) list -m -f '{{.Version}}' $(BK_MOD)); sum=$$($(GO) list -m -f '{{.Sum}}' $(BK_MOD)); \
@@ -107,7 +107,7 @@ deps:
 ## kube-deps: the Kubernetes control plane the fleet test runs (kube-apiserver, kube-controller-manager,
 ## kube-scheduler from k8s.io/kubernetes, etcd from go.etcd.io/etcd/server) into bin/kube/, from the
 ## module builder/internal/kubebed/controlplane pins; rebuilt only when that module's versions change.
-## Not yet part of deps: the fleet test on the real control plane that needs it is not in yet (issue 43)
+## A step of deps: the fleet test (builder/internal/kubebed) runs them.
 KUBE_DIR   := builder/internal/kubebed/controlplane
 KUBE_MOD   := k8s.io/kubernetes
 KUBE_CV    := k8s.io/component-base/version
@@ -132,7 +132,7 @@ demo: deps build
 # packages that drive buildkitd, dockerd, QEMU and whole builds run without
 # it: their concurrency is mostly in those processes, and under -race they
 # take several times as long.
-SLOW_TESTS = $(addprefix $(shell $(GO) list -m)/builder/internal/,e2e benchcmd ci nvtoolkit)
+SLOW_TESTS = $(addprefix $(shell $(GO) list -m)/builder/internal/,e2e benchcmd ci nvtoolkit kubebed)
 UNIT_TESTS = $(filter-out $(SLOW_TESTS),$(shell $(GO) list ./...))
 test: deps build $(BIN)/buildx
 	$(GO) build ./...
