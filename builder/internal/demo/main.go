@@ -87,6 +87,9 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err := printAudits(ctx, out, root, report); err != nil {
 		return err
 	}
+	if err := printFleet(ctx, out, root, work, metadata, report); err != nil {
+		return err
+	}
 	// The Orin image built from Dockerfile-jetson as a user might change it:
 	// without jetson-compute-cap.sh, as upstream's Dockerfile builds it (TEI's
 	// refusal on an Orin), and with TEI's .cargo folder copied
