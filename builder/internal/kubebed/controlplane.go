@@ -56,9 +56,13 @@ const adminToken = "kubebed-admin-token"
 
 // Start starts etcd, kube-apiserver, kube-controller-manager (with the
 // controllers named, e.g. "daemonset,deployment,replicaset,serviceaccount")
-// and kube-scheduler from binDir, with their files under dir, and waits
+// and kube-scheduler from binDir, with their files under dir (made if
+// missing), and waits
 // until the API server is ready. On error nothing is left running.
 func Start(ctx context.Context, binDir, dir string, controllers string) (*ControlPlane, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
 	cp := &ControlPlane{Dir: dir}
 	if err := cp.startAll(ctx, binDir, controllers); err != nil {
 		_ = cp.Close()
