@@ -134,7 +134,7 @@ func TestCLIBuildSecretsAndSSH(t *testing.T) {
 			require.Equal(t, native, rt.Emulated, rt.Name)
 			require.Positive(t, rt.RouterSteps, rt.Name)
 		}
-		require.Regexp(t, `(?m)^jetpack7\.2 +linux/`+runtime.GOARCH+` +(yes|no) +[0-9]+ +[0-9]+`, stderr, "--timings shows it per release")
+		require.Regexp(t, `(?m)^jetpack7\.2 +linux/`+runtime.GOARCH+` +(qemu|cross|native) +(yes|no) +[0-9]+ +[0-9]+`, stderr, "--timings shows it per release, with its build path")
 	})
 
 	t.Run("the SBOM attestation, read back", func(t *testing.T) {
