@@ -56,6 +56,11 @@ type bakeInputs struct {
 	// bake's images reproducible at the cost of an uncached rewrite of every
 	// layer on every export; without it, bake's default.
 	RewriteTimestamp bool
+	// Cross builds the routers on the cross path, as jetbake's --build-path
+	// cross: the router targets stay linux/arm64 and pass the args that
+	// start the router stage from Dockerfile-jetson's toolchain-cross stage,
+	// which runs on $BUILDPLATFORM in the release's cross build base.
+	Cross bool
 }
 
 // bakeName turns a release name into a bake target name: bake allows only
@@ -96,10 +101,16 @@ func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string]
 		if err != nil {
 			return nil, nil, fmt.Errorf("release %s: runtime_base: %w", rel.Name, err)
 		}
+		crossArgs, err := crossArgs(rel, in)
+		if err != nil {
+			return nil, nil, err
+		}
 		contexts := map[string]string{entrypointContext: in.EntrypointDir}
 		for _, t := range rel.Targets {
 			name := routerTargetName(rel.Name, t)
-			bf.Target[name] = routerTarget(p, rel, t, buildBase, runtimeBase, in.Epoch)
+			rt := routerTarget(p, rel, t, buildBase, runtimeBase, in.Epoch)
+			maps.Copy(rt.Args, crossArgs)
+			bf.Target[name] = rt
 			contexts[routerContextName(t)] = "target:" + name
 		}
 		if p.Router.RuntimeTarget != "" {
@@ -118,6 +129,24 @@ func newBakeFile(p *plan.Plan, in bakeInputs) (*bakeFile, map[string]map[string]
 	}
 	bf.Group["default"] = bakeGroup{Targets: defaults}
 	return bf, files, nil
+}
+
+// crossArgs are the router stage's build args of the cross path, as
+// jetbake passes them (imagebuild's routerArgs): TOOLCHAIN, the release's
+// cross build base with the mirrors applied, and its CUDA target folder;
+// none on the QEMU path.
+func crossArgs(rel plan.Release, in bakeInputs) (map[string]string, error) {
+	if !in.Cross {
+		return nil, nil
+	}
+	if rel.CrossBuildBase == "" {
+		return nil, fmt.Errorf("release %s: the cross path needs a cross_build_base", rel.Name)
+	}
+	base, err := in.Mirrors.Rewrite(rel.CrossBuildBase, "")
+	if err != nil {
+		return nil, fmt.Errorf("release %s: cross_build_base: %w", rel.Name, err)
+	}
+	return map[string]string{"TOOLCHAIN": "toolchain-cross", "CROSS_BUILD_BASE": base, "CUDA_TARGET_DIR": rel.CUDATargetDir}, nil
 }
 
 // runtimeStageContext is the named context a runtime Dockerfile starts

@@ -230,7 +230,7 @@ func TestSyntheticMatrix(t *testing.T) {
 	require.NoError(t, err)
 	for _, n := range []int{1, 5, 20} {
 		path := filepath.Join(t.TempDir(), "matrix.json")
-		require.NoError(t, writeMatrix(root, testRegistry, path, size{name: fmt.Sprint(n), releases: n}))
+		require.NoError(t, writeMatrix(root, testRegistry, path, size{name: fmt.Sprint(n), releases: n}, pathQEMU))
 		p, err := e2e.LoadPlan(path, e2e.AllowStandin(root))
 		require.NoError(t, err, "a synthetic matrix must be a valid matrix")
 		require.Len(t, p.Releases, n)
@@ -264,7 +264,7 @@ func TestTimingsTable(t *testing.T) {
 		c.warm = append(c.warm, []time.Duration{2 * s})
 	}
 	var out strings.Builder
-	sum := printTable(&out, size{name: "shipped"}, tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c})
+	sum := printTable(&out, size{name: "shipped"}, pathQEMU, tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c})
 	require.Equal(t, peerRatios{cold: 1, own: 1, warm: 0.25}, sum.ratios[toolBake], "median of 0.5x, 1x, 1.5x; half of each build is its router builds")
 	require.Equal(t, int64(40<<20), sum.maxRSS)
 	text := out.String()
@@ -275,18 +275,24 @@ func TestTimingsTable(t *testing.T) {
 	require.Contains(t, text, "40 MiB")
 	require.Regexp(t, `router builds\s+1.00\s+1.00\s+2.00`, text, "the phase table has a column per tool")
 	require.Regexp(t, `same digests every build\s+yes\s+no\s+yes`, text)
+	require.Regexp(t, `same digests cold to cold\s+yes \(3 cold builds\)\s+no\s+yes \(3 cold builds\)`, text)
+	require.Contains(t, text, "==> shipped matrix, QEMU path: medians")
 	require.Contains(t, text, "jetbake/bake-rts round by round: cold 0.25x 0.50x 0.75x (median 0.50x), cold without router builds 0.25x 0.50x 0.75x (median 0.50x)")
-	require.Empty(t, brokenComparison(size{name: "shipped"}, tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c}))
+	require.Empty(t, brokenComparison(label(size{name: "shipped"}, pathQEMU), tools, map[string]*timings{toolJetbake: a, toolBake: b, toolBakeRTS: c}))
+	require.Empty(t, unstableDigests("shipped matrix, QEMU path", a))
+	require.Len(t, unstableDigests("shipped matrix, QEMU path", b), 1, "bake's default output: the digests changed")
 
 	out.Reset()
-	printGoals(&out, []sizeSummary{sum, {size: size{name: "50", releases: 50}, releases: 50, maxRSS: 300 << 20,
+	printGoals(&out, []sizeSummary{sum, {size: size{name: "50", releases: 50}, path: pathCross, releases: 50, maxRSS: 300 << 20,
 		ratios: map[string]peerRatios{toolBake: {cold: 0.8, own: 0.4, warm: 0.5}}}})
 	require.Contains(t, out.String(), "cold <= 1.0x: met (1.00x); cold without router builds <= 0.5x: NOT met (1.00x); warm <= 0.3x: met (0.25x)")
 	require.Contains(t, out.String(), "warm <= 0.3x: NOT met (0.50x); memory < 200 MiB: NOT met (300 MiB)")
+	require.Contains(t, out.String(), "  shipped matrix, QEMU path: ")
+	require.Contains(t, out.String(), "  synthetic matrix of 50 releases, cross path: ")
 
 	out.Reset()
 	printRatioTable(&out, []sizeSummary{sum}, tools[1:])
-	require.Regexp(t, `\| shipped matrix\s+\| 1.00x\s+\| 1.00x\s+\| 0.25x\s+\| 0.50x\s+\| 0.50x\s+\| 0.12x\s+\|`, out.String())
+	require.Regexp(t, `\| shipped matrix, QEMU path\s+\| 1.00x\s+\| 1.00x\s+\| 0.25x\s+\| 0.50x\s+\| 0.50x\s+\| 0.12x\s+\|`, out.String())
 }
 
 // A peer's failed build is shown and its round left out of the ratios; when
@@ -310,7 +316,7 @@ func TestTimingsTableFailedPeer(t *testing.T) {
 	var out strings.Builder
 	names := []string{toolJetbake, toolBake}
 	results := map[string]*timings{toolJetbake: a, toolBake: b}
-	sum := printTable(&out, size{name: "50", releases: 50}, names, results)
+	sum := printTable(&out, size{name: "50", releases: 50}, pathCross, names, results)
 	text := out.String()
 	require.Regexp(t, `failed builds\s+0\s+2`, text)
 	require.Contains(t, text, "bake (default) failed: round 2, cold: exit status 1")
@@ -322,9 +328,9 @@ func TestTimingsTableFailedPeer(t *testing.T) {
 	out.Reset()
 	printGoals(&out, []sizeSummary{sum})
 	require.Contains(t, out.String(), "cold <= 1.0x: met (0.50x); cold without router builds <= 0.5x: met (0.33x); warm <= 0.3x: not measured (no round where both tools built); memory < 200 MiB: met (60 MiB)")
-	errs := brokenComparison(size{name: "50", releases: 50}, names, results)
+	errs := brokenComparison(label(size{name: "50", releases: 50}, pathCross), names, results)
 	require.Len(t, errs, 1)
-	require.EqualError(t, errs[0], "synthetic matrix of 50 releases: no warm ratio of jetbake to bake (default): no round where both built warm: round 1, warm #1: exit status 1")
+	require.EqualError(t, errs[0], "synthetic matrix of 50 releases, cross path: no warm ratio of jetbake to bake (default): no round where both built warm: round 1, warm #1: exit status 1")
 }
 
 // A peer that fails every round, as bake did when its filesystem
@@ -341,25 +347,26 @@ func TestBrokenComparison(t *testing.T) {
 	noPhases.addCold(result{wall: 30 * s, timings: &progress.Timings{}, digests: map[string]string{"r": "sha256:b"}})
 	noPhases.warm = append(noPhases.warm, []time.Duration{s})
 	sz := size{name: shippedSize}
-	errs := brokenComparison(sz, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
+	errs := brokenComparison(label(sz, pathQEMU), tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
 	require.Len(t, errs, 2)
-	require.EqualError(t, errs[0], "shipped matrix: bake (default) failed every round: round 1, cold: ERROR: additional privileges requested (buildx bake: exit status 1)")
-	require.ErrorContains(t, errs[1], "shipped matrix: bake (rewrite-timestamp)'s phases could not be read from its rawjson progress")
+	require.EqualError(t, errs[0], "shipped matrix, QEMU path: bake (default) failed every round: round 1, cold: ERROR: additional privileges requested (buildx bake: exit status 1)")
+	require.ErrorContains(t, errs[1], "shipped matrix, QEMU path: bake (rewrite-timestamp)'s phases could not be read from its rawjson progress")
 
 	var out strings.Builder
-	printTable(&out, sz, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
+	printTable(&out, sz, pathQEMU, tools, map[string]*timings{toolJetbake: jb, toolBake: failed, toolBakeRTS: noPhases})
 	require.Contains(t, out.String(), "jetbake/bake: no ratio, no round where both built")
 	require.Regexp(t, `cold s/release\s+20.000\s+-\s+30.000`, out.String())
 	require.Regexp(t, `same digests every build\s+yes\s+-\s+yes`, out.String(), "a tool that built nothing has no digests to compare")
+	require.Regexp(t, `same digests cold to cold\s+- \(1 cold build\)\s+- \(0 cold build\)\s+- \(1 cold build\)`, out.String(), "one cold build is no comparison")
 	require.NotContains(t, out.String(), "tagging", "a phase no tool had is no row")
 
 	out.Reset()
-	printGoals(&out, []sizeSummary{{size: size{name: "1", releases: 1}, releases: 1, ratios: map[string]peerRatios{}}})
-	require.Contains(t, out.String(), "synthetic matrix of 1 release: ")
+	printGoals(&out, []sizeSummary{{size: size{name: "1", releases: 1}, path: pathQEMU, releases: 1, ratios: map[string]peerRatios{}}})
+	require.Contains(t, out.String(), "synthetic matrix of 1 release, QEMU path: ")
 	require.Contains(t, out.String(), "no ratio to bake's default output (not among -tools, or no round where both built)")
 
 	// jetbake alone compares nothing, by request: nothing is broken.
-	require.Empty(t, brokenComparison(sz, []string{toolJetbake}, map[string]*timings{toolJetbake: jb}))
+	require.Empty(t, brokenComparison(label(sz, pathQEMU), []string{toolJetbake}, map[string]*timings{toolJetbake: jb}))
 }
 
 func TestWatchPeakRSS(t *testing.T) {

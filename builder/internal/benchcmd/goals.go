@@ -48,6 +48,7 @@ func (r roundRatios) medians() peerRatios {
 // sizeSummary is what the goals and the closing table need of one matrix.
 type sizeSummary struct {
 	size     size
+	path     string
 	releases int
 	// ratios are jetbake's to each peer that was built, by its name.
 	ratios map[string]peerRatios
@@ -59,10 +60,10 @@ func printGoals(out io.Writer, sums []sizeSummary) {
 	fmt.Fprintf(out, "\ngoals against bake's default output (medians of the round-by-round ratios):\n")
 	for _, s := range sums {
 		r, ok := s.ratios[toolBake]
-		line := fmt.Sprintf("  %-36s cold <= %.1fx: %s; cold without router builds <= %.1fx: %s; warm <= %.1fx: %s",
-			s.size.String()+":", coldGoal, goal(r.cold, coldGoal), ownGoal, goal(r.own, ownGoal), warmGoal, goal(r.warm, warmGoal))
+		line := fmt.Sprintf("  %-48s cold <= %.1fx: %s; cold without router builds <= %.1fx: %s; warm <= %.1fx: %s",
+			label(s.size, s.path)+":", coldGoal, goal(r.cold, coldGoal), ownGoal, goal(r.own, ownGoal), warmGoal, goal(r.warm, warmGoal))
 		if !ok {
-			line = fmt.Sprintf("  %-36s no ratio to bake's default output (not among -tools, or no round where both built)", s.size.String()+":")
+			line = fmt.Sprintf("  %-48s no ratio to bake's default output (not among -tools, or no round where both built)", label(s.size, s.path)+":")
 		}
 		if s.releases >= memoryGoalReleases {
 			line += fmt.Sprintf("; memory < %s: %s (%s)", mib(memoryGoal), verdict(s.maxRSS < memoryGoal), mib(s.maxRSS))
@@ -86,7 +87,7 @@ func printRatioTable(out io.Writer, sums []sizeSummary, peers []string) {
 	}
 	fmt.Fprintf(tw, "| %s |\n| %s |\n", strings.Join(head, "\t| "), strings.Join(rule, "\t| "))
 	for _, s := range sums {
-		cells := []string{s.size.String()}
+		cells := []string{label(s.size, s.path)}
 		for _, p := range peers {
 			r, ok := s.ratios[p]
 			if !ok {
@@ -121,7 +122,8 @@ func ratioText(r float64) string {
 // every warm build; a ratio that no round gave; phases that could not be
 // read. The bench then exits non-zero, so that it cannot pass while it
 // compares nothing. It says nothing of speed: a missed goal is no error.
-func brokenComparison(sz size, names []string, results map[string]*timings) []error {
+// sz names the matrix and its path (label).
+func brokenComparison(sz string, names []string, results map[string]*timings) []error {
 	jb := results[toolJetbake]
 	var errs []error
 	if len(names) > 1 && len(jb.phasesOK()) == 0 {
@@ -149,4 +151,15 @@ func brokenComparison(sz size, names []string, results map[string]*timings) []er
 		}
 	}
 	return errs
+}
+
+// unstableDigests is an error when jetbake's cold builds of one matrix on
+// one path gave different image digests: jetbake's images are reproducible
+// on each path (issue 42), so a difference is a bug, not noise. bake's
+// default output is not reproducible, and is only reported.
+func unstableDigests(sz string, jb *timings) []error {
+	if _, diff := jb.coldStable(); diff != "" {
+		return []error{fmt.Errorf("%s: jetbake's cold builds gave different image digests: %s", sz, diff)}
+	}
+	return nil
 }

@@ -7,7 +7,10 @@
 // again), in interleaved rounds whose order rotates, and the bench prints
 // medians with min-max, time per release, jetbake's peak memory, the ratios
 // to both bake modes and the goals. Each tool gets its own registry so none
-// finds another's layers already pushed.
+// finds another's layers already pushed. Every matrix is built on each build
+// path of the routers (-paths): under QEMU, and cross-compiled on the build
+// platform in the releases' cross build bases (issue 42); the bench then
+// sets the paths side by side for each tool.
 package main
 
 import (
@@ -22,7 +25,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/moby/buildkit/client"
@@ -54,7 +56,13 @@ type config struct {
 	warm          int
 	sizes         []size
 	tools         []string
-	// registries are each tool's registry address, the same in every round.
+	// paths are the build paths of the routers, pathQEMU and/or pathCross.
+	paths []string
+	// cacheHome is jetbake's XDG_CACHE_HOME, the bench's own, so that its
+	// cold builds can clear jetbake's verdict store without touching the user's.
+	cacheHome string
+	// registries are each tool's registry address on each path, the same in
+	// every round.
 	registries  map[string]*string
 	jetbakeArgs []string
 	verbose     bool
@@ -71,6 +79,7 @@ func main() {
 	flag.IntVar(&cfg.warm, "warm", 3, "warm builds per tool and round; the table shows the median")
 	sizes := flag.String("sizes", "shipped,5,20", "matrices to build: \"shipped\" (matrix.json) and synthetic release counts, comma-separated")
 	toolList := flag.String("tools", strings.Join(tools, ","), "tools to compare, comma-separated: jetbake, bake (default output), bake-rts (rewrite-timestamp=true)")
+	pathList := flag.String("paths", strings.Join(buildPaths, ","), "build paths of the routers, comma-separated: qemu (the build base under QEMU), cross (cross-compiled on the build platform in each release's cross build base)")
 	extra := flag.String("jetbake-args", "", "extra arguments for 'jetbake build', space-separated, e.g. \"--parallel 5\"")
 	flag.BoolVar(&cfg.verbose, "v", false, "show the tools' output and jetbake's phase timings")
 	flag.BoolVar(&cfg.timings, "timings", false, "show jetbake's phase timings of every build")
@@ -85,6 +94,10 @@ func main() {
 		os.Exit(2)
 	}
 	if cfg.sizes, err = parseSizes(*sizes); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if cfg.paths, err = parsePaths(*pathList); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
@@ -110,6 +123,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		defer os.RemoveAll(work)
 	}
+	cfg.cacheHome = filepath.Join(work, "cache")
 	// This Env only holds the daemon; every tool and round gets its own registry.
 	env, err := e2e.Start(cfg.root, filepath.Join(work, "daemon"))
 	if err != nil {
@@ -136,37 +150,56 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	var summaries []sizeSummary
+	var crossed []pathSummary
 	var broken []error
 	for _, sz := range cfg.sizes {
-		results := map[string]*timings{}
-		for _, t := range cfg.tools {
-			results[t] = &timings{}
+		// results are the tools' measures by path, then by tool.
+		results := map[string]map[string]*timings{}
+		for _, path := range cfg.paths {
+			results[path] = map[string]*timings{}
+			for _, t := range cfg.tools {
+				results[path][t] = &timings{}
+			}
 		}
 		fmt.Fprintf(out, "\n==> %s\n", sz)
 		for round := range cfg.cold {
-			dir := filepath.Join(work, sz.name, fmt.Sprintf("round%d", round))
-			if err := runRound(ctx, cfg, env, bx, dir, sz, round, results, out); err != nil {
-				return fmt.Errorf("%s: %w", sz, err)
+			// The paths take turns going first, as the tools do.
+			for _, i := range roundOrder(len(cfg.paths), round) {
+				path := cfg.paths[i]
+				dir := filepath.Join(work, sz.name, path, fmt.Sprintf("round%d", round))
+				if err := runRound(ctx, cfg, env, bx, dir, sz, path, round, results[path], out); err != nil {
+					return fmt.Errorf("%s, %s: %w", sz, pathTitles[path], err)
+				}
 			}
 		}
-		summaries = append(summaries, printTable(out, sz, cfg.tools, results))
-		broken = append(broken, brokenComparison(sz, cfg.tools, results)...)
+		for _, path := range cfg.paths {
+			summaries = append(summaries, printTable(out, sz, path, cfg.tools, results[path]))
+			broken = append(broken, brokenComparison(label(sz, path), cfg.tools, results[path])...)
+			broken = append(broken, unstableDigests(label(sz, path), results[path][toolJetbake])...)
+		}
+		if len(cfg.paths) == len(buildPaths) {
+			crossed = append(crossed, printPaths(out, sz, cfg.tools, results))
+		}
 	}
 	fmt.Fprintf(out, "\n==> done%s\n", loadAverage())
 	printGoals(out, summaries)
+	printCrossGoal(out, crossed)
 	printRatioTable(out, summaries, cfg.tools[1:])
+	printPathTable(out, crossed)
 	if len(broken) > 0 {
 		return fmt.Errorf("the comparison is broken:\n%w", errors.Join(broken...))
 	}
 	return nil
 }
 
-// registryAddr is where tool's registry listens, "" until its first round.
-func (cfg config) registryAddr(tool string) *string {
-	if cfg.registries[tool] == nil {
-		cfg.registries[tool] = new(string)
+// registryAddr is where tool's registry of path listens, "" until its
+// first round.
+func (cfg config) registryAddr(tool, path string) *string {
+	key := tool + "/" + path
+	if cfg.registries[key] == nil {
+		cfg.registries[key] = new(string)
 	}
-	return cfg.registries[tool]
+	return cfg.registries[key]
 }
 
 // resolve fills the binaries' defaults and checks they exist.
@@ -246,9 +279,9 @@ func loadAverage() string {
 }
 
 // runRound gives each tool a fresh registry with the stand-in bases, prunes
-// the cache, builds cold, then warm cfg.warm times. The tools' order
+// the cache, builds cold on path, then warm cfg.warm times. The tools' order
 // changes from round to round (see roundOrder).
-func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir string, sz size, round int,
+func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir string, sz size, path string, round int,
 	results map[string]*timings, out io.Writer) error {
 	var order []*contender
 	defer func() {
@@ -256,21 +289,21 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 			c.close()
 		}
 	}()
-	jb, err := newJetbake(ctx, cfg, env.Daemon.Addr, filepath.Join(dir, toolJetbake), sz)
+	jb, err := newJetbake(ctx, cfg, env.Daemon.Addr, filepath.Join(dir, toolJetbake), sz, path)
 	if err != nil {
 		return err
 	}
 	order = append(order, jb)
 	results[toolJetbake].releases = len(jb.plan.Releases)
 	for _, name := range cfg.tools[1:] {
-		bk, err := newBake(ctx, cfg, bx, filepath.Join(dir, name), sz, name == toolBakeRTS)
+		bk, err := newBake(ctx, cfg, bx, filepath.Join(dir, name), sz, path, name == toolBakeRTS)
 		if err != nil {
 			return err
 		}
 		order = append(order, bk)
 	}
 	if round == 0 {
-		fmt.Fprintf(out, "    %d releases, %d router builds\n", len(jb.plan.Releases), routerBuilds(jb.plan))
+		fmt.Fprintf(out, "    %s: %d releases, %d router builds\n", pathTitles[path], len(jb.plan.Releases), routerBuilds(jb.plan))
 	}
 	for _, i := range roundOrder(len(order), round) {
 		c := order[i]
@@ -288,19 +321,19 @@ func runRound(ctx context.Context, cfg config, env *e2e.Env, bx *buildx, dir str
 			if err != nil {
 				return fmt.Errorf("jetbake's and %s's images differ: %w", bk.name, err)
 			}
-			fmt.Fprintf(out, "    same work as %s: %s\n", bk.name, summary)
+			fmt.Fprintf(out, "    %s: same work as %s: %s\n", pathTitles[path], bk.name, summary)
 		}
 	}
 	return nil
 }
 
-// buildTool prunes the daemon's cache, builds c cold, then warm cfg.warm
-// times. A failed jetbake build stops the bench; a failed build of a peer
+// buildTool prunes the daemon's cache and clears the tool's own (see
+// coldStart), builds c cold, then warm cfg.warm times. A failed jetbake build stops the bench; a failed build of a peer
 // is recorded and the bench goes on, so that a peer that cannot build a
 // matrix shows as such: a failed cold build leaves the round out of the
 // ratios, a failed warm build the round's warm ratio.
 func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, round int, t *timings, out io.Writer) error {
-	if err := prune(ctx, env.Daemon.Client); err != nil {
+	if err := coldStart(ctx, env.Daemon.Client, c); err != nil {
 		return err
 	}
 	// failed stops the bench on jetbake's failure (or an interrupt); a
@@ -313,7 +346,7 @@ func buildTool(ctx context.Context, cfg config, env *e2e.Env, c *contender, roun
 		fmt.Fprintf(out, " FAILED (%s)\n", firstLine(err))
 		return nil
 	}
-	fmt.Fprintf(out, "    round %d %-8s cold", round+1, c.name)
+	fmt.Fprintf(out, "    round %d %-5s %-8s cold", round+1, c.path, c.name)
 	res, err := c.build(ctx)
 	if err != nil {
 		return failed("cold", err, t.failCold)
@@ -367,29 +400,6 @@ func roundOrder(n, round int) []int {
 		out[i] = (first + i*step) % n
 	}
 	return out
-}
-
-// prune empties the daemon's build cache, as `buildctl prune --all`, and
-// lets the disk settle: what the previous build and the prune wrote is
-// flushed before the next build's clock starts.
-func prune(ctx context.Context, c *client.Client) error {
-	if err := c.Prune(ctx, nil, client.PruneAll); err != nil {
-		return fmt.Errorf("prune buildkitd's cache: %w", err)
-	}
-	syscall.Sync()
-	select {
-	case <-time.After(settle):
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	du, err := c.DiskUsage(ctx)
-	if err != nil {
-		return fmt.Errorf("buildkitd disk usage: %w", err)
-	}
-	if len(du) > 0 {
-		return fmt.Errorf("prune left %d cache records: the cold build would not be cold", len(du))
-	}
-	return nil
 }
 
 func routerBuilds(p *plan.Plan) int {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -55,12 +56,56 @@ func parseSizes(v string) ([]size, error) {
 // Thor on JetPack 7.2).
 var syntheticTemplates = []string{"jetpack5.1", "jetpack7.2"}
 
-// writeMatrix writes the matrix of s for registry at out.
-func writeMatrix(root, registry, out string, s size) error {
-	if s.releases == 0 {
-		return e2e.WriteDemoMatrix(root, registry, out)
+// Build paths of the routers on this amd64 machine (-paths): the build
+// base under QEMU, as before issue 42, or cross-compiled on the build
+// platform in the release's cross build base.
+const (
+	pathQEMU  = "qemu"
+	pathCross = "cross"
+)
+
+// buildPaths are the paths the bench knows, in the tables' order.
+var buildPaths = []string{pathQEMU, pathCross}
+
+// parsePaths parses -paths: qemu and cross, comma-separated, in the order of buildPaths.
+func parsePaths(v string) ([]string, error) {
+	given := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f != pathQEMU && f != pathCross {
+			return nil, fmt.Errorf("-paths %q: unknown build path %q; use %s, %s or both", v, f, pathQEMU, pathCross)
+		}
+		given[f] = true
 	}
-	return e2e.WriteDemoMatrix(root, registry, out, synthesize(s.releases))
+	var out []string
+	for _, p := range buildPaths {
+		if given[p] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// writeMatrix writes the matrix of s for registry at out. On the cross
+// path every router release gets a cross build base (the test bed's
+// stand-in, pushed with the other bases); the QEMU path's matrix is the
+// shipped one, without.
+func writeMatrix(root, registry, out string, s size, path string) error {
+	var edits []func(m map[string]any)
+	var crossErr error
+	if path == pathCross {
+		edits = append(edits, func(m map[string]any) { crossErr = addCrossBases(m, registry) })
+	}
+	if s.releases > 0 {
+		edits = append(edits, synthesize(s.releases))
+	}
+	if err := e2e.WriteDemoMatrix(root, registry, out, edits...); err != nil {
+		return err
+	}
+	if crossErr != nil {
+		return fmt.Errorf("cross build bases of the %s: %w", s, crossErr)
+	}
+	return nil
 }
 
 // synthesize replaces the matrix's releases with n clones of the
@@ -68,7 +113,9 @@ func writeMatrix(root, registry, out string, s size) error {
 // Each clone gets its own build base tag (its own stand-in, so its router
 // builds are its own work, as another router's would be), its own name and
 // one tag; runtime bases stay shared, as they are between routers of one
-// JetPack line.
+// JetPack line. A template's cross build base is cloned the same way, with
+// its own tag, so that on the cross path too each clone's toolchain is its
+// own work.
 func synthesize(n int) func(m map[string]any) {
 	return func(m map[string]any) {
 		byName := map[string]map[string]any{}
@@ -85,6 +132,11 @@ func synthesize(n int) func(m map[string]any) {
 			}
 			rel["name"] = fmt.Sprintf("s%03d-%s", i, tmpl["name"])
 			rel["build_base"] = fmt.Sprintf("%s-s%03d", tmpl["build_base"], i)
+			if cross, ok := tmpl["cross_build_base"].(map[string]any); ok {
+				clone := maps.Clone(cross)
+				clone["image"] = fmt.Sprintf("%s-s%03d", cross["image"], i)
+				rel["cross_build_base"] = clone
+			}
 			rel["tags"] = []any{}
 			releases[i] = rel
 		}

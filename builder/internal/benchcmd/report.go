@@ -26,34 +26,79 @@ const (
 	// memoryGoal is jetbake's peak resident memory at memoryGoalReleases.
 	memoryGoal         = 200 << 20
 	memoryGoalReleases = 50
+	// crossGoal is for each tool's cold build on the cross path over its
+	// cold build on the QEMU path (issue 42), not against bake.
+	crossGoal = 0.3
 )
 
 // timings are one tool's measures on one matrix: one cold build per round
 // (0 when it failed) and its phases (nil when it failed or they could not
 // be read), the warm builds of each round, its peak memory, whether its
-// digests stayed the same over every build, and its failures.
+// digests stayed the same over every build, each cold build's digests, and
+// its failures.
 type timings struct {
-	cold       []time.Duration
-	coldPhases []*progress.Timings
-	failures   []string
-	warm       [][]time.Duration
-	maxRSS     int64
-	digests    map[string]string
-	changed    bool
-	releases   int
+	cold        []time.Duration
+	coldPhases  []*progress.Timings
+	coldDigests []map[string]string
+	failures    []string
+	warm        [][]time.Duration
+	maxRSS      int64
+	digests     map[string]string
+	changed     bool
+	releases    int
 }
 
 func (t *timings) addCold(r result) {
 	t.cold = append(t.cold, r.wall)
 	t.coldPhases = append(t.coldPhases, r.timings)
+	t.coldDigests = append(t.coldDigests, r.digests)
 	t.addRSS(r.maxRSS)
 	t.checkDigests(r.digests)
+}
+
+// coldStable compares the digests of every cold build with the first
+// one's, release by release: each round's cold build starts from a pruned
+// cache, a cleared verdict store and an empty registry, so the same
+// digests mean that the path builds the same images from scratch. It
+// returns how many cold builds gave digests and the first difference, ""
+// when there is none.
+func (t *timings) coldStable() (builds int, diff string) {
+	var first map[string]string
+	for i, d := range t.coldDigests {
+		if len(d) == 0 {
+			continue
+		}
+		builds++
+		if first == nil {
+			first = d
+			continue
+		}
+		for _, rel := range slices.Sorted(maps.Keys(first)) {
+			if d[rel] != first[rel] && diff == "" {
+				diff = fmt.Sprintf("release %s: %s in the first cold build, %s in round %d's", rel, first[rel], d[rel], i+1)
+			}
+		}
+	}
+	return builds, diff
+}
+
+// coldStableText is the report's cell for coldStable.
+func (t *timings) coldStableText() string {
+	builds, diff := t.coldStable()
+	switch {
+	case builds < 2:
+		return fmt.Sprintf("- (%d cold build)", builds)
+	case diff != "":
+		return "no"
+	}
+	return fmt.Sprintf("yes (%d cold builds)", builds)
 }
 
 // failCold records a round whose cold build failed: neither it nor the
 // round's warm builds count.
 func (t *timings) failCold(what string) {
 	t.cold, t.coldPhases, t.warm = append(t.cold, 0), append(t.coldPhases, nil), append(t.warm, nil)
+	t.coldDigests = append(t.coldDigests, nil)
 	t.fail(what)
 }
 
@@ -140,14 +185,20 @@ func ratio(a, b time.Duration) float64 {
 	return a.Seconds() / b.Seconds()
 }
 
-// printTable prints one matrix's columns, one per tool: medians with
-// min-max, the cold build without the router builds, time per release, peak
-// memory, reproducibility; then jetbake's ratios to each bake mode, round
-// by round, and the cold builds' phases side by side.
-func printTable(out io.Writer, sz size, names []string, results map[string]*timings) sizeSummary {
+// pathTitles name the build paths in the report.
+var pathTitles = map[string]string{pathQEMU: "QEMU path", pathCross: "cross path"}
+
+// label names a matrix built on a path: "shipped matrix, cross path".
+func label(sz size, path string) string { return sz.String() + ", " + pathTitles[path] }
+
+// printTable prints one matrix's columns on one build path, one per tool:
+// medians with min-max, the cold build without the router builds, time per
+// release, peak memory, reproducibility; then jetbake's ratios to each bake
+// mode, round by round, and the cold builds' phases side by side.
+func printTable(out io.Writer, sz size, path string, names []string, results map[string]*timings) sizeSummary {
 	jb := results[toolJetbake]
 	releases := max(jb.releases, 1)
-	fmt.Fprintf(out, "\n==> %s: medians (min-max) over %d cold and %d warm builds per tool\n", sz, len(jb.cold), len(jb.allWarm()))
+	fmt.Fprintf(out, "\n==> %s: medians (min-max) over %d cold and %d warm builds per tool\n", label(sz, path), len(jb.cold), len(jb.allWarm()))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(t *timings) string) {
 		fmt.Fprintf(tw, "%s\t", label)
@@ -173,9 +224,10 @@ func printTable(out io.Writer, sz size, names []string, results map[string]*timi
 		}
 		return yesNo(!t.changed)
 	})
+	row("same digests cold to cold", func(t *timings) string { return t.coldStableText() })
 	row("failed builds", func(t *timings) string { return fmt.Sprint(len(t.failures)) })
 	tw.Flush()
-	sum := sizeSummary{size: sz, releases: releases, maxRSS: jb.maxRSS, ratios: map[string]peerRatios{}}
+	sum := sizeSummary{size: sz, path: path, releases: releases, maxRSS: jb.maxRSS, ratios: map[string]peerRatios{}}
 	for _, name := range names {
 		for _, f := range results[name].failures {
 			fmt.Fprintf(out, "%s failed: %s\n", toolTitles[name], f)

@@ -60,13 +60,19 @@ func parseTools(v string) ([]string, error) {
 // builderName is the buildx builder the bench creates in its own BUILDX_CONFIG.
 const builderName = "jetbake-bench"
 
-// contender is one tool, ready to build a matrix into its own registry.
+// contender is one tool, ready to build a matrix on one build path into
+// its own registry.
 type contender struct {
-	name  string
-	reg   *e2e.Env
-	plan  *plan.Plan
-	file  string // the matrix (jetbake) or the bake file (bake)
-	build func(ctx context.Context) (result, error)
+	name string
+	path string // pathQEMU or pathCross
+	reg  *e2e.Env
+	plan *plan.Plan
+	file string // the matrix (jetbake) or the bake file (bake)
+	// clearCache empties what the tool keeps between builds outside
+	// BuildKit's cache (jetbake's verdict store), before a cold build; nil
+	// for a tool that keeps nothing.
+	clearCache func() error
+	build      func(ctx context.Context) (result, error)
 }
 
 // result is what one build measured.
@@ -87,7 +93,7 @@ func (c *contender) close() { _ = c.reg.Close() }
 // matrix of sz to it and returns the matrix (pointing at it) and its plan.
 // Each tool's registry listens on the same address in every round, so that
 // the images' references, and so their digests, can be the same.
-func newRegistry(ctx context.Context, root, dir string, sz size, addr *string) (*e2e.Env, string, *plan.Plan, error) {
+func newRegistry(ctx context.Context, root, dir string, sz size, path string, addr *string) (*e2e.Env, string, *plan.Plan, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", nil, err
 	}
@@ -100,7 +106,7 @@ func newRegistry(ctx context.Context, root, dir string, sz size, addr *string) (
 	}
 	*addr = reg.Registry
 	matrixPath := filepath.Join(dir, "matrix.json")
-	if err := writeMatrix(root, reg.Registry, matrixPath, sz); err != nil {
+	if err := writeMatrix(root, reg.Registry, matrixPath, sz, path); err != nil {
 		reg.Close()
 		return nil, "", nil, err
 	}
@@ -115,21 +121,24 @@ func newRegistry(ctx context.Context, root, dir string, sz size, addr *string) (
 	return reg, matrixPath, p, nil
 }
 
-// newJetbake runs `jetbake build --push` on the daemon at addr.
-func newJetbake(ctx context.Context, cfg config, addr, dir string, sz size) (*contender, error) {
-	reg, matrixPath, p, err := newRegistry(ctx, cfg.root, dir, sz, cfg.registryAddr(toolJetbake))
+// newJetbake runs `jetbake build --push --build-path path` on the daemon
+// at addr, with the bench's own cache folder (cfg.cacheHome), whose
+// verdict store its cold builds clear.
+func newJetbake(ctx context.Context, cfg config, addr, dir string, sz size, path string) (*contender, error) {
+	reg, matrixPath, p, err := newRegistry(ctx, cfg.root, dir, sz, path, cfg.registryAddr(toolJetbake, path))
 	if err != nil {
 		return nil, err
 	}
 	metadata := filepath.Join(dir, "metadata.json")
 	args := []string{"build", "--addr", addr, "--matrix", matrixPath, "--mirror", "nvcr.io=" + reg.Registry,
 		"--push", "--progress", "quiet", "--entrypoint-dir", cfg.entrypointDir, "--metadata-file", metadata,
-		"--revision", cfg.revision, "--source-date-epoch", fmt.Sprint(benchEpoch),
+		"--revision", cfg.revision, "--source-date-epoch", fmt.Sprint(benchEpoch), "--build-path", path,
 		"--provenance", "false"} // as the bake file disables it: the same work on both sides
 	// The bench's matrices are in temporary folders: grant the stand-in router.
 	args = append(append(args, e2e.AllowStandinFlags(cfg.root)...), cfg.jetbakeArgs...)
-	env := append(os.Environ(), "BUILDKIT_HOST=")
-	return &contender{name: toolJetbake, reg: reg, plan: p, file: matrixPath, build: func(ctx context.Context) (result, error) {
+	env := append(os.Environ(), "BUILDKIT_HOST=", "XDG_CACHE_HOME="+cfg.cacheHome)
+	clearStore := func() error { return clearVerdicts(cfg.cacheHome) }
+	return &contender{name: toolJetbake, path: path, reg: reg, plan: p, file: matrixPath, clearCache: clearStore, build: func(ctx context.Context) (result, error) {
 		res, _, err := runTool(ctx, cfg.verbose, cfg.root, env, cfg.jetbake, args...)
 		if err != nil {
 			return res, err
@@ -147,19 +156,20 @@ func newJetbake(ctx context.Context, cfg config, addr, dir string, sz size) (*co
 }
 
 // newBake writes the bake file for the matrix of sz and runs `buildx bake`
-// with it; rewriteTimestamp sets rewrite-timestamp=true on its output.
-func newBake(ctx context.Context, cfg config, bx *buildx, dir string, sz size, rewriteTimestamp bool) (*contender, error) {
+// with it; rewriteTimestamp sets rewrite-timestamp=true on its output, and
+// on the cross path its router targets cross-compile as jetbake's do.
+func newBake(ctx context.Context, cfg config, bx *buildx, dir string, sz size, path string, rewriteTimestamp bool) (*contender, error) {
 	name := toolBake
 	if rewriteTimestamp {
 		name = toolBakeRTS
 	}
-	reg, _, p, err := newRegistry(ctx, cfg.root, dir, sz, cfg.registryAddr(name))
+	reg, _, p, err := newRegistry(ctx, cfg.root, dir, sz, path, cfg.registryAddr(name, path))
 	if err != nil {
 		return nil, err
 	}
 	file, bf, err := writeBakeFile(dir, p, bakeInputs{
 		Mirrors: refs.Mirrors{"nvcr.io": reg.Registry}, EntrypointDir: cfg.entrypointDir,
-		Revision: cfg.revision, Epoch: benchEpoch, RewriteTimestamp: rewriteTimestamp,
+		Revision: cfg.revision, Epoch: benchEpoch, RewriteTimestamp: rewriteTimestamp, Cross: path == pathCross,
 	})
 	if err != nil {
 		reg.Close()
@@ -172,7 +182,7 @@ func newBake(ctx context.Context, cfg config, bx *buildx, dir string, sz size, r
 		targets[name] = true
 	}
 	builds := 0
-	return &contender{name: name, reg: reg, plan: p, file: file, build: func(ctx context.Context) (result, error) {
+	return &contender{name: name, path: path, reg: reg, plan: p, file: file, build: func(ctx context.Context) (result, error) {
 		// Each build's progress stays beside the bake file, for -keep:
 		// progress-1.rawjson is the round's cold build.
 		builds++
