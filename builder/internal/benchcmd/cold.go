@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/moby/buildkit/client"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/verdicts"
 )
 
 // coldStart makes the next build of c cold: it clears what c keeps
@@ -26,9 +27,9 @@ func coldStart(ctx context.Context, c *client.Client, tool *contender) error {
 	return prune(ctx, c)
 }
 
-// verdictsDir is jetbake's verdict store under a cache folder (what
-// os.UserCacheDir gives it when XDG_CACHE_HOME is cacheHome): the smoke
-// runs' and audits' verdicts a warm build reuses (issue 42).
+// verdictsDir is jetbake's verdict store under a cache folder, where
+// verdicts.DefaultDir is when XDG_CACHE_HOME is cacheHome: the smoke runs'
+// and audits' verdicts a warm build reuses (issue 42).
 func verdictsDir(cacheHome string) string { return filepath.Join(cacheHome, "jetbake", "verdicts") }
 
 // clearVerdicts empties jetbake's verdict store under cacheHome, the
@@ -37,10 +38,7 @@ func clearVerdicts(cacheHome string) error {
 	if cacheHome == "" {
 		return errors.New("no cache folder for jetbake: the verdict store cannot be cleared")
 	}
-	if err := os.RemoveAll(verdictsDir(cacheHome)); err != nil {
-		return fmt.Errorf("clear jetbake's verdict store: %w", err)
-	}
-	return nil
+	return verdicts.Clear(verdictsDir(cacheHome))
 }
 
 // prune empties the daemon's build cache, as `buildctl prune --all`, and

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/verdicts"
 )
 
 func TestParsePaths(t *testing.T) {
@@ -156,6 +158,8 @@ func TestPathsReport(t *testing.T) {
 // prune: a failure to clear it stops the bench before it times anything.
 func TestColdStartClearsVerdicts(t *testing.T) {
 	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", home)
+	require.Equal(t, verdicts.DefaultDir(), verdictsDir(home), "where jetbake keeps them with the bench's XDG_CACHE_HOME")
 	verdict := filepath.Join(verdictsDir(home), "sha256-ab.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(verdict), 0o755))
 	require.NoError(t, os.WriteFile(verdict, []byte("{}"), 0o644))
