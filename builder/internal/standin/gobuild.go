@@ -18,8 +18,12 @@ import (
 // commands), relative to the module root.
 const teiPackage = "builder/internal/standin/tei"
 
-// goProgram is one linux/arm64 build of a Go command of this module.
+// goProgram is one linux/arm64 (or linux/Arch) build of a Go command of
+// this module.
 type goProgram struct {
+	// Arch is GOARCH: "" is arm64, the Jetson's; amd64 for the programs of
+	// a cross build base, which run on the build machine. cgo is arm64 only.
+	Arch Arch
 	// Pkg is the package, e.g. "./builder/internal/standin/tei/cmd/cargo".
 	Pkg string
 	// Name is the output's file name.
@@ -38,7 +42,7 @@ type goProgram struct {
 	Tags []string
 }
 
-// buildGo builds prog for linux/arm64 from the module at k.Source into
+// buildGo builds prog for linux/arm64 (linux/prog.Arch) from the module at k.Source into
 // k.Cache and returns the binary's path. The key hashes the stand-in's
 // source, go.mod and go.sum, the Go version and prog, so a change rebuilds it.
 func (k Kit) buildGo(ctx context.Context, prog goProgram) (string, error) {
@@ -71,7 +75,7 @@ func (k Kit) buildGo(ctx context.Context, prog goProgram) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, goBin, append(args, prog.Pkg)...)
 	cmd.Dir = k.Source
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "GOFLAGS=")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+string(prog.goarch()), "GOFLAGS=")
 	if prog.cgoEnabled() == "1" {
 		cc, err := ARM64.compiler()
 		if err != nil {
@@ -86,7 +90,7 @@ func (k Kit) buildGo(ctx context.Context, prog goProgram) (string, error) {
 	}
 	if outb, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("build %s for linux/arm64: %w: %s", prog.Pkg, err, outb)
+		return "", fmt.Errorf("build %s for linux/%s: %w: %s", prog.Pkg, prog.goarch(), err, outb)
 	}
 	return out, os.Rename(tmp, out)
 }
@@ -99,6 +103,9 @@ func (k Kit) goKey(ctx context.Context, goBin string, prog goProgram) (string, e
 		return "", fmt.Errorf("go version: %w", err)
 	}
 	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00%v\x00%s\x00", ver, prog.Pkg, prog.Name, prog.Cgo, strings.Join(prog.Tags, ","))
+	if prog.Arch != "" && prog.Arch != ARM64 {
+		fmt.Fprintf(sum, "arch=%s\x00", prog.Arch)
+	}
 	for _, l := range append(slices.Clone(prog.CgoLinks), prog.Objects...) {
 		data, err := os.ReadFile(l)
 		if err != nil {
@@ -139,7 +146,7 @@ func (k Kit) moduleFiles(ctx context.Context, goBin string, prog goProgram) ([][
 	}
 	cmd := exec.CommandContext(ctx, goBin, append(args, prog.Pkg)...)
 	cmd.Dir = k.Source
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "GOFLAGS=", "CGO_ENABLED="+prog.cgoEnabled())
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+string(prog.goarch()), "GOFLAGS=", "CGO_ENABLED="+prog.cgoEnabled())
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -157,6 +164,14 @@ func (k Kit) moduleFiles(ctx context.Context, goBin string, prog goProgram) ([][
 		files = append(files, [2]string{name, path})
 	}
 	return files, nil
+}
+
+// goarch is GOARCH of a build of prog.
+func (prog goProgram) goarch() Arch {
+	if prog.Arch == "" {
+		return ARM64
+	}
+	return prog.Arch
 }
 
 // cgoEnabled is CGO_ENABLED for a build of prog.

@@ -71,6 +71,23 @@ type Base struct {
 	Libs []string
 	// CABundle puts a CA bundle at CABundlePath, as ca-certificates does.
 	CABundle bool
+	// Cross makes a cross build base (crossbase.go): a linux/amd64 image
+	// with Debian's aarch64 cross compiler, an x86_64 nvcc and the
+	// target's files. Implies Devel.
+	Cross bool
+	// HostSSL puts the build machine's OpenSSL (libssl-dev, x86_64) in a
+	// cross build base instead of the target's (libssl-dev:arm64), as a
+	// base made by someone who forgot the :arm64: the wrong-architecture row.
+	HostSSL bool
+}
+
+// Platform is the image's platform: linux/amd64 for a cross build base,
+// else linux/arm64.
+func (b Base) Platform() v1.Platform {
+	if b.Cross {
+		return v1.Platform{OS: "linux", Architecture: "amd64"}
+	}
+	return v1.Platform{OS: "linux", Architecture: "arm64"}
 }
 
 // CABundlePath is where Debian and Ubuntu's ca-certificates put the bundle,
@@ -110,6 +127,10 @@ func ForPlan(p *plan.Plan) []Base {
 	for _, rel := range p.Releases {
 		add(rel.BuildBase, rel, true)
 		add(rel.RuntimeBase, rel, false)
+		if ref := rel.CrossBuildBase; ref != "" && !seen[ref] {
+			seen[ref] = true
+			out = append(out, crossBase(ref, rel))
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ref < out[j].Ref })
 	return out
@@ -145,6 +166,10 @@ type Kit struct {
 	// Source is the jetbake module's root, which the stand-in toolchain's
 	// Go programs (package tei) are built from for build bases.
 	Source string
+	// Cross is the root of Debian's unpacked amd64 aarch64 cross compiler,
+	// its amd64 libraries and busybox-static, which `make deps` fetches
+	// into bin/deps/cross-amd64: the cross build bases are made of it.
+	Cross string
 }
 
 // Image builds the stand-in for b.
@@ -164,7 +189,7 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "arm64"
+	cf.OS, cf.Architecture = b.Platform().OS, b.Platform().Architecture
 	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
 	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	if b.CUDARoot != "" && b.Devel {
@@ -182,6 +207,13 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 
 // rootLayer is the stand-in's single layer.
 func (k Kit) rootLayer(ctx context.Context, b Base) (v1.Layer, error) {
+	if b.Cross {
+		l, err := k.crossRootLayer(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		return l.build()
+	}
 	busybox, err := os.ReadFile(k.Busybox)
 	if err != nil {
 		return nil, fmt.Errorf("read busybox (run 'make deps' to fetch Debian's arm64 busybox-static): %w", err)
@@ -355,8 +387,9 @@ func (k Kit) Push(ctx context.Context, host string, b Base, opts ...remote.Optio
 	}
 	opts = append(opts, remote.WithContext(ctx))
 	if b.Index {
+		platform := b.Platform()
 		idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-			mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+			mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &platform}})
 		return dst.String(), remote.WriteIndex(dst, idx, opts...)
 	}
 	return dst.String(), remote.Write(dst, img, opts...)

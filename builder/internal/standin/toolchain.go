@@ -37,21 +37,31 @@ func (k Kit) aptIndexFor(ctx context.Context, b Base) (*aptIndex, error) {
 
 	x.add(&aptPackage{name: "ca-certificates", installed: b.CABundle,
 		files: map[string][]byte{strings.TrimPrefix(CABundlePath, "/"): []byte("# stand-in CA bundle\n")}})
-	ssl := &aptPackage{name: sslPackage(b.Ubuntu), files: map[string][]byte{}, installed: has(SSLSoname(b.Ubuntu))}
-	for _, so := range []string{SSLSoname(b.Ubuntu), CryptoSoname(b.Ubuntu)} {
-		data, err := k.sharedObject(ctx, so)
-		if err != nil {
+	if b.Cross {
+		if err := k.crossSSL(ctx, x, b); err != nil {
 			return nil, err
 		}
-		ssl.files[lib+so] = data
+	} else {
+		ssl := &aptPackage{name: sslPackage(b.Ubuntu), files: map[string][]byte{}, installed: has(SSLSoname(b.Ubuntu))}
+		for _, so := range []string{SSLSoname(b.Ubuntu), CryptoSoname(b.Ubuntu)} {
+			data, err := k.sharedObject(ctx, so)
+			if err != nil {
+				return nil, err
+			}
+			ssl.files[lib+so] = data
+		}
+		x.add(ssl)
+		x.add(&aptPackage{name: "libssl-dev", deps: []string{ssl.name},
+			files: map[string][]byte{"usr/include/openssl/ssl.h": []byte("/* stand-in */\n"),
+				lib + "pkgconfig/openssl.pc": []byte("Name: OpenSSL\nDescription: jetbake stand-in\nVersion: 3.0.2\n")},
+			links: map[string]string{lib + "libssl.so": SSLSoname(b.Ubuntu), lib + "libcrypto.so": CryptoSoname(b.Ubuntu)}})
 	}
-	x.add(ssl)
-	x.add(&aptPackage{name: "libssl-dev", deps: []string{ssl.name},
-		files: map[string][]byte{"usr/include/openssl/ssl.h": []byte("/* stand-in */\n"),
-			lib + "pkgconfig/openssl.pc": []byte("Name: OpenSSL\nDescription: jetbake stand-in\nVersion: 3.0.2\n")},
-		links: map[string]string{lib + "libssl.so": SSLSoname(b.Ubuntu), lib + "libcrypto.so": CryptoSoname(b.Ubuntu)}})
-	x.add(&aptPackage{name: "curl", files: map[string][]byte{"usr/bin/curl": curlScript}})
-	x.add(tool("pkg-config", "pkg-config"))
+	// A cross build base has curl and pkg-config: its toolchain stage
+	// installs nothing.
+	x.add(&aptPackage{name: "curl", files: map[string][]byte{"usr/bin/curl": curlScript}, installed: b.Cross})
+	pkgConfig := tool("pkg-config", "pkg-config")
+	pkgConfig.installed = b.Cross
+	x.add(pkgConfig)
 	x.add(tool("build-essential", "cc", "gcc", "make"))
 	x.add(tool("git", "git"))
 	x.add(tool("protobuf-compiler", "protoc"))
@@ -123,7 +133,7 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 	l.file(share+"/rustup/rustup-init.sh", 0o755, rustupInitScript)
 	l.file(share+"/rustup/rustup", 0o755, rustupScript)
 	for _, name := range []string{"cargo", "sccache"} {
-		prog, err := k.buildGo(ctx, goProgram{Pkg: "./" + teiPackage + "/cmd/" + name, Name: name})
+		prog, err := k.buildGo(ctx, goProgram{Pkg: "./" + teiPackage + "/cmd/" + name, Name: name, Arch: b.toolArch()})
 		if err != nil {
 			return err
 		}
@@ -158,6 +168,15 @@ func (k Kit) addToolchain(ctx context.Context, l *layer, b Base) error {
 		}
 	}
 	return nil
+}
+
+// toolArch is the architecture of the toolchain's programs: the build
+// machine's in a cross build base, else the Jetson's.
+func (b Base) toolArch() Arch {
+	if b.Cross {
+		return AMD64
+	}
+	return ARM64
 }
 
 // RouterNeeds are the libraries a router built on a base of ubuntu and
@@ -240,7 +259,12 @@ func (k Kit) addCUDADevel(ctx context.Context, l *layer, b Base, lib string) err
 	for _, so := range CUDASonames(b.CUDA) {
 		l.link(tree+"/"+lib+"/"+devLink(so), so)
 	}
-	nvcc, err := nvccScript(b.CUDA, strings.TrimPrefix(b.Flavour.TargetDir(), "targets/"))
+	hostDir := strings.TrimPrefix(b.Flavour.TargetDir(), "targets/")
+	if b.Cross {
+		// An x86_64 toolkit beside the target's files (cuda-cross-<arch>-X-Y).
+		hostDir = "x86_64-linux"
+	}
+	nvcc, err := nvccScript(b.CUDA, hostDir)
 	if err != nil {
 		return err
 	}

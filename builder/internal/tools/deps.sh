@@ -102,6 +102,34 @@ if [ ! -x "$cache/python3-arm64/usr/bin/python3.11" ] || [ ! -d "$cache/python3-
   arm64_fetch python3-arm64 python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3-pip python3-distutils \
     libexpat1 zlib1g libssl3 libffi8 libbz2-1.0 liblzma5
 fi
+# Debian's amd64 aarch64 cross compiler for the stand-in cross build bases
+# (amd64 images, docs/testbed.md): the x86_64 programs of
+# gcc-aarch64-linux-gnu (its aarch64-linux-gnu-gcc link, gcc-12 and cpp-12 of
+# the cross line, binutils),
+# the target's C library and start files (libc6-dev-arm64-cross and what it
+# links: libc6-arm64-cross, linux-libc-dev-arm64-cross, libgcc-12-dev and
+# libgcc-s1 of arm64-cross), the programs' amd64 shared-library closure
+# (libc6, and what cc1 and ld link: GMP, MPFR, MPC, ISL, zlib, zstd,
+# jansson, libbinutils' sframe) and busybox-static for the shell, all of
+# the machine's own architecture, through a private lists folder.
+amd64_fetch() { # amd64_fetch DIR PACKAGE...: download and unpack into $cache/DIR
+  local dir=$1; shift
+  local lists debs opts=(-o APT::Sandbox::User=root -o APT::Architecture=amd64 -o APT::Architectures=amd64)
+  lists=$(mktemp -d) debs=$(mktemp -d)
+  mkdir -p "$lists/partial"
+  apt-get "${opts[@]}" -o Dir::State::Lists="$lists" update -qq
+  (cd "$debs" && apt-get "${opts[@]}" -o Dir::State::Lists="$lists" download "$@" -qq)
+  rm -rf "$cache/$dir.tmp"
+  for deb in "$debs"/*.deb; do dpkg -x "$deb" "$cache/$dir.tmp"; done
+  rm -rf "$lists" "$debs" "$cache/$dir"
+  mv "$cache/$dir.tmp" "$cache/$dir"
+}
+if [ ! -e "$cache/cross-amd64/usr/bin/aarch64-linux-gnu-gcc" ] || [ ! -x "$cache/cross-amd64/bin/busybox" ]; then
+  echo "deps: fetching Debian's amd64 aarch64 cross compiler and busybox-static for the stand-in cross build bases"
+  amd64_fetch cross-amd64 gcc-aarch64-linux-gnu gcc-12-aarch64-linux-gnu cpp-12-aarch64-linux-gnu binutils-aarch64-linux-gnu \
+    libc6-dev-arm64-cross libc6-arm64-cross linux-libc-dev-arm64-cross libgcc-12-dev-arm64-cross libgcc-s1-arm64-cross \
+    libc6 libgmp10 libmpfr6 libmpc3 libisl23 zlib1g libzstd1 libjansson4 libbinutils busybox-static
+fi
 # NVIDIA's own binaries from Debian's non-free component (the same Debian
 # registry, another component), through a private apt configuration: its own
 # sources list naming non-free and its own lists folder, so that the

@@ -1,0 +1,87 @@
+package standin
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/internal/standin/tei"
+	"github.com/jetbake/jetbake/builder/plan"
+)
+
+// crossKit is realKit with Debian's amd64 cross compiler.
+func crossKit(t *testing.T) Kit {
+	t.Helper()
+	k := realKit(t)
+	k.Cross = filepath.Join(k.Source, "bin", "deps", "cross-amd64")
+	_, err := os.Stat(filepath.Join(k.Cross, "usr", "bin", "aarch64-linux-gnu-gcc"))
+	require.NoError(t, err, "run 'make deps' as root: it fetches Debian's amd64 aarch64 cross compiler")
+	return k
+}
+
+// jetpack62 is JetPack 6.2's release as the shipped matrix has it.
+var jetpack62 = plan.Release{Name: "jetpack6.2", JetPack: "6.2", L4T: "36.4.3", CUDA: "12.6", Ubuntu: "22.04"}
+
+// crossRun is the shipped Dockerfile's toolchain-cross RUN line and the
+// router stage's cargo line, as the cross path runs them.
+const crossRun = `cd /src && curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain none && ` +
+	`rustup toolchain install && rustup target add "${CARGO_BUILD_TARGET}" && ` +
+	`cargo install sccache --locked --version 0.10.0 --no-default-features --features s3,gha && ` +
+	`RUSTC_WRAPPER=sccache SCCACHE_DIR=/sccache CUDA_COMPUTE_CAP=87 cargo build --release --bin text-embeddings-router ` +
+	`-F candle-cuda -F static-linking -F http --no-default-features`
+
+// crossBuildIn runs crossRun in the unpacked cross base at root, with the
+// toolchain-cross stage's variables, on a copy of the stand-in TEI source.
+func crossBuildIn(t *testing.T, root string) (string, int) {
+	t.Helper()
+	require.NoError(t, os.CopyFS(filepath.Join(root, "src"), os.DirFS("../../../testdata/tei-source")))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "src", ".cargo")))
+	env := []string{"RUSTUP_HOME=/usr/local/rustup", "CARGO_HOME=/usr/local/cargo",
+		"PATH=/usr/local/cargo/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	for k, v := range crossEnv(t) {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	// A build's container has /proc (sccache finds itself through
+	// /proc/self/exe) and /dev (cargo gives rustc /dev/null as stdin).
+	for _, m := range [][]string{{"-t", "proc", "proc", "proc"}, {"--bind", "/dev", "dev"}} {
+		at := filepath.Join(root, m[len(m)-1])
+		require.NoError(t, os.MkdirAll(at, 0o755))
+		require.NoError(t, exec.Command("mount", append(m[:len(m)-1], at)...).Run())
+		defer func() { require.NoError(t, exec.Command("umount", at).Run()) }()
+	}
+	return inImage(t, root, crossRun, env...)
+}
+
+// The stand-in cross build base is a linux/amd64 image in which the cross
+// path, run as the shipped Dockerfile runs it, writes an aarch64 router:
+// Debian's real cross gcc, an x86_64 program in the image, compiles
+// nvcc's host object and links it.
+func TestStandinCrossBase(t *testing.T) {
+	k := crossKit(t)
+	b := crossBase(CrossBaseRef("127.0.0.1:5000", jetpack62), jetpack62)
+	require.Equal(t, "127.0.0.1:5000/jetbake/cross-build-base:cuda12.6-aarch64-linux-ubuntu22.04", b.Ref)
+	img, err := k.Image(t.Context(), b)
+	require.NoError(t, err)
+	cf, err := img.ConfigFile()
+	require.NoError(t, err)
+	require.Equal(t, "linux/amd64", cf.OS+"/"+cf.Architecture)
+
+	root := unpacked(t, k, b)
+	require.Equal(t, elf.EM_X86_64, machineOf(t, filepath.Join(root, "usr/bin/aarch64-linux-gnu-gcc-12")), "Debian's cross gcc is an x86_64 program")
+	out, code := crossBuildIn(t, root)
+	require.Equal(t, 0, code, out)
+	router := filepath.Join(root, "src/target", tei.Triple, "release/text-embeddings-router")
+	require.Equal(t, elf.EM_AARCH64, machineOf(t, router), out)
+	objs, err := filepath.Glob(filepath.Join(root, "src/target", tei.Triple, "release/build/*/out/flash_api-*.o"))
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	require.Equal(t, elf.EM_AARCH64, machineOf(t, objs[0]), "nvcc's host object, through -ccbin aarch64-linux-gnu-gcc")
+	require.True(t, strings.Contains(out, "installing component 'rust-std' for 'aarch64-unknown-linux-gnu'"), out)
+}
