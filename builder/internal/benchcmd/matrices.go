@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/internal/e2e"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 )
 
 // shippedSize names the matrix.json of the checkout (its releases as
@@ -94,7 +95,7 @@ func writeMatrix(root, registry, out string, s size, path string) error {
 	var edits []func(m map[string]any)
 	var crossErr error
 	if path == pathCross {
-		edits = append(edits, func(m map[string]any) { crossErr = addCrossBases(m, registry) })
+		edits = append(edits, func(m map[string]any) { crossErr = standin.AddCrossBases(m, registry) })
 	}
 	if s.releases > 0 {
 		edits = append(edits, synthesize(s.releases))

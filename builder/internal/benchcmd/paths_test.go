@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/verdicts"
+	"github.com/jetbake/jetbake/builder/internal/e2e"
 )
 
 func TestParsePaths(t *testing.T) {
@@ -174,4 +175,45 @@ func TestColdStartClearsVerdicts(t *testing.T) {
 
 	err := coldStart(t.Context(), nil, &contender{name: toolJetbake, clearCache: func() error { return errors.New("read-only") }})
 	require.EqualError(t, err, "jetbake: read-only")
+}
+
+// The cross path's matrices are valid matrices (the stand-in cross build
+// bases as `jetbake validate` wants them), every release has a cross
+// build base, and each synthetic release its own.
+func TestCrossMatrix(t *testing.T) {
+	root, err := e2e.FindRepoRoot()
+	require.NoError(t, err)
+	for _, sz := range []size{{name: shippedSize}, {name: "5", releases: 5}} {
+		path := filepath.Join(t.TempDir(), "matrix.json")
+		require.NoError(t, writeMatrix(root, testRegistry, path, sz, pathCross))
+		p, err := e2e.LoadPlan(path, e2e.AllowStandin(root))
+		require.NoError(t, err, "%s: a cross matrix must be a valid matrix", sz)
+		bases := map[string]bool{}
+		for _, rel := range p.Releases {
+			require.NotEmpty(t, rel.CrossBuildBase, "%s: release %s", sz, rel.Name)
+			require.True(t, strings.HasPrefix(rel.CrossBuildBase, testRegistry+"/"), "pushed to the tool's registry")
+			require.NotEmpty(t, rel.CUDATargetDir)
+			if sz.releases > 0 {
+				require.False(t, bases[rel.CrossBuildBase], "each synthetic release has its own cross build base")
+			}
+			bases[rel.CrossBuildBase] = true
+		}
+		in := testInputs()
+		in.Cross = true
+		bf, _, err := newBakeFile(p, in)
+		require.NoError(t, err)
+		for _, rel := range p.Releases {
+			rt := bf.Target[routerTargetName(rel.Name, rel.Targets[0])]
+			require.Equal(t, rel.CrossBuildBase, rt.Args["CROSS_BUILD_BASE"])
+			require.Equal(t, rel.CUDATargetDir, rt.Args["CUDA_TARGET_DIR"])
+		}
+
+		qemu := filepath.Join(t.TempDir(), "matrix.json")
+		require.NoError(t, writeMatrix(root, testRegistry, qemu, sz, pathQEMU))
+		p, err = e2e.LoadPlan(qemu, e2e.AllowStandin(root))
+		require.NoError(t, err)
+		for _, rel := range p.Releases {
+			require.Empty(t, rel.CrossBuildBase, "the QEMU path's matrix is the shipped one")
+		}
+	}
 }
