@@ -112,7 +112,8 @@ func (e *Env) Python() string { return filepath.Join(e.BinDir(), "deps", "python
 // Kit is what the stand-in bases are made from, with the compiled ELF
 // stand-ins cached under bin/standin.
 func (e *Env) Kit() standin.Kit {
-	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Python: e.Python(), Cache: filepath.Join(e.BinDir(), "standin"), Source: e.RepoRoot}
+	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Python: e.Python(), Cache: filepath.Join(e.BinDir(), "standin"), Source: e.RepoRoot,
+		Cross: filepath.Join(e.BinDir(), "deps", "cross-amd64")}
 }
 
 // CheckPrerequisites fails with the fix when something the end-to-end path
