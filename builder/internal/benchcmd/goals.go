@@ -72,6 +72,24 @@ func printGoals(out io.Writer, sums []sizeSummary) {
 	}
 }
 
+// printCrossGoal compares every matrix with the cross path's goal: each
+// tool's cold build on the cross path at most crossGoal of its cold build
+// on the QEMU path, on the medians of the round-by-round ratios. The goal
+// is jetbake's; bake's ratio on the same Dockerfile is stated beside it.
+func printCrossGoal(out io.Writer, sums []pathSummary) {
+	if len(sums) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\ngoal of the cross path: cold on the cross path <= %.1fx cold on the QEMU path, each tool against itself (medians of the round-by-round ratios):\n", crossGoal)
+	for _, s := range sums {
+		var parts []string
+		for _, name := range s.tools {
+			parts = append(parts, toolTitles[name]+" "+goal(medianOrNaN(s.byTool[name].cold), crossGoal))
+		}
+		fmt.Fprintf(out, "  %-36s %s\n", s.size.String()+":", strings.Join(parts, "; "))
+	}
+}
+
 // printRatioTable prints the ratios of every matrix to every peer, a
 // Markdown table for docs/speed.md.
 func printRatioTable(out io.Writer, sums []sizeSummary, peers []string) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -98,24 +97,6 @@ func printPaths(out io.Writer, sz size, names []string, results map[string]map[s
 	row("cold cross/QEMU (median)", func(m pathMeasures) string { return ratioText(medianOrNaN(m.cold)) })
 	_ = tw.Flush()
 	return sum
-}
-
-// printCrossGoal compares every matrix with the cross path's goal: each
-// tool's cold build on the cross path at most crossGoal of its cold build
-// on the QEMU path, on the medians of the round-by-round ratios. The goal
-// is jetbake's; bake's ratio on the same Dockerfile is stated beside it.
-func printCrossGoal(out io.Writer, sums []pathSummary) {
-	if len(sums) == 0 {
-		return
-	}
-	fmt.Fprintf(out, "\ngoal of the cross path: cold on the cross path <= %.1fx cold on the QEMU path, each tool against itself (medians of the round-by-round ratios):\n", crossGoal)
-	for _, s := range sums {
-		var parts []string
-		for _, name := range s.tools {
-			parts = append(parts, toolTitles[name]+" "+goal(medianOrNaN(s.byTool[name].cold), crossGoal))
-		}
-		fmt.Fprintf(out, "  %-36s %s\n", s.size.String()+":", strings.Join(parts, "; "))
-	}
 }
 
 // printPathTable prints the paths' cold builds of every matrix and tool, a
