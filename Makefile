@@ -127,7 +127,7 @@ demo: deps build
 	$(GO) run ./builder/internal/demo
 
 ## test: unit tests (with the race detector) and the end-to-end tests on a real buildkitd, registry and runc,
-## among them a short run of the bench (jetbake against buildx bake on the shipped matrix, one round)
+## among them a short run of the bench (jetbake against buildx bake on the shipped matrix, one round on each build path)
 # The race detector needs cgo (gcc and libc6-dev, from make deps). The
 # packages that drive buildkitd, dockerd, QEMU and whole builds run without
 # it: their concurrency is mostly in those processes, and under -race they
@@ -151,8 +151,9 @@ real-build: build
 
 ## bench: benchmarks of the rules, planning and the entrypoint, and jetbake against buildx bake
 ## (default output and rewrite-timestamp=true) on the shipped matrix and synthetic ones of 5 and 20
-## releases, and jetbake audit on a 2 GB stand-in image against crane; V=1 shows the tools' output and every build's phase timings, BENCH_ARGS more flags;
-## it fails when a comparison is broken (a peer failed every round of a matrix, a ratio no round gave), never on a time
+## releases, each on both build paths of the routers (QEMU and cross), and jetbake audit on a 2 GB stand-in image against crane;
+## V=1 shows the tools' output and every build's phase timings, BENCH_ARGS more flags; it fails when a comparison is broken
+## (a peer failed every round of a matrix, a ratio no round gave) or jetbake's cold builds on a path differ in digests, never on a time
 BENCH_ARGS ?=
 BENCH_V    := $(if $(V),-v)
 bench: deps build $(BIN)/buildx
