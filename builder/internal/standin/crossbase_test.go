@@ -85,3 +85,25 @@ func TestStandinCrossBase(t *testing.T) {
 	require.Equal(t, elf.EM_AARCH64, machineOf(t, objs[0]), "nvcc's host object, through -ccbin aarch64-linux-gnu-gcc")
 	require.True(t, strings.Contains(out, "installing component 'rust-std' for 'aarch64-unknown-linux-gnu'"), out)
 }
+
+// A cross build base with the build machine's OpenSSL (libssl-dev, not
+// libssl-dev:arm64): pkg-config answers the x86_64 folder (PKG_CONFIG_PATH
+// adds to its search path), and the real aarch64 linker refuses the
+// x86_64 libraries in its own words.
+func TestStandinCrossBaseHostSSL(t *testing.T) {
+	k := crossKit(t)
+	b := crossBase(CrossBaseRef("127.0.0.1:5000", jetpack62), jetpack62)
+	b.HostSSL = true
+	root := unpacked(t, k, b)
+	require.Equal(t, elf.EM_X86_64, machineOf(t, filepath.Join(root, "usr/lib/x86_64-linux-gnu/libssl.so.3")))
+	require.NoFileExists(t, filepath.Join(root, "usr/lib/aarch64-linux-gnu/libssl.so"))
+	out, code := crossBuildIn(t, root)
+	require.Equal(t, 101, code, out)
+	for _, w := range []string{"error: linking with `aarch64-linux-gnu-gcc` failed: exit status: 1",
+		"ld: skipping incompatible /usr/lib/x86_64-linux-gnu/libssl.so when searching for -lssl",
+		"ld: cannot find -lssl: No such file or directory", "collect2: error: ld returned 1 exit status"} {
+		require.Contains(t, out, w)
+	}
+	require.NoFileExists(t, filepath.Join(root, "src/target", tei.Triple, "release/text-embeddings-router"))
+	t.Log(out)
+}
