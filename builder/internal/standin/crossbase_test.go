@@ -2,6 +2,7 @@ package standin
 
 import (
 	"debug/elf"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -106,4 +108,45 @@ func TestStandinCrossBaseHostSSL(t *testing.T) {
 	}
 	require.NoFileExists(t, filepath.Join(root, "src/target", tei.Triple, "release/text-embeddings-router"))
 	t.Log(out)
+}
+
+// AddCrossBases gives every release of the shipped matrix a cross base
+// that `jetbake validate`'s rules accept, and ForPlan lists one stand-in
+// cross base per (CUDA, target folder, Ubuntu), amd64.
+func TestAddCrossBases(t *testing.T) {
+	data, err := os.ReadFile("../../../matrix.json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	require.NoError(t, AddCrossBases(m, "127.0.0.1:5000"))
+	data, err = json.Marshal(m)
+	require.NoError(t, err)
+	parsed, err := matrix.Parse(data)
+	require.NoError(t, err)
+	p, err := plan.New(parsed)
+	require.NoError(t, err)
+	var cross []string
+	for _, b := range ForPlan(p) {
+		if b.Cross {
+			require.Equal(t, "amd64", b.Platform().Architecture)
+			require.True(t, b.Devel)
+			cross = append(cross, b.Ref)
+		}
+	}
+	require.Equal(t, []string{
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda11.4-aarch64-linux-ubuntu20.04",
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda12.6-aarch64-linux-ubuntu22.04",
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda13.0-sbsa-linux-ubuntu24.04",
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda13.2-sbsa-linux-ubuntu24.04",
+	}, cross)
+	for _, rel := range p.Releases {
+		require.Equal(t, CrossBaseRef("127.0.0.1:5000", rel), rel.CrossBuildBase, rel.Name)
+	}
+	require.NoError(t, AddCrossBases(map[string]any{"app": map[string]any{}}, "127.0.0.1:5000"), "an app matrix has no cross bases")
+	// The rules do read them: a Tegra release with the SBSA folder is refused.
+	m["releases"].([]any)[1].(map[string]any)["cross_build_base"].(map[string]any)["cuda_target"] = "sbsa-linux"
+	data, err = json.Marshal(m)
+	require.NoError(t, err)
+	_, err = matrix.Parse(data)
+	require.ErrorContains(t, err, "cuda_target")
 }
