@@ -226,7 +226,8 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 			// A base's registry that the daemon could not reach, in one sentence.
 			err = described
 		} else if out := display.FailureOutput(j.release.Name); out != "" {
-			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
+			// A cross link that met the build machine's files, in one sentence first.
+			err = j.describeCrossLink(fmt.Errorf("%w; its output ended with:\n%s", err, out), out)
 		}
 		rr.Outcome, rr.Error = Failed, err.Error()
 		return rr, err

@@ -113,8 +113,12 @@ func (e *Env) Python() string { return filepath.Join(e.BinDir(), "deps", "python
 // stand-ins cached under bin/standin.
 func (e *Env) Kit() standin.Kit {
 	return standin.Kit{Busybox: e.Busybox(), Glibc: e.Glibc(), Python: e.Python(), Cache: filepath.Join(e.BinDir(), "standin"), Source: e.RepoRoot,
-		Cross: filepath.Join(e.BinDir(), "deps", "cross-amd64")}
+		Cross: e.Cross()}
 }
+
+// Cross is the unpacked Debian amd64 aarch64 cross compiler, its amd64
+// libraries and busybox-static, which the stand-in cross build bases hold.
+func (e *Env) Cross() string { return filepath.Join(e.BinDir(), "deps", "cross-amd64") }
 
 // CheckPrerequisites fails with the fix when something the end-to-end path
 // needs is missing: runc, the aarch64 binfmt handler, busybox, glibc, the
@@ -142,6 +146,9 @@ func (e *Env) CheckPrerequisites() error {
 	}
 	if _, err := exec.LookPath("aarch64-linux-gnu-gcc"); err != nil {
 		missing = append(missing, "Debian's gcc-aarch64-linux-gnu")
+	}
+	if _, err := os.Stat(filepath.Join(e.Cross(), "usr", "bin", "aarch64-linux-gnu-gcc")); err != nil {
+		missing = append(missing, "Debian's amd64 aarch64 cross compiler at "+e.Cross())
 	}
 	if _, err := os.Stat(filepath.Join(e.BinDir(), "buildkitd")); err != nil {
 		missing = append(missing, "bin/buildkitd")

@@ -176,6 +176,10 @@ func TestRouterContract(t *testing.T) {
 		require.Contains(t, msg, "None between 'dynamic-loading', 'dynamic-linking' and 'static-linking' features are active, this is a bug")
 	})
 
+	t.Run("the cross path: aarch64 routers compiled on linux/amd64; a cross base with the host's OpenSSL is refused", func(t *testing.T) {
+		checkCross(t, f)
+	})
+
 	t.Run("a router compiled for the wrong SM: the audit refuses the release before any tag", func(t *testing.T) {
 		checkAudit(t, f)
 	})

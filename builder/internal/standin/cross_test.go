@@ -30,9 +30,16 @@ func crossImage(t *testing.T, addTarget bool, env map[string]string) tei.Host {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), data, mode))
 	}
-	for _, f := range []string{"/usr/lib/aarch64-linux-gnu/libssl.so", "/usr/lib/aarch64-linux-gnu/libcrypto.so",
-		"/usr/lib/aarch64-linux-gnu/pkgconfig/openssl.pc", "/usr/local/cuda/include/cuda.h"} {
+	for _, f := range []string{"/usr/lib/aarch64-linux-gnu/pkgconfig/openssl.pc", "/usr/local/cuda/include/cuda.h"} {
 		write(f, nil, 0o644)
+	}
+	// libssl-dev:arm64's links, which the real linker reads.
+	for _, so := range []string{"libssl.so.3", "libcrypto.so.3"} {
+		lib, err := BuildSharedObject(t.Context(), t.TempDir(), ARM64, so)
+		require.NoError(t, err)
+		data, err := os.ReadFile(lib)
+		require.NoError(t, err)
+		write("/usr/lib/aarch64-linux-gnu/"+strings.Split(so, ".")[0]+".so", data, 0o644)
 	}
 	for _, lib := range []string{"stubs/libcuda.so", "libcudart_static.a", "libcublas_static.a", "libcublasLt_static.a",
 		"libcurand_static.a", "libculibos.a", "libcudart.so"} {

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"debug/elf"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -84,4 +86,67 @@ func TestStandinCrossBase(t *testing.T) {
 	require.Len(t, objs, 1)
 	require.Equal(t, elf.EM_AARCH64, machineOf(t, objs[0]), "nvcc's host object, through -ccbin aarch64-linux-gnu-gcc")
 	require.True(t, strings.Contains(out, "installing component 'rust-std' for 'aarch64-unknown-linux-gnu'"), out)
+}
+
+// A cross build base with the build machine's OpenSSL (libssl-dev, not
+// libssl-dev:arm64): pkg-config answers the x86_64 folder (PKG_CONFIG_PATH
+// adds to its search path), and the real aarch64 linker refuses the
+// x86_64 libraries in its own words.
+func TestStandinCrossBaseHostSSL(t *testing.T) {
+	k := crossKit(t)
+	b := crossBase(CrossBaseRef("127.0.0.1:5000", jetpack62), jetpack62)
+	b.HostSSL = true
+	root := unpacked(t, k, b)
+	require.Equal(t, elf.EM_X86_64, machineOf(t, filepath.Join(root, "usr/lib/x86_64-linux-gnu/libssl.so.3")))
+	require.NoFileExists(t, filepath.Join(root, "usr/lib/aarch64-linux-gnu/libssl.so"))
+	out, code := crossBuildIn(t, root)
+	require.Equal(t, 101, code, out)
+	for _, w := range []string{"error: linking with `aarch64-linux-gnu-gcc` failed: exit status: 1",
+		"ld: skipping incompatible /usr/lib/x86_64-linux-gnu/libssl.so when searching for -lssl",
+		"ld: cannot find -lssl: No such file or directory", "collect2: error: ld returned 1 exit status"} {
+		require.Contains(t, out, w)
+	}
+	require.NoFileExists(t, filepath.Join(root, "src/target", tei.Triple, "release/text-embeddings-router"))
+	t.Log(out)
+}
+
+// AddCrossBases gives every release of the shipped matrix a cross base
+// that `jetbake validate`'s rules accept, and ForPlan lists one stand-in
+// cross base per (CUDA, target folder, Ubuntu), amd64.
+func TestAddCrossBases(t *testing.T) {
+	data, err := os.ReadFile("../../../matrix.json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	require.NoError(t, AddCrossBases(m, "127.0.0.1:5000"))
+	data, err = json.Marshal(m)
+	require.NoError(t, err)
+	parsed, err := matrix.Parse(data)
+	require.NoError(t, err)
+	p, err := plan.New(parsed)
+	require.NoError(t, err)
+	var cross []string
+	for _, b := range ForPlan(p) {
+		if b.Cross {
+			require.Equal(t, "amd64", b.Platform().Architecture)
+			require.True(t, b.Devel)
+			cross = append(cross, b.Ref)
+		}
+	}
+	require.Equal(t, []string{
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda11.4-aarch64-linux-ubuntu20.04",
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda12.6-aarch64-linux-ubuntu22.04",
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda13.0-sbsa-linux-ubuntu24.04",
+		"127.0.0.1:5000/jetbake/cross-build-base:cuda13.2-sbsa-linux-ubuntu24.04",
+	}, cross)
+	for _, rel := range p.Releases {
+		require.Equal(t, CrossBaseRef("127.0.0.1:5000", rel), rel.CrossBuildBase, rel.Name)
+	}
+	require.NoError(t, AddCrossBases(map[string]any{"app": map[string]any{}}, "127.0.0.1:5000"), "an app matrix has no cross bases")
+	// The rules do read them: a Tegra release with the SBSA folder is refused.
+	m["releases"].([]any)[1].(map[string]any)["cross_build_base"].(map[string]any)["cuda_target"] = "sbsa-linux"
+	data, err = json.Marshal(m)
+	require.NoError(t, err)
+	_, err = matrix.Parse(data)
+	require.ErrorContains(t, err, "cuda_target")
 }

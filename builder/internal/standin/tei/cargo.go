@@ -271,7 +271,8 @@ func resolveDependency(m *Manifest, res Resolution, dep string) (*Manifest, Reso
 func checkOpenSSL(ws *Manifest, p *BuildPlan, h Host) error {
 	dir := h.getenv("OPENSSL_DIR")
 	_, pkgConfig := h.LookPath("pkg-config")
-	found := (pkgConfig == nil && h.exists("/usr/lib/aarch64-linux-gnu/pkgconfig/openssl.pc")) ||
+	_, pcFound := pkgConfigLibDir(h, "openssl")
+	found := (pkgConfig == nil && pcFound) ||
 		(dir != "" && h.exists(filepath.Join(dir, "include", "openssl", "ssl.h")))
 	if found {
 		return nil

@@ -21,7 +21,7 @@ func buildImage(t *testing.T, env map[string]string) Host {
 		writeFile(t, filepath.Join(root, f), "")
 	}
 	for _, mode := range []string{LinkStatic, LinkDynamic} {
-		_, cuda := linkLibs(mode, true)
+		cuda := linkLibs(mode, true)
 		for _, lib := range cuda {
 			writeFile(t, filepath.Join(root, "/usr/local/cuda/lib64", lib), "")
 		}

@@ -146,11 +146,11 @@ func quoteArgs(args []string) string {
 }
 
 // runLink runs the target's linker on rustc's stand-in object and the host
-// objects, as a shared object without the C library's start files (the
+// objects, with libArgs (the system libraries of rustc's link line), as a shared object without the C library's start files (the
 // stand-in checks that the objects link together, not a program's
 // layout), and words its failure as rustc does. Without h.Run or any
 // object, nothing runs.
-func runLink(linker string, objects []string, p *BuildPlan, h Host) error {
+func runLink(linker string, objects, libArgs []string, p *BuildPlan, h Host) error {
 	if main := h.path(MainObjectPath()); h.exists(MainObjectPath()) {
 		objects = append([]string{main}, objects...)
 	}
@@ -163,7 +163,7 @@ func runLink(linker string, objects []string, p *BuildPlan, h Host) error {
 	}
 	out := filepath.Join(deps, "text_embeddings_router-link-check.so")
 	defer os.Remove(out)
-	args := append([]string{"-shared", "-nostdlib", "-o", out}, objects...)
+	args := append(append([]string{"-shared", "-nostdlib", "-o", out}, objects...), libArgs...)
 	msg, err := h.Run(linker, args...)
 	if err == nil {
 		return nil

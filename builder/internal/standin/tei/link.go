@@ -7,11 +7,10 @@ import (
 )
 
 // linkLibs are what the router's link line names from the system besides
-// the C library: OpenSSL's development links (libssl-dev) always, the
-// driver's stub and CUDA's libraries for the CUDA backend. Static linking
-// takes CUDA's static archives; dynamic linking their shared libraries.
-func linkLibs(linking string, flashAttn bool) (system []string, cuda []string) {
-	system = []string{"/usr/lib/aarch64-linux-gnu/libssl.so", "/usr/lib/aarch64-linux-gnu/libcrypto.so"}
+// the C library: the driver's stub and CUDA's libraries for the CUDA
+// backend (OpenSSL's come from opensslLink). Static linking takes CUDA's
+// static archives; dynamic linking their shared libraries.
+func linkLibs(linking string, flashAttn bool) (cuda []string) {
 	switch linking {
 	case LinkStatic:
 		cuda = []string{"stubs/libcuda.so", "libcudart_static.a", "libcublas_static.a", "libcublasLt_static.a", "libcurand_static.a", "libculibos.a"}
@@ -22,7 +21,23 @@ func linkLibs(linking string, flashAttn bool) (system []string, cuda []string) {
 	case LinkDynamic:
 		cuda = []string{"stubs/libcuda.so", "libcudart.so", "libcublas.so", "libcublasLt.so", "libcurand.so", "libnvrtc.so"}
 	}
-	return system, cuda
+	return cuda
+}
+
+// opensslLibs are the libraries openssl-sys links, -lssl and -lcrypto.
+var opensslLibs = []string{"ssl", "crypto"}
+
+// opensslDir is the folder openssl-sys tells rustc to search for them
+// (cargo:rustc-link-search=native=DIR): pkg-config's answer, else
+// OPENSSL_DIR's lib, else the target's multiarch folder.
+func opensslDir(h Host) string {
+	if dir, ok := pkgConfigLibDir(h, "openssl"); ok {
+		return dir
+	}
+	if dir := h.getenv("OPENSSL_DIR"); dir != "" {
+		return filepath.Join(dir, "lib")
+	}
+	return "/usr/lib/aarch64-linux-gnu"
 }
 
 // link is rustc's final step, through the target's linker (see
@@ -33,11 +48,12 @@ func link(p *BuildPlan, linker string, hostObjects []string, h Host) error {
 		return &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
 			Message: "error: linker `" + linker + "` not found\n  |\n  = note: No such file or directory (os error 2)"}
 	}
-	system, cuda := linkLibs(p.Facts.Linking, p.Facts.FlashAttn)
+	cuda := linkLibs(p.Facts.Linking, p.Facts.FlashAttn)
+	sslDir := opensslDir(h)
 	var missing []string
-	for _, lib := range system {
-		if !h.exists(lib) {
-			missing = append(missing, lib)
+	for _, lib := range opensslLibs {
+		if !h.exists(filepath.Join(sslDir, "lib"+lib+".so")) {
+			missing = append(missing, "lib"+lib+".so")
 		}
 	}
 	if len(cuda) > 0 {
@@ -52,7 +68,12 @@ func link(p *BuildPlan, linker string, hostObjects []string, h Host) error {
 		}
 	}
 	if len(missing) == 0 {
-		return runLink(linker, hostObjects, p, h)
+		// rustc's link line: openssl-sys's search folder and libraries.
+		libArgs := []string{"-L", h.path(sslDir)}
+		for _, lib := range opensslLibs {
+			libArgs = append(libArgs, "-l"+lib)
+		}
+		return runLink(linker, hostObjects, libArgs, p, h)
 	}
 	var notes []string
 	for _, lib := range missing {

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"bytes"
+	"debug/elf"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin"
+)
+
+// withCrossBases keeps the releases named and gives each the stand-in
+// cross build base of its line (standin.AddCrossBases).
+func withCrossBases(t *testing.T, registry string, names ...string) func(map[string]any) {
+	return func(m map[string]any) {
+		keepReleases(m, names...)
+		require.NoError(t, standin.AddCrossBases(m, registry))
+	}
+}
+
+// checkCross builds JetPack 6.2 (Tegra, SM 8.7) and 7.0 (SBSA, 11.0)
+// through the cross path on the test bed's amd64 buildkitd: the router
+// stage runs in the stand-in cross build bases on linux/amd64, not under
+// QEMU, and writes aarch64 routers with the DT_NEEDED of the native
+// path's, which pass the smoke run under QEMU, the audit and the NEEDED
+// check, and run on the host views. Then JetPack 6.2 with a cross base
+// that holds the build machine's OpenSSL: the real aarch64 linker refuses
+// it, and jetbake says which release, which base and the fix, with no tag.
+func checkCross(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	p := f.demoPlan(t, "cross.json", withCrossBases(t, f.env.Registry, "jetpack6.2", "jetpack7.0"))
+	for _, rel := range p.Releases {
+		require.Equal(t, standin.CrossBaseRef(f.env.Registry, rel), rel.CrossBuildBase)
+	}
+	f.pushBases(t, p, nil)
+	var log bytes.Buffer
+	report, err := f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithProgress("plain", &log))
+	require.NoError(t, err)
+	tags := map[string]string{}
+	needed := map[string][]string{"jetpack6.2/router-87": crossNeeds("libcudart.so.12"), "jetpack7.0/router-110": crossNeeds("libcudart.so.13")}
+	for _, rr := range report.Releases {
+		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
+		require.Equal(t, "cross", rr.BuildPath, rr.Name)
+		require.Equal(t, "linux/amd64", rr.BuildPlatform)
+		require.NotNil(t, rr.Emulated)
+		require.False(t, *rr.Emulated, "the routers compiled on linux/amd64")
+		require.Len(t, rr.Binaries, 1)
+		for _, b := range rr.Binaries {
+			require.Equal(t, needed[rr.Name+"/"+b.Binary], b.Needed, "the native path's DT_NEEDED")
+			require.Equal(t, "/lib/ld-linux-aarch64.so.1", b.Interpreter)
+		}
+		require.Len(t, rr.Audit, 1)
+		require.Equal(t, "runs", rr.Audit[0].Verdict, rr.Name)
+		rel, _ := p.Release(rr.Name)
+		tags[rr.Name] = rel.Tags[0]
+	}
+	for _, row := range report.Timings.Releases {
+		require.Equal(t, "cross", row.BuildPath, row.Name)
+		require.False(t, row.Emulated)
+	}
+	// rustup installs the toolchain of the machine the stage runs on
+	// (uname -m): x86_64, not QEMU's aarch64.
+	require.Contains(t, log.String(), "1.92.0-x86_64-unknown-linux-gnu installed")
+	require.NotContains(t, log.String(), "1.92.0-aarch64-unknown-linux-gnu installed")
+	require.Contains(t, log.String(), "installing component 'rust-std' for 'aarch64-unknown-linux-gnu'")
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "build path on") {
+			t.Log(line)
+		}
+	}
+
+	images, err := Images(ctx, filepath.Join(f.work, "rootfs-cross"), tags)
+	require.NoError(t, err)
+	for rel, bin := range map[string]string{"jetpack6.2": "router-87", "jetpack7.0": "router-110"} {
+		ef, err := elf.Open(filepath.Join(images[rel].Rootfs, "usr/local/bin", bin))
+		require.NoError(t, err)
+		require.Equal(t, elf.EM_AARCH64, ef.Machine, rel)
+		require.NoError(t, ef.Close())
+	}
+	runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles-cross"))
+	require.NoError(t, err)
+	var checks []Check
+	for _, c := range append(DefaultChecks(), ReleaseChecks()...) {
+		if _, ok := tags[c.Release]; ok && !c.Model {
+			checks = append(checks, c)
+		}
+	}
+	require.NotEmpty(t, checks)
+	for _, o := range RunChecks(ctx, runner, images, f.hosts(t, "hosts-cross"), checks) {
+		require.Truef(t, o.OK(), "%s on %s: %s\nstdout: %s\nstderr: %s", o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
+	}
+
+	t.Run("a cross build base with the build machine's OpenSSL is refused, with no tag", func(t *testing.T) {
+		wrong := f.demoPlan(t, "cross-wrong.json", withCrossBases(t, f.env.Registry, "jetpack6.2"), func(m map[string]any) {
+			r := m["releases"].([]any)[0].(map[string]any)
+			r["cross_build_base"].(map[string]any)["image"] = hostSSLRef(f.env.Registry)
+			m["image"].(map[string]any)["repository"] = m["image"].(map[string]any)["repository"].(string) + "-cross-wrong"
+		})
+		rel := wrong.Releases[0]
+		b := standin.ForPlan(wrong)
+		var pushed bool
+		for _, base := range b {
+			if base.Ref == rel.CrossBuildBase {
+				base.HostSSL = true
+				_, err := f.env.Kit().Push(ctx, f.env.Registry, base)
+				require.NoError(t, err)
+				pushed = true
+			}
+		}
+		require.True(t, pushed)
+		report, err := f.build(ctx, wrong, imagebuild.WithPush(true))
+		require.Error(t, err)
+		rr := report.Releases[0]
+		require.Equal(t, imagebuild.Failed, rr.Outcome)
+		t.Logf("refusal: %s", rr.Error)
+		require.True(t, strings.HasPrefix(rr.Error, "release jetpack6.2: the cross build base "+rel.CrossBuildBase+
+			" gave the aarch64 linker a file of the build machine's architecture, /usr/lib/x86_64-linux-gnu/libssl.so: "+
+			"install the target's package of libssl in that image (the :arm64 one, e.g. libssl-dev:arm64 for OpenSSL, not libssl-dev), "+
+			`or build the release under QEMU (build_path "qemu")`), "jetbake's sentence first: %s", rr.Error)
+		require.Contains(t, rr.Error, "skipping incompatible /usr/lib/x86_64-linux-gnu/libssl.so when searching for -lssl", "the real linker's words")
+		require.Empty(t, rr.Digest)
+		for _, tag := range rel.Tags {
+			_, err := remote.Head(mustRef(t, tag))
+			require.Error(t, err, "tag %s must not exist", tag)
+		}
+	})
+}
+
+// hostSSLRef is where the wrong-architecture cross base is pushed.
+func hostSSLRef(registry string) string {
+	return registry + "/jetbake/cross-build-base:cuda12.6-aarch64-linux-ubuntu22.04-host-openssl"
+}
+
+// crossNeeds is the DT_NEEDED of a candle-cuda router on Ubuntu 22.04
+// with libcudart of the CUDA major, as on the native path.
+func crossNeeds(cudart string) []string {
+	return []string{"libcuda.so.1", cudart, "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}
+}
