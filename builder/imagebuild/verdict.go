@@ -102,7 +102,12 @@ func (j *releaseJob) recallVerdict(ctx context.Context, routers []*gatewayfile.R
 	if err != nil {
 		return "", false, err
 	}
-	key := in.Key()
+	annotation, ok := j.recall(store, in.Key(), start)
+	return annotation, ok, nil
+}
+
+// recall is recallVerdict once the key is known.
+func (j *releaseJob) recall(store verdicts.Store, key string, start time.Time) (string, bool) {
 	j.mu.Lock()
 	j.verdictKey = key
 	j.mu.Unlock()
@@ -117,7 +122,7 @@ func (j *releaseJob) recallVerdict(ctx context.Context, routers []*gatewayfile.R
 		j.warnf("jetbake: warning: [%s] %v", j.release.Name, warn)
 	}
 	if warn != nil || v == nil {
-		return "", false, nil
+		return "", false
 	}
 	j.mu.Lock()
 	j.binaries, j.audit = data.Binaries, data.Audit
@@ -127,7 +132,7 @@ func (j *releaseJob) recallVerdict(ctx context.Context, routers []*gatewayfile.R
 	if j.say != nil {
 		j.say("[%s] smoke and audit: remembered from %s (%s)", j.release.Name, v.At.UTC().Format(time.DateTime+" UTC"), v.Short())
 	}
-	return data.Annotation, true, nil
+	return data.Annotation, true
 }
 
 // rememberVerdict keeps the release's passing verdict, once it passed its
