@@ -154,7 +154,10 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // The smoke run (see smokeRun) is solved before the image is returned for
 // export, unless deferSmoke is given: it then gets the run, to solve
 // beside the export in a build of its own, and the release fails if it
-// fails, before anything is tagged.
+// fails, before anything is tagged. Neither the smoke run nor the audit
+// runs when the build remembers their passing verdict for the same routers,
+// runtime image and jetbake (see verdict.go): the routers are read once,
+// for their digests, before either starts.
 func (j *releaseJob) build(node string, deferSmoke func(*smokeRun)) gateway.BuildFunc {
 	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
 		if err := j.notePath(node, c.BuildOpts().Workers); err != nil {
