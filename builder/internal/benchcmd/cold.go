@@ -10,7 +10,7 @@ import (
 
 	"github.com/moby/buildkit/client"
 
-	"github.com/jetbake/jetbake/builder/imagebuild/verdicts"
+	"github.com/jetbake/jetbake/builder/imagebuild"
 )
 
 // coldStart makes the next build of c cold: it clears what c keeps
@@ -28,7 +28,7 @@ func coldStart(ctx context.Context, c *client.Client, tool *contender) error {
 }
 
 // verdictsDir is jetbake's verdict store under a cache folder, where
-// verdicts.DefaultDir is when XDG_CACHE_HOME is cacheHome: the smoke runs'
+// imagebuild.DefaultVerdictDir is when XDG_CACHE_HOME is cacheHome: the smoke runs'
 // and audits' verdicts a warm build reuses (issue 42).
 func verdictsDir(cacheHome string) string { return filepath.Join(cacheHome, "jetbake", "verdicts") }
 
@@ -38,7 +38,7 @@ func clearVerdicts(cacheHome string) error {
 	if cacheHome == "" {
 		return errors.New("no cache folder for jetbake: the verdict store cannot be cleared")
 	}
-	return verdicts.Clear(verdictsDir(cacheHome))
+	return imagebuild.ClearVerdicts(verdictsDir(cacheHome))
 }
 
 // prune empties the daemon's build cache, as `buildctl prune --all`, and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jetbake/jetbake/builder/imagebuild/verdicts"
+	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
 )
 
@@ -160,7 +160,7 @@ func TestPathsReport(t *testing.T) {
 func TestColdStartClearsVerdicts(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", home)
-	require.Equal(t, verdicts.DefaultDir(), verdictsDir(home), "where jetbake keeps them with the bench's XDG_CACHE_HOME")
+	require.Equal(t, imagebuild.DefaultVerdictDir(), verdictsDir(home), "where jetbake keeps them with the bench's XDG_CACHE_HOME")
 	verdict := filepath.Join(verdictsDir(home), "sha256-ab.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(verdict), 0o755))
 	require.NoError(t, os.WriteFile(verdict, []byte("{}"), 0o644))
