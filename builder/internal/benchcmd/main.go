@@ -58,6 +58,8 @@ type config struct {
 	tools         []string
 	// paths are the build paths of the routers, pathQEMU and/or pathCross.
 	paths []string
+	// standins make the stand-in bases, once per bench (newStandins).
+	standins *standins
 	// cacheHome is jetbake's XDG_CACHE_HOME, the bench's own, so that its
 	// cold builds can clear jetbake's verdict store without touching the user's.
 	cacheHome string
@@ -133,6 +135,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := env.CheckPrerequisites(); err != nil {
 		return err
 	}
+	cfg.standins = newStandins(env.Kit())
 	if err := env.StartDaemon(ctx, filepath.Join(work, "buildkitd"), false); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -93,7 +94,7 @@ func (c *contender) close() { _ = c.reg.Close() }
 // matrix of sz to it and returns the matrix (pointing at it) and its plan.
 // Each tool's registry listens on the same address in every round, so that
 // the images' references, and so their digests, can be the same.
-func newRegistry(ctx context.Context, root, dir string, sz size, path string, addr *string) (*e2e.Env, string, *plan.Plan, error) {
+func newRegistry(ctx context.Context, root, dir string, sz size, path string, addr *string, bases *standins) (*e2e.Env, string, *plan.Plan, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", nil, err
 	}
@@ -112,7 +113,7 @@ func newRegistry(ctx context.Context, root, dir string, sz size, path string, ad
 	}
 	p, err := e2e.LoadPlan(matrixPath, e2e.AllowStandin(root))
 	if err == nil {
-		_, err = reg.PushStandins(ctx, p)
+		err = bases.push(ctx, reg.Registry, standin.ForPlan(p))
 	}
 	if err != nil {
 		reg.Close()
@@ -125,7 +126,7 @@ func newRegistry(ctx context.Context, root, dir string, sz size, path string, ad
 // at addr, with the bench's own cache folder (cfg.cacheHome), whose
 // verdict store its cold builds clear.
 func newJetbake(ctx context.Context, cfg config, addr, dir string, sz size, path string) (*contender, error) {
-	reg, matrixPath, p, err := newRegistry(ctx, cfg.root, dir, sz, path, cfg.registryAddr(toolJetbake, path))
+	reg, matrixPath, p, err := newRegistry(ctx, cfg.root, dir, sz, path, cfg.registryAddr(toolJetbake, path), cfg.standins)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func newBake(ctx context.Context, cfg config, bx *buildx, dir string, sz size, p
 	if rewriteTimestamp {
 		name = toolBakeRTS
 	}
-	reg, _, p, err := newRegistry(ctx, cfg.root, dir, sz, path, cfg.registryAddr(name, path))
+	reg, _, p, err := newRegistry(ctx, cfg.root, dir, sz, path, cfg.registryAddr(name, path), cfg.standins)
 	if err != nil {
 		return nil, err
 	}
