@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -84,6 +85,10 @@ type Options struct {
 	// EntrypointDir holds the linux/arm64 entrypoint binaries; "" takes
 	// this jetbake's own (package entrypoints).
 	EntrypointDir string
+	// NoVerdictCache runs every release's smoke run and audit, without
+	// the verdicts earlier builds remembered (imagebuild.WithVerdicts);
+	// Controls.NoCache implies it.
+	NoVerdictCache bool
 	// Daemons are the BuildKit daemons to build on.
 	Daemons Daemons
 	// Advice words what the build's warnings and report lines advise.
@@ -117,6 +122,9 @@ func Build(ctx context.Context, p *plan.Plan, o Options) (*imagebuild.Report, er
 	tool := version.Get()
 	opts := append(append(checked, o.builderOptions()...), pins...)
 	opts = append(opts, imagebuild.WithEntrypointDir(epDir), imagebuild.WithTool(tool.Version, tool.Commit))
+	if !o.NoVerdictCache {
+		opts = append(opts, imagebuild.WithVerdicts(imagebuild.DefaultVerdictDir(), toolIdentity(tool)))
+	}
 	nodes, closeNodes, err := Connect(ctx, o.Daemons, logf)
 	if err != nil {
 		return nil, err
@@ -178,4 +186,24 @@ func entrypointDir(ctx context.Context, dir string, logf func(string, ...any)) (
 	}
 	dir, _, err := entrypoints.Dir(ctx, entrypoints.WithLogf(logf))
 	return dir, err
+}
+
+// toolIdentity is what tells this jetbake from another for its remembered
+// verdicts: its version and commit, and for a build of a modified checkout
+// (or one of no known commit) its binary's path, size and time, so that a
+// jetbake rebuilt with other changes never reuses a verdict.
+func toolIdentity(tool version.Info) string {
+	id := tool.String()
+	if !tool.Modified && tool.Commit != "" {
+		return id
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return id + " unknown binary " + time.Now().String() // remembers nothing that matches
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return id + " unknown binary " + time.Now().String()
+	}
+	return fmt.Sprintf("%s binary %s %d %d", id, exe, st.Size(), st.ModTime().UnixNano())
 }

@@ -94,7 +94,7 @@ func runLock(cmd *cobra.Command, f *lockFlags) error {
 	if err := lf.Write(lockFile); err != nil {
 		return err
 	}
-	return printLock(cmd, format, lockFile, lf)
+	return printLock(cmd, format, lockFile, lf, lock.CrossBases(p))
 }
 
 // checkLock is `jetbake lock --check`: no locked tag or git ref has moved.
@@ -114,7 +114,7 @@ func checkLock(ctx context.Context, cmd *cobra.Command, lockFile string, p *plan
 	return nil
 }
 
-func printLock(cmd *cobra.Command, f format, path string, lf *lock.File) error {
+func printLock(cmd *cobra.Command, f format, path string, lf *lock.File, cross []string) error {
 	if f == formatJSON {
 		return writeJSON(cmd, lf)
 	}
@@ -128,6 +128,8 @@ func printLock(cmd *cobra.Command, f format, path string, lf *lock.File) error {
 		line := r + "@" + lf.Bases[r]
 		if info, ok := lf.Contents[r]; ok {
 			line += "  " + info.Describe()
+		} else if slices.Contains(cross, r) {
+			line += "  cross build base, linux/amd64"
 		}
 		fmt.Fprintln(w, line)
 	}

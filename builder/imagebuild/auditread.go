@@ -14,17 +14,15 @@ import (
 	"github.com/jetbake/jetbake/computecap"
 )
 
-// auditRouters reads the fat binaries of every router (see package buildaudit),
+// auditRouters reads the fat binaries of every router (opened by
+// openRouters; see package buildaudit),
 // judges each for its own SM, records the result and returns the
 // annotation value that says it, or the sentence that fails the release.
-func (j *releaseJob) auditRouters(ctx context.Context, c gateway.Client, routers []llb.State, imports []gateway.CacheOptionsEntry) (string, error) {
+func (j *releaseJob) auditRouters(routers []*gatewayfile.Reader) (string, error) {
 	code := make([]buildaudit.Code, len(j.release.Targets))
 	for i, t := range j.release.Targets {
-		r, err := j.openRouter(ctx, c, routers[i], t, imports)
-		if err != nil {
-			return "", err
-		}
-		if code[i], err = buildaudit.Read(t.Path, buildaudit.RoleRouter, r); err != nil && !buildaudit.IsNotELF(err) {
+		var err error
+		if code[i], err = buildaudit.Read(t.Path, buildaudit.RoleRouter, routers[i]); err != nil && !buildaudit.IsNotELF(err) {
 			return "", fmt.Errorf("audit: %w", err)
 		}
 	}

@@ -233,6 +233,9 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 		return rr, err
 	}
 	rr.Outcome = Succeeded
+	// Passed its smoke run and audit: a later build on the same inputs
+	// need not run them.
+	j.rememberVerdict()
 	display.Logf("[%s] built %s on %s in %s", j.release.Name, rr.Digest, n.Name, rr.duration.Round(time.Millisecond))
 	return rr, nil
 }

@@ -45,6 +45,20 @@ func (j *releaseJob) readBinaries(ctx context.Context, c gateway.Client, run *sm
 	return out, nil
 }
 
+// openRouters builds every router stage and opens its output, in target
+// order.
+func (j *releaseJob) openRouters(ctx context.Context, c gateway.Client, routers []llb.State, imports []gateway.CacheOptionsEntry) ([]*gatewayfile.Reader, error) {
+	out := make([]*gatewayfile.Reader, len(routers))
+	for i, t := range j.release.Targets {
+		r, err := j.openRouter(ctx, c, routers[i], t, imports)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
 // openRouter builds the router stage st of target t and opens its output
 // for ranged reads through the gateway.
 func (j *releaseJob) openRouter(ctx context.Context, c gateway.Client, st llb.State, t plan.Target, imports []gateway.CacheOptionsEntry) (*gatewayfile.Reader, error) {

@@ -73,11 +73,11 @@ func describePath(c emulation.Choice, crossBase, dir string) string {
 }
 
 // shareEmulationNotice gives every job one notice that warns through warn,
-// ending with advice (Advice.Nodes), and say, which says each release's
-// path.
+// ending with advice (Advice.Nodes), say, which says each release's path
+// (and a remembered verdict), and warn for the job's other warnings.
 func shareEmulationNotice(jobs []*releaseJob, warn, say func(format string, args ...any), advice string) {
 	n := emulation.NewNotice(warn, advice)
 	for _, j := range jobs {
-		j.emulation, j.say = n, say
+		j.emulation, j.say, j.warn = n, say, warn
 	}
 }

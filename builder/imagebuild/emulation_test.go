@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild/internal/buildtest"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // The warning comes once per build, naming arm64 runners and ending with
@@ -107,4 +108,18 @@ func TestNotePathCross(t *testing.T) {
 	j.crossBase = ""
 	err := j.notePath("default", x86)
 	require.ErrorContains(t, err, `release jetpack6.2 on default: build_path "cross": the release has no cross_build_base`)
+}
+
+// jetbake build pins a release's cross build base to the lock file's
+// digest, with --mirror applied, as it pins the build and runtime bases.
+func TestCrossBasePinnedByLock(t *testing.T) {
+	p := testPlan()
+	const cross = "nvcr.io/nvidia/jetpack-linux-aarch64-crosscompile-x86:6.2"
+	p.Releases[0].CrossBuildBase, p.Releases[0].CUDATargetDir = cross, "aarch64-linux"
+	digest := "sha256:" + strings.Repeat("c", 64)
+	b := New(nil, WithMirrors(refs.Mirrors{"nvcr.io": "127.0.0.1:5000"}), WithLocks(map[string]string{cross: digest}))
+	jobs, err := b.selectJobs(p)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:5000/nvidia/jetpack-linux-aarch64-crosscompile-x86:6.2@"+digest, jobs[0].crossBase)
+	require.Empty(t, jobs[1].crossBase, "a release without one")
 }

@@ -38,6 +38,10 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	rr.Findings = slices.Clone(j.lintFindings)
 	rr.Binaries = slices.Clone(j.binaries)
 	rr.Audit = slices.Clone(j.audit)
+	if j.remembered != nil {
+		v := *j.remembered
+		rr.Remembered = &v
+	}
 	if j.routerSource != nil {
 		src := *j.routerSource
 		rr.RouterSource = &src
@@ -56,12 +60,13 @@ func (j *releaseJob) addFinding(f dockercheck.Finding) {
 	}
 }
 
-// resetFindings forgets the findings, base error and app check error of
-// an earlier attempt.
+// resetFindings forgets the findings, base error, app check error and
+// verdict key of an earlier attempt.
 func (j *releaseJob) resetFindings() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.lintFindings, j.baseErr, j.appErr = nil, nil, nil
+	j.verdictKey, j.remembered = "", nil
 }
 
 // releasesOf lists the releases of jobs, in order.

@@ -43,6 +43,9 @@ type options struct {
 	baseReader      *baseinfo.Reader
 	knownBases      map[string]baseinfo.Info
 	buildPath       string // see WithBuildPath
+	// verdictDir and tool are WithVerdicts'.
+	verdictDir string
+	tool       string
 }
 
 // Option configures a Builder.
@@ -106,6 +109,16 @@ type Controls struct {
 // WithControls sets the build's cache, pull and attestation switches
 // (default: cache used, bases resolved once, no provenance).
 func WithControls(c Controls) Option { return func(o *options) { o.controls = c } }
+
+// WithVerdicts remembers each release's passing smoke run and build-time
+// audit in dir (verdicts.DefaultDir() is the user's cache folder's), keyed
+// by what they depend on, with tool as jetbake's identity: a later build
+// of the same routers on the same runtime image by the same jetbake runs
+// neither again. "" (the default) remembers nothing. A release built with
+// no-cache neither reads nor writes the store.
+func WithVerdicts(dir, tool string) Option {
+	return func(o *options) { o.verdictDir, o.tool = dir, tool }
+}
 
 // WithPush pushes each image by digest while building, and tags them all
 // once every selected release succeeded.

@@ -89,6 +89,10 @@ type ReleaseReport struct {
 	// Audit is the build-time audit of the GPU code of the routers and of
 	// the libraries they load, per SM target (see Audit).
 	Audit []buildaudit.Audit `json:"audit,omitempty"`
+	// Remembered is set when the release's smoke run and audit did not
+	// run: Binaries and Audit are their passing verdict of an earlier build
+	// on the same routers, runtime image and jetbake (see WithVerdicts).
+	Remembered *RememberedVerdict `json:"remembered_verdict,omitempty"`
 	// Findings are the warnings of BuildKit's Dockerfile checks on the
 	// router's Dockerfile, per SM target, found while it was built.
 	Findings []dockercheck.Finding `json:"findings,omitempty"`

@@ -84,8 +84,9 @@ type buildShared struct {
 	timings   *progress.Recorder
 	resolved  *resolvecache.Cache
 	emulation *emulation.Notice
-	// say says a line in the build's display (each release's build path).
-	say func(format string, args ...any)
+	// say says a line in the build's display (each release's build path,
+	// a remembered verdict); warn a warning.
+	say, warn func(format string, args ...any)
 	// bases are the build's reads of what each base holds; appBases of
 	// what each app's framework container holds.
 	bases    *baseReads
@@ -129,6 +130,11 @@ type attemptResult struct {
 	routerCode  []buildaudit.Code
 	libraryCode []buildaudit.Code
 	audit       []buildaudit.Audit
+	// verdictKey is the key of the inputs of the smoke run and the audit,
+	// when the build remembers verdicts; remembered is set when they were
+	// not run, their verdict remembered under it (see verdict.go).
+	verdictKey string
+	remembered *RememberedVerdict
 }
 
 // arm64Platform is the platform of every Jetson image.
@@ -148,7 +154,10 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // The smoke run (see smokeRun) is solved before the image is returned for
 // export, unless deferSmoke is given: it then gets the run, to solve
 // beside the export in a build of its own, and the release fails if it
-// fails, before anything is tagged.
+// fails, before anything is tagged. Neither the smoke run nor the audit
+// runs when the build remembers their passing verdict for the same routers,
+// runtime image and jetbake (see verdict.go): the routers are read once,
+// for their digests, before either starts.
 func (j *releaseJob) build(node string, deferSmoke func(*smokeRun)) gateway.BuildFunc {
 	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
 		if err := j.notePath(node, c.BuildOpts().Workers); err != nil {
@@ -203,21 +212,35 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	if smoke := j.newSmokeRun(image, routers, buildBase, imports); smoke != nil && deferSmoke != nil {
-		deferSmoke(smoke)
-	} else if smoke != nil {
-		if err := j.smokeCheck(ctx, c, smoke); err != nil {
-			return nil, err
-		}
-	}
-	// The runtime stage's steps build beside the routers the audit waits for.
+	run := j.newSmokeRun(image, routers, buildBase, imports)
+	// The runtime stage's steps and the smoke run's driver stub build
+	// beside the routers that the verdict's key and the audit wait for.
 	var stage []llb.State
 	if image.base != nil {
 		stage = append(stage, image.state)
 	}
+	if run != nil {
+		stage = append(stage, run.stub)
+	}
 	var audit string
-	err = j.beside(ctx, c, imports, routers, func(ctx context.Context) (err error) {
-		audit, err = j.auditRouters(ctx, c, routers, imports)
+	err = j.beside(ctx, c, imports, routers, func(ctx context.Context) error {
+		readers, err := j.openRouters(ctx, c, routers, imports)
+		if err != nil {
+			return err
+		}
+		annotation, ok, err := j.recallVerdict(ctx, readers, image, buildBase)
+		if err != nil || ok {
+			audit = annotation
+			return err
+		}
+		if run != nil && deferSmoke != nil {
+			deferSmoke(run)
+		} else if run != nil {
+			if err := j.smokeCheck(ctx, c, run); err != nil {
+				return err
+			}
+		}
+		audit, err = j.auditRouters(readers)
 		return err
 	}, stage...)
 	if err != nil {

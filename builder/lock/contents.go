@@ -49,7 +49,7 @@ func readAll(ctx context.Context, p *plan.Plan, resolve Resolver, opts []remote.
 	out := map[string]baseinfo.Info{}
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(readers)
-	for _, ref := range Bases(p) {
+	for _, ref := range targetBases(p) {
 		fetched, _, err := fetchRef(ref, resolve)
 		if err != nil {
 			return nil, err
@@ -115,12 +115,13 @@ func (f *File) contentsChange(ctx context.Context, ref, digest string, resolve R
 	return ""
 }
 
-// MissingContents lists the bases of p for which f records no contents:
+// MissingContents lists the bases of p (not the cross build bases, whose
+// contents are not read) for which f records no contents:
 // lock files written before jetbake read bases. The next 'jetbake lock'
 // records them.
 func (f *File) MissingContents(p *plan.Plan) []string {
 	var out []string
-	for _, ref := range Bases(p) {
+	for _, ref := range targetBases(p) {
 		if _, ok := f.Contents[ref]; !ok {
 			out = append(out, ref)
 		}

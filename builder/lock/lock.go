@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,7 +50,8 @@ type File struct {
 type Resolver func(ref string) (string, error)
 
 // Resolve looks up the digest of every base of p, in the registry that
-// resolve names for it, and reads what each holds (see package baseinfo).
+// resolve names for it, and reads what each holds (see package baseinfo);
+// a cross build base is only checked to have a linux/amd64 image.
 // It fails, writing nothing, when a base does not fit a release that uses
 // it: another CUDA flavour or CUDA version than the release's.
 func Resolve(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote.Option) (*File, error) {
@@ -64,6 +66,11 @@ func Resolve(ctx context.Context, p *plan.Plan, resolve Resolver, opts ...remote
 	if err := checkContents(p, contents); err != nil {
 		return nil, err
 	}
+	cross, err := crossDigests(p, resolve, append([]remote.Option{remote.WithContext(ctx)}, opts...))
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(f.Bases, cross)
 	return f, nil
 }
 
@@ -81,17 +88,10 @@ func digests(ctx context.Context, p *plan.Plan, resolve Resolver, opts []remote.
 	return out, nil
 }
 
-// Bases lists every base reference of p once, sorted: a router's build
-// and runtime bases, an app's framework containers.
+// Bases lists every base reference of p once, sorted: a router's build,
+// runtime and cross build bases, an app's framework containers.
 func Bases(p *plan.Plan) []string {
-	var refs []string
-	for _, r := range p.Releases {
-		for _, ref := range []string{r.BuildBase, r.RuntimeBase, r.Base} {
-			if ref != "" {
-				refs = append(refs, ref)
-			}
-		}
-	}
+	refs := append(targetBases(p), CrossBases(p)...)
 	slices.Sort(refs)
 	return slices.Compact(refs)
 }

@@ -346,3 +346,64 @@ func TestCheckWithoutLockFile(t *testing.T) {
 	require.NoError(t, err, "without Check a missing lock file builds from the tags")
 	require.Nil(t, lf)
 }
+
+// A release's cross build base is pinned as the other bases are, after a
+// check that it has a linux/amd64 image, and read for no CUDA contents;
+// a moved one is reported, and a lock that lacks it does not pin the plan.
+func TestCrossBuildBase(t *testing.T) {
+	const crossBase = "nvcr.io/example/tei-cross:cuda12.6"
+	host := testregistry.New(t)
+	want := pushAll(t, host)
+	amd64 := func(t *testing.T, arch string) v1.Image {
+		img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: "linux", Architecture: arch, RootFS: v1.RootFS{Type: "layers"}})
+		require.NoError(t, err)
+		return img
+	}
+	p := testPlan()
+	p.Releases[1].CrossBuildBase = crossBase
+	p.Releases[2].CrossBuildBase = crossBase
+	require.Equal(t, []string{crossBase}, CrossBases(p))
+	require.Contains(t, Bases(p), crossBase)
+
+	want[crossBase] = testregistry.Push(t, host, crossBase, amd64(t, "amd64"))
+	f, err := Resolve(t.Context(), p, mirrorTo(host))
+	require.NoError(t, err)
+	require.Equal(t, want, f.Bases, "the cross build base pinned beside the others")
+	require.NotContains(t, f.Contents, crossBase, "no CUDA contents read of it")
+	require.Empty(t, f.MissingContents(p))
+	require.Empty(t, f.Missing(p))
+	require.NoError(t, f.CheckAll(t.Context(), p, mirrorTo(host)))
+
+	old := *f
+	old.Bases = map[string]string{}
+	for ref, d := range f.Bases {
+		if ref != crossBase {
+			old.Bases[ref] = d
+		}
+	}
+	require.Equal(t, []string{crossBase}, old.Missing(p), "a lock written before cross bases were locked")
+
+	// The tag moves: lock --check says so.
+	moved := testregistry.Push(t, host, crossBase, mutate.Annotations(amd64(t, "amd64"), map[string]string{"moved": "yes"}).(v1.Image))
+	require.NotEqual(t, want[crossBase], moved)
+	err = f.CheckAll(t.Context(), p, mirrorTo(host))
+	require.ErrorContains(t, err, crossBase+" moved from "+want[crossBase]+" to "+moved)
+
+	// An arm64 image is no cross build base.
+	testregistry.Push(t, host, crossBase, amd64(t, "arm64"))
+	_, err = Resolve(t.Context(), p, mirrorTo(host))
+	require.ErrorContains(t, err, "cross build base "+crossBase+" has no linux/amd64 image (it has: [linux/arm64])")
+
+	// An index that lists linux/amd64 is one.
+	idx := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: amd64(t, "arm64"), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
+		mutate.IndexAddendum{Add: amd64(t, "amd64"), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}})
+	ref, err := name.ParseReference(strings.Replace(crossBase, "nvcr.io", host, 1))
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(ref, idx))
+	d, err := idx.Digest()
+	require.NoError(t, err)
+	f, err = Resolve(t.Context(), p, mirrorTo(host))
+	require.NoError(t, err)
+	require.Equal(t, d.String(), f.Bases[crossBase], "the index's digest: BuildKit picks the node's platform from it")
+}

@@ -1,13 +1,16 @@
 // Package gatewayfile reads one file of a BuildKit gateway result through
-// ranged reads, a few blocks at a time and bounded, never the whole file:
-// the ELF headers of a router binary, the fat binaries of a library.
+// ranged reads, a few blocks at a time and bounded: the ELF headers of a
+// router binary, the fat binaries of a library; and the digest of a whole
+// file (Reader.Digest), streamed in large ranges, never held whole.
 package gatewayfile
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -58,6 +61,30 @@ type Reader struct {
 }
 
 const readBlock = 64 << 10
+
+// digestRange is how much of a file one read of Digest asks for: each
+// read mounts the result in the daemon, so as few as fit under BuildKit's
+// gRPC message bound (16 MiB): one for the stand-in router, a few dozen
+// for a router of hundreds of MiB.
+const digestRange = 12 << 20
+
+// Digest is the sha256 of the whole file ("sha256:..."), read in ranges
+// of digestRange, none kept.
+func (b *Reader) Digest() (string, error) {
+	h := sha256.New()
+	for off := int64(0); off < b.size; {
+		data, err := b.read(off, int(min(digestRange, b.size-off)))
+		if err != nil {
+			return "", err
+		}
+		if len(data) == 0 {
+			return "", io.ErrUnexpectedEOF
+		}
+		h.Write(data)
+		off += int64(len(data))
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
+}
 
 // maxBlocks bounds the blocks a Reader keeps: 4 MiB.
 const maxBlocks = 64

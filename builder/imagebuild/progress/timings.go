@@ -158,6 +158,18 @@ func (r *Recorder) Record(phase Phase, start time.Time) {
 	r.own = append(r.own, span{phase: phase, start: start, end: end})
 }
 
+// RecordCached adds a step of phase that jetbake found done already (a
+// remembered verdict): it counts as a step BuildKit found in its cache.
+func (r *Recorder) RecordCached(phase Phase, start time.Time) {
+	if r == nil {
+		return
+	}
+	end := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.own = append(r.own, span{phase: phase, start: start, end: end, cached: true})
+}
+
 // The prefixes that name the vertices of the phases that jetbake names itself:
 // the runtime base (PhasePull) and the smoke run's steps (PhaseSmoke).
 const (

@@ -103,3 +103,18 @@ func TestTimingRecorderSharedVertex(t *testing.T) {
 	require.Equal(t, PhaseFrontend, got.Phases[0].Name)
 	require.InDelta(t, 0.06, got.Phases[0].WallSeconds, 0.001)
 }
+
+// A remembered verdict shows as a smoke-run step that was cached.
+func TestRecordCached(t *testing.T) {
+	r := NewRecorder()
+	r.RecordCached(PhaseSmoke, time.Now())
+	r.Record(PhaseResolve, time.Now())
+	smoke, ok := r.Result().Phase(PhaseSmoke)
+	require.True(t, ok)
+	require.Equal(t, 1, smoke.Steps)
+	require.Equal(t, 1, smoke.Cached)
+	resolve, _ := r.Result().Phase(PhaseResolve)
+	require.Zero(t, resolve.Cached)
+	var nilRecorder *Recorder
+	nilRecorder.RecordCached(PhaseSmoke, time.Now()) // no recorder, no panic
+}

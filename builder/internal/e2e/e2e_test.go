@@ -257,6 +257,8 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("a passing verdict is remembered, by what it depends on", func(t *testing.T) { checkRememberedVerdicts(t, f, p) })
+
 	t.Run("oci and docker outputs", func(t *testing.T) {
 		out := filepath.Join(f.work, "out")
 		rep, err := f.build(ctx, p, imagebuild.WithReleases("jetpack6.2"),

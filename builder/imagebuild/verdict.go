@@ -1,0 +1,172 @@
+package imagebuild
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/moby/buildkit/client/llb"
+	digest "github.com/opencontainers/go-digest"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/gatewayfile"
+	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
+	"github.com/jetbake/jetbake/builder/imagebuild/verdicts"
+	"github.com/jetbake/jetbake/builder/matrix"
+)
+
+// ClearVerdicts forgets every verdict remembered in dir (see WithVerdicts;
+// verdicts.DefaultDir() is jetbake build's): the next build runs every
+// release's smoke run and audit. The bench's cold rounds call it.
+func ClearVerdicts(dir string) error { return verdicts.Clear(dir) }
+
+// DefaultVerdictDir is the folder jetbake build remembers verdicts in:
+// <user cache dir>/jetbake/verdicts.
+func DefaultVerdictDir() string { return verdicts.DefaultDir() }
+
+// RememberedVerdict says that a release's smoke run and audit were not run:
+// their passing verdict was remembered from an earlier build.
+type RememberedVerdict struct {
+	// Key is the verdict's key (verdicts.Inputs.Key), At when it was found.
+	Key string    `json:"key"`
+	At  time.Time `json:"at"`
+}
+
+// rememberedData is what a passing release keeps of its smoke run and
+// audit: what a build that runs neither puts in the image and the report.
+type rememberedData struct {
+	Annotation string             `json:"annotation"`
+	Binaries   []smoke.Binary     `json:"binaries,omitempty"`
+	Audit      []buildaudit.Audit `json:"audit"`
+}
+
+// verdictStore is the store this release reads and writes: none when the
+// build remembers nothing or the release builds with no-cache.
+func (j *releaseJob) verdictStore() verdicts.Store {
+	if j.opts.verdictDir == "" || j.noCache() {
+		return verdicts.Store{}
+	}
+	return verdicts.Store{Dir: j.opts.verdictDir}
+}
+
+// verdictInputs are what this release's smoke run and audit depend on:
+// the routers' bytes (digested through the gateway), the runtime image's
+// definition and config, the build base that lends the driver stub, the
+// smoke spec, the targets and jetbake.
+func (j *releaseJob) verdictInputs(ctx context.Context, routers []*gatewayfile.Reader, image runtimeImage, buildBase string) (verdicts.Inputs, error) {
+	in := verdicts.Inputs{Tool: j.opts.tool, CUDA: j.release.CUDA, BuildBase: buildBase,
+		RuntimeConfig: digest.FromBytes(image.config).String()}
+	in.Targets = make([]verdicts.Target, len(j.release.Targets))
+	var eg errgroup.Group
+	for i, t := range j.release.Targets {
+		eg.Go(func() error {
+			d, err := routers[i].Digest()
+			if err != nil {
+				return fmt.Errorf("%s: read %s for its digest: %w", t.Arch, j.plan.Router.Output, err)
+			}
+			in.Targets[i] = verdicts.Target{SM: t.SM, Path: t.Path, Router: d}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return in, err
+	}
+	// The definition's last op names every op under it by digest: the
+	// base pinned by digest, each step, each input. A local source's op
+	// names its session, so a stage that copies local files never matches.
+	def, err := image.state.Marshal(ctx, llb.Platform(arm64Platform()))
+	if err != nil {
+		return in, err
+	}
+	if len(def.Def) == 0 {
+		return in, errors.New("the runtime image's definition is empty")
+	}
+	in.Runtime = digest.FromBytes(def.Def[len(def.Def)-1]).String()
+	if len(j.plan.Router.Smoke) > 0 {
+		spec, err := json.Marshal(j.smokeSpec())
+		if err != nil {
+			return in, err
+		}
+		in.Smoke = spec
+	}
+	return in, nil
+}
+
+// recallVerdict looks the release's verdict up: the audit annotation and
+// true when its smoke run and audit passed before on the same inputs (the
+// report then gets what they found then). It remembers the key, for
+// rememberVerdict. A store that cannot be trusted is warned about and
+// ignored.
+func (j *releaseJob) recallVerdict(ctx context.Context, routers []*gatewayfile.Reader, image runtimeImage, buildBase string) (string, bool, error) {
+	store := j.verdictStore()
+	if store.Dir == "" {
+		return "", false, nil
+	}
+	start := time.Now()
+	in, err := j.verdictInputs(ctx, routers, image, buildBase)
+	if err != nil {
+		return "", false, err
+	}
+	annotation, ok := j.recall(store, in.Key(), start)
+	return annotation, ok, nil
+}
+
+// recall is recallVerdict once the key is known.
+func (j *releaseJob) recall(store verdicts.Store, key string, start time.Time) (string, bool) {
+	j.mu.Lock()
+	j.verdictKey = key
+	j.mu.Unlock()
+	v, warn := store.Load(key)
+	var data rememberedData
+	if warn == nil && v != nil {
+		if err := json.Unmarshal(v.Data, &data); err != nil || data.Annotation == "" || len(data.Audit) != len(j.release.Targets) {
+			warn = fmt.Errorf("ignoring the remembered verdict %.12s: its data is not a release's verdict of %d targets; the smoke run and the audit run again", key, len(j.release.Targets))
+		}
+	}
+	if warn != nil {
+		j.warnf("jetbake: warning: [%s] %v", j.release.Name, warn)
+	}
+	if warn != nil || v == nil {
+		return "", false
+	}
+	j.mu.Lock()
+	j.binaries, j.audit = data.Binaries, data.Audit
+	j.remembered = &RememberedVerdict{Key: key, At: v.At}
+	j.mu.Unlock()
+	j.timings.RecordCached(progress.PhaseSmoke, start)
+	if j.say != nil {
+		j.say("[%s] smoke and audit: remembered from %s (%s)", j.release.Name, v.At.UTC().Format(time.DateTime+" UTC"), v.Short())
+	}
+	return data.Annotation, true
+}
+
+// rememberVerdict keeps the release's passing verdict, once it passed its
+// smoke run and audit on inputs whose key recallVerdict found no verdict
+// for. A failure to keep it is a warning: it costs the next build a run.
+func (j *releaseJob) rememberVerdict() {
+	j.mu.Lock()
+	key, remembered := j.verdictKey, j.remembered != nil
+	data := rememberedData{Annotation: j.annotations[matrix.KeyAudit], Binaries: j.binaries, Audit: j.audit}
+	j.mu.Unlock()
+	if key == "" || remembered || data.Annotation == "" {
+		return
+	}
+	raw, err := json.Marshal(data)
+	if err == nil {
+		err = j.verdictStore().Save(key, raw, time.Now())
+	}
+	if err != nil {
+		j.warnf("jetbake: warning: [%s] the smoke run's and the audit's verdict is not remembered: %v", j.release.Name, err)
+	}
+}
+
+// warnf says a warning in the build's display, when it has one.
+func (j *releaseJob) warnf(format string, args ...any) {
+	if j.warn != nil {
+		j.warn(format, args...)
+	}
+}
