@@ -9,6 +9,7 @@ import (
 
 	"github.com/moby/buildkit/client/llb"
 	digest "github.com/opencontainers/go-digest"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/gatewayfile"
@@ -59,12 +60,20 @@ func (j *releaseJob) verdictStore() verdicts.Store {
 func (j *releaseJob) verdictInputs(ctx context.Context, routers []*gatewayfile.Reader, image runtimeImage, buildBase string) (verdicts.Inputs, error) {
 	in := verdicts.Inputs{Tool: j.opts.tool, CUDA: j.release.CUDA, BuildBase: buildBase,
 		RuntimeConfig: digest.FromBytes(image.config).String()}
+	in.Targets = make([]verdicts.Target, len(j.release.Targets))
+	var eg errgroup.Group
 	for i, t := range j.release.Targets {
-		d, err := routers[i].Digest()
-		if err != nil {
-			return in, fmt.Errorf("%s: read %s for its digest: %w", t.Arch, j.plan.Router.Output, err)
-		}
-		in.Targets = append(in.Targets, verdicts.Target{SM: t.SM, Path: t.Path, Router: d})
+		eg.Go(func() error {
+			d, err := routers[i].Digest()
+			if err != nil {
+				return fmt.Errorf("%s: read %s for its digest: %w", t.Arch, j.plan.Router.Output, err)
+			}
+			in.Targets[i] = verdicts.Target{SM: t.SM, Path: t.Path, Router: d}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return in, err
 	}
 	// The definition's last op names every op under it by digest: the
 	// base pinned by digest, each step, each input. A local source's op

@@ -62,9 +62,11 @@ type Reader struct {
 
 const readBlock = 64 << 10
 
-// digestRange is how much of a file one read of Digest asks for: a few
-// round trips for a router of hundreds of MiB, under gRPC's message bound.
-const digestRange = 4 << 20
+// digestRange is how much of a file one read of Digest asks for: each
+// read mounts the result in the daemon, so as few as fit under BuildKit's
+// gRPC message bound (16 MiB): one for the stand-in router, a few dozen
+// for a router of hundreds of MiB.
+const digestRange = 12 << 20
 
 // Digest is the sha256 of the whole file ("sha256:..."), read in ranges
 // of digestRange, none kept.

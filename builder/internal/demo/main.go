@@ -1,8 +1,12 @@
 // Command demo is `make demo`: on a machine with no GPU and no internet it
 // starts a registry on 127.0.0.1, pushes stand-ins for NVIDIA's bases (with
-// the stand-in Rust toolchain in the build bases), builds the real matrix
-// with the shipped Dockerfile-jetson on a TEI-shaped source with `jetbake
-// build`, then runs the images on fake Jetsons, with runc and through
+// the stand-in Rust toolchain in the build bases) and a stand-in cross
+// build base per line (amd64, Debian's aarch64 cross gcc), builds the real
+// matrix, each release given its cross base, with the shipped
+// Dockerfile-jetson on a TEI-shaped source with `jetbake build` through
+// the cross path (the routers compile on this amd64 machine), and a
+// release whose cross base holds the build machine's OpenSSL, which the
+// aarch64 linker refuses; then it runs the images on fake Jetsons, with runc and through
 // NVIDIA's container runtime (`docker run --runtime nvidia`), and prints which
 // binary each one chose, or why none, and the runtime that ran it. Then it
 // builds a PyTorch app from a repository of its own (what `jetbake init --app
@@ -62,9 +66,10 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "==> registry on %s\n", env.Registry)
 	matrixPath := filepath.Join(work, "matrix.json")
-	if err := e2e.WriteDemoMatrix(root, env.Registry, matrixPath); err != nil {
+	if err := e2e.WriteCrossMatrix(root, env.Registry, matrixPath); err != nil {
 		return err
 	}
+	fmt.Fprintf(out, crossNote, env.Registry)
 	p, err := e2e.LoadPlan(matrixPath, e2e.AllowStandin(root))
 	if err != nil {
 		return err
@@ -81,6 +86,9 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	}
 	report, err := readReport(metadata)
 	if err != nil {
+		return err
+	}
+	if err := requireCross(out, report); err != nil {
 		return err
 	}
 	printLibraries(out, report)
@@ -125,11 +133,22 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	crossRefusal, err := crossRefused(ctx, root, env, work, progress, out)
+	if err != nil {
+		return err
+	}
 	app, err := appBuilds(ctx, root, env, work, progress, out)
 	if err != nil {
 		return err
 	}
-	return runChecks(ctx, env, work, report, refused, app, out)
+	return runChecks(ctx, env, work, report, refusals{audit: refused, cross: crossRefusal}, app, out)
+}
+
+// refusals are the sentences of the router builds jetbake refused.
+type refusals struct {
+	// audit is the audit's (a router compiled for another SM), cross
+	// jetbake's on the cross link that met the build machine's OpenSSL.
+	audit, cross string
 }
 
 // refusedBuild builds the Orin image from Dockerfile-jetson compiling the
@@ -199,7 +218,7 @@ func readReport(path string) (*imagebuild.Report, error) {
 }
 
 // runChecks runs every built image on the fake hosts and prints the table.
-func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuild.Report, refused string, app *appRun, out io.Writer) error {
+func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuild.Report, refused refusals, app *appRun, out io.Writer) error {
 	tags := map[string]string{}
 	for _, rr := range report.Releases {
 		if len(rr.Tags) > 0 {
@@ -239,7 +258,8 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortTag(tags[release]), host, runtime, verdict, oneLine(summary))
 	}
 	// The build the audit refused: no image, so no host ran it.
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e2e.WrongComputeCapRelease+" (not tagged)", "-", "jetbake build", "ok", "refused by the "+oneLine(refused))
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e2e.WrongComputeCapRelease+" (not tagged)", "-", "jetbake build", "ok", "refused by the "+oneLine(refused.audit))
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e2e.CrossHostSSLRelease+" (not tagged)", "-", "jetbake build", "ok", "refused: "+oneLine(refused.cross))
 	for _, r := range app.refused {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.image+" (not tagged)", "-", "jetbake build", "ok", "refused: "+oneLine(r.sentence))
 	}
@@ -253,7 +273,7 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if failed > 0 {
 		return fmt.Errorf("%d of %d runs did not do what they should", failed, len(outcomes)+len(nvOutcomes))
 	}
-	refusals := []string{e2e.WrongComputeCapRelease + " (by the audit)"}
+	refusals := []string{e2e.WrongComputeCapRelease + " (by the audit)", e2e.CrossHostSSLRelease + " (by the aarch64 linker)"}
 	for _, r := range app.refused {
 		refusals = append(refusals, r.image+" (by "+r.by+")")
 	}

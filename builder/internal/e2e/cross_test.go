@@ -15,15 +15,6 @@ import (
 	"github.com/jetbake/jetbake/builder/internal/standin"
 )
 
-// withCrossBases keeps the releases named and gives each the stand-in
-// cross build base of its line (standin.AddCrossBases).
-func withCrossBases(t *testing.T, registry string, names ...string) func(map[string]any) {
-	return func(m map[string]any) {
-		keepReleases(m, names...)
-		require.NoError(t, standin.AddCrossBases(m, registry))
-	}
-}
-
 // checkCross builds JetPack 6.2 (Tegra, SM 8.7) and 7.0 (SBSA, 11.0)
 // through the cross path on the test bed's amd64 buildkitd: the router
 // stage runs in the stand-in cross build bases on linux/amd64, not under
@@ -34,7 +25,10 @@ func withCrossBases(t *testing.T, registry string, names ...string) func(map[str
 // it, and jetbake says which release, which base and the fix, with no tag.
 func checkCross(t *testing.T, f *fixture) {
 	ctx := t.Context()
-	p := f.demoPlan(t, "cross.json", withCrossBases(t, f.env.Registry, "jetpack6.2", "jetpack7.0"))
+	path := filepath.Join(f.work, "cross.json")
+	require.NoError(t, WriteCrossMatrix(f.env.RepoRoot, f.env.Registry, path, func(m map[string]any) { keepReleases(m, "jetpack6.2", "jetpack7.0") }))
+	p, err := LoadPlan(path, AllowStandin(f.env.RepoRoot))
+	require.NoError(t, err)
 	for _, rel := range p.Releases {
 		require.Equal(t, standin.CrossBaseRef(f.env.Registry, rel), rel.CrossBuildBase)
 	}
@@ -97,34 +91,25 @@ func checkCross(t *testing.T, f *fixture) {
 	}
 
 	t.Run("a cross build base with the build machine's OpenSSL is refused, with no tag", func(t *testing.T) {
-		wrong := f.demoPlan(t, "cross-wrong.json", withCrossBases(t, f.env.Registry, "jetpack6.2"), func(m map[string]any) {
-			r := m["releases"].([]any)[0].(map[string]any)
-			r["cross_build_base"].(map[string]any)["image"] = hostSSLRef(f.env.Registry)
-			m["image"].(map[string]any)["repository"] = m["image"].(map[string]any)["repository"].(string) + "-cross-wrong"
-		})
+		path := filepath.Join(f.work, "cross-host-openssl.json")
+		require.NoError(t, WriteCrossHostSSLMatrix(f.env.RepoRoot, f.env.Registry, path))
+		wrong, err := LoadPlan(path, AllowStandin(f.env.RepoRoot))
+		require.NoError(t, err)
 		rel := wrong.Releases[0]
-		b := standin.ForPlan(wrong)
-		var pushed bool
-		for _, base := range b {
-			if base.Ref == rel.CrossBuildBase {
-				base.HostSSL = true
-				_, err := f.env.Kit().Push(ctx, f.env.Registry, base)
-				require.NoError(t, err)
-				pushed = true
-			}
-		}
-		require.True(t, pushed)
-		report, err := f.build(ctx, wrong, imagebuild.WithPush(true))
+		require.Equal(t, HostSSLCrossBaseRef(f.env.Registry), rel.CrossBuildBase)
+		require.NoError(t, f.env.PushHostSSLCrossBases(ctx, wrong))
+		refused, err := f.build(ctx, wrong, imagebuild.WithPush(true))
 		require.Error(t, err)
-		rr := report.Releases[0]
+		rr := refused.Releases[0]
 		require.Equal(t, imagebuild.Failed, rr.Outcome)
 		t.Logf("refusal: %s", rr.Error)
-		require.True(t, strings.HasPrefix(rr.Error, "release jetpack6.2: the cross build base "+rel.CrossBuildBase+
+		require.True(t, strings.HasPrefix(rr.Error, "release "+CrossHostSSLRelease+": the cross build base "+rel.CrossBuildBase+
 			" gave the aarch64 linker a file of the build machine's architecture, /usr/lib/x86_64-linux-gnu/libssl.so: "+
 			"install the target's package of libssl in that image (the :arm64 one, e.g. libssl-dev:arm64 for OpenSSL, not libssl-dev), "+
 			`or build the release under QEMU (build_path "qemu")`), "jetbake's sentence first: %s", rr.Error)
 		require.Contains(t, rr.Error, "skipping incompatible /usr/lib/x86_64-linux-gnu/libssl.so when searching for -lssl", "the real linker's words")
 		require.Empty(t, rr.Digest)
+		require.NotEmpty(t, rel.Tags)
 		for _, tag := range rel.Tags {
 			_, err := remote.Head(mustRef(t, tag))
 			require.Error(t, err, "tag %s must not exist", tag)
@@ -132,13 +117,9 @@ func checkCross(t *testing.T, f *fixture) {
 	})
 }
 
-// hostSSLRef is where the wrong-architecture cross base is pushed.
-func hostSSLRef(registry string) string {
-	return registry + "/jetbake/cross-build-base:cuda12.6-aarch64-linux-ubuntu22.04-host-openssl"
-}
-
-// crossNeeds is the DT_NEEDED of a candle-cuda router on Ubuntu 22.04
-// with libcudart of the CUDA major, as on the native path.
+// crossNeeds is the DT_NEEDED of a candle-cuda router on Ubuntu 22.04 or
+// 24.04 (OpenSSL 3) with libcudart of the CUDA major, as on the native
+// path (TestEndToEnd).
 func crossNeeds(cudart string) []string {
 	return []string{"libcuda.so.1", cudart, "libssl.so.3", "libcrypto.so.3", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}
 }

@@ -1,13 +1,19 @@
 package standin
 
 import (
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/computecap"
@@ -148,17 +154,64 @@ func (k Kit) addCrossTree(l *layer) error {
 	})
 }
 
-// crossRootLayer is the single layer of a stand-in cross build base.
-func (k Kit) crossRootLayer(ctx context.Context, b Base) (*layer, error) {
+// crossTreeLayer is the first layer of every stand-in cross build base:
+// Debian's cross compiler, its amd64 libraries and busybox with its
+// applets. Compressing it is most of the time a cross base takes, so its
+// compressed tar is kept in k.Cache under its content's digest: the cross
+// bases of a plan, and later runs, share it, in the registry too.
+func (k Kit) crossTreeLayer() (v1.Layer, error) {
 	l := newLayer()
-	for _, d := range []string{"etc/ssl/certs", "tmp", "usr/lib/aarch64-linux-gnu", "usr/local/bin"} {
-		l.dir(d)
-	}
 	if err := k.addCrossTree(l); err != nil {
 		return nil, err
 	}
 	for _, a := range applets {
 		l.link("bin/"+a, "busybox")
+	}
+	data, err := l.tar()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	path := filepath.Join(k.Cache, "cross-tree-"+hex.EncodeToString(sum[:10])+".tar.gz")
+	if _, err := os.Stat(path); err != nil {
+		if err := writeGzip(path, data); err != nil {
+			return nil, fmt.Errorf("stand-in cross base: %w", err)
+		}
+	}
+	return tarball.LayerFromFile(path)
+}
+
+// writeGzip writes data gzipped at path, through a temporary file.
+func writeGzip(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	zw := gzip.NewWriter(tmp)
+	if _, err := zw.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// crossRootLayer is the layer of a stand-in cross build base above
+// crossTreeLayer: its CUDA tree, OpenSSL, packages and toolchain.
+func (k Kit) crossRootLayer(ctx context.Context, b Base) (*layer, error) {
+	l := newLayer()
+	for _, d := range []string{"etc/ssl/certs", "tmp", "usr/lib/aarch64-linux-gnu", "usr/local/bin"} {
+		l.dir(d)
 	}
 	l.file("usr/bin/install", 0o755, installScript)
 	if err := k.addCUDA(ctx, l, b); err != nil {

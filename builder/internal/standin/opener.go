@@ -60,6 +60,17 @@ func (l *layer) link(name, target string) {
 
 // build writes the tar and returns it as a layer.
 func (l *layer) build() (v1.Layer, error) {
+	data, err := l.tar()
+	if err != nil {
+		return nil, err
+	}
+	// The compressed bytes are kept: the digest and the push read them both.
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
+		tarball.WithCompressedCaching)
+}
+
+// tar is the layer's uncompressed tar.
+func (l *layer) tar() ([]byte, error) {
 	names := make([]string, 0, len(l.entries))
 	for n := range l.entries {
 		names = append(names, n)
@@ -82,6 +93,5 @@ func (l *layer) build() (v1.Layer, error) {
 	if err := tw.Close(); err != nil {
 		return nil, err
 	}
-	data := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	return buf.Bytes(), nil
 }

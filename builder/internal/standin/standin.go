@@ -178,7 +178,16 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	layers := []v1.Layer{layer}
+	if b.Cross {
+		// The cross compiler's layer first, the same in every cross base.
+		tree, err := k.crossTreeLayer()
+		if err != nil {
+			return nil, err
+		}
+		layers = []v1.Layer{tree, layer}
+	}
+	img, err := mutate.AppendLayers(empty.Image, layers...)
 	if err != nil {
 		return nil, err
 	}
