@@ -85,10 +85,13 @@ type Options struct {
 	// EntrypointDir holds the linux/arm64 entrypoint binaries; "" takes
 	// this jetbake's own (package entrypoints).
 	EntrypointDir string
-	// NoVerdictCache runs every release's smoke run and audit, without
-	// the verdicts earlier builds remembered (imagebuild.WithVerdicts);
-	// Controls.NoCache implies it.
-	NoVerdictCache bool
+	// RememberVerdicts remembers each release's passing smoke run and
+	// audit in the user's cache folder and runs neither again on the same
+	// inputs (imagebuild.WithVerdicts); Controls.NoCache skips the store.
+	// Off by default: on a warm daemon BuildKit already has the smoke
+	// run's exec, and digesting the routers costs more than it saves
+	// (docs/speed.md#remembered-verdicts).
+	RememberVerdicts bool
 	// Daemons are the BuildKit daemons to build on.
 	Daemons Daemons
 	// Advice words what the build's warnings and report lines advise.
@@ -122,7 +125,7 @@ func Build(ctx context.Context, p *plan.Plan, o Options) (*imagebuild.Report, er
 	tool := version.Get()
 	opts := append(append(checked, o.builderOptions()...), pins...)
 	opts = append(opts, imagebuild.WithEntrypointDir(epDir), imagebuild.WithTool(tool.Version, tool.Commit))
-	if !o.NoVerdictCache {
+	if o.RememberVerdicts {
 		opts = append(opts, imagebuild.WithVerdicts(imagebuild.DefaultVerdictDir(), toolIdentity(tool)))
 	}
 	nodes, closeNodes, err := Connect(ctx, o.Daemons, logf)

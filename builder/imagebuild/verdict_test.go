@@ -72,7 +72,7 @@ func TestRememberAndRecallVerdict(t *testing.T) {
 	j, _, _ := newJob(noCache)
 	require.Empty(t, j.verdictStore().Dir, "--no-cache runs the smoke run and the audit")
 	j, _, _ = newJob(&options{tool: o.tool})
-	require.Empty(t, j.verdictStore().Dir, "no store: WithVerdicts not given (--no-verdict-cache)")
+	require.Empty(t, j.verdictStore().Dir, "no store: WithVerdicts not given (no --remember-verdicts)")
 
 	// A failed release (no audit annotation) remembers nothing.
 	failed, _, _ := newJob(o)
