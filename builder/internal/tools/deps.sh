@@ -57,24 +57,29 @@ fi
 
 # Debian's arm64 packages, unpacked: the stand-in base images are made from
 # busybox-static, libc6 (the dynamic loader and libc) and libc-bin (ldconfig).
-arm64_lists=
-arm64_fetch() { # arm64_fetch DIR PACKAGE...: download and unpack into $cache/DIR
-  local dir=$1; shift
-  local opts=(-o APT::Sandbox::User=root -o APT::Architecture=arm64 -o APT::Architectures=arm64)
-  if [ -z "$arm64_lists" ]; then
-    arm64_lists=$(mktemp -d)
-    trap 'rm -rf "$arm64_lists"' EXIT
-    mkdir -p "$arm64_lists/partial"
-    apt-get "${opts[@]}" -o Dir::State::Lists="$arm64_lists" update -qq
+# deb_fetch ARCH DIR PACKAGE...: download ARCH's packages with the machine's
+# own sources into a private lists folder (one per architecture, updated
+# once) and unpack them into $cache/DIR.
+arm64_lists= amd64_lists=
+deb_fetch() {
+  local arch=$1 dir=$2; shift 2
+  local opts=(-o APT::Sandbox::User=root -o APT::Architecture="$arch" -o APT::Architectures="$arch")
+  local var=${arch}_lists
+  if [ -z "${!var}" ]; then
+    printf -v "$var" '%s' "$(mktemp -d)"
+    trap 'rm -rf "$arm64_lists" "$amd64_lists" "${nv_lists:-}"' EXIT
+    mkdir -p "${!var}/partial"
+    apt-get "${opts[@]}" -o Dir::State::Lists="${!var}" update -qq
   fi
   local debs
   debs=$(mktemp -d)
-  (cd "$debs" && apt-get "${opts[@]}" -o Dir::State::Lists="$arm64_lists" download "$@" -qq)
+  (cd "$debs" && apt-get "${opts[@]}" -o Dir::State::Lists="${!var}" download "$@" -qq)
   rm -rf "$cache/$dir.tmp"
   for deb in "$debs"/*.deb; do dpkg -x "$deb" "$cache/$dir.tmp"; done
   rm -rf "$debs" "$cache/$dir"
   mv "$cache/$dir.tmp" "$cache/$dir"
 }
+arm64_fetch() { deb_fetch arm64 "$@"; } # arm64_fetch DIR PACKAGE...
 if [ ! -x "$cache/busybox-arm64/bin/busybox" ]; then
   echo "deps: fetching Debian's arm64 busybox-static"
   arm64_fetch busybox-arm64 busybox-static
@@ -112,18 +117,7 @@ fi
 # (libc6, and what cc1 and ld link: GMP, MPFR, MPC, ISL, zlib, zstd,
 # jansson, libbinutils' sframe) and busybox-static for the shell, all of
 # the machine's own architecture, through a private lists folder.
-amd64_fetch() { # amd64_fetch DIR PACKAGE...: download and unpack into $cache/DIR
-  local dir=$1; shift
-  local lists debs opts=(-o APT::Sandbox::User=root -o APT::Architecture=amd64 -o APT::Architectures=amd64)
-  lists=$(mktemp -d) debs=$(mktemp -d)
-  mkdir -p "$lists/partial"
-  apt-get "${opts[@]}" -o Dir::State::Lists="$lists" update -qq
-  (cd "$debs" && apt-get "${opts[@]}" -o Dir::State::Lists="$lists" download "$@" -qq)
-  rm -rf "$cache/$dir.tmp"
-  for deb in "$debs"/*.deb; do dpkg -x "$deb" "$cache/$dir.tmp"; done
-  rm -rf "$lists" "$debs" "$cache/$dir"
-  mv "$cache/$dir.tmp" "$cache/$dir"
-}
+amd64_fetch() { deb_fetch amd64 "$@"; } # amd64_fetch DIR PACKAGE...
 if [ ! -e "$cache/cross-amd64/usr/bin/aarch64-linux-gnu-gcc" ] || [ ! -x "$cache/cross-amd64/bin/busybox" ]; then
   echo "deps: fetching Debian's amd64 aarch64 cross compiler and busybox-static for the stand-in cross build bases"
   amd64_fetch cross-amd64 gcc-aarch64-linux-gnu gcc-12-aarch64-linux-gnu cpp-12-aarch64-linux-gnu binutils-aarch64-linux-gnu \
@@ -149,7 +143,7 @@ nv_fetch() { # nv_fetch DIR PACKAGE=VERSION-PREFIX...: download, check, unpack i
   local opts=(-o APT::Sandbox::User=root -o APT::Architecture=amd64 -o APT::Architectures=amd64,arm64)
   if [ -z "$nv_lists" ]; then
     nv_lists=$(mktemp -d)
-    trap 'rm -rf "$arm64_lists" "$nv_lists"' EXIT
+    trap 'rm -rf "$arm64_lists" "$amd64_lists" "$nv_lists"' EXIT
     mkdir -p "$nv_lists/lists/partial"
     # The machine's own Debian sources (their mirrors and suites), with the
     # component non-free: deb822 files (URIs/Suites/Signed-By) and one-line ones.
