@@ -226,8 +226,14 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 			// A base's registry that the daemon could not reach, in one sentence.
 			err = described
 		} else if out := display.FailureOutput(j.release.Name); out != "" {
-			// A cross link that met the build machine's files, in one sentence first.
-			err = j.describeCrossLink(fmt.Errorf("%w; its output ended with:\n%s", err, out), out)
+			// A cross link that met the build machine's files, or the CUDA
+			// compiler asked for an SM it cannot target, in one sentence first.
+			err = fmt.Errorf("%w; its output ended with:\n%s", err, out)
+			if described := j.describeCrossLink(err, out); described != err {
+				err = described
+			} else {
+				err = compilerRefusal(j.release, err, out)
+			}
 		}
 		rr.Outcome, rr.Error = Failed, err.Error()
 		return rr, err

@@ -22,8 +22,14 @@ import (
 //	ld: .../flash_api-1f2e.o: Relocations in generic ELF (EM: 62)
 //	ld: .../flash_api-1f2e.o: error adding symbols: file in wrong format
 //
-// for an x86_64 object given by path (nvcc's host object written by the
-// host's gcc when NVCC_CCBIN is lost). EM 62 is EM_X86_64.
+// for an x86_64 object given by path. The kernels' host objects that nvcc
+// wrote with the build machine's gcc (when NVCC_CCBIN and
+// NVCC_PREPEND_FLAGS are lost) reach the linker in the archive their
+// build script made, which ld skips as incompatible:
+//
+//	ld: skipping incompatible /src/target/.../build/candle-flash-attn-2b7d0e/out/libflashattention.a when searching for -lflashattention
+//
+// EM 62 is EM_X86_64.
 var (
 	ldSkipped     = regexp.MustCompile(`skipping incompatible (\S+) when searching for -l(\S+)`)
 	ldWrongFormat = regexp.MustCompile(`(\S+): error adding symbols: file in wrong format`)
@@ -38,6 +44,9 @@ type CrossLinkError struct {
 	// File is the file the linker refused; Library its -l name when the
 	// linker found it searching for one.
 	File, Library string
+	// Built says File is the build's own output (a host object, or an
+	// archive of them under cargo's target folder), not the base's.
+	Built bool
 	// Err is the build's error, with the step's output.
 	Err error
 }
@@ -47,10 +56,11 @@ type CrossLinkError struct {
 func (e *CrossLinkError) Error() string {
 	var fix string
 	switch {
+	case e.Built:
+		fix = "compile the host objects with the aarch64 cross gcc (NVCC_CCBIN=aarch64-linux-gnu-gcc and NVCC_PREPEND_FLAGS=\"-ccbin aarch64-linux-gnu-gcc\", " +
+			"as Dockerfile-jetson's toolchain-cross stage sets them)"
 	case e.Library != "":
 		fix = fmt.Sprintf("install the target's package of lib%s in that image (the :arm64 one, e.g. libssl-dev:arm64 for OpenSSL, not libssl-dev)", e.Library)
-	case strings.HasSuffix(e.File, ".o"):
-		fix = "compile the host objects with the aarch64 cross gcc (NVCC_CCBIN=aarch64-linux-gnu-gcc, as Dockerfile-jetson's toolchain-cross stage sets it)"
 	default:
 		fix = "install the target's (:arm64) package of that file in the image"
 	}
@@ -80,5 +90,7 @@ func crossLinkError(release, base string, err error, out string) error {
 	} else {
 		return err
 	}
+	e.File = path.Clean(e.File)
+	e.Built = strings.HasSuffix(e.File, ".o") || strings.Contains(e.File, "/target/") && strings.Contains(e.File, "/build/")
 	return e
 }

@@ -28,6 +28,11 @@ func TestCrossLinkError(t *testing.T) {
 			out: ld + ": /src/target/aarch64-unknown-linux-gnu/release/build/candle-flash-attn-2b7d0e/out/flash_api-1f.o: Relocations in generic ELF (EM: 62)\n" +
 				ld + ": /src/target/aarch64-unknown-linux-gnu/release/build/candle-flash-attn-2b7d0e/out/flash_api-1f.o: error adding symbols: file in wrong format\n",
 			want: []string{"flash_api-1f.o: compile the host objects with the aarch64 cross gcc (NVCC_CCBIN=aarch64-linux-gnu-gcc"}},
+		"the kernels' archive of x86_64 host objects": {
+			out: ld + ": skipping incompatible /src/target/aarch64-unknown-linux-gnu/release/build/candle-flash-attn-2b7d0e/out/libflashattention.a when searching for -lflashattention\n" +
+				ld + ": cannot find -lflashattention: No such file or directory\n",
+			want: []string{"a file of the build machine's architecture, /src/target/aarch64-unknown-linux-gnu/release/build/candle-flash-attn-2b7d0e/out/libflashattention.a: " +
+				"compile the host objects with the aarch64 cross gcc (NVCC_CCBIN=aarch64-linux-gnu-gcc and NVCC_PREPEND_FLAGS=\"-ccbin aarch64-linux-gnu-gcc\""}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := crossLinkError("jetpack6.2", base, step, tc.out)

@@ -18,6 +18,24 @@ import (
 // WriteCrossHostSSLMatrix writes.
 const CrossHostSSLRelease = "jetpack6.2-cross-host-openssl"
 
+// CrossThorSMRelease is the only release of the matrix WriteCrossThorSMMatrix
+// writes.
+const CrossThorSMRelease = "jetpack6.2-cross-sm110"
+
+// WriteCrossThorSMMatrix writes the matrix of one release,
+// CrossThorSMRelease (a copy of jetpack6.2 with tags of its own, on its
+// stand-in cross base, which carries NVIDIA's nvcc 11.8), built from
+// Dockerfile-jetson compiling the router for sm_110 (written into dir):
+// candle's kernel crates find 110 missing from nvcc's --list-gpu-code,
+// and jetbake names the release, the SM and the CUDA it needs, with no tag.
+func WriteCrossThorSMMatrix(repoRoot, registry, dir, out string) error {
+	variant, err := onlyEdited(repoRoot, dir, CrossThorSMRelease, withThorSM)
+	if err != nil {
+		return err
+	}
+	return WriteCrossMatrix(repoRoot, registry, out, variant)
+}
+
 // HostSSLCrossBaseRef is where the test bed pushes the stand-in cross base
 // of JetPack 6.2's line that holds the build machine's OpenSSL (libssl-dev
 // installed instead of libssl-dev:arm64).

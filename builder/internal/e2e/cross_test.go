@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/nvreal"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 )
@@ -77,6 +78,25 @@ func checkCross(t *testing.T, f *fixture) {
 		require.Equal(t, elf.EM_AARCH64, ef.Machine, rel)
 		require.NoError(t, ef.Close())
 	}
+	// JetPack 6.2's cross base carries NVIDIA's nvcc 11.8: the router's
+	// kernels are nvcc's, as cuobjdump lists them (the oracle), one module
+	// of sm_87 cubin and PTX for each of the stand-in candle-flash-attn's
+	// four kernel files; JetPack 7.0's (CUDA 13, sm_110) keeps the
+	// stand-in nvcc, and the template's module written for sm_110.
+	parts, err := nvreal.Find(f.env.RepoRoot)
+	require.NoError(t, err)
+	for rel, bin := range map[string]string{"jetpack6.2": "router-87", "jetpack7.0": "router-110"} {
+		cmp, err := parts.Compare(ctx, filepath.Join(images[rel].Rootfs, "usr/local/bin", bin), t.TempDir())
+		require.NoError(t, err)
+		require.True(t, cmp.Agrees(), "%s: jetbake %s; cuobjdump %s; %v", rel, cmp.Jetbake, cmp.Cuobjdump, cmp.ModuleFaults)
+		t.Logf("%s/%s, as cuobjdump lists it: %s", rel, bin, cmp.Cuobjdump)
+		if rel == "jetpack6.2" {
+			require.GreaterOrEqual(t, len(cmp.Cuobjdump), 8)
+			require.Equal(t, strings.Repeat("sm_87 cubin, sm_87 PTX, ", 3)+"sm_87 cubin, sm_87 PTX", cmp.Cuobjdump[:8].String(), "nvcc's code of each kernel file")
+		} else {
+			require.Contains(t, cmp.Cuobjdump, nvreal.Code{Kind: "cubin", SM: "sm_110"}, "the template's module, written for the SM")
+		}
+	}
 	runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles-cross"))
 	require.NoError(t, err)
 	var checks []Check
@@ -89,6 +109,30 @@ func checkCross(t *testing.T, f *fixture) {
 	for _, o := range RunChecks(ctx, runner, images, f.hosts(t, "hosts-cross"), checks) {
 		require.Truef(t, o.OK(), "%s on %s: %s\nstdout: %s\nstderr: %s", o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
 	}
+
+	t.Run("nvcc asked for an SM its CUDA cannot target is refused, with no tag", func(t *testing.T) {
+		path := filepath.Join(f.work, "cross-sm110.json")
+		require.NoError(t, WriteCrossThorSMMatrix(f.env.RepoRoot, f.env.Registry, filepath.Join(f.work, "dockerfiles"), path))
+		thor, err := LoadPlan(path, AllowStandin(f.env.RepoRoot))
+		require.NoError(t, err)
+		rel := thor.Releases[0]
+		f.pushBases(t, thor, nil)
+		refused, err := f.build(ctx, thor, imagebuild.WithPush(true))
+		require.Error(t, err)
+		rr := refused.Releases[0]
+		require.Equal(t, imagebuild.Failed, rr.Outcome)
+		t.Logf("refusal: %s", rr.Error)
+		require.True(t, strings.HasPrefix(rr.Error, "release "+CrossThorSMRelease+": the CUDA compiler of its build base cannot target SM 11.0 "+
+			"(it targets sm_35 to sm_90): sm_110 needs CUDA >= 13.0"), "jetbake's sentence first: %s", rr.Error)
+		require.Contains(t, rr.Error, "compile each router for the CUDA_COMPUTE_CAP jetbake passes, not a fixed SM")
+		require.Contains(t, rr.Error, "nvcc cannot target gpu arch 110. Available nvcc targets are [35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90].",
+			"bindgen_cuda's words over NVIDIA's nvcc 11.8's own list")
+		require.Empty(t, rr.Digest)
+		for _, tag := range rel.Tags {
+			_, err := remote.Head(mustRef(t, tag))
+			require.Error(t, err, "tag %s must not exist", tag)
+		}
+	})
 
 	t.Run("a cross build base with the build machine's OpenSSL is refused, with no tag", func(t *testing.T) {
 		path := filepath.Join(f.work, "cross-host-openssl.json")

@@ -134,6 +134,12 @@ var (
 	withWrongComputeCap = DockerfileEdit{Name: "wrong-compute-cap",
 		Old: "    cargo build --release --bin text-embeddings-router \\\n",
 		New: "    CUDA_COMPUTE_CAP=80 cargo build --release --bin text-embeddings-router \\\n"}
+	// withThorSM compiles the router for Thor's sm_110 whatever target
+	// jetbake asks for: on a JetPack 6 build base, whose CUDA cannot
+	// target it, the compiler refuses the build.
+	withThorSM = DockerfileEdit{Name: "thor-sm",
+		Old: "    cargo build --release --bin text-embeddings-router \\\n",
+		New: "    CUDA_COMPUTE_CAP=110 cargo build --release --bin text-embeddings-router \\\n"}
 	// withoutRuntimeSSL drops OpenSSL from the runtime stage's packages.
 	withoutRuntimeSSL = DockerfileEdit{Name: "no-runtime-ssl", Old: `ca-certificates "$ssl" $cuda`, New: `ca-certificates $cuda`}
 )

@@ -24,6 +24,9 @@ type Parts struct {
 	// Driver is the arm64 driver user space's root
 	// (usr/lib/aarch64-linux-gnu/nvidia/current/libcuda.so.1, usr/lib/nvidia/current/nvidia-smi).
 	Driver string
+	// TargetDev is the arm64 nvidia-cuda-dev's part an aarch64 compile
+	// needs: the CUDA headers (usr/include) and the static CUDA runtime.
+	TargetDev string
 	// Made is where the real fat binaries made from them are cached
 	// (bin/nvidia-fatbins; see Fatbin).
 	Made string
@@ -34,8 +37,10 @@ type Parts struct {
 func Find(repoRoot string) (Parts, error) {
 	deps := filepath.Join(repoRoot, "bin", "deps")
 	p := Parts{Toolkit: filepath.Join(deps, "nvidia-cuda-amd64"), CUDALibs: filepath.Join(deps, "nvidia-cuda-arm64"),
-		Driver: filepath.Join(deps, "nvidia-driver-arm64"), Made: filepath.Join(repoRoot, "bin", "nvidia-fatbins")}
-	for _, f := range []string{p.Cuobjdump(), p.Ptxas(), p.Fatbinary(), p.Libcuda(), p.NvidiaSmi()} {
+		Driver: filepath.Join(deps, "nvidia-driver-arm64"), TargetDev: filepath.Join(deps, "nvidia-cuda-dev-arm64"),
+		Made: filepath.Join(repoRoot, "bin", "nvidia-fatbins")}
+	for _, f := range []string{p.Cuobjdump(), p.Ptxas(), p.Fatbinary(), p.Libcuda(), p.NvidiaSmi(), p.Nvcc(), p.Cicc(),
+		filepath.Join(p.TargetHeaders(), "cuda_runtime.h")} {
 		if _, err := os.Stat(f); err != nil {
 			return Parts{}, fmt.Errorf("the test bed lacks NVIDIA's %s: run 'make deps' as root (it fetches NVIDIA's packages from Debian's non-free component)", f)
 		}
@@ -51,6 +56,40 @@ func (p Parts) Ptxas() string { return filepath.Join(p.Toolkit, "usr", "bin", "p
 
 // Fatbinary is NVIDIA's fat-binary writer (amd64).
 func (p Parts) Fatbinary() string { return filepath.Join(p.Toolkit, "usr", "bin", "fatbinary") }
+
+// compilerDir is the folder of Debian's nvidia-cuda-toolkit that holds
+// NVIDIA's nvcc, cicc and crt/ (Debian's /usr/bin/nvcc is a script that
+// runs the nvcc there).
+func (p Parts) compilerDir() string {
+	return filepath.Join(p.Toolkit, "usr", "lib", "nvidia-cuda-toolkit")
+}
+
+// Nvcc is NVIDIA's CUDA compiler driver 11.8 (amd64); it reads
+// nvcc.profile from its own folder.
+func (p Parts) Nvcc() string { return filepath.Join(p.compilerDir(), "bin", "nvcc") }
+
+// Cicc is NVIDIA's CUDA front end (amd64), which nvcc runs.
+func (p Parts) Cicc() string { return filepath.Join(p.compilerDir(), "bin", "cicc") }
+
+// CRT is the folder of nvcc's link stubs (link.stub, prelink.stub).
+func (p Parts) CRT() string { return filepath.Join(p.compilerDir(), "bin", "crt") }
+
+// Libdevice is the folder of NVIDIA's libdevice bitcode, which cicc links.
+func (p Parts) Libdevice() string { return filepath.Join(p.compilerDir(), "libdevice") }
+
+// CompilerTool is one of the device-code programs nvcc runs (ptxas,
+// fatbinary, cudafe++, bin2c, nvlink), amd64.
+func (p Parts) CompilerTool(name string) string { return filepath.Join(p.Toolkit, "usr", "bin", name) }
+
+// TargetHeaders is the folder of the CUDA headers for aarch64 (Debian's
+// /usr/include of the arm64 nvidia-cuda-dev).
+func (p Parts) TargetHeaders() string { return filepath.Join(p.TargetDev, "usr", "include") }
+
+// TargetStaticLibDir is the folder of the static CUDA runtime for aarch64
+// (libcudart_static.a, libcudadevrt.a, libculibos.a).
+func (p Parts) TargetStaticLibDir() string {
+	return filepath.Join(p.TargetDev, "usr", "lib", "aarch64-linux-gnu")
+}
 
 // LibDir is the folder of NVIDIA's arm64 CUDA libraries.
 func (p Parts) LibDir() string { return filepath.Join(p.CUDALibs, "usr", "lib", "aarch64-linux-gnu") }

@@ -74,21 +74,25 @@ func crossImage(t *testing.T, addTarget bool, env map[string]string) tei.Host {
 		}
 		return exec.LookPath(name)
 	}
-	run := func(stdout bool) func(string, ...string) ([]byte, error) {
-		return func(name string, args ...string) ([]byte, error) {
+	run := func(stdout bool) func(string, string, ...string) ([]byte, error) {
+		return func(dir, name string, args ...string) ([]byte, error) {
 			p, err := path(name)
 			if err != nil {
 				return nil, err
 			}
 			cmd := exec.Command(p, args...)
 			cmd.Env = environ
+			if dir != "" {
+				cmd.Dir = filepath.Join(root, dir)
+			}
 			if stdout {
 				return cmd.Output()
 			}
 			return cmd.CombinedOutput()
 		}
 	}
-	return tei.Host{Root: root, Arch: "amd64", CPU: []string{"fp", "asimd"}, LookPath: path, Output: run(true), Run: run(false),
+	output := func(name string, args ...string) ([]byte, error) { return run(true)("", name, args...) }
+	return tei.Host{Root: root, Arch: "amd64", CPU: []string{"fp", "asimd"}, LookPath: path, Output: output, Run: run(false),
 		Env: func(k string) (string, bool) { v, ok := all[k]; return v, ok }}
 }
 
@@ -211,9 +215,10 @@ func TestStandinCrossBuildFails(t *testing.T) {
 			want: []string{"error[E0463]: can't find crate for `core`", "rustup target add aarch64-unknown-linux-gnu"}},
 		{name: "no linker variable: the host's cc links aarch64 objects", env: without(env, tei.LinkerVar(tei.Triple)),
 			want: []string{"error: linking with `cc` failed: exit status: 1", "Relocations in generic ELF (EM: 183)", "file in wrong format"}},
-		{name: "no NVCC_CCBIN: nvcc's gcc writes an x86_64 host object", env: without(env, "NVCC_CCBIN"),
-			want: []string{"error: linking with `aarch64-linux-gnu-gcc` failed: exit status: 1", "Relocations in generic ELF (EM: 62)",
-				"flash_api-", "error adding symbols: file in wrong format", "collect2: error: ld returned 1 exit status"},
+		{name: "no NVCC_CCBIN: nvcc's gcc writes an x86_64 host object", env: without(without(env, "NVCC_CCBIN"), "NVCC_PREPEND_FLAGS"),
+			want: []string{"error: linking with `aarch64-linux-gnu-gcc` failed: exit status: 1",
+				"skipping incompatible", "/libflashattention.a when searching for -lflashattention", "cannot find -lflashattention",
+				"collect2: error: ld returned 1 exit status"},
 			wantMatch: elf.EM_X86_64},
 		{name: "no target directory: nvcc looks for the host's", env: without(env, "NVCC_APPEND_FLAGS"),
 			want: []string{"nvcc error while executing compiling", "nvcc fatal   : Could not find target directory", "targets/x86_64-linux"}},

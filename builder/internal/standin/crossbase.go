@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -93,7 +92,7 @@ func crossBase(ref string, rel plan.Release) Base {
 
 // crossSkip says whether the cross compiler's tree leaves out a file: what
 // a build never runs (LTO, gold, the sanitizers' archives, the static C
-// library, the amd64 binutils' own libbfd), documentation and locales,
+// and C++ libraries, the amd64 binutils' own libbfd), documentation and locales,
 // so that the image stays small.
 func crossSkip(name string) bool {
 	base := path.Base(name)
@@ -103,7 +102,7 @@ func crossSkip(name string) bool {
 	case base == "lto1", strings.Contains(base, "lto-dump"), strings.HasSuffix(base, "ld.gold"),
 		strings.HasSuffix(base, "-dwp"), strings.HasSuffix(base, "-gprof"):
 		return true
-	case strings.HasSuffix(base, "san.a"), strings.HasSuffix(base, "san_preinit.o"):
+	case strings.HasSuffix(base, "san.a"), strings.HasSuffix(base, "san_preinit.o"), base == "libstdc++.a", base == "libstdc++fs.a":
 		return true
 	case strings.HasPrefix(name, "usr/aarch64-linux-gnu/lib/") && strings.HasSuffix(base, ".a") && !strings.Contains(base, "nonshared"):
 		return true
@@ -116,49 +115,15 @@ func crossSkip(name string) bool {
 // addCrossTree copies Debian's unpacked amd64 packages (Kit.Cross) into l,
 // links as links, less what crossSkip leaves out.
 func (k Kit) addCrossTree(l *layer) error {
-	if _, err := os.Stat(filepath.Join(k.Cross, "usr/bin/aarch64-linux-gnu-gcc")); err != nil {
-		return fmt.Errorf("Debian's amd64 aarch64 cross compiler at %s (run 'make deps' to fetch it): %w", k.Cross, err)
+	if _, err := os.Stat(filepath.Join(k.Cross, "usr/bin/aarch64-linux-gnu-g++-11")); err != nil {
+		return fmt.Errorf("Debian's amd64 aarch64 cross compiler (GCC 11) at %s (run 'make deps' to fetch it): %w", k.Cross, err)
 	}
-	return filepath.WalkDir(k.Cross, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(k.Cross, p)
-		if err != nil || rel == "." {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		if crossSkip(name) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.IsDir():
-			l.dir(name)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			l.link(name, target)
-		case d.Type().IsRegular():
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			return l.copyFile(name, int64(fi.Mode().Perm()), p)
-		}
-		return nil
-	})
+	return copyTree(l, "", k.Cross, crossSkip)
 }
 
 // crossTreeLayer is the first layer of every stand-in cross build base:
 // Debian's cross compiler, its amd64 libraries and busybox with its
-// applets. Compressing it is most of the time a cross base takes, so its
-// compressed tar is kept in k.Cache under its content's digest: the cross
-// bases of a plan, and later runs, share it, in the registry too.
+// applets.
 func (k Kit) crossTreeLayer() (v1.Layer, error) {
 	l := newLayer()
 	if err := k.addCrossTree(l); err != nil {
@@ -167,12 +132,20 @@ func (k Kit) crossTreeLayer() (v1.Layer, error) {
 	for _, a := range applets {
 		l.link("bin/"+a, "busybox")
 	}
+	return k.cachedLayer("cross-tree", l)
+}
+
+// cachedLayer is l as a layer whose compressed tar is kept in k.Cache
+// under name and its content's digest: compressing a large layer is most
+// of the time a cross base takes, so the cross bases of a plan, and later
+// runs, share it, in the registry too.
+func (k Kit) cachedLayer(name string, l *layer) (v1.Layer, error) {
 	data, err := l.tar()
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(data)
-	path := filepath.Join(k.Cache, "cross-tree-"+hex.EncodeToString(sum[:10])+".tar.gz")
+	path := filepath.Join(k.Cache, name+"-"+hex.EncodeToString(sum[:10])+".tar.gz")
 	if _, err := os.Stat(path); err != nil {
 		if err := writeGzip(path, data); err != nil {
 			return nil, fmt.Errorf("stand-in cross base: %w", err)

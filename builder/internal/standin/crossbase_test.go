@@ -3,6 +3,7 @@ package standin
 import (
 	"debug/elf"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/internal/nvreal"
 	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -76,7 +78,7 @@ func TestStandinCrossBase(t *testing.T) {
 	require.Equal(t, "linux/amd64", cf.OS+"/"+cf.Architecture)
 
 	root := unpacked(t, k, b)
-	require.Equal(t, elf.EM_X86_64, machineOf(t, filepath.Join(root, "usr/bin/aarch64-linux-gnu-gcc-12")), "Debian's cross gcc is an x86_64 program")
+	require.Equal(t, elf.EM_X86_64, machineOf(t, filepath.Join(root, "usr/bin/aarch64-linux-gnu-gcc-11")), "Debian's cross gcc is an x86_64 program")
 	out, code := crossBuildIn(t, root)
 	require.Equal(t, 0, code, out)
 	router := filepath.Join(root, "src/target", tei.Triple, "release/text-embeddings-router")
@@ -86,6 +88,44 @@ func TestStandinCrossBase(t *testing.T) {
 	require.Len(t, objs, 1)
 	require.Equal(t, elf.EM_AARCH64, machineOf(t, objs[0]), "nvcc's host object, through -ccbin aarch64-linux-gnu-gcc")
 	require.True(t, strings.Contains(out, "installing component 'rust-std' for 'aarch64-unknown-linux-gnu'"), out)
+	checkRealNvccRouter(t, k, root, router, 87)
+}
+
+// checkRealNvccRouter holds a router that a cross base with NVIDIA's nvcc
+// built for sm against nvcc's own answers and cuobjdump: the base's nvcc
+// is NVIDIA's 11.8; the router's .nv_fatbin holds, as cuobjdump lists it,
+// the sm cubin and (compressed) PTX nvcc made of each of the stand-in
+// candle-flash-attn's four kernel files, one fat binary each, in the
+// archive's order, and no module of the template's is left.
+func checkRealNvccRouter(t *testing.T, k Kit, root, router string, sm int) {
+	t.Helper()
+	out, code := inImage(t, root, "/usr/local/cuda/bin/nvcc --version && /usr/local/cuda/bin/nvcc --list-gpu-code")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "Cuda compilation tools, release 11.8, V11.8.89")
+	require.Contains(t, out, "sm_72\nsm_75\nsm_80\nsm_86\nsm_87\n")
+	require.NotContains(t, out, "jetbake stand-in")
+	// nvcc's own refusals of Thor's SM, whose words imagebuild's
+	// compilerRefusal reads.
+	for args, want := range map[string]string{
+		"--gpu-architecture=sm_110":             "nvcc fatal   : Value 'sm_110' is not defined for option 'gpu-architecture'",
+		"-gencode arch=compute_110,code=sm_110": "nvcc fatal   : Unsupported gpu architecture 'compute_110'",
+	} {
+		out, code := inImage(t, root, "cd /tmp && echo '__global__ void k(){}' > k.cu && /usr/local/cuda/bin/nvcc -ccbin aarch64-linux-gnu-gcc -c "+args+" k.cu")
+		require.Equal(t, 1, code, out)
+		require.Contains(t, out, want)
+	}
+
+	p, err := nvreal.Find(k.Source)
+	require.NoError(t, err)
+	cmp, err := p.Compare(t.Context(), router, t.TempDir())
+	require.NoError(t, err)
+	require.True(t, cmp.Agrees(), "jetbake %s; cuobjdump %s; %v", cmp.Jetbake, cmp.Cuobjdump, cmp.ModuleFaults)
+	// The kernels' module comes first in the template (routerKernels), the
+	// static CUDA libraries' after it.
+	name := fmt.Sprintf("sm_%d", sm)
+	require.GreaterOrEqual(t, len(cmp.Cuobjdump), 8)
+	require.Equal(t, strings.Repeat(name+" cubin, "+name+" PTX, ", 4), cmp.Cuobjdump[:8].String()+", ", "nvcc's cubin and PTX of each kernel file")
+	require.NotContains(t, cmp.Cuobjdump.String(), tei.PlaceholderSM().SM(), "no module of the template's is left")
 }
 
 // A cross build base with the build machine's OpenSSL (libssl-dev, not

@@ -18,7 +18,9 @@ import (
 // With -c it writes the host object of a kernel file as nvcc does, through
 // the host compiler: -ccbin/--compiler-bindir (a folder holding gcc, or
 // the compiler itself), else gcc on PATH, with the -Xcompiler options; the
-// device code is not compiled. It takes the CUDA target folder from
+// device code is not compiled. With --lib it archives objects as nvcc
+// does, with the host compiler's archiver (`CC -print-prog-name=ar` cr),
+// and, as nvcc, fails without a host compiler even so. It takes the CUDA target folder from
 // --target-directory/-target-dir, else hostTargetDir, the folder of the
 // machine the toolkit runs on (x86_64-linux in a cross build base), and
 // fails when the CUDA tree has no targets/<folder>. NVCC_PREPEND_FLAGS and
@@ -53,10 +55,12 @@ func nvccScript(cuda, hostTargetDir string) ([]byte, error) {
 const nvccCompile = `cuda=$(dirname "$(dirname "$0")")
 # shellcheck disable=SC2086 # the variables hold options, split as nvcc splits them
 set -- ${NVCC_PREPEND_FLAGS:-} "$@" ${NVCC_APPEND_FLAGS:-}
-compile= out= ccbin= src= xflags=
+compile= lib= out= ccbin= src= xflags= objects=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-c | --compile) compile=1 ;;
+	-lib | --lib) lib=1 ;;
+	*.o) objects="$objects $1" ;;
 	-o | --output-file) out=$2; shift ;;
 	-ccbin | --compiler-bindir) ccbin=$2; shift ;;
 	--compiler-bindir=*) ccbin=${1#*=} ;;
@@ -68,8 +72,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-if [ -z "$compile" ]; then
-	echo "nvcc fatal   : the jetbake stand-in nvcc compiles with -c only" >&2
+if [ -z "$compile" ] && [ -z "$lib" ]; then
+	echo "nvcc fatal   : the jetbake stand-in nvcc compiles with -c and archives with --lib only" >&2
 	exit 1
 fi
 if [ ! -d "$cuda/targets/$tdir" ]; then
@@ -81,9 +85,13 @@ if [ -n "$ccbin" ]; then
 	if [ -d "$ccbin" ]; then cc=$ccbin/gcc; else cc=$ccbin; fi
 fi
 if ! command -v "$cc" >/dev/null 2>&1; then
-	echo "sh: 1: $cc: not found" >&2
+	echo "$cc: No such file or directory" >&2
 	echo "nvcc fatal   : Failed to preprocess host compiler properties." >&2
 	exit 1
+fi
+if [ -n "$lib" ]; then
+	# shellcheck disable=SC2086 # the objects, as nvcc passes them
+	exec "$("$cc" -print-prog-name=ar)" cr "$out" $objects
 fi
 [ -n "$out" ] || out=$(basename "$src" .cu).o
 name=$(basename "$src" .cu | tr -c 'A-Za-z0-9_\n' _)

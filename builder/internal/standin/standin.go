@@ -180,12 +180,20 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 	}
 	layers := []v1.Layer{layer}
 	if b.Cross {
-		// The cross compiler's layer first, the same in every cross base.
+		// The cross compiler's layer first, the same in every cross base,
+		// then NVIDIA's nvcc where the base carries it.
 		tree, err := k.crossTreeLayer()
 		if err != nil {
 			return nil, err
 		}
 		layers = []v1.Layer{tree, layer}
+		if b.RealNvcc() {
+			nvcc, err := k.realNvccLayer()
+			if err != nil {
+				return nil, err
+			}
+			layers = []v1.Layer{tree, nvcc, layer}
+		}
 	}
 	img, err := mutate.AppendLayers(empty.Image, layers...)
 	if err != nil {

@@ -264,11 +264,19 @@ func (k Kit) addCUDADevel(ctx context.Context, l *layer, b Base, lib string) err
 		// An x86_64 toolkit beside the target's files (cuda-cross-<arch>-X-Y).
 		hostDir = "x86_64-linux"
 	}
-	nvcc, err := nvccScript(b.CUDA, hostDir)
-	if err != nil {
-		return err
+	if b.RealNvcc() {
+		// NVIDIA's nvcc 11.8 (realnvcc.go), run from its own folder:
+		// nvcc reads its profile from the folder it was started from, a
+		// link's (found "cuda_runtime.h: No such file or directory"),
+		// so this is a script that runs it, as Debian's /usr/bin/nvcc is.
+		l.file(tree+"/bin/nvcc", 0o755, []byte("#!/bin/sh\nexec /"+realNvccTree+"/bin/nvcc \"$@\"\n"))
+	} else {
+		nvcc, err := nvccScript(b.CUDA, hostDir)
+		if err != nil {
+			return err
+		}
+		l.file(tree+"/bin/nvcc", 0o755, nvcc)
 	}
-	l.file(tree+"/bin/nvcc", 0o755, nvcc)
 	stub, err := BuildLibcuda(ctx, k.Cache, Driver{Arch: ARM64, Stub: true})
 	if err != nil {
 		return err

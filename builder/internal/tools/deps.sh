@@ -109,28 +109,40 @@ if [ ! -x "$cache/python3-arm64/usr/bin/python3.11" ] || [ ! -d "$cache/python3-
 fi
 # Debian's amd64 aarch64 cross compiler for the stand-in cross build bases
 # (amd64 images, docs/testbed.md): the x86_64 programs of
-# gcc-aarch64-linux-gnu (its aarch64-linux-gnu-gcc link, gcc-12 and cpp-12 of
-# the cross line, binutils),
-# the target's C library and start files (libc6-dev-arm64-cross and what it
-# links: libc6-arm64-cross, linux-libc-dev-arm64-cross, libgcc-12-dev and
-# libgcc-s1 of arm64-cross), the programs' amd64 shared-library closure
-# (libc6, and what cc1 and ld link: GMP, MPFR, MPC, ISL, zlib, zstd,
-# jansson, libbinutils' sframe) and busybox-static for the shell, all of
-# the machine's own architecture, through a private lists folder.
+# gcc-11-aarch64-linux-gnu and g++-11-aarch64-linux-gnu (GCC 11, the cross
+# compiler of Ubuntu 22.04, JetPack 6's Ubuntu, and the newest that NVIDIA's
+# nvcc 11.8 takes as its host compiler: nvcc compiles .cu files as C++, with
+# cc1plus), cpp-11 and binutils, the target's C and C++ libraries and start
+# files (libc6-dev-arm64-cross and what it links: libc6-arm64-cross,
+# linux-libc-dev-arm64-cross, libgcc-11-dev, libgcc-s1, libstdc++-11-dev and
+# libstdc++6 of arm64-cross), the programs' amd64 shared-library closure
+# (libc6, what cc1plus and ld link: GMP, MPFR, MPC, ISL, zlib, zstd,
+# jansson, libbinutils' sframe; and libstdc++6 and libgcc-s1, which NVIDIA's
+# cicc links) and busybox-static for the shell, all of the machine's own
+# architecture, through a private lists folder. Debian's own
+# aarch64-linux-gnu-gcc links name GCC 12; the 11 ones are linked in their
+# place, as Ubuntu 22.04's gcc-aarch64-linux-gnu links them.
 amd64_fetch() { deb_fetch amd64 "$@"; } # amd64_fetch DIR PACKAGE...
-if [ ! -e "$cache/cross-amd64/usr/bin/aarch64-linux-gnu-gcc" ] || [ ! -x "$cache/cross-amd64/bin/busybox" ]; then
-  echo "deps: fetching Debian's amd64 aarch64 cross compiler and busybox-static for the stand-in cross build bases"
-  amd64_fetch cross-amd64 gcc-aarch64-linux-gnu gcc-12-aarch64-linux-gnu cpp-12-aarch64-linux-gnu binutils-aarch64-linux-gnu \
-    libc6-dev-arm64-cross libc6-arm64-cross linux-libc-dev-arm64-cross libgcc-12-dev-arm64-cross libgcc-s1-arm64-cross \
-    libc6 libgmp10 libmpfr6 libmpc3 libisl23 zlib1g libzstd1 libjansson4 libbinutils busybox-static
+if [ ! -e "$cache/cross-amd64/usr/bin/aarch64-linux-gnu-g++-11" ] || [ ! -x "$cache/cross-amd64/bin/busybox" ]; then
+  echo "deps: fetching Debian's amd64 aarch64 cross compiler (GCC 11) and busybox-static for the stand-in cross build bases"
+  amd64_fetch cross-amd64 gcc-11-aarch64-linux-gnu g++-11-aarch64-linux-gnu cpp-11-aarch64-linux-gnu binutils-aarch64-linux-gnu \
+    libc6-dev-arm64-cross libc6-arm64-cross linux-libc-dev-arm64-cross libgcc-11-dev-arm64-cross libgcc-s1-arm64-cross \
+    libstdc++-11-dev-arm64-cross libstdc++6-arm64-cross \
+    libc6 libgmp10 libmpfr6 libmpc3 libisl23 zlib1g libzstd1 libjansson4 libbinutils libstdc++6 libgcc-s1 busybox-static
+  for tool in gcc g++ cpp; do ln -sf "aarch64-linux-gnu-$tool-11" "$cache/cross-amd64/usr/bin/aarch64-linux-gnu-$tool"; done
 fi
 # NVIDIA's own binaries from Debian's non-free component (the same Debian
 # registry, another component), through a private apt configuration: its own
 # sources list naming non-free and its own lists folder, so that the
 # machine's sources are left as they are. They are the test bed's oracle and
 # its real parts (docs/testbed.md):
-#   nvidia-cuda-amd64    NVIDIA's CUDA 11.8 toolkit (amd64): cuobjdump,
-#                        ptxas, fatbinary, nvdisasm; real sm_72/sm_87 code
+#   nvidia-cuda-amd64    NVIDIA's CUDA 11.8 toolkit (amd64): nvcc and cicc,
+#                        which the stand-in cross build bases compile the
+#                        router's kernels with; cuobjdump, ptxas,
+#                        fatbinary, nvdisasm; real sm_72/sm_87 code
+#   nvidia-cuda-dev-arm64  the CUDA headers and static CUDA runtime of
+#                        NVIDIA's arm64 nvidia-cuda-dev: the target's files
+#                        of an aarch64 compile
 #   nvidia-cuda-arm64    NVIDIA's arm64 (SBSA) CUDA 11.8 libraries: cuBLAS,
 #                        cuBLASLt, cuFFT, cuRAND, the CUDA runtime
 #   nvidia-driver-arm64  NVIDIA's arm64 driver user space 535: libcuda.so.1,
@@ -138,7 +150,7 @@ fi
 # Each folder's VERSIONS names the packages and versions it was made from;
 # a version other than the one the tests were written against stops here.
 nv_lists=
-nv_fetch() { # nv_fetch DIR PACKAGE=VERSION-PREFIX...: download, check, unpack into $cache/DIR
+nv_fetch() { # [NV_KEEP=PATHS] nv_fetch DIR PACKAGE=VERSION-PREFIX...: download, check, unpack (only PATHS) into $cache/DIR
   local dir=$1; shift
   local opts=(-o APT::Sandbox::User=root -o APT::Architecture=amd64 -o APT::Architectures=amd64,arm64)
   if [ -z "$nv_lists" ]; then
@@ -178,18 +190,41 @@ nv_fetch() { # nv_fetch DIR PACKAGE=VERSION-PREFIX...: download, check, unpack i
       *) echo "deps: Debian's $pkg is $version, not the $want the test bed was written against: update builder/internal/tools/deps.sh and the tests that name it" >&2
          rm -rf "$debs" "$cache/$dir.tmp"; exit 1 ;;
     esac
-    dpkg-deb -x "$deb" "$cache/$dir.tmp"
+    if [ -n "${NV_KEEP:-}" ]; then
+      # Only these paths of the package: the rest is never written to disk.
+      # shellcheck disable=SC2086 # NV_KEEP is a list of tar members
+      dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$cache/$dir.tmp" $NV_KEEP
+    else
+      dpkg-deb -x "$deb" "$cache/$dir.tmp"
+    fi
     echo "$pkg $version" >>"$cache/$dir.tmp/VERSIONS"
   done
   rm -rf "$debs" "$cache/$dir"
   mv "$cache/$dir.tmp" "$cache/$dir"
 }
-if [ ! -x "$cache/nvidia-cuda-amd64/usr/bin/cuobjdump" ] || [ ! -x "$cache/nvidia-cuda-amd64/usr/bin/ptxas" ]; then
-  echo "deps: fetching NVIDIA's CUDA 11.8 toolkit (cuobjdump, ptxas, fatbinary) from Debian's non-free component"
+if [ ! -x "$cache/nvidia-cuda-amd64/usr/bin/cuobjdump" ] || [ ! -x "$cache/nvidia-cuda-amd64/usr/lib/nvidia-cuda-toolkit/bin/cicc" ]; then
+  echo "deps: fetching NVIDIA's CUDA 11.8 toolkit (nvcc, cicc, ptxas, fatbinary, cuobjdump) from Debian's non-free component"
   nv_fetch nvidia-cuda-amd64 nvidia-cuda-toolkit=11.8.89
-  # Only the device-code tools are kept: nvcc needs nvidia-cuda-dev's 774 MB of headers.
-  find "$cache/nvidia-cuda-amd64/usr/bin" -type f ! -name cuobjdump ! -name ptxas ! -name fatbinary ! -name nvdisasm -delete
-  rm -rf "$cache/nvidia-cuda-amd64/usr/lib" "$cache/nvidia-cuda-amd64/usr/share"
+  # What a compile and the oracle run: nvcc, cicc, crt/ and libdevice under
+  # Debian's /usr/lib/nvidia-cuda-toolkit (Debian's own nvcc.profile, a link
+  # to /etc, and its gcc/g++ links are left out: the stand-in bases lay the
+  # toolkit out as NVIDIA does, standin/nvcc.go), and the device-code tools
+  # in usr/bin; the headers come from nvidia-cuda-dev (below).
+  find "$cache/nvidia-cuda-amd64/usr/bin" -type f ! -name cuobjdump ! -name ptxas ! -name fatbinary ! -name nvdisasm \
+    ! -name nvcc ! -name cudafe++ ! -name nvlink ! -name bin2c -delete
+  rm -rf "$cache/nvidia-cuda-amd64/usr/share" "$cache/nvidia-cuda-amd64/usr/lib/nvidia-cuda-toolkit/compute-sanitizer" \
+    "$cache/nvidia-cuda-amd64/usr/lib/nvidia-cuda-toolkit/bin/"{gcc,g++,nvcc.profile}
+  find "$cache/nvidia-cuda-amd64/usr/lib" -mindepth 1 -maxdepth 1 ! -name nvidia-cuda-toolkit -exec rm -rf {} +
+fi
+# The target's files of a CUDA 11.8 compile for aarch64, from the arm64
+# nvidia-cuda-dev (636 MB to download): the CUDA headers (usr/include, 14
+# MB; nvcc includes cuda_runtime.h and crt/ in every compile) and the
+# CUDA runtime's static archives; the rest (the libraries' development links
+# and static archives) is never unpacked.
+if [ ! -e "$cache/nvidia-cuda-dev-arm64/usr/include/cuda_runtime.h" ]; then
+  echo "deps: fetching NVIDIA's CUDA 11.8 headers and static CUDA runtime for aarch64 (nvidia-cuda-dev:arm64) from Debian's non-free component"
+  NV_KEEP="./usr/include ./usr/lib/aarch64-linux-gnu/libcudart_static.a ./usr/lib/aarch64-linux-gnu/libcudadevrt.a ./usr/lib/aarch64-linux-gnu/libculibos.a" \
+    nv_fetch nvidia-cuda-dev-arm64 nvidia-cuda-dev:arm64=11.8.89
 fi
 if [ ! -e "$cache/nvidia-cuda-arm64/usr/lib/aarch64-linux-gnu/libcublas.so.11.11.3.6" ]; then
   echo "deps: fetching NVIDIA's arm64 CUDA 11.8 libraries (cuBLAS, cuBLASLt, cuFFT, cuRAND, cudart) from Debian's non-free component"

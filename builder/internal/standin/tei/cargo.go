@@ -29,10 +29,11 @@ type Host struct {
 	// Arch is the building machine's GOARCH ("amd64", "arm64"; "" is
 	// arm64): cargo builds for it without --target.
 	Arch string
-	// Run runs a program found on PATH (or at a path) and returns its
+	// Run runs a program found on PATH (or at a path) in dir ("" is the
+	// working folder; a path in the image, under Root) and returns its
 	// standard output and error together: nvcc for candle-flash-attn's
-	// host objects and the target's linker. Nil runs neither.
-	Run func(name string, args ...string) ([]byte, error)
+	// kernels and the target's linker. Nil runs neither.
+	Run func(dir, name string, args ...string) ([]byte, error)
 }
 
 func (h Host) path(p string) string { return filepath.Join(h.Root, p) }
@@ -58,6 +59,10 @@ type BuildPlan struct {
 	Package string
 	// Warnings are what rustc and cargo warn about.
 	Warnings []string
+	// Kernels are the fat binaries the router's link took from the
+	// kernels' archive (its .nv_fatbin), when the build compiled real
+	// device code; nil otherwise.
+	Kernels []byte
 }
 
 // CompileError is rustc's refusal to compile a crate, in cargo's shape.
@@ -113,13 +118,13 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 			return nil, err
 		}
 	}
-	var hostObjects []string
+	var flash flashAttnBuild
 	if candle != nil {
 		if err := compileComputeCap(ws, candle, p, h); err != nil {
 			return nil, err
 		}
 		if slices.Contains(candleFeatures, "flash-attn") {
-			if hostObjects, err = buildFlashAttnObjects(filepath.Dir(ws.Path), p, h); err != nil {
+			if flash, err = buildFlashAttn(filepath.Dir(ws.Path), p, h); err != nil {
 				return nil, err
 			}
 			if err := compileFlashAttn(candle, p); err != nil {
@@ -130,7 +135,8 @@ func Build(dir string, args BuildArgs, h Host) (*BuildPlan, error) {
 	if err := rustflagsOf(dir, p, h); err != nil {
 		return nil, err
 	}
-	return p, link(p, linkerFor(Triple, h), hostObjects, h)
+	p.Kernels, err = link(p, linkerFor(Triple, h), flash, h)
+	return p, err
 }
 
 // selected reads the workspace in dir and returns its root, the member

@@ -2,7 +2,6 @@ package tei
 
 import (
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,24 +16,24 @@ import (
 //   - rustc links through the target's linker, which cargo takes from
 //     CARGO_TARGET_<TRIPLE>_LINKER, else `cc`, the host's compiler
 //     (https://doc.rust-lang.org/cargo/reference/config.html#targettriplelinker);
-//   - candle-flash-attn's build script (candle 6381023, the revision TEI
-//     v1.8.0 to v1.9.3 pin) compiles its kernels with bindgen_cuda 0.1.5's
-//     build_lib: one `nvcc --gpu-architecture=sm_XX -c -o OUT_DIR/NAME-HASH.o
-//     --default-stream per-thread ARGS [-allow-unsupported-compiler -ccbin
-//     $NVCC_CCBIN] FILE.cu` per kernel (github.com/Narsil/bindgen_cuda,
-//     src/lib.rs), so nvcc's host compiler is NVCC_CCBIN's, else nvcc's
-//     default, gcc; nvcc takes the CUDA target folder (targets/aarch64-linux,
-//     targets/sbsa-linux) from --target-directory, which a build passes
-//     through NVCC_APPEND_FLAGS since bindgen_cuda has no option for it;
-//   - the host objects go into the router's link: an object of another
-//     architecture fails it, in ld's words ("Relocations in generic ELF
-//     (EM: 62)", "error adding symbols: file in wrong format").
+//   - candle-flash-attn's build script compiles its kernels with
+//     bindgen_cuda 0.1.5's build_lib (flashbuild.go), so nvcc's host
+//     compiler is NVCC_CCBIN's, else nvcc's default, gcc; nvcc takes the
+//     CUDA target folder (targets/aarch64-linux, targets/sbsa-linux) from
+//     --target-directory, which a build passes through NVCC_APPEND_FLAGS
+//     since bindgen_cuda has no option for it, and archives the objects
+//     with the archiver of its default host compiler (nvcc --lib);
+//   - the archive goes into the router's link: a member of another
+//     architecture fails it, in ld's words ("skipping incompatible
+//     .../libflashattention.a when searching for -lflashattention").
 //
-// The stand-in runs the real programs for the last three: the stand-in
-// nvcc compiles its host object with the host compiler it was given (the
-// real aarch64-linux-gnu-gcc in a cross build base), and the link runs the
-// real linker on that object and on the stand-in of rustc's own output, an
-// aarch64 object the build base ships (MainObjectPath).
+// The stand-in runs the real programs for the last three: nvcc (NVIDIA's
+// own in the cross build bases of Tegra releases, else a stand-in that
+// compiles a host object through the host compiler it was given, the real
+// aarch64-linux-gnu-gcc in a cross build base), and the link runs the
+// real linker on the archive and on the stand-in of rustc's own output, an
+// aarch64 object the build base ships (MainObjectPath) that calls the
+// crate's entry point, run_mha, as candle-flash-attn's Rust code does.
 
 // MainObjectPath is the stand-in of rustc's object code for the router in a
 // stand-in build image: an aarch64 relocatable object, built with Debian's
@@ -91,52 +90,6 @@ func linkerFor(triple string, h Host) string {
 	return "cc"
 }
 
-// flashAttnKernels are the kernel files the stand-in compiles for
-// candle-flash-attn: one, for time (the real build.rs lists 53); each is
-// one nvcc run, as in bindgen_cuda.
-var flashAttnKernels = []string{"kernels/flash_api.cu"}
-
-// buildFlashAttnObjects is candle-flash-attn's build script: bindgen_cuda's
-// build_lib compiling each kernel into OUT_DIR. It returns the objects.
-// Without h.Run (the rule tests), nothing runs.
-func buildFlashAttnObjects(workspace string, p *BuildPlan, h Host) ([]string, error) {
-	if h.Run == nil {
-		return nil, nil
-	}
-	crate, checkout := lockedCrate(workspace, "candle-flash-attn")
-	outDir := filepath.Join(filepath.Dir(p.Output), "build", checkout+"-2b7d0e", "out")
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return nil, err
-	}
-	var objects []string
-	for _, k := range flashAttnKernels {
-		sum := fnv.New64a()
-		sum.Write([]byte(k))
-		obj := filepath.Join(outDir, fmt.Sprintf("%s-%x.o", strings.TrimSuffix(filepath.Base(k), ".cu"), sum.Sum64()))
-		args := []string{fmt.Sprintf("--gpu-architecture=sm_%d", p.Facts.ComputeCap), "-c", "-o", obj, "--default-stream", "per-thread",
-			"-std=c++17", "-O3", "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
-			"-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-Icutlass/include", "--expt-relaxed-constexpr", "--expt-extended-lambda",
-			"--use_fast_math", "--verbose", "-Xcompiler", "-fPIC"}
-		if ccbin, ok := h.Env("NVCC_CCBIN"); ok {
-			args = append(args, "-allow-unsupported-compiler", "-ccbin", ccbin)
-		}
-		args = append(args, k)
-		out, err := h.Run("nvcc", args...)
-		if err != nil {
-			return nil, &BuildScriptError{Crate: crate,
-				Script:  filepath.Join(filepath.Dir(p.Output), "build", checkout+"-2b7d0e", "build-script-build"),
-				Source:  "$CARGO_HOME/registry/src/index.crates.io-1949cf8c6b5b557f/bindgen_cuda-0.1.5/src/lib.rs:262:21",
-				Message: fmt.Sprintf("nvcc error while executing compiling: \"nvcc\" %s\n\n# stdout\n\n\n# stderr\n%s", quoteArgs(args), out)}
-		}
-		// The stand-in build images' gcc (tool.sh) writes nothing: a
-		// native stand-in build has no host object to link.
-		if _, err := os.Stat(obj); err == nil {
-			objects = append(objects, obj)
-		}
-	}
-	return objects, nil
-}
-
 func quoteArgs(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
@@ -145,32 +98,35 @@ func quoteArgs(args []string) string {
 	return strings.Join(q, " ")
 }
 
-// runLink runs the target's linker on rustc's stand-in object and the host
-// objects, with libArgs (the system libraries of rustc's link line), as a shared object without the C library's start files (the
+// runLink runs the target's linker on rustc's stand-in object, with
+// libArgs (the libraries of rustc's link line: the kernels' archive, the
+// system's), as a shared object without the C library's start files (the
 // stand-in checks that the objects link together, not a program's
-// layout), and words its failure as rustc does. Without h.Run or any
+// layout), and words its failure as rustc does. It returns the fat
+// binaries the link took (linkedKernels). Without h.Run or rustc's
 // object, nothing runs.
-func runLink(linker string, objects, libArgs []string, p *BuildPlan, h Host) error {
-	if main := h.path(MainObjectPath()); h.exists(MainObjectPath()) {
-		objects = append([]string{main}, objects...)
-	}
-	if h.Run == nil || len(objects) == 0 {
-		return nil
+func runLink(linker string, libArgs []string, p *BuildPlan, h Host) ([]byte, error) {
+	if h.Run == nil || !h.exists(MainObjectPath()) {
+		return nil, nil
 	}
 	deps := filepath.Join(filepath.Dir(p.Output), "deps")
 	if err := os.MkdirAll(deps, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	out := filepath.Join(deps, "text_embeddings_router-link-check.so")
 	defer os.Remove(out)
-	args := append(append([]string{"-shared", "-nostdlib", "-o", out}, objects...), libArgs...)
-	msg, err := h.Run(linker, args...)
-	if err == nil {
-		return nil
+	args := append([]string{"-shared", "-nostdlib", "-o", out, h.path(MainObjectPath())}, libArgs...)
+	msg, err := h.Run("", linker, args...)
+	if err != nil {
+		note := strings.ReplaceAll(strings.TrimRight(string(msg), "\n"), "\n", "\n          ")
+		return nil, &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
+			Message: fmt.Sprintf("error: linking with `%s` failed: %v\n  |\n  = note: %s", linker, exitStatus(err), note)}
 	}
-	note := strings.ReplaceAll(strings.TrimRight(string(msg), "\n"), "\n", "\n          ")
-	return &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
-		Message: fmt.Sprintf("error: linking with `%s` failed: %v\n  |\n  = note: %s", linker, exitStatus(err), note)}
+	// The stand-in build images' cc (tool.sh) writes nothing.
+	if _, err := os.Stat(out); err != nil {
+		return nil, nil
+	}
+	return linkedKernels(out)
 }
 
 // exitStatus words a failed run as rustc does: "exit status: 1".

@@ -26,13 +26,14 @@ func PlaceholderSM() computecap.Capability { return computecap.Capability{Major:
 
 // FlashKernels are candle-flash-attn's kernels as its build script
 // compiles them for sm (bindgen_cuda's build_lib: nvcc
-// --gpu-architecture=sm_XX, which writes compute_XX PTX and an sm_XX
-// cubin, in that order, in one fat binary). Written for PlaceholderSM,
-// the module is the slot NVIDIA's real fat binary fills (SetKernels): it
-// is larger than the real ones.
+// --gpu-architecture=sm_XX, which writes an sm_XX cubin and compute_XX
+// PTX in one fat binary). Written for PlaceholderSM, the module is the
+// slot that the fat binaries of the build's real device code fill
+// (SetKernels): it is larger than they are (the stand-in crate's kernels
+// compiled by NVIDIA's nvcc 11.8 take about 23 KB for sm_87).
 func FlashKernels(sm computecap.Capability) []fatbintest.Code {
-	ptx := fatbintest.Code{Kind: fatbin.KindPTX, SM: sm, Size: 6000}
-	cubin := fatbintest.Code{Kind: fatbin.KindCubin, SM: sm, Size: 4000}
+	ptx := fatbintest.Code{Kind: fatbin.KindPTX, SM: sm, Size: 40000}
+	cubin := fatbintest.Code{Kind: fatbin.KindCubin, SM: sm, Size: 24000}
 	return []fatbintest.Code{ptx, cubin}
 }
 
@@ -45,9 +46,11 @@ func FlashFatbinPath(sm int) string {
 }
 
 // SetKernels gives program the flash-attention kernels of sm: with real
-// (NVIDIA's fat binary for sm, see FlashFatbinPath) it writes real over
-// the template's module, else it writes sm into the arch fields of the
-// template's (SetKernelSM). It returns how many entries it wrote.
+// (fat binaries of real device code for sm: what the router's link took
+// from the build's archive, see BuildPlan.Kernels, or NVIDIA's fat binary
+// of FlashFatbinPath) it writes real over the template's module, else it
+// writes sm into the arch fields of the template's (SetKernelSM). It
+// returns how many entries it wrote.
 func SetKernels(program []byte, sm int, real []byte) (int, error) {
 	if real == nil {
 		return SetKernelSM(program, sm)
@@ -60,7 +63,7 @@ func SetKernels(program []byte, sm int, real []byte) (int, error) {
 	for _, slot := range slots {
 		k, err := fillSlot(slot, real)
 		if err != nil {
-			return 0, fmt.Errorf("NVIDIA's fat binary for sm_%d: %w", sm, err)
+			return 0, fmt.Errorf("the fat binaries of the kernels compiled for sm_%d: %w", sm, err)
 		}
 		n += k
 	}
@@ -96,32 +99,50 @@ func placeholderModules(program []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// fillSlot writes the one fat binary real over slot and grows its last
-// entry, a cubin, by the bytes real lacks, as zeros: a cubin is an ELF
-// file, whose readers (the driver, cuobjdump) read no further than its
-// own headers say, so the section keeps its size and the program its
-// layout. It returns how many entries real holds.
+// fillSlot writes real, one fat binary or several back to back (as a
+// linker leaves the .nv_fatbin sections of the objects it took), over slot
+// and grows the last uncompressed cubin of the last fat binary by the
+// bytes real lacks, as zeros after it (the entries behind it move up): a
+// cubin is an ELF file, whose readers (the driver, cuobjdump) read no
+// further than its own headers say, so the section keeps its size and the
+// program its layout. nvcc 11.8 compresses the PTX it writes beside a
+// cubin, so the cubin, not the fat binary's last entry, takes the bytes.
+// It returns how many entries real holds.
 func fillSlot(slot, real []byte) (int, error) {
 	entries, err := fatbin.Parse(bytes.NewReader(real), int64(len(real)), "fatbin", fatbin.Limits{})
 	if err != nil {
 		return 0, err
 	}
 	le := binary.LittleEndian
+	modules := fatbin.Modules(entries)
+	if len(modules) == 0 {
+		return 0, fmt.Errorf("they hold no code")
+	}
+	lastModule := modules[len(modules)-1]
+	start := lastModule[0].Fatbin
 	switch {
-	case len(fatbin.Modules(entries)) != 1 || int64(le.Uint16(real[6:]))+int64(le.Uint64(real[8:])) != int64(len(real)):
-		return 0, fmt.Errorf("it is not one fat binary of %d bytes", len(real))
+	case start+int64(le.Uint16(real[start+6:]))+int64(le.Uint64(real[start+8:])) != int64(len(real)):
+		return 0, fmt.Errorf("they are not %d bytes of whole fat binaries", len(real))
 	case len(real) > len(slot):
-		return 0, fmt.Errorf("it takes %d bytes, more than the template's %d", len(real), len(slot))
+		return 0, fmt.Errorf("they take %d bytes, more than the template's %d", len(real), len(slot))
 	}
-	last := entries[len(entries)-1]
-	if last.Kind != fatbin.KindCubin || last.Compressed {
-		return 0, fmt.Errorf("its last entry is %s, not an uncompressed cubin", last)
+	var cubin *fatbin.Entry
+	for k := len(lastModule) - 1; k >= 0; k-- {
+		if e := lastModule[k]; e.Kind == fatbin.KindCubin && !e.Compressed {
+			cubin = &lastModule[k]
+			break
+		}
 	}
-	gap := uint64(len(slot) - len(real))
-	copy(slot, real)
-	clear(slot[len(real):])
-	le.PutUint64(slot[8:], le.Uint64(slot[8:])+gap)
-	le.PutUint64(slot[last.Offset+8:], le.Uint64(slot[last.Offset+8:])+gap)
+	if cubin == nil {
+		return 0, fmt.Errorf("their last fat binary holds no uncompressed cubin to take the template's %d bytes more", len(slot)-len(real))
+	}
+	end := cubin.Offset + int64(le.Uint32(real[cubin.Offset+4:])) + int64(le.Uint64(real[cubin.Offset+8:]))
+	gap := len(slot) - len(real)
+	copy(slot, real[:end])
+	clear(slot[end : end+int64(gap)])
+	copy(slot[end+int64(gap):], real[end:])
+	le.PutUint64(slot[start+8:], le.Uint64(slot[start+8:])+uint64(gap))
+	le.PutUint64(slot[cubin.Offset+8:], le.Uint64(slot[cubin.Offset+8:])+uint64(gap))
 	return len(entries), nil
 }
 

@@ -2,6 +2,7 @@ package tei
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,28 +53,47 @@ func TestSetKernelSM(t *testing.T) {
 	require.Equal(t, computecap.MustParse("3.0"), PlaceholderSM())
 }
 
-// With NVIDIA's real fat binary for the SM (here one the writer makes
-// alike: PTX, then an uncompressed cubin), the stand-in cargo writes it
-// over the template's module, which keeps its size: the cubin takes the
-// bytes the real one lacks.
+// With the fat binaries of real device code for the SM (here ones the
+// writer makes alike), the stand-in cargo writes them over the template's
+// module, which keeps its size: the last fat binary's last uncompressed
+// cubin takes the bytes they lack. nvcc 11.8 writes a cubin, then
+// compressed PTX, one fat binary an object, and the linker puts the
+// objects' fat binaries back to back; NVIDIA's ptxas and fatbinary (the
+// native path's) write PTX, then the cubin.
 func TestSetKernelsReal(t *testing.T) {
 	lib := []fatbintest.Code{fatbintest.Cubin("8.7"), fatbintest.PTX("8.7")}
 	program := fatbintest.ELF(fatbintest.Fatbins(".nv_fatbin", FlashKernels(PlaceholderSM()), lib))
-	real := fatbintest.Fatbin(fatbintest.PTX("8.7"), fatbintest.Cubin("8.7"))
-	p := bytes.Clone(program)
-	n, err := SetKernels(p, 87, real)
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	require.Len(t, p, len(program))
-	require.Equal(t, []string{"compute_87 PTX", "sm_87 cubin", "sm_87 cubin", "compute_87 PTX"}, kernelNames(t, p))
-	ptxEntry := real[fatbin.HeaderSize : fatbin.HeaderSize+fatbin.EntryHeaderSize+1504]
-	require.True(t, bytes.Contains(p, ptxEntry), "the real fat binary's PTX entry, as it is")
+	compressedPTX := fatbintest.Code{Kind: fatbin.KindPTX, SM: computecap.MustParse("8.7"), Size: 700, Compressed: true}
+	nvcc := fatbintest.Fatbin(fatbintest.Cubin("8.7"), compressedPTX)
+	for name, tc := range map[string]struct {
+		real []byte
+		want []string
+	}{
+		"ptxas and fatbinary": {real: fatbintest.Fatbin(fatbintest.PTX("8.7"), fatbintest.Cubin("8.7")),
+			want: []string{"compute_87 PTX", "sm_87 cubin"}},
+		"nvcc, one object": {real: nvcc, want: []string{"sm_87 cubin", "compute_87 PTX"}},
+		"nvcc, the link of three objects": {real: bytes.Join([][]byte{nvcc, nvcc, nvcc}, nil),
+			want: []string{"sm_87 cubin", "compute_87 PTX", "sm_87 cubin", "compute_87 PTX", "sm_87 cubin", "compute_87 PTX"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := bytes.Clone(program)
+			n, err := SetKernels(p, 87, tc.real)
+			require.NoError(t, err)
+			require.Equal(t, len(tc.want), n)
+			require.Len(t, p, len(program))
+			require.Equal(t, append(tc.want, "sm_87 cubin", "compute_87 PTX"), kernelNames(t, p))
+			if tc.want[len(tc.want)-1] == "compute_87 PTX" {
+				ptx := tc.real[len(tc.real)-fatbin.EntryHeaderSize-704:]
+				require.True(t, bytes.Contains(p, ptx), "the compressed PTX behind the grown cubin, as nvcc wrote it")
+			}
+		})
+	}
 
-	_, err = SetKernels(bytes.Clone(program), 87, fatbintest.Fatbin(fatbintest.Cubin("8.7"), fatbintest.PTX("8.7")))
-	require.ErrorContains(t, err, "its last entry is compute_87 PTX, not an uncompressed cubin")
-	big := fatbintest.Fatbin(fatbintest.Code{Kind: fatbin.KindCubin, SM: computecap.MustParse("8.7"), Size: 20000})
+	_, err := SetKernels(bytes.Clone(program), 87, fatbintest.Fatbin(fatbintest.PTX("8.7"), compressedPTX))
+	require.ErrorContains(t, err, "holds no uncompressed cubin")
+	big := fatbintest.Fatbin(fatbintest.Code{Kind: fatbin.KindCubin, SM: computecap.MustParse("8.7"), Size: 80000})
 	_, err = SetKernels(bytes.Clone(program), 87, big)
 	require.ErrorContains(t, err, "more than the template's")
-	_, err = SetKernels(bytes.Clone(program), 87, append(bytes.Clone(real), real...))
-	require.ErrorContains(t, err, "not one fat binary")
+	_, err = SetKernels(bytes.Clone(program), 87, append(bytes.Clone(nvcc), 0, 0, 0, 0, 0, 0, 0, 0))
+	require.ErrorContains(t, err, fmt.Sprintf("not %d bytes of whole fat binaries", len(nvcc)+8))
 }

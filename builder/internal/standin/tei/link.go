@@ -42,10 +42,11 @@ func opensslDir(h Host) string {
 
 // link is rustc's final step, through the target's linker (see
 // linkerFor), as it fails: no linker, a library the build image lacks, or
-// an object the linker refuses (runLink).
-func link(p *BuildPlan, linker string, hostObjects []string, h Host) error {
+// an object the linker refuses (runLink). It returns the fat binaries the
+// router took from the kernels' archive.
+func link(p *BuildPlan, linker string, flash flashAttnBuild, h Host) ([]byte, error) {
 	if _, err := h.LookPath(linker); err != nil {
-		return &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
+		return nil, &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
 			Message: "error: linker `" + linker + "` not found\n  |\n  = note: No such file or directory (os error 2)"}
 	}
 	cuda := linkLibs(p.Facts.Linking, p.Facts.FlashAttn)
@@ -68,19 +69,20 @@ func link(p *BuildPlan, linker string, hostObjects []string, h Host) error {
 		}
 	}
 	if len(missing) == 0 {
-		// rustc's link line: openssl-sys's search folder and libraries.
-		libArgs := []string{"-L", h.path(sslDir)}
+		// rustc's link line: the kernels' archive, then openssl-sys's
+		// search folder and libraries.
+		libArgs := append(flash.linkArgs(), "-L", h.path(sslDir))
 		for _, lib := range opensslLibs {
 			libArgs = append(libArgs, "-l"+lib)
 		}
-		return runLink(linker, hostObjects, libArgs, p, h)
+		return runLink(linker, libArgs, p, h)
 	}
 	var notes []string
 	for _, lib := range missing {
 		notes = append(notes, "/usr/bin/ld: cannot find -l"+libName(lib)+": No such file or directory")
 	}
 	notes = append(notes, "collect2: error: ld returned 1 exit status")
-	return &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
+	return nil, &CompileError{Crate: p.Facts.Package, Kind: fmt.Sprintf("bin %q", p.Facts.Bin),
 		Message: "error: linking with `cc` failed: exit status: 1\n  |\n  = note: " + strings.Join(notes, "\n          ")}
 }
 

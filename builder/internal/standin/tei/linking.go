@@ -78,13 +78,28 @@ type BuildScriptError struct {
 	Script string
 	// Source is the file that panicked, Message what it said.
 	Source, Message string
+	// Thread is the thread that panicked: "main" when empty; "<unnamed>"
+	// for a rayon worker's (bindgen_cuda compiles on rayon's threads).
+	Thread string
+	// Output is what the script printed before it panicked, such as the
+	// messages of an nvcc it ran without capturing them.
+	Output string
 }
 
 func (e *BuildScriptError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "failed to run custom build command for `%s`\n\nCaused by:\n", e.Crate)
 	fmt.Fprintf(&b, "  process didn't exit successfully: `%s` (exit status: 101)\n  --- stderr\n", e.Script)
-	fmt.Fprintf(&b, "  thread 'main' panicked at %s:\n", e.Source)
+	for _, line := range strings.Split(strings.TrimRight(e.Output, "\n"), "\n") {
+		if line != "" {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+	}
+	thread := e.Thread
+	if thread == "" {
+		thread = "main"
+	}
+	fmt.Fprintf(&b, "  thread '%s' panicked at %s:\n", thread, e.Source)
 	for _, line := range strings.Split(e.Message, "\n") {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}

@@ -51,7 +51,11 @@ func rustc(args []string, stdout, stderr io.Writer) int {
 func run(args []string, stdout, stderr io.Writer) int {
 	h := tei.Host{Env: os.LookupEnv, LookPath: exec.LookPath, CPU: hostCPU(), Arch: runtime.GOARCH,
 		Output: func(name string, args ...string) ([]byte, error) { return exec.Command(name, args...).Output() },
-		Run:    func(name string, args ...string) ([]byte, error) { return exec.Command(name, args...).CombinedOutput() }}
+		Run: func(dir, name string, args ...string) ([]byte, error) {
+			cmd := exec.Command(name, args...)
+			cmd.Dir = dir
+			return cmd.CombinedOutput()
+		}}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "Rust's package manager (jetbake stand-in)\n\nUsage: cargo [OPTIONS] [COMMAND]")
 		return 0
@@ -228,14 +232,20 @@ func write(p *tei.BuildPlan) error {
 		return fmt.Errorf("this build image has no stand-in router for %s (%s): %w", orCPU(p.Facts.Linking), tmpl, err)
 	}
 	if p.Facts.ComputeCap > 0 {
-		// candle-flash-attn's kernels, compiled for CUDA_COMPUTE_CAP:
-		// NVIDIA's real fat binary where the image has one for it.
-		real, err := os.ReadFile(tei.FlashFatbinPath(p.Facts.ComputeCap))
-		if errors.Is(err, fs.ErrNotExist) {
-			real, err = nil, nil
-		}
-		if err != nil {
-			return err
+		// candle-flash-attn's kernels, compiled for CUDA_COMPUTE_CAP: what
+		// the link took from the archive nvcc made, when the build compiled
+		// real device code; else NVIDIA's real fat binary where the image
+		// has one for the SM.
+		real := p.Kernels
+		if real == nil {
+			var err error
+			real, err = os.ReadFile(tei.FlashFatbinPath(p.Facts.ComputeCap))
+			if errors.Is(err, fs.ErrNotExist) {
+				real, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
 		}
 		if _, err := tei.SetKernels(template, p.Facts.ComputeCap, real); err != nil {
 			return err

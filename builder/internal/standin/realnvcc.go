@@ -1,0 +1,135 @@
+package standin
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/jetbake/jetbake/builder/internal/nvreal"
+	"github.com/jetbake/jetbake/computecap"
+)
+
+// NVIDIA's real nvcc in the stand-in cross build bases. Debian carries
+// NVIDIA's CUDA 11.8 toolkit (`make deps` fetches it, package nvreal),
+// which targets the Jetsons of JetPack 5 and 6 (sm_72, sm_87) and not
+// Thor's sm_110, which needs CUDA 13. So the cross bases whose target is
+// targets/aarch64-linux (the Tegra releases) carry it, laid out as
+// NVIDIA's installer lays out a toolkit with its cross package
+// (cuda-cross-aarch64-11-8): /usr/local/cuda-11.8 with bin/ (nvcc,
+// nvcc.profile, ptxas, fatbinary, cudafe++, bin2c, crt/), nvvm/bin/cicc,
+// nvvm/libdevice and targets/aarch64-linux/{include,lib}; the release's
+// CUDA tree's bin/nvcc links to it. Its --version, --list-gpu-code, its
+// device code and its refusals are NVIDIA's own. nvlink (only -rdc and
+// -dlink need it), cuobjdump and nvdisasm are left out. The cross bases of
+// SBSA releases (JetPack 7, CUDA 13) keep the stand-in nvcc (nvcc.go).
+
+// realNvccTree is where the stand-in cross bases keep NVIDIA's CUDA 11.8
+// toolkit.
+const realNvccTree = "usr/local/cuda-11.8"
+
+// RealNvccVersion is the CUDA release of the real nvcc the stand-in cross
+// bases of Tegra releases carry.
+const RealNvccVersion = "11.8"
+
+// nvccProfile is nvcc.profile as NVIDIA's toolkit has it: nvcc reads it
+// from its own folder ($(_HERE_)), and finds cicc and libdevice under nvvm/
+// and the target's headers and libraries under $(_TARGET_DIR_), which it
+// sets to targets/aarch64-linux for an aarch64 host compiler.
+const nvccProfile = `
+TOP              = $(_HERE_)/..
+
+NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice
+
+LD_LIBRARY_PATH += $(TOP)/lib:
+PATH            += $(TOP)/nvvm/bin:$(_HERE_):
+
+INCLUDES        +=  "-I$(TOP)/$(_TARGET_DIR_)/include" $(_SPACE_)
+
+LIBRARIES        =+ $(_SPACE_) "-L$(TOP)/$(_TARGET_DIR_)/lib$(_TARGET_SIZE_)/stubs" "-L$(TOP)/$(_TARGET_DIR_)/lib$(_TARGET_SIZE_)"
+
+CUDAFE_FLAGS    +=
+PTXAS_FLAGS     +=
+`
+
+// RealNvcc says whether the stand-in of b carries NVIDIA's real nvcc: a
+// cross build base of a Tegra release.
+func (b Base) RealNvcc() bool { return b.Cross && b.Flavour == computecap.FlavourTegra }
+
+// realNvccLayer is the layer of NVIDIA's CUDA 11.8 toolkit at
+// realNvccTree, the same in every cross base that carries it: compressed
+// once, kept in k.Cache under its content's digest (cachedLayer).
+func (k Kit) realNvccLayer() (v1.Layer, error) {
+	p, err := nvreal.Find(k.Source)
+	if err != nil {
+		return nil, fmt.Errorf("stand-in cross base with NVIDIA's nvcc: %w", err)
+	}
+	l := newLayer()
+	bin := realNvccTree + "/bin/"
+	for dst, src := range map[string]string{
+		bin + "nvcc": p.Nvcc(), realNvccTree + "/nvvm/bin/cicc": p.Cicc(),
+		bin + "ptxas": p.CompilerTool("ptxas"), bin + "fatbinary": p.CompilerTool("fatbinary"),
+		bin + "cudafe++": p.CompilerTool("cudafe++"), bin + "bin2c": p.CompilerTool("bin2c"),
+	} {
+		if err := l.copyFile(dst, 0o755, src); err != nil {
+			return nil, err
+		}
+	}
+	l.file(bin+"nvcc.profile", 0o644, []byte(nvccProfile))
+	target := realNvccTree + "/targets/aarch64-linux/"
+	for dst, src := range map[string]string{bin + "crt": p.CRT(), realNvccTree + "/nvvm/libdevice": p.Libdevice(),
+		target + "include": p.TargetHeaders()} {
+		if err := copyTree(l, dst, src, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range []string{"libcudart_static.a", "libcudadevrt.a", "libculibos.a"} {
+		if err := l.copyFile(target+"lib/"+a, 0o644, filepath.Join(p.TargetStaticLibDir(), a)); err != nil {
+			return nil, err
+		}
+	}
+	return k.cachedLayer("real-nvcc", l)
+}
+
+// copyTree copies the folder src into l at dst ("" is the root), links
+// as links, less what skip (given the name in l) leaves out.
+func copyTree(l *layer, dst, src string, skip func(name string) bool) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(filepath.Join(dst, rel))
+		if name == "." {
+			return nil
+		}
+		if skip != nil && skip(name) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			l.dir(name)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			l.link(name, target)
+		case d.Type().IsRegular():
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return l.copyFile(name, int64(fi.Mode().Perm()), p)
+		}
+		return nil
+	})
+}
