@@ -4,16 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
+	"github.com/jetbake/jetbake/builder/internal/nvreal"
 )
 
 // crossNote says where the demo's cross build bases come from.
 const crossNote = "==> the shipped matrix names no cross_build_base (none is published): the demo gives each release the stand-in cross build base of its line " +
-	"(%s/jetbake/cross-build-base:cuda<CUDA>-<targets folder>-ubuntu<UBUNTU>: Debian's real aarch64 cross gcc, linux/amd64), as a user adds theirs, " +
+	"(%s/jetbake/cross-build-base:cuda<CUDA>-<targets folder>-ubuntu<UBUNTU>: Debian's real aarch64 cross gcc, NVIDIA's nvcc 11.8 for the Tegra releases, linux/amd64), as a user adds theirs, " +
 	"so that the routers compile on this linux/amd64 machine and only the smoke runs use QEMU\n"
 
 // requireCross fails unless every release of report took the cross path on
@@ -63,4 +65,44 @@ func crossRefused(ctx context.Context, root string, env *e2e.Env, work, progress
 	}
 	sentence, _, _ := strings.Cut(r.Releases[0].Error, end)
 	return sentence + end, nil
+}
+
+// printCompilerOracle holds the routers the cross path built against
+// NVIDIA's cuobjdump (package nvreal's oracle): jetbake's fat-binary
+// reader, which the audit uses, must list each one's cubins and PTX as
+// cuobjdump does. The Tegra releases' kernels come from NVIDIA's nvcc 11.8
+// in their cross bases (an sm_XX cubin and PTX a kernel file, first); the
+// SBSA ones' from the stand-in nvcc.
+func printCompilerOracle(ctx context.Context, out io.Writer, root, work string, report *imagebuild.Report, images map[string]e2e.Unpacked) error {
+	parts, err := nvreal.Find(root)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "==> the routers' CUDA code as NVIDIA's cuobjdump lists it, beside jetbake's reader (the Tegra releases' kernels are NVIDIA's nvcc 11.8's)")
+	for _, rr := range report.Releases {
+		img, ok := images[rr.Name]
+		if !ok || rr.BuildPath != "cross" {
+			continue
+		}
+		for _, b := range rr.Binaries {
+			scratch, err := os.MkdirTemp(work, "oracle-")
+			if err != nil {
+				return err
+			}
+			cmp, err := parts.Compare(ctx, filepath.Join(img.Rootfs, "usr/local/bin", b.Binary), scratch)
+			if err != nil {
+				return fmt.Errorf("cuobjdump on %s/%s: %w", rr.Name, b.Binary, err)
+			}
+			if !cmp.Agrees() {
+				return fmt.Errorf("%s/%s: jetbake reads %s, cuobjdump lists %s (%v)", rr.Name, b.Binary, cmp.Jetbake, cmp.Cuobjdump, cmp.ModuleFaults)
+			}
+			head := cmp.Cuobjdump
+			if len(head) > 4 {
+				head = head[:4]
+			}
+			fmt.Fprintf(out, "    %s/%s: %s, ... (%d entries in %d fat binaries): cuobjdump and jetbake agree\n",
+				rr.Name, b.Binary, head, len(cmp.Cuobjdump), cmp.Modules)
+		}
+	}
+	return nil
 }

@@ -232,6 +232,9 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if err != nil {
 		return err
 	}
+	if err := printCompilerOracle(ctx, out, env.RepoRoot, work, report, images); err != nil {
+		return err
+	}
 	hosts, err := e2e.WriteHosts(ctx, env.Kit().Cache, filepath.Join(work, "hosts"))
 	if err != nil {
 		return err

@@ -180,6 +180,10 @@ func TestRouterContract(t *testing.T) {
 		checkCross(t, f)
 	})
 
+	t.Run("the QEMU path with NVIDIA's arm64 nvcc: cicc and ptxas compile the router's kernels under QEMU", func(t *testing.T) {
+		checkNativeNvcc(t, f)
+	})
+
 	t.Run("a router compiled for the wrong SM: the audit refuses the release before any tag", func(t *testing.T) {
 		checkAudit(t, f)
 	})

@@ -27,6 +27,8 @@ type Parts struct {
 	// TargetDev is the arm64 nvidia-cuda-dev's part an aarch64 compile
 	// needs: the CUDA headers (usr/include) and the static CUDA runtime.
 	TargetDev string
+	// NvccArm64 is the arm64 toolkit's compiler (Compiler("arm64")).
+	NvccArm64 string
 	// Made is where the real fat binaries made from them are cached
 	// (bin/nvidia-fatbins; see Fatbin).
 	Made string
@@ -38,9 +40,9 @@ func Find(repoRoot string) (Parts, error) {
 	deps := filepath.Join(repoRoot, "bin", "deps")
 	p := Parts{Toolkit: filepath.Join(deps, "nvidia-cuda-amd64"), CUDALibs: filepath.Join(deps, "nvidia-cuda-arm64"),
 		Driver: filepath.Join(deps, "nvidia-driver-arm64"), TargetDev: filepath.Join(deps, "nvidia-cuda-dev-arm64"),
-		Made: filepath.Join(repoRoot, "bin", "nvidia-fatbins")}
-	for _, f := range []string{p.Cuobjdump(), p.Ptxas(), p.Fatbinary(), p.Libcuda(), p.NvidiaSmi(), p.Nvcc(), p.Cicc(),
-		filepath.Join(p.TargetHeaders(), "cuda_runtime.h")} {
+		NvccArm64: filepath.Join(deps, "nvidia-nvcc-arm64"), Made: filepath.Join(repoRoot, "bin", "nvidia-fatbins")}
+	for _, f := range []string{p.Cuobjdump(), p.Ptxas(), p.Fatbinary(), p.Libcuda(), p.NvidiaSmi(), p.Compiler("amd64").Nvcc(),
+		p.Compiler("amd64").Cicc(), p.Compiler("arm64").Cicc(), filepath.Join(p.TargetHeaders(), "cuda_runtime.h")} {
 		if _, err := os.Stat(f); err != nil {
 			return Parts{}, fmt.Errorf("the test bed lacks NVIDIA's %s: run 'make deps' as root (it fetches NVIDIA's packages from Debian's non-free component)", f)
 		}
@@ -57,29 +59,42 @@ func (p Parts) Ptxas() string { return filepath.Join(p.Toolkit, "usr", "bin", "p
 // Fatbinary is NVIDIA's fat-binary writer (amd64).
 func (p Parts) Fatbinary() string { return filepath.Join(p.Toolkit, "usr", "bin", "fatbinary") }
 
-// compilerDir is the folder of Debian's nvidia-cuda-toolkit that holds
-// NVIDIA's nvcc, cicc and crt/ (Debian's /usr/bin/nvcc is a script that
-// runs the nvcc there).
-func (p Parts) compilerDir() string {
-	return filepath.Join(p.Toolkit, "usr", "lib", "nvidia-cuda-toolkit")
+// Compiler is NVIDIA's CUDA 11.8 compiler of one architecture, as Debian's
+// nvidia-cuda-toolkit unpacks: nvcc, cicc and crt/ under
+// usr/lib/nvidia-cuda-toolkit (Debian's /usr/bin/nvcc is a script that
+// runs the nvcc there), and the device-code tools in usr/bin.
+type Compiler struct {
+	// Root is the unpacked package's root.
+	Root string
 }
 
-// Nvcc is NVIDIA's CUDA compiler driver 11.8 (amd64); it reads
-// nvcc.profile from its own folder.
-func (p Parts) Nvcc() string { return filepath.Join(p.compilerDir(), "bin", "nvcc") }
+// Compiler is the compiler for arch ("amd64": the toolkit at Toolkit;
+// "arm64": aarch64 programs, which run under QEMU here).
+func (p Parts) Compiler(arch string) Compiler {
+	if arch == "arm64" {
+		return Compiler{Root: p.NvccArm64}
+	}
+	return Compiler{Root: p.Toolkit}
+}
 
-// Cicc is NVIDIA's CUDA front end (amd64), which nvcc runs.
-func (p Parts) Cicc() string { return filepath.Join(p.compilerDir(), "bin", "cicc") }
+func (c Compiler) dir() string { return filepath.Join(c.Root, "usr", "lib", "nvidia-cuda-toolkit") }
+
+// Nvcc is NVIDIA's CUDA compiler driver; it reads nvcc.profile from the
+// folder it was started from.
+func (c Compiler) Nvcc() string { return filepath.Join(c.dir(), "bin", "nvcc") }
+
+// Cicc is NVIDIA's CUDA front end, which nvcc runs.
+func (c Compiler) Cicc() string { return filepath.Join(c.dir(), "bin", "cicc") }
 
 // CRT is the folder of nvcc's link stubs (link.stub, prelink.stub).
-func (p Parts) CRT() string { return filepath.Join(p.compilerDir(), "bin", "crt") }
+func (c Compiler) CRT() string { return filepath.Join(c.dir(), "bin", "crt") }
 
 // Libdevice is the folder of NVIDIA's libdevice bitcode, which cicc links.
-func (p Parts) Libdevice() string { return filepath.Join(p.compilerDir(), "libdevice") }
+func (c Compiler) Libdevice() string { return filepath.Join(c.dir(), "libdevice") }
 
-// CompilerTool is one of the device-code programs nvcc runs (ptxas,
-// fatbinary, cudafe++, bin2c, nvlink), amd64.
-func (p Parts) CompilerTool(name string) string { return filepath.Join(p.Toolkit, "usr", "bin", name) }
+// Tool is one of the device-code programs nvcc runs (ptxas, fatbinary,
+// cudafe++, bin2c).
+func (c Compiler) Tool(name string) string { return filepath.Join(c.Root, "usr", "bin", name) }
 
 // TargetHeaders is the folder of the CUDA headers for aarch64 (Debian's
 // /usr/include of the arm64 nvidia-cuda-dev).

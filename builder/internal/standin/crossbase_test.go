@@ -52,15 +52,21 @@ func crossBuildIn(t *testing.T, root string) (string, int) {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
-	// A build's container has /proc (sccache finds itself through
-	// /proc/self/exe) and /dev (cargo gives rustc /dev/null as stdin).
+	mountBuildDirs(t, root)
+	return inImage(t, root, crossRun, env...)
+}
+
+// mountBuildDirs mounts what a build's container has under root until the
+// test ends: /proc (sccache finds itself through /proc/self/exe) and /dev
+// (cargo gives rustc /dev/null as stdin).
+func mountBuildDirs(t *testing.T, root string) {
+	t.Helper()
 	for _, m := range [][]string{{"-t", "proc", "proc", "proc"}, {"--bind", "/dev", "dev"}} {
 		at := filepath.Join(root, m[len(m)-1])
 		require.NoError(t, os.MkdirAll(at, 0o755))
 		require.NoError(t, exec.Command("mount", append(m[:len(m)-1], at)...).Run())
-		defer func() { require.NoError(t, exec.Command("umount", at).Run()) }()
+		t.Cleanup(func() { require.NoError(t, exec.Command("umount", at).Run()) })
 	}
-	return inImage(t, root, crossRun, env...)
 }
 
 // The stand-in cross build base is a linux/amd64 image in which the cross
@@ -88,16 +94,16 @@ func TestStandinCrossBase(t *testing.T) {
 	require.Len(t, objs, 1)
 	require.Equal(t, elf.EM_AARCH64, machineOf(t, objs[0]), "nvcc's host object, through -ccbin aarch64-linux-gnu-gcc")
 	require.True(t, strings.Contains(out, "installing component 'rust-std' for 'aarch64-unknown-linux-gnu'"), out)
-	checkRealNvccRouter(t, k, root, router, 87)
+	checkRealNvccRouter(t, k, root, router, 87, "aarch64-linux-gnu-gcc")
 }
 
 // checkRealNvccRouter holds a router that a cross base with NVIDIA's nvcc
 // built for sm against nvcc's own answers and cuobjdump: the base's nvcc
 // is NVIDIA's 11.8; the router's .nv_fatbin holds, as cuobjdump lists it,
 // the sm cubin and (compressed) PTX nvcc made of each of the stand-in
-// candle-flash-attn's four kernel files, one fat binary each, in the
+// candle-flash-attn's two kernel files, one fat binary each, in the
 // archive's order, and no module of the template's is left.
-func checkRealNvccRouter(t *testing.T, k Kit, root, router string, sm int) {
+func checkRealNvccRouter(t *testing.T, k Kit, root, router string, sm int, ccbin string) {
 	t.Helper()
 	out, code := inImage(t, root, "/usr/local/cuda/bin/nvcc --version && /usr/local/cuda/bin/nvcc --list-gpu-code")
 	require.Equal(t, 0, code, out)
@@ -110,7 +116,7 @@ func checkRealNvccRouter(t *testing.T, k Kit, root, router string, sm int) {
 		"--gpu-architecture=sm_110":             "nvcc fatal   : Value 'sm_110' is not defined for option 'gpu-architecture'",
 		"-gencode arch=compute_110,code=sm_110": "nvcc fatal   : Unsupported gpu architecture 'compute_110'",
 	} {
-		out, code := inImage(t, root, "cd /tmp && echo '__global__ void k(){}' > k.cu && /usr/local/cuda/bin/nvcc -ccbin aarch64-linux-gnu-gcc -c "+args+" k.cu")
+		out, code := inImage(t, root, "cd /tmp && echo '__global__ void k(){}' > k.cu && /usr/local/cuda/bin/nvcc -ccbin "+ccbin+" -c "+args+" k.cu")
 		require.Equal(t, 1, code, out)
 		require.Contains(t, out, want)
 	}
@@ -123,8 +129,8 @@ func checkRealNvccRouter(t *testing.T, k Kit, root, router string, sm int) {
 	// The kernels' module comes first in the template (routerKernels), the
 	// static CUDA libraries' after it.
 	name := fmt.Sprintf("sm_%d", sm)
-	require.GreaterOrEqual(t, len(cmp.Cuobjdump), 8)
-	require.Equal(t, strings.Repeat(name+" cubin, "+name+" PTX, ", 4), cmp.Cuobjdump[:8].String()+", ", "nvcc's cubin and PTX of each kernel file")
+	require.GreaterOrEqual(t, len(cmp.Cuobjdump), 4)
+	require.Equal(t, strings.Repeat(name+" cubin, "+name+" PTX, ", 2), cmp.Cuobjdump[:4].String()+", ", "nvcc's cubin and PTX of each kernel file")
 	require.NotContains(t, cmp.Cuobjdump.String(), tei.PlaceholderSM().SM(), "no module of the template's is left")
 }
 

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -55,23 +56,33 @@ PTXAS_FLAGS     +=
 `
 
 // RealNvcc says whether the stand-in of b carries NVIDIA's real nvcc: a
-// cross build base of a Tegra release.
-func (b Base) RealNvcc() bool { return b.Cross && b.Flavour == computecap.FlavourTegra }
+// cross build base of a Tegra release, or an arm64 devel base of one made
+// with NativeNvcc.
+func (b Base) RealNvcc() bool {
+	return b.Flavour == computecap.FlavourTegra && (b.Cross || b.NativeNvcc && b.Devel)
+}
 
-// realNvccLayer is the layer of NVIDIA's CUDA 11.8 toolkit at
-// realNvccTree, the same in every cross base that carries it: compressed
-// once, kept in k.Cache under its content's digest (cachedLayer).
-func (k Kit) realNvccLayer() (v1.Layer, error) {
+// realNvccLayer is the layer of NVIDIA's CUDA 11.8 toolkit for arch (the
+// programs' architecture) at realNvccTree, and for arm64 Debian's GCC 11
+// under /usr, the same in every base that carries it: compressed once,
+// kept in k.Cache under its content's digest (cachedLayer).
+func (k Kit) realNvccLayer(arch Arch) (v1.Layer, error) {
 	p, err := nvreal.Find(k.Source)
 	if err != nil {
-		return nil, fmt.Errorf("stand-in cross base with NVIDIA's nvcc: %w", err)
+		return nil, fmt.Errorf("stand-in base with NVIDIA's nvcc: %w", err)
 	}
+	c := p.Compiler(string(arch))
 	l := newLayer()
+	if arch == ARM64 {
+		if err := k.addGCC11(l); err != nil {
+			return nil, err
+		}
+	}
 	bin := realNvccTree + "/bin/"
 	for dst, src := range map[string]string{
-		bin + "nvcc": p.Nvcc(), realNvccTree + "/nvvm/bin/cicc": p.Cicc(),
-		bin + "ptxas": p.CompilerTool("ptxas"), bin + "fatbinary": p.CompilerTool("fatbinary"),
-		bin + "cudafe++": p.CompilerTool("cudafe++"), bin + "bin2c": p.CompilerTool("bin2c"),
+		bin + "nvcc": c.Nvcc(), realNvccTree + "/nvvm/bin/cicc": c.Cicc(),
+		bin + "ptxas": c.Tool("ptxas"), bin + "fatbinary": c.Tool("fatbinary"),
+		bin + "cudafe++": c.Tool("cudafe++"), bin + "bin2c": c.Tool("bin2c"),
 	} {
 		if err := l.copyFile(dst, 0o755, src); err != nil {
 			return nil, err
@@ -79,7 +90,7 @@ func (k Kit) realNvccLayer() (v1.Layer, error) {
 	}
 	l.file(bin+"nvcc.profile", 0o644, []byte(nvccProfile))
 	target := realNvccTree + "/targets/aarch64-linux/"
-	for dst, src := range map[string]string{bin + "crt": p.CRT(), realNvccTree + "/nvvm/libdevice": p.Libdevice(),
+	for dst, src := range map[string]string{bin + "crt": c.CRT(), realNvccTree + "/nvvm/libdevice": c.Libdevice(),
 		target + "include": p.TargetHeaders()} {
 		if err := copyTree(l, dst, src, nil); err != nil {
 			return nil, err
@@ -90,8 +101,28 @@ func (k Kit) realNvccLayer() (v1.Layer, error) {
 			return nil, err
 		}
 	}
-	return k.cachedLayer("real-nvcc", l)
+	return k.cachedLayer("real-nvcc-"+string(arch), l)
 }
+
+// addGCC11 adds Debian's arm64 GCC 11, g++ and binutils (`make deps`:
+// bin/deps/gcc11-arm64) under their own paths, less what the cross tree
+// leaves out too (crossSkip; but the binutils' libbfd and libopcodes, which
+// as and ld link here), the static C library and gprofng.
+func (k Kit) addGCC11(l *layer) error {
+	root := filepath.Join(k.Source, "bin", "deps", "gcc11-arm64")
+	if _, err := os.Stat(filepath.Join(root, "usr/bin/aarch64-linux-gnu-g++-11")); err != nil {
+		return fmt.Errorf("Debian's arm64 GCC 11 at %s (run 'make deps' to fetch it): %w", root, err)
+	}
+	return copyTree(l, "", root, func(name string) bool {
+		return crossSkip(name) && !strings.Contains(name, "-system.so") || name == "VERSIONS" || name == "usr/lib/aarch64-linux-gnu/libc.a" || strings.Contains(name, "gprofng") ||
+			strings.Contains(name, "gp-")
+	})
+}
+
+// gccLinks are build-essential's links in a base with NativeNvcc: Ubuntu
+// 22.04's gcc, g++ and cpp are GCC 11's, and cc and c++ are theirs.
+var gccLinks = map[string]string{"usr/bin/gcc": "gcc-11", "usr/bin/g++": "g++-11", "usr/bin/cpp": "cpp-11",
+	"usr/bin/cc": "gcc-11", "usr/bin/c++": "g++-11"}
 
 // copyTree copies the folder src into l at dst ("" is the root), links
 // as links, less what skip (given the name in l) leaves out.

@@ -79,6 +79,11 @@ type Base struct {
 	// cross build base instead of the target's (libssl-dev:arm64), as a
 	// base made by someone who forgot the :arm64: the wrong-architecture row.
 	HostSSL bool
+	// NativeNvcc gives an arm64 devel base of a Tegra release NVIDIA's
+	// arm64 nvcc 11.8 and Debian's arm64 GCC 11 as build-essential
+	// (realnvcc.go): the native path's compile of the router's kernels runs
+	// NVIDIA's cicc and ptxas, under QEMU on an amd64 node.
+	NativeNvcc bool
 }
 
 // Platform is the image's platform: linux/amd64 for a cross build base,
@@ -187,13 +192,15 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 			return nil, err
 		}
 		layers = []v1.Layer{tree, layer}
-		if b.RealNvcc() {
-			nvcc, err := k.realNvccLayer()
-			if err != nil {
-				return nil, err
-			}
-			layers = []v1.Layer{tree, nvcc, layer}
+	}
+	if b.RealNvcc() {
+		// NVIDIA's nvcc (and, natively, Debian's GCC 11) below the
+		// base's own files.
+		nvcc, err := k.realNvccLayer(b.toolArch())
+		if err != nil {
+			return nil, err
 		}
+		layers = append(layers[:len(layers)-1], nvcc, layer)
 	}
 	img, err := mutate.AppendLayers(empty.Image, layers...)
 	if err != nil {
@@ -242,6 +249,12 @@ func (k Kit) rootLayer(ctx context.Context, b Base) (v1.Layer, error) {
 	l.file("bin/busybox", 0o755, busybox)
 	for _, a := range applets {
 		l.link("bin/"+a, "busybox")
+	}
+	if b.RealNvcc() {
+		// Ubuntu's /bin/sh, dash (in realNvccLayer's GCC tree), which nvcc
+		// runs its steps with: busybox's sh runs its own applets first,
+		// and nvcc --lib would get busybox's ar.
+		l.link("bin/sh", "dash")
 	}
 	// coreutils' install, which busybox-static lacks.
 	l.file("usr/bin/install", 0o755, installScript)

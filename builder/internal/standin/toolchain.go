@@ -62,7 +62,13 @@ func (k Kit) aptIndexFor(ctx context.Context, b Base) (*aptIndex, error) {
 	pkgConfig := tool("pkg-config", "pkg-config")
 	pkgConfig.installed = b.Cross
 	x.add(pkgConfig)
-	x.add(tool("build-essential", "cc", "gcc", "make"))
+	if b.RealNvcc() && !b.Cross {
+		// Debian's real GCC 11 (realnvcc.go), installed.
+		x.add(&aptPackage{name: "build-essential", installed: true, links: gccLinks,
+			files: map[string][]byte{"usr/bin/make": toolScript}})
+	} else {
+		x.add(tool("build-essential", "cc", "gcc", "make"))
+	}
 	x.add(tool("git", "git"))
 	x.add(tool("protobuf-compiler", "protoc"))
 	x.add(tool("unzip", "unzip"))

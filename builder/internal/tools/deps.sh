@@ -131,6 +131,22 @@ if [ ! -e "$cache/cross-amd64/usr/bin/aarch64-linux-gnu-g++-11" ] || [ ! -x "$ca
     libc6 libgmp10 libmpfr6 libmpc3 libisl23 zlib1g libzstd1 libjansson4 libbinutils libstdc++6 libgcc-s1 busybox-static
   for tool in gcc g++ cpp; do ln -sf "aarch64-linux-gnu-$tool-11" "$cache/cross-amd64/usr/bin/aarch64-linux-gnu-$tool"; done
 fi
+# Debian's arm64 GCC 11 with g++ and binutils, the host compiler of NVIDIA's
+# arm64 nvcc in the stand-in build base of the native path's real-compiler
+# case (docs/testbed.md): what a devel image's build-essential gives nvcc on
+# a Jetson (Ubuntu 22.04's GCC 11): the compiler drivers and cc1plus, the C
+# and C++ headers, start files and libraries, ar, as and ld, and the
+# programs' arm64 shared-library closure, and dash, Ubuntu's /bin/sh, which
+# nvcc runs its steps with (busybox's sh runs its own applets before PATH's
+# programs: its ar, not binutils', for nvcc --lib). Only the sanitizers',
+# OpenMP's and the Kerberos/RPC packages that apt's dependencies name are
+# left out: no compile of the router's kernels opens them.
+if [ ! -x "$cache/gcc11-arm64/usr/bin/aarch64-linux-gnu-g++-11" ] || [ ! -x "$cache/gcc11-arm64/bin/dash" ]; then
+  echo "deps: fetching Debian's arm64 GCC 11 and binutils (the host compiler of NVIDIA's arm64 nvcc)"
+  arm64_fetch gcc11-arm64 gcc-11 g++-11 cpp-11 gcc-11-base libgcc-11-dev libstdc++-11-dev libc6-dev libc-dev-bin linux-libc-dev \
+    libcrypt-dev libcrypt1 binutils binutils-aarch64-linux-gnu binutils-common libbinutils libctf0 libctf-nobfd0 libjansson4 \
+    libisl23 libmpc3 libmpfr6 libgmp10 zlib1g libzstd1 libstdc++6 libgcc-s1 libc6 dash
+fi
 # NVIDIA's own binaries from Debian's non-free component (the same Debian
 # registry, another component), through a private apt configuration: its own
 # sources list naming non-free and its own lists folder, so that the
@@ -140,6 +156,8 @@ fi
 #                        which the stand-in cross build bases compile the
 #                        router's kernels with; cuobjdump, ptxas,
 #                        fatbinary, nvdisasm; real sm_72/sm_87 code
+#   nvidia-nvcc-arm64    NVIDIA's CUDA 11.8 compiler for arm64 (aarch64
+#                        programs, run under QEMU)
 #   nvidia-cuda-dev-arm64  the CUDA headers and static CUDA runtime of
 #                        NVIDIA's arm64 nvidia-cuda-dev: the target's files
 #                        of an aarch64 compile
@@ -215,6 +233,15 @@ if [ ! -x "$cache/nvidia-cuda-amd64/usr/bin/cuobjdump" ] || [ ! -x "$cache/nvidi
   rm -rf "$cache/nvidia-cuda-amd64/usr/share" "$cache/nvidia-cuda-amd64/usr/lib/nvidia-cuda-toolkit/compute-sanitizer" \
     "$cache/nvidia-cuda-amd64/usr/lib/nvidia-cuda-toolkit/bin/"{gcc,g++,nvcc.profile}
   find "$cache/nvidia-cuda-amd64/usr/lib" -mindepth 1 -maxdepth 1 ! -name nvidia-cuda-toolkit -exec rm -rf {} +
+fi
+# NVIDIA's CUDA 11.8 compiler for arm64 (an aarch64 program: it runs under
+# QEMU here), for the native path's real-compiler case: nvcc, cicc, crt/,
+# libdevice and the device-code tools nvcc runs.
+if [ ! -x "$cache/nvidia-nvcc-arm64/usr/lib/nvidia-cuda-toolkit/bin/cicc" ]; then
+  echo "deps: fetching NVIDIA's arm64 CUDA 11.8 compiler (nvcc, cicc, ptxas, fatbinary) from Debian's non-free component"
+  NV_KEEP="./usr/lib/nvidia-cuda-toolkit/bin/nvcc ./usr/lib/nvidia-cuda-toolkit/bin/cicc ./usr/lib/nvidia-cuda-toolkit/bin/crt \
+./usr/lib/nvidia-cuda-toolkit/libdevice ./usr/bin/ptxas ./usr/bin/fatbinary ./usr/bin/cudafe++ ./usr/bin/bin2c" \
+    nv_fetch nvidia-nvcc-arm64 nvidia-cuda-toolkit:arm64=11.8.89
 fi
 # The target's files of a CUDA 11.8 compile for aarch64, from the arm64
 # nvidia-cuda-dev (636 MB to download): the CUDA headers (usr/include, 14

@@ -44,7 +44,7 @@ var flashAttnSource goembed.FS
 
 // flashAttnKernels are the kernel files its build.rs lists, entry point
 // first, as candle's does; each is one nvcc run.
-var flashAttnKernels = []string{"kernels/flash_api.cu", "kernels/activation.cu", "kernels/softmax.cu", "kernels/pooling.cu"}
+var flashAttnKernels = []string{"kernels/flash_api.cu", "kernels/pooling.cu"}
 
 // flashAttnArgs are candle-flash-attn's extra nvcc arguments (its build.rs
 // at candle 6381023, off MSVC).

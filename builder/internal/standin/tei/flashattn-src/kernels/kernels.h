@@ -1,7 +1,7 @@
 // The stand-in candle-flash-attn's kernels (jetbake's test bed; written for
-// it, not candle's code): the host functions that launch them, one .cu
-// file each, which bindgen_cuda compiles one nvcc run a file and archives
-// into libflashattention.a.
+// it, not candle's code): the host functions that launch them, declared
+// for the entry point (flash_api.cu); bindgen_cuda compiles each .cu file
+// in one nvcc run and archives them into libflashattention.a.
 #pragma once
 #include <cuda_runtime.h>
 
