@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,4 +31,27 @@ func TestValidateRouterStageTypo(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM ubuntu AS router\nRUN true\n"), 0o644))
 	r = run(t, "validate")
 	require.Equal(t, ExitOK, r.code, r.stderr)
+}
+
+// pick on a machine that is not a Jetson says so, with the fix, before it
+// asks a registry anything (issue 51 item 6): 127.0.0.1:1 would answer
+// "nothing answers" if it were asked.
+func TestPickNotAJetson(t *testing.T) {
+	empty := t.TempDir()
+	want := "the host under " + empty + " is not a Jetson: neither its device tree nor /sys/devices/soc0 names a Jetson SoC, " +
+		"so no image of 127.0.0.1:1/acme/router runs on it; fix: run jetbake pick on the Jetson itself, or pass --sysroot DIR with the board's root file system\n"
+	r := run(t, "pick", "--sysroot", empty, "127.0.0.1:1/acme/router")
+	require.Equal(t, ExitFailure, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, want, r.stderr)
+
+	r = run(t, "pick", "--sysroot", empty, "--format", "json", "127.0.0.1:1/acme/router")
+	require.Equal(t, ExitFailure, r.code, r.stderr)
+	var doc struct {
+		Sentence   string            `json:"sentence"`
+		Candidates []json.RawMessage `json:"candidates"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
+	require.Equal(t, strings.TrimSuffix(want, "\n"), doc.Sentence)
+	require.Empty(t, doc.Candidates)
 }

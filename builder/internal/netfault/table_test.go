@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/cli"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -131,10 +132,12 @@ func TestRegistryFaultTable(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	lockFile, err := os.ReadFile(locked)
 	require.NoError(t, err)
+	// pick looks at the host before the registry: give it a Jetson's root.
+	jetson := jetsonRoot(t)
 	var table strings.Builder
 	for _, f := range fs {
 		commands := [][]string{
-			{"pick", f.host + "/acme/router"},
+			{"pick", "--sysroot", jetson, f.host + "/acme/router"},
 			{"audit", f.host + "/acme/router:1", "--gpu", "8.7"},
 			{"lock", "--mirror", "nvcr.io=" + f.host},
 			{"lock", "--check", "--lock-file", locked, "--mirror", "nvcr.io=" + f.host},
@@ -179,6 +182,22 @@ func TestRegistryFaultTable(t *testing.T) {
 		}
 	}
 	t.Log("\n| command | fault | first line |\n|---|---|---|\n" + table.String())
+}
+
+// jetsonRoot is the root of a Jetson Orin on JetPack 6.2 as a container
+// sees it through NVIDIA's runtime, for pick, which says that a machine
+// is not a Jetson before it asks the registry anything.
+func jetsonRoot(t *testing.T) string {
+	root := t.TempDir()
+	for n, data := range map[string]string{
+		"etc/nv_tegra_release":    standin.TegraRelease("36.4.3"),
+		"sys/devices/soc0/family": "Tegra\n",
+		"sys/devices/soc0/soc_id": "35\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(n)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, n), []byte(data), 0o644))
+	}
+	return root
 }
 
 // command is the command's name as the table shows it: "lock --check".
