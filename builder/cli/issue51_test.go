@@ -55,3 +55,56 @@ func TestPickNotAJetson(t *testing.T) {
 	require.Equal(t, strings.TrimSuffix(want, "\n"), doc.Sentence)
 	require.Empty(t, doc.Candidates)
 }
+
+// init --app pytorch writes bases whose torch and Python the table knows,
+// and validate warns, with line and column, about the placeholders init
+// writes without --repository and --source; it still exits 0 (issue 51
+// item 7: plan said "torch unknown, Python unknown", validate said nothing).
+func TestInitAppPlaceholders(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	r := run(t, "init", "--app", "pytorch")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+
+	r = run(t, "plan")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.NotContains(t, r.stdout, "unknown")
+	require.Contains(t, r.stdout, "base:         nvcr.io/nvidia/pytorch:25.08-py3 (SBSA CUDA 13.0, from the table), torch 2.8.0a0, Python 3.12")
+
+	r = run(t, "validate")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "matrix.json: app app, 2 releases, 2 SM targets, 4 tags: ok")
+	require.Equal(t, `matrix.json:17:19: warning: image.repository: "ghcr.io/example/router": is the placeholder 'jetbake init' writes: `+
+		`images pushed there would go to a repository that is not yours; fix: set it to your own image repository, such as ghcr.io/ORG/NAME`+"\n"+
+		`matrix.json:18:15: warning: image.source: "https://github.com/example/router": is the placeholder 'jetbake init' writes: `+
+		`every image's org.opencontainers.image.source would name a repository that is not yours; fix: set it to your repository's URL, such as https://github.com/ORG/NAME`+"\n",
+		r.stderr)
+
+	r = run(t, "validate", "--format", "json")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	var doc struct {
+		OK       bool
+		Warnings []struct {
+			Path string
+			Line int
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc))
+	require.True(t, doc.OK)
+	require.Len(t, doc.Warnings, 2)
+	require.Equal(t, "image.repository", doc.Warnings[0].Path)
+	require.Equal(t, 17, doc.Warnings[0].Line)
+
+	r = run(t, "validate", "--format", "github")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "::warning file=matrix.json,line=17,col=19,title=image.repository::")
+
+	// The user's own repository: no warning.
+	other := t.TempDir()
+	t.Chdir(other)
+	r = run(t, "init", "--app", "pytorch", "--repository", "ghcr.io/acme/app", "--source", "https://github.com/acme/app")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	r = run(t, "validate")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+}
