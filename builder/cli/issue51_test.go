@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,4 +109,19 @@ func TestInitAppPlaceholders(t *testing.T) {
 	r = run(t, "validate")
 	require.Equal(t, ExitOK, r.code, r.stderr)
 	require.Empty(t, r.stderr)
+}
+
+// evidence add's registry fault is one line, naming the file, whose fix
+// names --timeout as every registry command's does; no summary line
+// follows (issue 51 item 9).
+func TestEvidenceAddRegistryFault(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(srv.Close)
+	repo := strings.TrimPrefix(srv.URL, "http://") + "/jetbake/router"
+	probe := probeFile(t, nil)
+	r := runEv(t, "evidence", "add", probe, "--matrix", supportedMatrix(t), "--repository", repo, "--timeout", "300ms")
+	require.Equal(t, ExitFailure, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, probe+": cannot tell which release "+probeDigest+" was built for: cannot look up "+repo+"@"+probeDigest+
+		": the registry did not answer in time; fix: check that the registry is up and reachable, or give it more time with --timeout\n", r.stderr)
 }
