@@ -254,7 +254,11 @@ func baseImageRows() []BaseImage {
 // "-igpu" containers; 26.02-py3-igpu was reported to run on a JetPack 7.2
 // (R39.2) Orin NX. CUDA, PyTorch and Python are filled in only where a
 // source gives them (25.06-py3-igpu: CUDA 12.9, torch 2.8.0a0, Python
-// 3.12); the rest stay empty, "unknown", never guessed. JetPack 5's
+// 3.12, from its catalog page; 25.08-py3, the one jetbake init writes for
+// JetPack 7.0: CUDA 13.0, torch 2.8.0a0 (2.8.0a0+34c6371d24) and Ubuntu
+// 24.04's Python 3.12, from NVIDIA's PyTorch release notes of 25.08,
+// https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-08.html);
+// the rest stay empty, "unknown", never guessed. JetPack 5's
 // Jetson containers are l4t-pytorch's: r35.2.1-pth2.0-py3 (L4T R35.2.1,
 // JetPack 5.1, PyTorch 2.0 on Ubuntu 20.04's Python 3.8 and JetPack 5's
 // CUDA 11.4), from NGC's l4t-pytorch catalog page; its other r35 tags
@@ -291,6 +295,9 @@ func frameworkRows() []FrameworkContainer {
 	r2506 := &rows[len(rows)-1]
 	r2506.CUDA, r2506.PyTorch, r2506.Python, r2506.Source = "12.9", "2.8.0a0", "3.12", catalog
 	rows = append(rows, months("25", 8, 11, "-py3", "7.0", FlavourSBSA)...)
+	r2508 := &rows[len(rows)-4]
+	r2508.CUDA, r2508.PyTorch, r2508.Python = "13.0", "2.8.0a0", "3.12"
+	r2508.Source = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-08.html"
 	rows = append(rows, months("25", 12, 12, "-py3", "7.1", FlavourSBSA)...)
 	rows = append(rows, months("26", 1, 3, "-py3", "7.1", FlavourSBSA)...)
 	reported := row("26.02-py3-igpu", "7.2", FlavourTegra)

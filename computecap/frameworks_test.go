@@ -43,9 +43,17 @@ func TestFrameworkContainerOf(t *testing.T) {
 			require.Equal(t, computecap.FlavourSBSA, row.Flavour, ref)
 		}
 	}
-	// Unknown values stay empty rather than guessed.
+	// 25.08-py3, the container jetbake init writes for JetPack 7.0, has
+	// its versions from its release notes (issue 51 item 7: plan said
+	// "torch unknown, Python unknown" for init's own matrix).
 	row, _ := tab.FrameworkContainerOf("nvcr.io/nvidia/pytorch:25.08-py3")
+	require.Equal(t, "25.08-py3", row.Tag)
+	require.Equal(t, []string{"13.0", "2.8.0a0", "3.12"}, []string{row.CUDA, row.PyTorch, row.Python})
+	require.Contains(t, row.Source, "rel-25-08")
+	// Unknown values stay empty rather than guessed.
+	row, _ = tab.FrameworkContainerOf("nvcr.io/nvidia/pytorch:25.09-py3")
 	require.Equal(t, "unknown", computecap.Unknown(row.CUDA))
+	require.Equal(t, "unknown", computecap.Unknown(row.PyTorch))
 	for _, ref := range []string{
 		"nvcr.io/nvidia/pytorch:25.07-py3-igpu", // NGC published no 25.07
 		"nvcr.io/nvidia/pytorch:26.06-py3",      // newer than the table

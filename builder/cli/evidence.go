@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // evidenceFlags say where jetbake learns which image a digest is and which
@@ -155,7 +156,7 @@ func runEvidenceAdd(cmd *cobra.Command, f *evidenceFlags, files []string) error 
 	for _, file := range files {
 		path, err := addOne(ctx, file, m, r, store, age)
 		if err != nil {
-			msg := err.Error()
+			msg := registryFaultWording(cmd, err)
 			if !strings.HasPrefix(msg, file+":") && !strings.Contains(msg, " "+file+" ") {
 				msg = file + ": " + msg // name the file once
 			}
@@ -169,9 +170,23 @@ func runEvidenceAdd(cmd *cobra.Command, f *evidenceFlags, files []string) error 
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: stored as %s\n", file, path)
 	}
 	if len(failed) > 0 {
-		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d evidence files not stored: %s", len(failed), len(files), strings.Join(failed, ", "))}
+		// Each file that was not stored has its one line, naming it, above.
+		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// registryFaultWording is err's sentence with a registry's fault, when
+// the sentence ends with it, worded with cmd's flags as every registry
+// command words it (registryFlagError): a deadline that passed names
+// --timeout, a name that does not resolve the command's offline way.
+func registryFaultWording(cmd *cobra.Command, err error) string {
+	msg := err.Error()
+	var re *refs.RegistryError
+	if !errors.As(err, &re) || !strings.HasSuffix(msg, re.Error()) {
+		return msg
+	}
+	return strings.TrimSuffix(msg, re.Error()) + registryFlagError(cmd, re).Error()
 }
 
 // addOne reads, admits and stores one file.

@@ -31,7 +31,7 @@ func TestInitAppPyTorch(t *testing.T) {
 	require.Equal(t, ExitOK, r.code, r.stderr)
 	for _, want := range []string{
 		"base:         nvcr.io/nvidia/pytorch:25.06-py3-igpu (Tegra CUDA 12.9, from the table), torch 2.8.0a0, Python 3.12",
-		"base:         nvcr.io/nvidia/pytorch:25.08-py3 (SBSA CUDA",
+		"base:         nvcr.io/nvidia/pytorch:25.08-py3 (SBSA CUDA 13.0, from the table), torch 2.8.0a0, Python 3.12",
 		"CUDA_ARCH_LIST=8.7", "CUDA_ARCH_LIST=11.0", "registry.example.com/acme/obliteratus:0.1.0-jetpack7.0",
 	} {
 		require.Contains(t, r.stdout, want)

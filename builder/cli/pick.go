@@ -31,8 +31,10 @@ func newPickCommand() *cobra.Command {
 			"and config only, no layers), applies the host rules of the entrypoint and prints the best image as\n" +
 			"REPOSITORY:TAG@DIGEST. It prefers the host's exact JetPack release, then the newest compatible one,\n" +
 			"then the supported tier over candidate. --explain says why each image was taken or refused. When\n" +
-			"nothing fits it exits 1 with one sentence naming what the host would need. Credentials come from\n" +
-			"the Docker config (docker login); --mirror reads the repository through a mirror.",
+			"nothing fits it exits 1 with one sentence naming what the host would need; on a machine that is not\n" +
+			"a Jetson it says so before it asks the registry anything (--sysroot reads a board's root file system\n" +
+			"mounted elsewhere). Credentials come from the Docker config (docker login); --mirror reads the\n" +
+			"repository through a mirror.",
 		Example: "  docker run --runtime nvidia $(jetbake pick ghcr.io/jetbake/text-embeddings-router)\n" +
 			"  jetbake pick --explain ghcr.io/jetbake/text-embeddings-router\n" +
 			"  jetbake pick --mirror ghcr.io=registry.local:5000 --format json ghcr.io/jetbake/text-embeddings-router",
@@ -65,7 +67,8 @@ func runPick(cmd *cobra.Command, repository string, f *pickFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := []imagepick.Option{imagepick.WithSysroot(f.sysroot), imagepick.WithMirrors(m)}
+	opts := []imagepick.Option{imagepick.WithSysroot(f.sysroot), imagepick.WithMirrors(m),
+		imagepick.WithNotJetsonFix("run jetbake pick on the Jetson itself, or pass --sysroot DIR with the board's root file system")}
 	if !f.quiet {
 		// The progress lines hold tags a registry chose: escape them.
 		stderr := cmd.ErrOrStderr()

@@ -17,6 +17,9 @@ type validateReport struct {
 	OK      bool                `json:"ok"`
 	Summary string              `json:"summary,omitempty"`
 	Errors  []matrix.FieldError `json:"errors"`
+	// Warnings are what a valid matrix should still change (the
+	// placeholders jetbake init writes); they do not fail validate.
+	Warnings []matrix.FieldError `json:"warnings"`
 }
 
 // newValidateCommand builds `jetbake validate`.
@@ -30,7 +33,10 @@ func newValidateCommand() *cobra.Command {
 			"the matrix's repository (its git work tree, or its folder outside git) unless --allow fs.read=PATH\n" +
 			"grants more, as 'docker buildx bake --allow' does. It prints one line per problem, naming the JSON\n" +
 			"path, the value and the fix, and exits 1 if there is any. For an app's matrix it also checks each\n" +
-			"release's framework container against NVIDIA's PyTorch containers by JetPack line (docs/apps.md).",
+			"release's framework container against NVIDIA's PyTorch containers by JetPack line (docs/apps.md).\n" +
+			"A valid matrix that still holds the placeholders 'jetbake init' writes (image.repository\n" +
+			"ghcr.io/example/router, image.source https://github.com/example/router) gets a warning naming the\n" +
+			"field and the fix, on stderr (in JSON, \"warnings\"), and exits 0.",
 		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
 			"  jetbake validate --format github   # annotations on the matrix's lines in a GitHub Actions run\n" +
 			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence\n" +
@@ -68,11 +74,14 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 		}
 	}
 	if f == formatJSON {
-		report := validateReport{File: path, OK: err == nil, Errors: []matrix.FieldError{}}
+		report := validateReport{File: path, OK: err == nil, Errors: []matrix.FieldError{}, Warnings: []matrix.FieldError{}}
 		if verr != nil {
 			report.Errors = verr.Errors
 		} else {
 			report.Summary = m.Summary()
+			if m.Warnings != nil {
+				report.Warnings = m.Warnings
+			}
 		}
 		if werr := writeJSON(cmd, report); werr != nil {
 			return werr
@@ -88,6 +97,14 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 	}
 	if err != nil {
 		return &ExitError{Code: ExitCode(err), Err: err}
+	}
+	if f == formatGitHub {
+		if _, werr := io.WriteString(cmd.OutOrStdout(), matrix.WarningAnnotations(path, m.Warnings)); werr != nil {
+			return werr
+		}
+	} else {
+		// Warnings leave the matrix valid: stderr, and exit 0.
+		_, _ = io.WriteString(cmd.ErrOrStderr(), matrix.WarningLines(path, m.Warnings))
 	}
 	_, werr := fmt.Fprintf(cmd.OutOrStdout(), "%s: %s: ok\n", path, m.Summary())
 	return werr

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -34,6 +35,35 @@ func describeHost(f hostfit.Host) string {
 		s += " and no L4T release"
 	}
 	return s
+}
+
+// defaultNotJetsonFix is the fix of a host that is not a Jetson, unless
+// WithNotJetsonFix words it for a command.
+const defaultNotJetsonFix = "run it on the Jetson itself, or give WithSysroot the board's root file system"
+
+// notJetsonSentence is the one sentence of a pick on a host that is not a
+// Jetson: "this machine is not a Jetson: neither its device tree nor
+// /sys/devices/soc0 names a Jetson SoC, so no image of REPO runs on it;
+// fix: ...". fix words the fix for the command (default
+// defaultNotJetsonFix).
+func notJetsonSentence(repository, sysroot string, f hostfit.Host, fix string) string {
+	if fix == "" {
+		fix = defaultNotJetsonFix
+	}
+	who := "this machine"
+	if filepath.Clean(sysroot) != "/" {
+		who = "the host under " + sysroot
+	}
+	if f.SoC == "" {
+		gpu := ""
+		if !f.GPU.IsZero() {
+			gpu = " (its GPU has SM " + f.GPU.String() + ")"
+		}
+		return fmt.Sprintf("%s is not a Jetson%s: neither its device tree nor /sys/devices/soc0 names a Jetson SoC, so no image of %s runs on it; fix: %s",
+			who, gpu, repository, fix)
+	}
+	return fmt.Sprintf("%s has a Jetson %s SoC (%s) but no L4T release (no /etc/nv_tegra_release, which JetPack installs), so no image of %s can be matched to its JetPack; fix: %s",
+		who, f.Family, f.SoC, repository, fix)
 }
 
 // noFitSentence is the one sentence of a failed pick: what the host is and

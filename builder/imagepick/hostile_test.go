@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/refs"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // failTransport fails the test when pick sends a request.
@@ -60,6 +63,50 @@ func TestPickSysrootMustExist(t *testing.T) {
 	require.EqualError(t, err, "sysroot "+missing+" does not exist: name the folder where the host's root file system is, or leave it at /")
 }
 
+// orinJetPack62 is a Jetson Orin on JetPack 6.2, for tests that need pick
+// to reach the registry.
+var orinJetPack62 = staticFacts{SoC: "tegra234", Family: "Orin", GPU: computecap.Capability{Major: 8, Minor: 7},
+	L4T: computecap.L4TVersion{Major: 36, Minor: 4, Patch: 3}, L4TVersion: "36.4.3", JetPack: "6.2"}
+
+// TestPickNotAJetson: on a machine that is not a Jetson, pick says so in
+// one sentence with the fix and sends no request (issue 51 item 6: it
+// failed on the registry first).
+func TestPickNotAJetson(t *testing.T) {
+	soc := t.TempDir()
+	for n, data := range map[string]string{"sys/devices/soc0/family": "Tegra\n", "sys/devices/soc0/soc_id": "35\n"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(soc, filepath.Dir(n)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(soc, n), []byte(data), 0o644))
+	}
+	empty := t.TempDir()
+	const repo = "ghcr.io/acme/router"
+	fix := "; fix: run it on the Jetson itself, or give WithSysroot the board's root file system"
+	tests := []struct {
+		name string
+		opt  Option
+		want string
+	}{
+		{"an empty root", WithSysroot(empty),
+			"the host under " + empty + " is not a Jetson: neither its device tree nor /sys/devices/soc0 names a Jetson SoC, so no image of " + repo + " runs on it" + fix},
+		{"a desktop GPU", WithHostFacts(staticFacts{GPU: computecap.Capability{Major: 8, Minor: 6}}),
+			"this machine is not a Jetson (its GPU has SM 8.6): neither its device tree nor /sys/devices/soc0 names a Jetson SoC, so no image of " + repo + " runs on it" + fix},
+		{"a Tegra SoC without L4T", WithSysroot(soc),
+			"the host under " + soc + " has a Jetson Orin SoC (tegra234) but no L4T release (no /etc/nv_tegra_release, which JetPack installs), so no image of " + repo + " can be matched to its JetPack" + fix},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Pick(t.Context(), repo, tt.opt, WithTransport(failTransport{t}))
+			var nf *NoFitError
+			require.ErrorAs(t, err, &nf)
+			require.Equal(t, tt.want, nf.Sentence)
+			require.Equal(t, tt.want, res.Sentence)
+			require.Nil(t, res.Best)
+			require.Empty(t, res.Candidates)
+		})
+	}
+	_, err := Pick(t.Context(), repo, WithSysroot(empty), WithTransport(failTransport{t}), WithNotJetsonFix("pass --sysroot DIR"))
+	require.ErrorContains(t, err, "runs on it; fix: pass --sysroot DIR")
+}
+
 // TestPickRegistryErrorsAreOneSentence serves a 500 with an HTML page, as a
 // proxy in front of a failing registry does: the error names the status,
 // the request and the fix, and holds none of the page.
@@ -76,7 +123,7 @@ func TestPickRegistryErrorsAreOneSentence(t *testing.T) {
 		})
 	})
 	repo := reg + "/jetbake/text-embeddings-router"
-	_, err := Pick(t.Context(), repo, WithHostFacts(staticFacts{}))
+	_, err := Pick(t.Context(), repo, WithHostFacts(orinJetPack62))
 	var rerr *refs.RegistryError
 	require.ErrorAs(t, err, &rerr)
 	require.EqualError(t, err, "cannot list the tags of "+repo+": the registry answered 500 Internal Server Error to GET http://"+reg+
@@ -92,7 +139,7 @@ func TestPickRegistryThatNeverAnswers(t *testing.T) {
 	defer cancel()
 	repo := strings.TrimPrefix(srv.URL, "http://") + "/jetbake/tei"
 	done := make(chan error, 1)
-	go func() { _, err := Pick(ctx, repo, WithHostFacts(staticFacts{})); done <- err }()
+	go func() { _, err := Pick(ctx, repo, WithHostFacts(orinJetPack62)); done <- err }()
 	select {
 	case err := <-done:
 		require.EqualError(t, err, "cannot list the tags of "+repo+": the registry did not answer in time; fix: check that the registry is up and reachable, or give it more time")

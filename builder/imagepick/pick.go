@@ -78,7 +78,13 @@ type options struct {
 	transport http.RoundTripper
 	platform  v1.Platform
 	progress  func(string)
+	notJetson string
 }
+
+// WithNotJetsonFix words the fix of a host that is not a Jetson for a
+// command; default "run it on the Jetson itself, or give WithSysroot the
+// board's root file system".
+func WithNotJetsonFix(fix string) Option { return func(o *options) { o.notJetson = fix } }
 
 // WithSysroot reads the host under root instead of "/" (the default).
 func WithSysroot(root string) Option { return func(o *options) { o.sysroot = root } }
@@ -105,7 +111,8 @@ func WithProgress(f func(string)) Option { return func(o *options) { o.progress 
 
 // Pick reads the host, lists the repository's tags, judges every image and
 // returns the result. When nothing fits it returns the result and a
-// *NoFitError. A repository that is not one (*RepositoryError) or a sysroot
+// *NoFitError; a host that is not a Jetson (no Tegra SoC or no L4T release)
+// is one, found before the registry is asked anything. A repository that is not one (*RepositoryError) or a sysroot
 // that is not a folder (*hostfit.SysrootError) is refused before anything is
 // read; other errors mean the host or the registry could not be read (a
 // registry's answer is a *refs.RegistryError).
@@ -125,6 +132,13 @@ func Pick(ctx context.Context, repository string, opts ...Option) (*Result, erro
 	facts, err := o.facts.Read(ctx, o.sysroot)
 	if err != nil {
 		return nil, fmt.Errorf("read the host under %s: %w", o.sysroot, err)
+	}
+	// No image runs on a host that is not a Jetson: say so before the
+	// registry is asked anything (it may not even be reachable from here).
+	if !facts.Jetson() {
+		res := &Result{Repository: repository, Host: facts, Candidates: []Candidate{},
+			Sentence: notJetsonSentence(repository, o.sysroot, facts, o.notJetson)}
+		return res, &NoFitError{Sentence: res.Sentence}
 	}
 	images, skipped, err := listImages(ctx, repository, repo, &o)
 	if err != nil {

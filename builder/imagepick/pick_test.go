@@ -133,8 +133,8 @@ func hostLines() []hostLine {
 		{name: "R38.4.0 Thor (JetPack 7.1)", l4t: "38.4.0", socID: 38, want: "jetpack7.0"},
 		{name: "R39.2.0 Thor (JetPack 7.2)", l4t: "39.2.0", socID: 38, want: "jetpack7.2"},
 		{name: "R39.2.0 Orin (JetPack 7.2)", l4t: "39.2.0", socID: 35, want: "jetpack7.2"},
-		{name: "no GPU", wantNeeds: "would need a Jetson Xavier (SM 7.2) or Orin (SM 8.7) or Thor (SM 11.0)"},
-		{name: "desktop GPU SM 8.6", facts: &desktop, wantNeeds: "a GPU with SM 8.6 and no L4T release: the host would need a Jetson"},
+		{name: "no GPU", wantNeeds: "is not a Jetson: neither its device tree nor /sys/devices/soc0 names a Jetson SoC"},
+		{name: "desktop GPU SM 8.6", facts: &desktop, wantNeeds: "this machine is not a Jetson (its GPU has SM 8.6)"},
 	}
 }
 

@@ -174,13 +174,39 @@ func covers(bad, path string) bool {
 // one "::error file=F,line=L,col=C,title=PATH::MESSAGE" line each, so that a
 // workflow run marks the lines of the matrix file.
 func (e *ValidationError) GitHubAnnotations() string {
+	return annotations("error", e.File, e.Errors)
+}
+
+// WarningAnnotations writes a matrix's warnings (Matrix.Warnings) as
+// GitHub Actions "::warning" workflow commands, one line each.
+func WarningAnnotations(file string, warnings []FieldError) string {
+	return annotations("warning", file, warnings)
+}
+
+// annotations writes one "::KIND file=F,line=L,col=C,title=PATH::MESSAGE"
+// line per problem.
+func annotations(kind, file string, errs []FieldError) string {
 	var b strings.Builder
-	for _, fe := range e.Errors {
-		b.WriteString("::error file=" + escapeProperty(e.File))
+	for _, fe := range errs {
+		b.WriteString("::" + kind + " file=" + escapeProperty(file))
 		if fe.Line > 0 {
 			b.WriteString(",line=" + strconv.Itoa(fe.Line) + ",col=" + strconv.Itoa(fe.Column))
 		}
 		b.WriteString(",title=" + escapeProperty(fe.Path) + "::" + escapeData(fe.Error()) + "\n")
+	}
+	return b.String()
+}
+
+// WarningLines writes a matrix's warnings one per line, as compilers do:
+// "matrix.json:17:19: warning: image.repository: ...".
+func WarningLines(file string, warnings []FieldError) string {
+	var b strings.Builder
+	for _, fe := range warnings {
+		b.WriteString(file)
+		if fe.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(fe.Line) + ":" + strconv.Itoa(fe.Column))
+		}
+		b.WriteString(": warning: " + fe.Error() + "\n")
 	}
 	return b.String()
 }

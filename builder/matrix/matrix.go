@@ -53,6 +53,10 @@ type Matrix struct {
 
 	// table is the table of Jetson facts the matrix was checked against.
 	table *computecap.Table
+
+	// Warnings are what a valid matrix should still change, with line
+	// and column: fields that hold the placeholders jetbake init writes.
+	Warnings []FieldError `json:"-"`
 }
 
 // Facts returns the table of Jetson facts the matrix was checked against:
@@ -332,6 +336,8 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		placeAll(all[len(shapeErrs):], pos, data)
 		return nil, &ValidationError{Errors: all}
 	}
+	m.Warnings = placeholderWarnings(&m)
+	placeAll(m.Warnings, pos, data)
 	return &m, nil
 }
 

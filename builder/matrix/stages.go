@@ -3,7 +3,10 @@ package matrix
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/agext/levenshtein"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
@@ -15,16 +18,13 @@ import (
 const runtimeBaseArg = "RUNTIME_BASE"
 
 // checkStages checks, in a local Dockerfile that BuildKit's parser reads,
-// that router.target and router.runtime_target are stages, that they are
-// not the same, and that the runtime stage starts, directly or through
-// other stages, from ${RUNTIME_BASE}. A Dockerfile the parser refuses is
-// left to `jetbake check` and the build, which name the line.
+// that router.target is a stage, always, and when router.runtime_target is
+// set, that it is a stage too, that the two are not the same, and that the
+// runtime stage starts, directly or through other stages, from
+// ${RUNTIME_BASE}. A Dockerfile the parser refuses is left to `jetbake
+// check` and the build, which name the line.
 func checkStages(m *Matrix, path string, errs *checker) {
-	rt := m.Router.RuntimeTarget
-	if m.App != nil {
-		rt = m.App.Target
-	}
-	if rt == "" {
+	if m.App != nil && m.App.Target == "" || m.App == nil && m.Router.Target == "" {
 		return
 	}
 	stages, ok := readStages(path)
@@ -32,20 +32,19 @@ func checkStages(m *Matrix, path string, errs *checker) {
 		return
 	}
 	if m.App != nil {
-		checkAppStage(stages, path, rt, errs)
+		checkAppStage(stages, path, m.App.Target, errs)
 		return
 	}
-	names := make([]string, 0, len(stages))
-	for _, s := range stages {
-		names = append(names, s.Name)
-	}
-	list := strings.Join(slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "" }), ", ")
-	for field, stage := range map[string]string{"router.target": m.Router.Target, "router.runtime_target": rt} {
-		if stage != "" && !slices.Contains(names, stage) {
-			errs.addString(field, stage, "is not a stage of "+path, "name one of its stages ("+list+")")
+	rt := m.Router.RuntimeTarget
+	names := stageNames(stages)
+	fields := []struct{ field, stage string }{{"router.target", m.Router.Target}, {"router.runtime_target", rt}}
+	for _, f := range fields {
+		if f.stage != "" && !slices.Contains(names, f.stage) {
+			errs.addString(f.field, f.stage, "is not a stage of "+path, missingStageFix(stages, path, f.field, f.stage))
 		}
 	}
 	switch {
+	case rt == "":
 	case rt == m.Router.Target:
 		errs.addString("router.runtime_target", rt, "is the stage that compiles the router",
 			"name the stage FROM ${RUNTIME_BASE} that images are assembled on, or remove runtime_target")
@@ -74,15 +73,9 @@ func readStages(path string) ([]instructions.Stage, bool) {
 // directly or through other stages, from ${BASE}, the release's framework
 // container.
 func checkAppStage(stages []instructions.Stage, path, target string, errs *checker) {
-	var names []string
-	for _, s := range stages {
-		if s.Name != "" {
-			names = append(names, s.Name)
-		}
-	}
 	switch {
-	case !slices.Contains(names, target):
-		errs.addString("app.target", target, "is not a stage of "+path, "name one of its stages ("+strings.Join(names, ", ")+")")
+	case !slices.Contains(stageNames(stages), target):
+		errs.addString("app.target", target, "is not a stage of "+path, missingStageFix(stages, path, "app.target", target))
 	case !fromArg(stages, target, BaseBuildArg):
 		errs.addString("app.target", target, "does not start from ${"+BaseBuildArg+"}: the image would not be built on the release's framework container",
 			"start the stage with ARG "+BaseBuildArg+" before the first FROM, and FROM ${"+BaseBuildArg+"} AS "+target)
@@ -106,4 +99,53 @@ func fromArg(stages []instructions.Stage, name, arg string) bool {
 		name = base
 	}
 	return false
+}
+
+// stageNames are the names of a Dockerfile's named stages, in order.
+func stageNames(stages []instructions.Stage) []string {
+	var names []string
+	for _, s := range stages {
+		if s.Name != "" {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
+// missingStageFix is the fix for a field that names a stage the Dockerfile
+// at path does not have: the stage it probably meant, with its file:line
+// (`/x/Dockerfile:1 names the stage "routr": did you mean "router"? rename
+// it (FROM ... AS router) or set router.target to "routr"`), else the
+// stages it has, else what to add.
+func missingStageFix(stages []instructions.Stage, path, field, want string) string {
+	names := stageNames(stages)
+	if near := nearestName(want, names); near != "" {
+		i := slices.IndexFunc(stages, func(s instructions.Stage) bool { return s.Name == near })
+		at := path
+		if loc := stages[i].Location; len(loc) > 0 {
+			at += ":" + strconv.Itoa(loc[0].Start.Line)
+		}
+		return at + " names the stage " + quote(near) + ": did you mean " + quote(want) +
+			"? rename it (FROM " + stages[i].BaseName + " AS " + want + ") or set " + field + " to " + quote(near)
+	}
+	if len(names) == 0 {
+		return "name a stage of it (FROM IMAGE AS " + want + "): it has no named stage"
+	}
+	return "name one of its stages (" + strings.Join(names, ", ") + "), or add the stage FROM IMAGE AS " + want
+}
+
+// nearestName is the one of names that key was probably meant to be (a
+// typo: an edit distance under 3, or one a prefix of the other), or "".
+func nearestName(key string, names []string) string {
+	best, bestDist := "", 3
+	for _, name := range names {
+		d := levenshtein.Distance(key, name, nil)
+		if len(key) >= 4 && len(name) >= 4 && (strings.HasPrefix(name, key) || strings.HasPrefix(key, name)) {
+			d = min(d, 1)
+		}
+		if d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	return best
 }

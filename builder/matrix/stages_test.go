@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,9 +61,74 @@ func TestRuntimeTargetStage(t *testing.T) {
 	require.ErrorAs(t, err, &verr)
 	found := find(verr.Errors, "router.target", "is not a stage of")
 	require.NotNil(t, found)
-	require.Equal(t, "name one of its stages (router, deps, runtime-base, wrong)", found.Fix)
+	require.Equal(t, "name one of its stages (router, deps, runtime-base, wrong), or add the stage FROM IMAGE AS compile", found.Fix)
 	require.NoError(t, loadWith(t, "FROM scratch AS router\nFROMX runtime\n", func(map[string]any) {}),
 		"a Dockerfile the parser refuses is left to check and build, which name the line")
+}
+
+// TestRouterTargetStage: router.target is checked against the Dockerfile's
+// stages with or without runtime_target (issue 51: validate said ok for a
+// Dockerfile whose only stage was "routr"), with the stage probably meant
+// and its line.
+func TestRouterTargetStage(t *testing.T) {
+	tests := []struct {
+		name, dockerfile, runtime, fix string
+	}{
+		{name: "a typo, no runtime target", dockerfile: "FROM ubuntu AS routr\nRUN true\n",
+			fix: `DIR/Dockerfile:1 names the stage "routr": did you mean "router"? rename it (FROM ubuntu AS router) or set router.target to "routr"`},
+		{name: "a typo on a later line", dockerfile: "ARG BUILD_BASE\nFROM scratch AS deps\n\nFROM ${BUILD_BASE} AS Routers\n",
+			fix: `DIR/Dockerfile:4 names the stage "routers": did you mean "router"? rename it (FROM ${BUILD_BASE} AS router) or set router.target to "routers"`},
+		{name: "no named stage", dockerfile: "FROM ubuntu\nRUN true\n",
+			fix: `name a stage of it (FROM IMAGE AS router): it has no named stage`},
+		{name: "other stages", dockerfile: "FROM ubuntu AS build\nFROM build AS final\n",
+			fix: `name one of its stages (build, final), or add the stage FROM IMAGE AS router`},
+		{name: "the stage exists", dockerfile: "FROM ubuntu AS router\n"},
+		{name: "with a runtime target", dockerfile: "ARG RUNTIME_BASE\nFROM ubuntu AS routr\nFROM ${RUNTIME_BASE} AS runtime\n", runtime: "runtime",
+			fix: `DIR/Dockerfile:2 names the stage "routr": did you mean "router"? rename it (FROM ubuntu AS router) or set router.target to "routr"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var dir string
+			err := loadWith(t, tt.dockerfile, func(r map[string]any) {
+				r["target"] = "router"
+				delete(r, "runtime_target")
+				if tt.runtime != "" {
+					r["runtime_target"] = tt.runtime
+				}
+			})
+			if tt.fix == "" {
+				require.NoError(t, err)
+				return
+			}
+			var verr *ValidationError
+			require.ErrorAs(t, err, &verr)
+			require.Len(t, verr.Errors, 1, "%v", verr)
+			found := verr.Errors[0]
+			require.Equal(t, "router.target", found.Path)
+			require.Equal(t, `"router"`, found.Value)
+			require.Contains(t, found.Message, "is not a stage of ")
+			dir = filepath.Dir(strings.TrimPrefix(found.Message, "is not a stage of "))
+			require.Equal(t, strings.ReplaceAll(tt.fix, "DIR", dir), found.Fix)
+			require.NotZero(t, found.Line, "the error points at router.target in the matrix")
+		})
+	}
+}
+
+func TestNearestName(t *testing.T) {
+	tests := []struct {
+		key   string
+		names []string
+		want  string
+	}{
+		{"router", []string{"routr"}, "routr"},
+		{"router", []string{"build", "routers", "rooter"}, "routers"},
+		{"router", []string{"runtime", "build"}, ""},
+		{"app", []string{"ap", "base"}, "ap"},
+		{"app", []string{}, ""},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, nearestName(tt.key, tt.names), "%s in %v", tt.key, tt.names)
+	}
 }
 
 func TestLinkingBuildArg(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/computecap"
 )
 
 // appMatrixFile is an app's matrix: JetPack 6.2 on Orin, JetPack 7.0 on Thor.
@@ -48,8 +49,8 @@ func TestPlanApp(t *testing.T) {
 
 	thor := p.Releases[1]
 	require.Equal(t, "thor", thor.AppBuildArgs["EXTRA"])
-	require.Equal(t, []Base{{Role: "app", Ref: thor.Base, Flavour: "sbsa", CUDA: UnknownUntilRead, From: FromTable,
-		PyTorch: "unknown", Python: "unknown"}}, thor.Bases)
+	require.Equal(t, []Base{{Role: "app", Ref: thor.Base, Flavour: "sbsa", CUDA: "13.0", From: FromTable,
+		PyTorch: "2.8.0a0", Python: "3.12"}}, thor.Bases)
 
 	// The JSON names the app, not an empty router.
 	data, err := json.Marshal(p)
@@ -75,4 +76,14 @@ func TestPlanVersionAndContext(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "1.9.3", routers.Version())
 	require.Equal(t, routers.Router.Context, routers.Context())
+}
+
+// A container whose row leaves its versions empty is shown as unknown,
+// never guessed; one the table does not know is read at build.
+func TestAppBaseUnknown(t *testing.T) {
+	tab := computecap.DefaultTable()
+	require.Equal(t, Base{Role: "app", Ref: "nvcr.io/nvidia/pytorch:25.09-py3", Flavour: "sbsa", CUDA: UnknownUntilRead, From: FromTable,
+		PyTorch: "unknown", Python: "unknown"}, appBase(tab, "nvcr.io/nvidia/pytorch:25.09-py3"))
+	require.Equal(t, Base{Role: "app", Ref: "ghcr.io/acme/torch:1", Flavour: UnknownUntilRead, CUDA: UnknownUntilRead, From: FromBuild},
+		appBase(tab, "ghcr.io/acme/torch:1"))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/entrypoint/cudaspec"
 	"github.com/jetbake/jetbake/entrypoint/evidencespec"
 	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
@@ -104,8 +105,8 @@ func TestRealDriverErrorNames(t *testing.T) {
 		nvidia[int32(n)], byName[f[1]] = f[1], true
 	}
 	require.Equal(t, "CUDA_ERROR_NO_DEVICE", nvidia[100])
-	require.Greater(t, len(nvidia), len(errorNames), "the driver names more errors than the probe's table")
-	for code, name := range errorNames {
+	require.Greater(t, len(nvidia), len(cudaspec.DriverErrorNames()), "the driver names more errors than the probe's table")
+	for code, name := range cudaspec.DriverErrorNames() {
 		require.Equal(t, nvidia[code], name, "CUresult %d", code)
 	}
 	for name := range evidencespec.KernelHints() {

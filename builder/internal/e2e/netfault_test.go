@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/builder/internal/standin"
 )
 
 // offlineFix is how every registry command's sentence ends where no name
@@ -51,13 +53,22 @@ func TestOfflineCommands(t *testing.T) {
 	code, _, stderr := offline(app, "init", "--app", "pytorch")
 	require.Equal(t, 0, code, "init needs no network: %s", stderr)
 
+	// pick says that a machine is not a Jetson before it asks a registry
+	// (issue 51): it runs here on a Jetson Orin's root.
+	jetson := t.TempDir()
+	for n, data := range map[string]string{"etc/nv_tegra_release": standin.TegraRelease("36.4.3"),
+		"sys/devices/soc0/family": "Tegra\n", "sys/devices/soc0/soc_id": "35\n"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(jetson, filepath.Dir(n)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(jetson, n), []byte(data), 0o644))
+	}
+
 	for _, tt := range []struct {
 		dir  string
 		args []string
 		host string
 		what string
 	}{
-		{dir: app, args: []string{"pick", "ghcr.io/acme/router"}, host: "ghcr.io", what: "cannot list the tags of ghcr.io/acme/router: "},
+		{dir: app, args: []string{"pick", "--sysroot", jetson, "ghcr.io/acme/router"}, host: "ghcr.io", what: "cannot list the tags of ghcr.io/acme/router: "},
 		{dir: app, args: []string{"audit", "ghcr.io/acme/router:1", "--gpu", "8.7"}, host: "ghcr.io", what: "cannot read ghcr.io/acme/router:1: "},
 		{dir: app, args: []string{"lock"}, host: "nvcr.io", what: "cannot resolve base nvcr.io/nvidia/pytorch:"},
 		{dir: root, args: []string{"support"}, host: "ghcr.io", what: "cannot look up ghcr.io/"},

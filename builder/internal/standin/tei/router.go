@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jetbake/jetbake/entrypoint/cudaspec"
 )
 
 // Driver is the CUDA driver API the router's compute-cap gate calls
@@ -135,27 +137,32 @@ func orNone(s string) string {
 	return s
 }
 
-// cuErrors are the CUresult values the stand-in driver returns, with the
-// names and strings of cuda.h and cuGetErrorString.
-var cuErrors = map[int][2]string{
-	1:   {"CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-	3:   {"CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-	34:  {"CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
-	35:  {"CUDA_ERROR_INSUFFICIENT_DRIVER", "CUDA driver version is insufficient for CUDA runtime version"},
-	100: {"CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-	101: {"CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+// cuErrorStrings are cuGetErrorString's texts of the CUresult values the
+// stand-in driver returns. Their names are the driver's own, from the
+// table jetbake-cudaprobe names errors with (cudaspec): the driver names
+// no CUresult 35 (cudaErrorInsufficientDriver is the CUDA runtime's), so
+// neither does the stand-in.
+var cuErrorStrings = map[int]string{
+	1:   "invalid argument",
+	3:   "initialization error",
+	34:  "CUDA driver is a stub library",
+	100: "no CUDA-capable device is detected",
+	101: "invalid device ordinal",
 }
 
+// cuErrorName is the driver's name of rc, as cudarc prints it, or
+// CUresult(N) for a code the driver has no name for.
 func cuErrorName(rc int) string {
-	if e, ok := cuErrors[rc]; ok {
-		return e[0]
+	if name := cudaspec.DriverErrorName(int32(rc)); name != "" {
+		return name
 	}
 	return "CUresult(" + strconv.Itoa(rc) + ")"
 }
 
+// cuErrorString is cuGetErrorString's text of rc.
 func cuErrorString(rc int) string {
-	if e, ok := cuErrors[rc]; ok {
-		return e[1]
+	if e, ok := cuErrorStrings[rc]; ok {
+		return e
 	}
 	return "unknown error"
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jetbake/jetbake/entrypoint/cudaspec"
 )
 
 type fakeDriver struct{ init, major, minor, rc int }
@@ -52,4 +54,30 @@ func TestRunRouter(t *testing.T) {
 	code, out, _ = runRouter(native, orin, generic, "--version")
 	require.Equal(t, ExitIllegalInstruction, code, "code tuned for SVE dies on a CPU without, --version too")
 	require.Empty(t, out)
+}
+
+// The stand-in router names the driver's errors with the names
+// jetbake-cudaprobe uses (cudaspec), which are the driver's own: no name
+// for 35, which is the CUDA runtime's cudaErrorInsufficientDriver, not a
+// CUresult (issue 51 item 11).
+func TestDriverErrorNames(t *testing.T) {
+	for code := range cuErrorStrings {
+		require.NotEmpty(t, cudaspec.DriverErrorName(int32(code)), "CUresult %d has a text but no driver name", code)
+		require.Equal(t, cudaspec.DriverErrorName(int32(code)), cuErrorName(code))
+	}
+	tests := []struct {
+		rc   int
+		want string
+	}{
+		{3, `DriverError(CUDA_ERROR_NOT_INITIALIZED, "initialization error")`},
+		{34, `DriverError(CUDA_ERROR_STUB_LIBRARY, "CUDA driver is a stub library")`},
+		{46, `DriverError(CUDA_ERROR_DEVICE_UNAVAILABLE, "unknown error")`},
+		{35, `DriverError(CUresult(35), "unknown error")`},
+		{12345, `DriverError(CUresult(12345), "unknown error")`},
+	}
+	for _, tt := range tests {
+		_, out, _ := runRouter(BuildFacts{Package: "text-embeddings-router", CUDA: true, ComputeCap: 87}, fakeDriver{init: tt.rc}, nil)
+		require.Contains(t, out, tt.want, "rc %d", tt.rc)
+		require.NotContains(t, out, "INSUFFICIENT_DRIVER")
+	}
 }
