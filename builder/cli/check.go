@@ -37,7 +37,7 @@ func newCheckCommand() *cobra.Command {
 		Args:    noArgs,
 	}
 	getFormat := addFormatFlag(cmd)
-	cmd.Flags().StringArrayVar(&releases, "release", nil, "check only this release (repeatable)")
+	cmd.Flags().StringSliceVar(&releases, "release", nil, "check only this release (repeatable, or comma-separated)")
 	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
 	addDaemonFlags(cmd, &d)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -83,6 +83,7 @@ func newCheckCommand() *cobra.Command {
 		}
 		return nil
 	}
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 

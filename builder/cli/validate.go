@@ -31,7 +31,7 @@ func newValidateCommand() *cobra.Command {
 			"grants more, as 'docker buildx bake --allow' does. It prints one line per problem, naming the JSON\n" +
 			"path, the value and the fix, and exits 1 if there is any. For an app's matrix it also checks each\n" +
 			"release's framework container against NVIDIA's PyTorch containers by JetPack line (docs/apps.md).",
-		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
+		Example: "  jetbake validate\n  jetbake validate -f ci/matrix.json --format json\n" +
 			"  jetbake validate --format github   # annotations on the matrix's lines in a GitHub Actions run\n" +
 			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence\n" +
 			"  jetbake validate --allow fs.read=../router   # a router folder outside the repository",
@@ -46,6 +46,7 @@ func newValidateCommand() *cobra.Command {
 		}
 		return runValidate(cmd, f, strict)
 	}
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 
@@ -87,7 +88,7 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 		return errors.Join(werr, &ExitError{Code: ExitFailure})
 	}
 	if err != nil {
-		return &ExitError{Code: ExitCode(err), Err: err}
+		return &ExitError{Code: ExitFailure, Err: err} // validate's finding, not bad input
 	}
 	_, werr := fmt.Fprintf(cmd.OutOrStdout(), "%s: %s: ok\n", path, m.Summary())
 	return werr
