@@ -49,6 +49,9 @@ func newCheckCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if err := imagebuild.CheckOptions(p, imagebuild.WithReleases(releases...)); err != nil {
+			return flagError(err) // an unknown --release, before any daemon is dialed
+		}
 		daemons, err := d.daemons()
 		if err != nil {
 			return err
