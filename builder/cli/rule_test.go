@@ -16,7 +16,7 @@ import (
 // matrixCommands are the commands that read a matrix, each with the
 // arguments that reach the reading and what it then says of a matrix file
 // that is not there (%s: the file). Only these have -f/--file and --allow
-// (docs/troubleshooting.md#one-rule-for-every-command); a new command that
+// (docs/pipelines.md#one-rule-for-every-command); a new command that
 // reads a matrix is added here.
 var matrixCommands = map[string]struct {
 	args []string
@@ -70,7 +70,7 @@ func requireOneSentence(t *testing.T, r result, what string) {
 }
 
 // TestEveryCommandKeepsTheRule holds the rule of
-// docs/troubleshooting.md#one-rule-for-every-command over every command
+// docs/pipelines.md#one-rule-for-every-command over every command
 // there is, so that a new command cannot skip it: --help; -f/--file and
 // --allow on the commands that read a matrix and on no other; a flag's
 // value that does not parse, or a missing one, is exit status 2 and one
