@@ -130,7 +130,8 @@ func thorSM110Since() CUDAVersion { return CUDAVersion{Major: 13, Minor: 0} }
 // CanCompile reports whether CUDA v's nvcc can produce a working binary for
 // sm. It returns nil, or a *ToolchainError that explains why not and what
 // would work. The rules are rows of the table (toolchainRows in
-// computecap/facts.go), one per SM; an SM missing from it is an error too.
+// computecap/facts.go), one per SM; an SM missing from it is an error too,
+// whose sentence lists the SMs the table knows.
 func CanCompile(sm Capability, v CUDAVersion) error {
 	return defaultTable.CanCompile(sm, v)
 }
@@ -160,8 +161,10 @@ func (t *Table) CanCompile(sm Capability, v CUDAVersion) error {
 		}
 		return nil
 	}
-	return fail("jetbake does not know which CUDA releases build " + sm.SM() +
-		"; add a row for it to toolchainRows in computecap/facts.go")
+	// For contributors: an SM is known by its row in toolchainRows
+	// (computecap/facts.go); the sentence is for users of the binary.
+	return fail("jetbake knows no CUDA release that builds " + sm.SM() + "; the SMs it knows: " +
+		knownText(t.KnownSMs()) + "; a newer jetbake may know " + sm.SM())
 }
 
 // thorToolchain applies the Thor rules: sm_101 (and sm_101a) build with CUDA

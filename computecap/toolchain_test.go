@@ -144,10 +144,10 @@ func TestCanCompile(t *testing.T) {
 		{mk(11, 0), cuda(13, 2), ""},
 		{mkA(11, 0), cuda(13, 0), "sm_110a is not accepted by every nvcc; build plain sm_110"},
 		// Unknown SMs.
-		{mk(3, 5), cuda(11, 0), "jetbake does not know which CUDA releases build sm_35; add a row for it to toolchainRows in computecap/facts.go"},
-		{mk(8, 8), cuda(12, 6), "does not know which CUDA releases build sm_88"},
-		{mkA(8, 7), cuda(12, 6), "does not know which CUDA releases build sm_87a"},
-		{mk(13, 0), cuda(13, 0), "does not know which CUDA releases build sm_130"},
+		{mk(3, 5), cuda(11, 0), "jetbake knows no CUDA release that builds sm_35; the SMs it knows: Jetson 5.3 (Nano/TX1)"},
+		{mk(8, 8), cuda(12, 6), "jetbake knows no CUDA release that builds sm_88"},
+		{mkA(8, 7), cuda(12, 6), "jetbake knows no CUDA release that builds sm_87a"},
+		{mk(13, 0), cuda(13, 0), "; a newer jetbake may know sm_130"},
 		// Invalid inputs.
 		{Capability{}, cuda(12, 6), "0.0 is not a valid compute capability"},
 		{mk(8, 7), CUDAVersion{}, "CUDA 0.0 is not a valid CUDA version"},
@@ -170,6 +170,11 @@ func TestCanCompile(t *testing.T) {
 }
 
 func TestToolchainErrorText(t *testing.T) {
+	// An SM without a row: what a user of the binary can do, no source file.
+	require.EqualError(t, CanCompile(mk(9, 9), cuda(12, 6)),
+		"CUDA 12.6 cannot build sm_99: jetbake knows no CUDA release that builds sm_99; the SMs it knows: "+
+			"Jetson 5.3 (Nano/TX1), 6.2 (TX2), 7.2 (Xavier), 8.7 (Orin), 11.0 (Thor, also 10.1); "+
+			"desktop and server GPUs 5.0, 5.2, 6.0, 6.1, 7.0, 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 12.0, 12.1; a newer jetbake may know sm_99")
 	require.EqualError(t, CanCompile(mk(11, 0), cuda(12, 8)),
 		"CUDA 12.8 cannot build sm_110: sm_110 needs CUDA >= 13.0; CUDA 12.8 calls Thor sm_101 (12.8-12.9 only), "+
 			"and a CUDA 12.x toolchain cannot produce a working sm_110 binary")

@@ -43,7 +43,8 @@ func newAuditCommand() *cobra.Command {
 			"from the Docker config; --mirror), an OCI layout folder or a Docker tarball.\n" +
 			"Without --gpu it audits for the image's own SM targets (the io.jetbake.sm-targets annotation).\n" +
 			"Exit status: 0 if every GPU has code in every CUDA file (a partial file warns on stderr; --strict\n" +
-			"makes it 1), 1 if some file has no code for a GPU, 2 on bad input.",
+			"makes it 1), 1 if some file has no code for a GPU, 2 on bad input (a --gpu jetbake's table does not know\n" +
+			"is one: the error lists the SMs it knows).",
 		Example: "  jetbake audit ghcr.io/jetbake/text-embeddings-router:1.8-jetpack6.2\n" +
 			"  jetbake audit --gpu 8.7 --gpu 11.0 nvcr.io/nvidia/pytorch:25.08-py3-igpu\n" +
 			"  jetbake audit --gpu 8.7 --explain ./image.tar\n  jetbake audit --gpu 8.7 --format json ./oci-layout",
@@ -134,10 +135,11 @@ func runAudit(cmd *cobra.Command, src string, f *auditFlags) error {
 // parseGPUs reads the --gpu values; nil when none is given.
 func parseGPUs(values []string) ([]computecap.Capability, error) {
 	var out []computecap.Capability
+	tab := computecap.DefaultTable()
 	for _, v := range values {
-		c, err := computecap.Parse(v)
+		c, err := parseSM(tab, "--gpu", v, "--gpu 8.6")
 		if err != nil {
-			return nil, usageErrorf("--gpu: %w", err)
+			return nil, err
 		}
 		out = append(out, c)
 	}

@@ -47,7 +47,7 @@ func newBuildCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBuild(cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.o.Releases, "release", nil, "build only this release (repeatable)")
+	fl.StringSliceVar(&f.o.Releases, "release", nil, "build only this release (repeatable, or comma-separated)")
 	fl.BoolVar(&f.o.Push, "push", false, "push to the matrix's repository and tag when every release succeeded")
 	fl.StringArrayVar(&f.outputs, "output", nil, "also write locally: type=oci,dest=DIR or type=docker,dest=FILE (repeatable)")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write per-release digests, tags, bases, targets, durations and outcomes as JSON")
@@ -79,6 +79,7 @@ func newBuildCommand() *cobra.Command {
 	fl.BoolVar(&f.timings, "timings", false, "print where the build's time went, phase by phase, from BuildKit's step timestamps (--metadata-file always has them)")
 	fl.StringVar(&f.provenance, "provenance", "mode=min", "provenance attestation attached to each image: mode=min, mode=max, or false")
 	fl.StringVar(&f.epoch, "source-date-epoch", "", "timestamp of every file and config (default: SOURCE_DATE_EPOCH, else the commit time)")
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 

@@ -37,7 +37,7 @@ func newCheckCommand() *cobra.Command {
 		Args:    noArgs,
 	}
 	getFormat := addFormatFlag(cmd)
-	cmd.Flags().StringArrayVar(&releases, "release", nil, "check only this release (repeatable)")
+	cmd.Flags().StringSliceVar(&releases, "release", nil, "check only this release (repeatable, or comma-separated)")
 	cmd.Flags().StringArrayVar(&mirrorFlags, "mirror", nil, "rewrite a base registry: REGISTRY=HOST[:PORT] (repeatable)")
 	addDaemonFlags(cmd, &d)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -48,6 +48,9 @@ func newCheckCommand() *cobra.Command {
 		p, mirrors, err := loadPlan(cmd, mirrorFlags)
 		if err != nil {
 			return err
+		}
+		if err := imagebuild.CheckOptions(p, imagebuild.WithReleases(releases...)); err != nil {
+			return flagError(err) // an unknown --release, before any daemon is dialed
 		}
 		daemons, err := d.daemons()
 		if err != nil {
@@ -83,6 +86,7 @@ func newCheckCommand() *cobra.Command {
 		}
 		return nil
 	}
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 

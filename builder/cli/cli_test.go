@@ -231,7 +231,10 @@ func TestCompatJSON(t *testing.T) {
 func TestRootCommand(t *testing.T) {
 	r := run(t, "--version")
 	require.Equal(t, 0, r.code)
-	require.Equal(t, "jetbake version 1.2.3-test\n", r.stdout)
+	require.Equal(t, "jetbake 1.2.3-test\n", r.stdout)
+	v := run(t, "version")
+	require.Equal(t, 0, v.code)
+	require.Equal(t, r.stdout, v.stdout, "version and --version print the same line")
 
 	r = run(t, "frobnicate")
 	require.Equal(t, 2, r.code)
@@ -262,11 +265,13 @@ func TestHelpHasExamples(t *testing.T) {
 func TestWithCommands(t *testing.T) {
 	called := false
 	extra := func() *cobra.Command {
-		return &cobra.Command{Use: "frob", RunE: func(cmd *cobra.Command, _ []string) error {
+		cmd := &cobra.Command{Use: "frob", RunE: func(cmd *cobra.Command, _ []string) error {
 			called = true
 			require.Equal(t, "m.json", MatrixPath(cmd))
 			return &ExitError{Code: 3}
 		}}
+		AddMatrixFlags(cmd, "")
+		return cmd
 	}
 	var out, errOut bytes.Buffer
 	code := Run(context.Background(), []string{"frob", "--matrix", "m.json"}, &out, &errOut, WithCommands(extra))

@@ -50,7 +50,7 @@ func newCompatCommand() *cobra.Command {
 			"(with the reason) and which binary the image's entrypoint would pick. Without COMPILED it answers\n" +
 			"for every release of the matrix. Tegra GPUs (the SoC rows of computecap's table: Xavier 7.2,\n" +
 			"Orin 8.7, Thor 10.1/11.0) run only code built for their own SM. Exit status: 0 if a target runs,\n" +
-			"1 if none does, 2 on bad input.",
+			"1 if none does, 2 on bad input (an SM jetbake's table does not know is one: the error lists those it knows).",
 		Example: "  jetbake compat 8.7 8.0 8.7\n  jetbake compat 10.1 11.0    # Thor with the old driver\n" +
 			"  jetbake compat 8.7 --format json",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -83,17 +83,18 @@ func newCompatCommand() *cobra.Command {
 		}
 		return nil
 	}
+	AddMatrixFlags(cmd, "the matrix file, read when no COMPILED target is given")
 	return cmd
 }
 
 // compat builds the report for a GPU and the compiled targets, or the
 // matrix's releases when there are none.
 func compat(cmd *cobra.Command, runtime string, compiled []string) (*compatReport, error) {
-	gpu, err := computecap.Parse(runtime)
-	if err != nil {
-		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("RUNTIME: %w", err)}
-	}
 	tab := computecap.DefaultTable()
+	gpu, err := parseSM(tab, "RUNTIME", runtime, "'jetbake compat 8.6 8.0'")
+	if err != nil {
+		return nil, err
+	}
 	report := &compatReport{GPU: gpu.String(), Description: tab.Describe(gpu)}
 	if len(compiled) == 0 {
 		m, err := LoadMatrix(cmd)
@@ -109,9 +110,9 @@ func compat(cmd *cobra.Command, runtime string, compiled []string) (*compatRepor
 	}
 	targets := make([]computecap.Capability, len(compiled))
 	for i, s := range compiled {
-		c, err := computecap.Parse(s)
+		c, err := parseSM(tab, "COMPILED", s, "'jetbake compat 8.7 8.6'")
 		if err != nil {
-			return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("COMPILED: %w", err)}
+			return nil, err
 		}
 		targets[i] = c
 	}

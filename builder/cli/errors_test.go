@@ -181,7 +181,8 @@ func TestBuildUnreachableDaemon(t *testing.T) {
 // TestHostileMatrixEveryCommand hands the matrix reader what a pull
 // request could: local paths that reach the building machine's files, and
 // a FIFO in place of the matrix. Each command refuses at once, naming the
-// field and the fix.
+// field and the fix: validate with its finding (exit status 1), the others
+// with bad input (2).
 func TestHostileMatrixEveryCommand(t *testing.T) {
 	commands := [][]string{{"validate"}, {"plan", "--format", "json"}, {"lock"}, {"build"}, {"check"}}
 	for _, tt := range []struct {
@@ -199,7 +200,11 @@ func TestHostileMatrixEveryCommand(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "Dockerfile"), []byte("FROM scratch\n"), 0o644))
 		for _, args := range commands {
 			r := run(t, append(args, "-f", path)...)
-			require.Equal(t, ExitFailure, r.code, "%s %v: %s", tt.name, args, r.stderr)
+			want := ExitUsage
+			if args[0] == "validate" {
+				want = ExitFailure
+			}
+			require.Equal(t, want, r.code, "%s %v: %s", tt.name, args, r.stderr)
 			require.Contains(t, r.stderr, tt.want, "%s %v", tt.name, args)
 			require.Contains(t, r.stderr, "--allow fs.read=")
 			require.NotContains(t, r.stdout, `"context": "/"`)

@@ -33,7 +33,8 @@ func addEvidenceFlags(cmd *cobra.Command, f *evidenceFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "report of 'jetbake build --metadata-file': the digests built for each release, the latest first")
 	fl.BoolVar(&f.registry, "registry", true, "ask the registry for digests the metadata file lacks (--registry=false stays offline)")
-	fl.StringVar(&f.repository, "repository", "", "look images up in this repository instead of the matrix's image.repository")
+	fl.StringVar(&f.repository, "repository", "",
+		"with --registry, read the digests of the matrix's tags from this repository instead of the matrix's image.repository (it reads, never pushes)")
 	fl.StringVar(&f.maxAge, "max-evidence-age", "30d", "how old evidence may be: days such as 30d, or a duration such as 720h")
 	f.deadline = addTimeoutFlag(cmd)
 }
@@ -128,6 +129,7 @@ func newEvidenceAddCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return runEvidenceAdd(cmd, &f, args) },
 	}
 	addEvidenceFlags(cmd, &f)
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 

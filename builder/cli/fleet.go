@@ -63,7 +63,7 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	}
 	releases, err := fleet.ReleasesFromReport(f.metadataFile, md.Report)
 	if err != nil {
-		return err
+		return &ExitError{Code: ExitUsage, Err: err} // the file is not what fleet needs
 	}
 	objs, err := fleet.Objects(releases, fleet.Options{App: f.name, Kind: kind, Replicas: f.replicas, Namespace: f.namespace})
 	if err != nil {

@@ -169,12 +169,13 @@ func newInitCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&repository, "repository", matrix.PlaceholderRepository, "the image repository to publish to")
+	cmd.Flags().StringVar(&repository, "repository", matrix.PlaceholderRepository, "the image repository to write as the matrix's image.repository, where 'jetbake build --push' pushes")
 	cmd.Flags().StringVar(&source, "source", matrix.PlaceholderSource, "the URL of your repository (org.opencontainers.image.source)")
 	cmd.Flags().StringVar(&router, "router", "", "write a known router's section and Dockerfile: "+RouterTEI)
 	cmd.Flags().StringVar(&app, "app", "", "write an app's matrix and Dockerfile on NVIDIA's framework containers: "+AppPyTorch)
 	cmd.Flags().BoolVar(&gate, "gate", false, "write the Jetson gate's workflow and issue form for the matrix instead of a matrix")
 	cmd.Flags().BoolVar(&force, "force", false, "replace existing files")
+	AddMatrixFlags(cmd, "the matrix file to write (with --gate, the matrix to read)")
 	return cmd
 }
 

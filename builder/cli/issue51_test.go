@@ -23,9 +23,10 @@ func TestValidateRouterStageTypo(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM ubuntu AS routr\nRUN true\n"), 0o644))
 	want := `router.target: "router": is not a stage of ` + filepath.Join(dir, "Dockerfile") + `; fix: ` +
 		filepath.Join(dir, "Dockerfile") + `:1 names the stage "routr": did you mean "router"? rename it (FROM ubuntu AS router) or set router.target to "routr"`
-	for _, args := range [][]string{{"validate"}, {"plan"}} {
-		r := run(t, args...)
-		require.Equal(t, ExitFailure, r.code, "%s: %s", args[0], r.stderr)
+	// validate's finding exits 1; plan, given an invalid matrix, 2 (bad input).
+	for args, code := range map[string]int{"validate": ExitFailure, "plan": ExitUsage} {
+		r := run(t, args)
+		require.Equal(t, code, r.code, "%s: %s", args, r.stderr)
 		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
 		require.Contains(t, r.stderr, "matrix.json:")
 		require.Contains(t, r.stderr, want)

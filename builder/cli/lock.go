@@ -41,6 +41,7 @@ func newLockCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&f.check, "check", false, "only check that no locked tag has moved; write nothing")
 	cmd.Flags().StringArrayVar(&f.secrets, "secret", nil, "credentials of a private git router context: id=GIT_AUTH_TOKEN.<host>,env=VAR or id=GIT_AUTH_HEADER.<host>,src=FILE (repeatable), as for 'jetbake build'")
 	f.deadline = addTimeoutFlag(cmd)
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 

@@ -36,7 +36,8 @@ func newPlanCommand() *cobra.Command {
 		Args: noArgs,
 	}
 	cmd.Flags().StringSliceVar(&releases, "release", nil, "plan only this release (repeatable, or comma-separated)")
-	cmd.Flags().StringVar(&repository, "repository", "", "publish to this repository instead of the matrix's image.repository")
+	cmd.Flags().StringVar(&repository, "repository", "",
+		"plan the images in this repository instead of the matrix's image.repository: the tags and annotations name it (plan pushes nothing; 'jetbake build --push' pushes to image.repository)")
 	var overrides overrideFlags
 	addOverrideFlags(cmd, &overrides)
 	getFormat := addFormatFlag(cmd)
@@ -68,6 +69,7 @@ func newPlanCommand() *cobra.Command {
 		}
 		return writePlanText(cmd.OutOrStdout(), p)
 	}
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 

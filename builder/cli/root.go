@@ -28,11 +28,13 @@ import (
 const (
 	// ExitOK means success.
 	ExitOK = 0
-	// ExitFailure means the command ran and the answer is "no": an invalid
-	// matrix, no binary for a GPU, a failed build.
+	// ExitFailure means the command ran and the answer is "no": validate's
+	// invalid matrix, no binary for a GPU, a failed build.
 	ExitFailure = 1
-	// ExitUsage means bad input: an unknown flag, a missing argument, an
-	// unreadable compute capability.
+	// ExitUsage means bad usage or input: an unknown flag, a flag's value
+	// that does not parse, a missing argument, a compute capability that is
+	// not one or that jetbake does not know, a matrix that does not
+	// validate given to another command than validate.
 	ExitUsage = 2
 )
 
@@ -74,7 +76,8 @@ func usageErrorf(format string, args ...any) error {
 
 // ExitCode returns the exit status for an error returned by a command:
 // ExitOK for nil, the Code of an *ExitError, ExitUsage for bad input (an
-// input file jetbake cannot take or read, an unknown release, an error
+// input file jetbake cannot take or read, a matrix that does not validate,
+// which only validate reports as its finding, an unknown release, an error
 // marked BadInput), ExitFailure otherwise.
 func ExitCode(err error) int {
 	if err == nil {
@@ -86,8 +89,9 @@ func ExitCode(err error) int {
 	}
 	var fe *inputfile.Error
 	var re *plan.UnknownReleaseError
+	var ve *matrix.ValidationError
 	var bad badInput
-	if errors.As(err, &fe) || errors.As(err, &re) || (errors.As(err, &bad) && bad.BadInput()) {
+	if errors.As(err, &fe) || errors.As(err, &re) || errors.As(err, &ve) || (errors.As(err, &bad) && bad.BadInput()) {
 		return ExitUsage
 	}
 	return ExitFailure
@@ -110,7 +114,8 @@ type rootConfig struct {
 	commands []func() *cobra.Command
 }
 
-// WithVersion sets the version that `jetbake --version` prints.
+// WithVersion sets the version that `jetbake --version` and `jetbake
+// version` print.
 func WithVersion(v string) Option {
 	return func(c *rootConfig) { c.version = v }
 }
@@ -151,14 +156,9 @@ func NewRootCommand(opts ...Option) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.PersistentFlags().StringP(MatrixFlag, "f", matrix.DefaultFile, "the matrix file")
-	root.PersistentFlags().String(matrixFlagOld, matrix.DefaultFile, "the matrix file (older name of --file)")
-	_ = root.PersistentFlags().MarkHidden(matrixFlagOld)
-	root.PersistentFlags().StringArray(AllowFlag, nil,
-		"let the matrix read outside its repository, as 'docker buildx bake --allow': fs.read=PATH or fs=PATH (repeatable)")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageErrorf("%w; run '%s --help'", err, cmd.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagParseError)
+	// --version prints what 'jetbake version' prints.
+	root.SetVersionTemplate(versionLine("{{.Version}}"))
 	for _, newCmd := range append(builtinCommands(), cfg.commands...) {
 		root.AddCommand(newCmd())
 	}
@@ -182,7 +182,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	if !errors.As(err, &ee) || ee.Err != nil {
 		msg := registryFlagError(cmd, err).Error()
 		if cmd != nil && wantsJSON(cmd) {
-			writeJSONError(stdout, msg, code)
+			writeJSONError(stdout, msg, code, fieldErrors(err))
 		}
 		if !strings.HasSuffix(msg, "\n") {
 			msg += "\n"
@@ -229,12 +229,42 @@ type jsonError struct {
 	Error string `json:"error"`
 	// ExitCode is the exit status: 1 a failure of the work, 2 bad usage or input.
 	ExitCode int `json:"exit_code"`
+	// Errors are the matrix's problems when it does not validate, each with
+	// its path, value, line and fix, as 'jetbake validate --format json'
+	// lists them.
+	Errors []matrix.FieldError `json:"errors,omitempty"`
 }
 
-func writeJSONError(w io.Writer, msg string, code int) {
+func writeJSONError(w io.Writer, msg string, code int, errs []matrix.FieldError) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(jsonError{Error: strings.TrimSpace(msg), ExitCode: code})
+	_ = enc.Encode(jsonError{Error: strings.TrimSpace(msg), ExitCode: code, Errors: errs})
+}
+
+// fieldErrors are the problems of a matrix that does not validate, when
+// err is one; nil otherwise.
+func fieldErrors(err error) []matrix.FieldError {
+	var ve *matrix.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Errors
+	}
+	return nil
+}
+
+// AddMatrixFlags gives cmd, a command that reads the matrix, -f/--file
+// (with usage saying what the file is to cmd; "" for "the matrix file"),
+// its older hidden name --matrix, and --allow. Only such commands have
+// them: a command that reads no matrix refuses -f as an unknown flag.
+func AddMatrixFlags(cmd *cobra.Command, usage string) {
+	if usage == "" {
+		usage = "the matrix file"
+	}
+	fl := cmd.Flags()
+	fl.StringP(MatrixFlag, "f", matrix.DefaultFile, usage)
+	fl.String(matrixFlagOld, matrix.DefaultFile, usage+" (older name of --file)")
+	_ = fl.MarkHidden(matrixFlagOld)
+	fl.StringArray(AllowFlag, nil,
+		"let the matrix read outside its repository, as 'docker buildx bake --allow': fs.read=PATH or fs=PATH (repeatable)")
 }
 
 // MatrixPath returns the matrix file named by -f/--file (or --matrix).

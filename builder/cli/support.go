@@ -56,5 +56,6 @@ func newSupportCommand() *cobra.Command {
 	}
 	getFormat = addFormatFlag(cmd, formatText, formatMarkdown, formatJSON)
 	addEvidenceFlags(cmd, &f)
+	AddMatrixFlags(cmd, "")
 	return cmd
 }

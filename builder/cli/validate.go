@@ -37,7 +37,7 @@ func newValidateCommand() *cobra.Command {
 			"A valid matrix that still holds the placeholders 'jetbake init' writes (image.repository\n" +
 			"ghcr.io/example/router, image.source https://github.com/example/router) gets a warning naming the\n" +
 			"field and the fix, on stderr (in JSON, \"warnings\"), and exits 0.",
-		Example: "  jetbake validate\n  jetbake validate --matrix ci/matrix.json --format json\n" +
+		Example: "  jetbake validate\n  jetbake validate -f ci/matrix.json --format json\n" +
 			"  jetbake validate --format github   # annotations on the matrix's lines in a GitHub Actions run\n" +
 			"  jetbake validate --strict --metadata-file build.json   # 'supported' needs fresh hardware evidence\n" +
 			"  jetbake validate --allow fs.read=../router   # a router folder outside the repository",
@@ -52,6 +52,7 @@ func newValidateCommand() *cobra.Command {
 		}
 		return runValidate(cmd, f, strict)
 	}
+	AddMatrixFlags(cmd, "")
 	return cmd
 }
 
@@ -96,7 +97,7 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 		return errors.Join(werr, &ExitError{Code: ExitFailure})
 	}
 	if err != nil {
-		return &ExitError{Code: ExitCode(err), Err: err}
+		return &ExitError{Code: ExitFailure, Err: err} // validate's finding, not bad input
 	}
 	if f == formatGitHub {
 		if _, werr := io.WriteString(cmd.OutOrStdout(), matrix.WarningAnnotations(path, m.Warnings)); werr != nil {

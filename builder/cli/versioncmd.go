@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -10,9 +10,11 @@ import (
 
 func newVersionCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "version",
-		Short:   "Print jetbake's module version and commit",
-		Long:    "version prints the version of jetbake's Go module and the commit it was built from.",
+		Use:   "version",
+		Short: "Print jetbake's module version and commit",
+		Long: "version prints the version of jetbake's Go module, a semantic version such as v0.3.0 when this\n" +
+			"jetbake was built from a release or installed with 'go install ...@VERSION', else (devel), and the\n" +
+			"commit it was built from when known. 'jetbake --version' prints the same line.",
 		Example: "  jetbake version\n  jetbake version --format json",
 		Args:    noArgs,
 	}
@@ -26,8 +28,14 @@ func newVersionCommand() *cobra.Command {
 		if f == formatJSON {
 			return writeJSON(cmd, info)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "jetbake %s\n", info)
-		return nil
+		_, err = io.WriteString(cmd.OutOrStdout(), versionLine(cmd.Root().Version))
+		return err
 	}
 	return cmd
+}
+
+// versionLine is the line 'jetbake version' and 'jetbake --version' print,
+// for the version text v (version.Info's String, or a template's field).
+func versionLine(v string) string {
+	return "jetbake " + v + "\n"
 }

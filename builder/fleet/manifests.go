@@ -67,7 +67,7 @@ func ReleasesFromReport(file string, r *imagebuild.Report) ([]Release, error) {
 		out = append(out, Release{Name: rel.Name, Image: rel.Repository + "@" + rel.Digest, Meta: meta})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s lists no built release with a digest: write it with 'jetbake build --push --metadata-file'", file)
+		return nil, fmt.Errorf("metadata file %s lists no built release with a digest: give the file of a 'jetbake build --push --metadata-file FILE' that built a release", file)
 	}
 	return out, nil
 }
