@@ -31,8 +31,8 @@ type auditFlags struct {
 func newAuditCommand() *cobra.Command {
 	f := &auditFlags{}
 	cmd := &cobra.Command{
-		Use:   "audit IMAGE",
-		Short: "Tell which GPUs can run an image, from the CUDA code inside it",
+		Use:   "audit IMAGE|PATH",
+		Short: "Tell which GPUs can run an image or ELF files, from the CUDA code inside them",
 		Long: "audit reads each layer of IMAGE once (whiteouts and later layers applied), looks at its ELF files only,\n" +
 			"reads the CUDA fat binaries in them (cubins and PTX, and their SM) and judges each file for each GPU:\n" +
 			"runs (a cubin for its SM, or an older one on a desktop GPU), JIT (PTX for it or an older compute\n" +
@@ -41,16 +41,22 @@ func newAuditCommand() *cobra.Command {
 			"binaries the CUDA runtime loads (.nv_fatbin) are judged, never __nv_relfatbin's relocatable copies.\n" +
 			"A Jetson runs only cubins built for its own SM. IMAGE is a reference in a registry (credentials\n" +
 			"from the Docker config; --mirror), an OCI layout folder or a Docker tarball.\n" +
-			"Without --gpu it audits for the image's own SM targets (the io.jetbake.sm-targets annotation).\n" +
+			"PATH is files before they are an image, judged the same way: one ELF file (an executable or a shared\n" +
+			"library), or a folder that is not an OCI layout, whose ELF files are all read, other files skipped,\n" +
+			"and shown by their paths in it (symbolic links are not followed, nor are pipes or devices read).\n" +
+			"Without --gpu it audits an image for its own SM targets (the io.jetbake.sm-targets annotation); a\n" +
+			"PATH needs --gpu.\n" +
 			"Exit status: 0 if every GPU has code in every CUDA file (a partial file warns on stderr; --strict\n" +
 			"makes it 1), 1 if some file has no code for a GPU, 2 on bad input (a --gpu jetbake's table does not know\n" +
-			"is one: the error lists the SMs it knows).",
+			"is one: the error lists the SMs it knows; a PATH that is none of the above is another: the error says\n" +
+			"what it is).",
 		Example: "  jetbake audit ghcr.io/jetbake/text-embeddings-router:1.8-jetpack6.2\n" +
 			"  jetbake audit --gpu 8.7 --gpu 11.0 nvcr.io/nvidia/pytorch:25.08-py3-igpu\n" +
-			"  jetbake audit --gpu 8.7 --explain ./image.tar\n  jetbake audit --gpu 8.7 --format json ./oci-layout",
+			"  jetbake audit --gpu 8.7 --explain ./image.tar\n  jetbake audit --gpu 8.7 --format json ./oci-layout\n" +
+			"  jetbake audit --gpu 8.7 ./build/libkernels.so\n  jetbake audit --gpu 8.7 --gpu 11.0 --strict ./venv/lib/python3.12/site-packages",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("%s takes one IMAGE, such as ghcr.io/acme/app:1.0, ./image.tar or ./oci-layout; run '%s --help'",
+				return usageErrorf("%s takes one IMAGE or PATH, such as ghcr.io/acme/app:1.0, ./image.tar, ./oci-layout, ./libkernels.so or ./build; run '%s --help'",
 					cmd.CommandPath(), cmd.CommandPath())
 			}
 			return nil

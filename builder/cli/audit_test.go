@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/builder/fatbin"
 	"github.com/jetbake/jetbake/builder/fatbin/fatbintest"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 )
@@ -123,4 +126,77 @@ func TestAuditGarbageRegistry(t *testing.T) {
 	require.Contains(t, r.stderr, "cannot read "+host+"/acme/router:1")
 	require.Contains(t, r.stderr, "the registry's answer is not the JSON a registry sends")
 	require.NotContains(t, r.stderr, "invalid character")
+}
+
+// TestAuditPaths: `jetbake audit PATH` on files before they are an image:
+// one ELF file, a folder (paths in it, nested), with the image audit's
+// table, --explain, JSON, --strict and exit statuses; a path audit cannot
+// read is bad input in one sentence.
+func TestAuditPaths(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o755))
+		return p
+	}
+	lib := write("build/lib/libkernels.so", cudaELF(fatbintest.Cubin("8.7")))
+	write("build/bin/tool", cudaELF(fatbintest.Cubin("8.7"), fatbintest.Cubin("11.0")))
+	write("build/README.md", []byte(strings.Repeat("docs\n", 30)))
+	write("wheel/torch/lib/libpart.so", fatbintest.ELF(fatbintest.Fatbins(fatbin.SectionLoaded,
+		[]fatbintest.Code{fatbintest.Cubin("8.7")}, []fatbintest.Code{fatbintest.Cubin("8.0")})))
+	notes := write("notes.txt", []byte("hello\n"))
+	folder := filepath.Join(dir, "build")
+
+	r := run(t, "audit", "-q", "--gpu", "8.7", lib)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, lib+"  sm_87   -    runs")
+	require.Contains(t, r.stdout, "every CUDA file of "+lib+" (1 file) runs on Jetson Orin, SM 8.7")
+
+	r = run(t, "audit", "-q", "--gpu", "8.7", "--gpu", "11.0", folder)
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "bin/tool           sm_87,sm_110  -    runs    runs\n")
+	require.Contains(t, r.stdout, "lib/libkernels.so  sm_87         -    runs    no code\n")
+	require.Contains(t, r.stdout, folder+" cannot run everywhere it should: Jetson Thor, SM 11.0: 1 file without code for it, such as lib/libkernels.so (it holds sm_87 cubins)")
+
+	r = run(t, "audit", "-q", "--gpu", "11.0", "--explain", folder)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stdout, "lib/libkernels.so: it holds sm_87 cubins\n  SM 11.0: no code: ")
+
+	r = run(t, "audit", "--gpu", "8.7", "--format", "json", folder)
+	require.Equal(t, 0, r.code, r.stderr)
+	var doc struct {
+		Image string `json:"image"`
+		OK    bool   `json:"ok"`
+		ELFs  int    `json:"elf_files"`
+		Files []struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
+	require.Equal(t, folder, doc.Image)
+	require.True(t, doc.OK)
+	require.Equal(t, 2, doc.ELFs)
+	require.Equal(t, "bin/tool", doc.Files[0].Path)
+
+	// partial warns, and --strict fails on it.
+	r = run(t, "audit", "--gpu", "8.7", filepath.Join(dir, "wheel"))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "torch/lib/libpart.so  sm_80,sm_87  -    partial (1 of 2 fatbins)")
+	require.Contains(t, r.stderr, "audit: warning: some files are partial")
+	r = run(t, "audit", "-q", "--strict", "--gpu", "8.7", filepath.Join(dir, "wheel"))
+	require.Equal(t, 1, r.code)
+
+	// Bad input: one sentence, exit 2, JSON too.
+	r = run(t, "audit", "-q", folder)
+	requireOneSentence(t, r, "a folder without --gpu")
+	require.Equal(t, folder+" is a folder, not an image: it has no io.jetbake.sm-targets annotation to read its GPUs from: "+
+		"name the GPUs to audit it for: pass --gpu, such as --gpu 8.7 --gpu 11.0\n", r.stderr)
+	r = run(t, "audit", "-q", "--gpu", "8.7", notes)
+	requireOneSentence(t, r, "a text file")
+	require.True(t, strings.HasPrefix(r.stderr, notes+" is a text file, not something jetbake audit reads: jetbake audit takes an ELF file"), r.stderr)
+	r = run(t, "audit", "-q", "--gpu", "8.7", "--format", "json", notes)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stdout, `"exit_code": 2`)
+	require.Contains(t, r.stdout, "is a text file")
 }

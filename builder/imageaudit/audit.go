@@ -3,7 +3,8 @@
 // files only, reads their CUDA fat binaries (package fatbin) and judges
 // each file for each GPU with computecap's rule, the one `jetbake compat`
 // answers with. It works on any image, built by jetbake or not: a
-// reference in a registry, an OCI layout or a Docker tarball.
+// reference in a registry, an OCI layout or a Docker tarball; and on files
+// before they are in an image: one ELF file, or a folder of them.
 package imageaudit
 
 import (
@@ -136,9 +137,16 @@ type GPUResult struct {
 	Partial []string `json:"partial,omitempty"`
 }
 
-// Audit reads im's layers once and judges each CUDA file for each GPU.
+// Audit reads im's layers once (or its ELF file, or the files under its
+// folder) and judges each CUDA file for each GPU.
 func Audit(ctx context.Context, im *Opened, gpus []computecap.Capability, opts ...Option) (*Report, error) {
-	scan, err := ScanImage(ctx, im.Image, opts...)
+	var scan *Scan
+	var err error
+	if im.Source == SourceImage {
+		scan, err = ScanImage(ctx, im.Image, opts...)
+	} else {
+		scan, err = scanLocal(ctx, im, newOptions(opts))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -111,11 +111,16 @@ func (sc *Scanner) File(hdr *tar.Header, r io.Reader) error {
 	if err := s.file(r, hdr, sc.sp, o); err != nil {
 		return err
 	}
-	if s.Bytes >= sc.next {
-		o.progress(fmt.Sprintf("read %d MiB of files, %d ELF files, %d with GPU code", s.Bytes>>20, s.ELFs, len(s.Files)))
+	sc.progress()
+	return nil
+}
+
+// progress writes a progress line every 256 MiB of files read.
+func (sc *Scanner) progress() {
+	if s := sc.s; s.Bytes >= sc.next {
+		sc.o.progress(fmt.Sprintf("read %d MiB of files, %d ELF files, %d with GPU code", s.Bytes>>20, s.ELFs, len(s.Files)))
 		sc.next += 256 << 20
 	}
-	return nil
 }
 
 // Done returns the scan, its files sorted by path.
@@ -178,6 +183,13 @@ func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
 	if err != nil {
 		return err
 	}
+	s.readELF(path, ra, o)
+	return nil
+}
+
+// readELF reads the fat binaries of the ELF file at path (as reports show
+// it), and its DT_NEEDED entries in a Python package folder.
+func (s *Scan) readELF(path string, ra io.ReaderAt, o options) {
 	if strings.Contains(path, "/site-packages/") || strings.Contains(path, "/dist-packages/") {
 		s.readNeeded(path, ra)
 	}
@@ -193,11 +205,10 @@ func (s *Scan) file(r io.Reader, hdr *tar.Header, sp *spool, o options) error {
 		f := CUDAFile{Path: path, Code: codeOf(loaded), Modules: modulesOf(loaded), Relocatable: modulesOf(relocatable)}
 		if len(loaded) == 0 {
 			s.RelocatableOnly = append(s.RelocatableOnly, f)
-			return nil
+			return
 		}
 		s.Files = append(s.Files, f)
 	}
-	return nil
 }
 
 // modulesOf is what each fat binary of entries holds, in order.
