@@ -57,11 +57,11 @@ func All(ctx context.Context, releases []Release, ropts []remote.Option) ([][]st
 	// and authenticates once per repository, not once per tag.
 	puller, err := remote.NewPuller(ropts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w; no tag was moved", err)
+		return nil, fmt.Errorf("%w; no tag was moved", refs.DescribeRegistryError("read the pushed images before tagging", err))
 	}
 	pusher, err := remote.NewPusher(ropts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w; no tag was moved", err)
+		return nil, fmt.Errorf("%w; no tag was moved", refs.DescribeRegistryError("put the tags", err))
 	}
 	getOpts := append(slices.Clone(ropts), remote.Reuse(puller))
 	ropts = append(slices.Clone(ropts), remote.Reuse(pusher))
@@ -87,11 +87,8 @@ func All(ctx context.Context, releases []Release, ropts []remote.Option) ([][]st
 			}
 		}
 		left := rollback(back, ropts)
-		msg := fmt.Sprintf("put tag %s: %v; the %d tags moved were put back", moves[i].tag, errs[i], len(back))
-		if len(left) > 0 {
-			msg += "; could not restore " + strings.Join(left, ", ")
-		}
-		return nil, errors.New(msg)
+		what := fmt.Sprintf("put tag %s of release %s", moves[i].tag, releases[moves[i].release].Name)
+		return nil, &Error{err: firstOf(errs, func(err error) error { return describePut(what, err) }, "tags"), moved: len(back), left: left}
 	}
 	tags := make([][]string, len(releases))
 	for i := range tags {
@@ -143,16 +140,17 @@ func planTagMoves(releases []Release, ropts []remote.Option) ([]tagMove, error) 
 			errs[k] = refs.DescribeRegistryError(fmt.Sprintf("read tag %s of release %s before moving it", m.tag, releases[m.release].Name), err)
 		}
 	})
-	if err := firstOf(errs); err != nil {
+	if err := firstOf(errs, nil, "tags"); err != nil {
 		return nil, err
 	}
 	return moves, fetchMoves(moves, existing, releases, ropts)
 }
 
-// firstOf is the first error of errs, saying how many more failed: the
-// tags of one registry fail alike (a name that does not resolve, a refused
-// login), and one sentence says it.
-func firstOf(errs []error) error {
+// firstOf is the first error of errs, described by describe when it is
+// not nil, saying how many more (what: "tags") failed: the tags of one registry fail
+// alike (a name that does not resolve, a refused login), and one sentence
+// says it.
+func firstOf(errs []error, describe func(error) error, what string) error {
 	var first error
 	more := 0
 	for _, err := range errs {
@@ -164,11 +162,54 @@ func firstOf(errs []error) error {
 			more++
 		}
 	}
+	if first != nil && describe != nil {
+		first = describe(first)
+	}
 	if first != nil && more > 0 {
-		return fmt.Errorf("%w (and %d more tags)", first, more)
+		return fmt.Errorf("%w (and %d more %s)", first, more, what)
 	}
 	return first
 }
+
+// Error is a tag that failed to move after others moved: the registry's
+// failure in one sentence, and what the rollback did.
+type Error struct {
+	err   error
+	moved int
+	left  []string
+}
+
+// Error writes the sentence: "cannot put tag ...: the registry answered
+// 403 Forbidden to PUT ...; fix: ...; the 2 tags moved were put back".
+func (e *Error) Error() string {
+	var msg string
+	switch e.moved {
+	case 0:
+		msg = fmt.Sprintf("%v; no tag was moved", e.err)
+	case 1:
+		msg = fmt.Sprintf("%v; the 1 tag moved was put back", e.err)
+	default:
+		msg = fmt.Sprintf("%v; the %d tags moved were put back", e.err, e.moved)
+	}
+	if len(e.left) > 0 {
+		msg += "; could not restore " + strings.Join(e.left, ", ") + ": put them back by hand"
+	}
+	return msg
+}
+
+// describePut is the registry's refusal of a tag call in one sentence;
+// a refused login's fix is about pushing, not reading.
+func describePut(what string, err error) error {
+	err = refs.DescribeRegistryError(what, err)
+	var rerr *refs.RegistryError
+	if errors.As(err, &rerr) && (rerr.Status == http.StatusUnauthorized || rerr.Status == http.StatusForbidden) {
+		rerr.Fix = "log in with 'docker login REGISTRY', or check that your account may push to the repository"
+	}
+	return err
+}
+
+// Unwrap returns the registry's error (a *refs.RegistryError).
+func (e *Error) Unwrap() error { return e.err }
 
 // fetchMoves fetches, for the moves that are not already in place, the
 // descriptor each tag will point at and the one it points at now.
@@ -187,11 +228,13 @@ func fetchMoves(moves []tagMove, existing []bool, releases []Release, ropts []re
 			}
 			r := releases[k]
 			ref, err := name.NewDigest(r.Repository + "@" + r.Digest)
-			if err == nil {
-				descs[k], err = remote.Get(ref, ropts...)
-			}
 			if err != nil {
-				errs[k] = fmt.Errorf("release %s: fetch %s@%s before tagging: %w", r.Name, r.Repository, r.Digest, err)
+				errs[k] = fmt.Errorf("release %s: the push returned %s@%s, which is not an image reference", r.Name,
+					refs.Printable(r.Repository), refs.Printable(r.Digest))
+				return
+			}
+			if descs[k], err = remote.Get(ref, ropts...); err != nil {
+				errs[k] = refs.DescribeRegistryError(fmt.Sprintf("read %s, which release %s was pushed as, before tagging it", ref, r.Name), err)
 			}
 			return
 		}
@@ -199,12 +242,12 @@ func fetchMoves(moves []tagMove, existing []bool, releases []Release, ropts []re
 		if m := &moves[i]; !m.same && existing[i] {
 			old, err := remote.Get(m.tag, ropts...)
 			if err != nil {
-				errs[k] = fmt.Errorf("release %s: read tag %s before moving it: %w", releases[m.release].Name, m.tag, err)
+				errs[k] = refs.DescribeRegistryError(fmt.Sprintf("read tag %s of release %s before moving it", m.tag, releases[m.release].Name), err)
 			}
 			m.old = old
 		}
 	})
-	if err := errors.Join(errs...); err != nil {
+	if err := firstOf(errs, nil, "reads"); err != nil {
 		return err
 	}
 	for k := range moves {
