@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // NodeLeaseNamespace holds the nodes' heartbeat Leases.
@@ -33,11 +34,31 @@ func RegisterNode(ctx context.Context, c kubernetes.Interface, name, arch string
 }
 
 // Heartbeat does what a kubelet does every few seconds: sets the node's
-// status Ready with its capacity, and renews its Lease.
+// status Ready with its capacity, and renews its Lease. A controller
+// (the node lifecycle controller, the taint manager) writes the node too,
+// between the Get and the update: a write that meets a newer version (409
+// Conflict) gets the node again and retries, as a kubelet does and as
+// client-go's retry.RetryOnConflict does (seen once in a full make test:
+// "Operation cannot be fulfilled on nodes ...: the object has been
+// modified").
 func Heartbeat(ctx context.Context, c kubernetes.Interface, name string) error {
+	var node *corev1.Node
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		node, err = setReady(ctx, c, name)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("node %s status: %w", name, err)
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return renewLease(ctx, c, node) })
+}
+
+// setReady gets the node and writes its Ready status with its capacity.
+func setReady(ctx context.Context, c kubernetes.Interface, name string) (*corev1.Node, error) {
 	node, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := metav1.Now()
 	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("16Gi"),
@@ -53,10 +74,7 @@ func Heartbeat(ctx context.Context, c kubernetes.Interface, name string) error {
 	node.Status.NodeInfo = corev1.NodeSystemInfo{Architecture: node.Labels["kubernetes.io/arch"], OperatingSystem: "linux",
 		KubeletVersion: "v1.37.2", ContainerRuntimeVersion: "containerd://2.1.0"}
 	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}}
-	if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{FieldManager: "kubelet"}); err != nil {
-		return fmt.Errorf("node %s status: %w", name, err)
-	}
-	return renewLease(ctx, c, node)
+	return c.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{FieldManager: "kubelet"})
 }
 
 // renewLease creates or renews the node's Lease in kube-node-lease, owned

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	goembed "embed"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
@@ -107,6 +108,13 @@ func buildFlashAttn(workspace string, p *BuildPlan, h Host) (flashAttnBuild, err
 			args = append(args, "-allow-unsupported-compiler", "-ccbin", ccbin)
 		}
 		args = append(args, k)
+		// OUT_DIR may hold an object of an earlier build (cargo's target
+		// folder is a cache mount shared by every build of the SM and
+		// CUDA): nvcc writes the object anew, and a compile that writes
+		// none (the stand-in build images' gcc) must leave none.
+		if err := os.Remove(obj); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return b, err
+		}
 		if out, err := h.Run(crateDir, "nvcc", args...); err != nil {
 			return b, panicAt("<unnamed>", "262:21", "nvcc error while executing compiling: "+rustCommand("nvcc", args)+"\n\n# stdout\n\n\n# stderr\n", string(out))
 		}
