@@ -28,9 +28,11 @@ func TestFinishNeverTagsAfterAFailedOutput(t *testing.T) {
 	require.Error(t, report.Err())
 }
 
-// tagAll lists in the report the tags tagging put on each release's digest.
-func TestTagAllFillsTheReport(t *testing.T) {
-	repo := testregistry.New(t) + "/jetbake/router"
+// builtRelease pushes an image to repo by digest (as build --push leaves a
+// release before tagging) and returns the job of release r0, to be tagged
+// repo:a and repo:b, and a report of it built.
+func builtRelease(t *testing.T, repo string) ([]*releaseJob, *Report) {
+	t.Helper()
 	img, err := random.Image(64, 1)
 	require.NoError(t, err)
 	ref, err := name.ParseReference(repo+":built", name.Insecure)
@@ -40,7 +42,13 @@ func TestTagAllFillsTheReport(t *testing.T) {
 	require.NoError(t, err)
 	p := &plan.Plan{Repository: repo}
 	jobs := []*releaseJob{{plan: p, release: plan.Release{Name: "r0", Tags: []string{repo + ":a", repo + ":b"}}}}
-	report := &Report{Releases: []ReleaseReport{{Name: "r0", Outcome: Succeeded, Digest: d.String()}}}
+	return jobs, &Report{Releases: []ReleaseReport{{Name: "r0", Outcome: Succeeded, Digest: d.String()}}}
+}
+
+// tagAll lists in the report the tags tagging put on each release's digest.
+func TestTagAllFillsTheReport(t *testing.T) {
+	repo := testregistry.New(t) + "/jetbake/router"
+	jobs, report := builtRelease(t, repo)
 	require.NoError(t, tagAll(t.Context(), report, jobs, nil))
 	require.Equal(t, []string{repo + ":a", repo + ":b"}, report.Releases[0].Tags)
 }
@@ -58,21 +66,12 @@ func TestFinishTagFailureIsOneSentence(t *testing.T) {
 			reg.ServeHTTP(w, r)
 		})
 	}) + "/jetbake/router"
-	img, err := random.Image(64, 1)
-	require.NoError(t, err)
-	ref, err := name.ParseReference(repo+":built", name.Insecure)
-	require.NoError(t, err)
-	require.NoError(t, remote.Write(ref, img))
-	d, err := img.Digest()
-	require.NoError(t, err)
-	p := &plan.Plan{Repository: repo}
-	jobs := []*releaseJob{{plan: p, release: plan.Release{Name: "r0", Tags: []string{repo + ":a", repo + ":b"}}}}
-	report := &Report{Releases: []ReleaseReport{{Name: "r0", Outcome: Succeeded, Digest: d.String()}}}
+	jobs, report := builtRelease(t, repo)
 	b := &Builder{opts: options{push: true}}
 	b.finish(t.Context(), jobs, report, nil)
 	require.Equal(t, Untagged, report.Releases[0].Outcome)
 	require.Empty(t, report.Releases[0].Tags)
-	err = report.Err()
+	err := report.Err()
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "\n")
 	require.NotContains(t, err.Error(), "quota exceeded")
