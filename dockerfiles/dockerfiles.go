@@ -37,3 +37,14 @@ func Files() map[string][]byte {
 
 // DockerfileJetson returns dockerfiles/Dockerfile-jetson as embedded in this binary.
 func DockerfileJetson() []byte { return append([]byte(nil), dockerfileJetson...) }
+
+// CrossBaseRecipe is the recipe's file name, as `jetbake init` writes it
+// beside the matrix.
+const CrossBaseRecipe = "Dockerfile-cross-base"
+
+//go:embed Dockerfile-cross-base
+var dockerfileCrossBase []byte
+
+// DockerfileCrossBase returns dockerfiles/Dockerfile-cross-base as embedded
+// in this binary: the recipe of a release's cross build base.
+func DockerfileCrossBase() []byte { return append([]byte(nil), dockerfileCrossBase...) }
