@@ -60,7 +60,7 @@ import "strings"
 func newDefaultTable() *Table {
 	return &Table{SoCs: socRows(), JetPacks: jetPackRows(), Toolchain: toolchainRows(),
 		BaseRepositories: baseRepositoryRows(), BaseImages: baseImageRows(), Frameworks: frameworkRows(),
-		CrossTargets: crossTargetRows()}
+		CrossTargets: crossTargetRows(), CrossRecipes: crossRecipeRows()}
 }
 
 // socRows are the Jetson SoCs, oldest first. Module part numbers are

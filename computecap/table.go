@@ -160,6 +160,9 @@ type Table struct {
 	Frameworks []FrameworkContainer
 	// CrossTargets are what a cross build base holds per CUDA flavour.
 	CrossTargets []CrossTarget
+	// CrossRecipes are how the cross build base's recipe builds each
+	// JetPack line's base.
+	CrossRecipes []CrossRecipe
 }
 
 // defaultTable holds the shipped rows. It is built once and never changed:
@@ -183,6 +186,10 @@ func (t *Table) Clone() *Table {
 		BaseImages:       slices.Clone(t.BaseImages),
 		Frameworks:       slices.Clone(t.Frameworks),
 		CrossTargets:     slices.Clone(t.CrossTargets),
+		CrossRecipes:     slices.Clone(t.CrossRecipes),
+	}
+	for i := range c.CrossRecipes {
+		c.CrossRecipes[i].DevelImages = slices.Clone(c.CrossRecipes[i].DevelImages)
 	}
 	for i := range c.SoCs {
 		s := &c.SoCs[i]

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
@@ -70,9 +73,21 @@ func pushShippedBases(t *testing.T, host string) {
 	require.NoError(t, err)
 	p, err := plan.New(m)
 	require.NoError(t, err)
+	pushed := map[string]bool{}
 	for _, r := range p.Releases {
 		for _, ref := range []string{r.BuildBase, r.RuntimeBase} {
 			testregistry.Push(t, host, ref, testregistry.CUDAImage(t, r.Flavour.TargetDir(), r.CUDA+".1"))
+			pushed[ref] = true
+		}
+	}
+	// The recipe's FROM images that are no release's base: NVIDIA's amd64
+	// CUDA devel images (the multi-arch 13.x ones are JetPack 7's build bases).
+	for _, r := range p.Releases {
+		if ref := r.CrossBuildBase; ref != "" && !pushed[ref] {
+			img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
+			require.NoError(t, err)
+			testregistry.Push(t, host, ref, img)
+			pushed[ref] = true
 		}
 	}
 }
@@ -102,6 +117,6 @@ func TestLockRecordsContents(t *testing.T) {
 	require.NoError(t, lf.Write(lockFile))
 	r = run(t, "lock", "--check", "--matrix", path, "--mirror", "nvcr.io="+host)
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Contains(t, r.stdout, "8 bases, none moved")
+	require.Contains(t, r.stdout, "9 bases, none moved", "the recipe's FROM image, nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04, is pinned too")
 	require.Contains(t, r.stderr, "records no contents for 8 bases (written before jetbake read bases): run 'jetbake lock' to record their CUDA flavour and version")
 }

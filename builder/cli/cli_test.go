@@ -47,6 +47,7 @@ func matrixCopy(t *testing.T, edit func(doc map[string]any)) string {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "dockerfiles"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "dockerfiles", "Dockerfile-jetson"), dockerfiles.DockerfileJetson(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dockerfiles", dockerfiles.CrossBaseRecipe), dockerfiles.DockerfileCrossBase(), 0o644))
 	path := filepath.Join(dir, "matrix.json")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	return path

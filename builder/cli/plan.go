@@ -10,9 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetbake/jetbake/builder/bake"
+	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // newPlanCommand builds `jetbake plan`.
@@ -266,12 +268,24 @@ func buildPathText(r *plan.Release) string {
 	switch {
 	case r.BuildPath == "qemu":
 		return "amd64 nodes: QEMU (build_path)" + arm64
+	case r.CrossBuildRecipe != nil:
+		rc := r.CrossBuildRecipe
+		file := rc.Dockerfile
+		if file == matrix.BuiltinRecipe {
+			file = "jetbake's " + dockerfiles.CrossBaseRecipe
+		}
+		return "amd64 nodes: cross in the base " + file + " builds FROM " + r.CrossBuildBase + " (" +
+			rc.Args[computecap.RecipeArgCrossPackage] + ", GCC " + rc.Args[computecap.RecipeArgGCC] + ", targets/" + r.CUDATargetDir +
+			"), the routers compiled on linux/amd64 and run under QEMU only for the smoke run" + arm64
 	case r.CrossBuildBase != "":
 		// What jetbake build does on such a node (--build-path qemu
 		// overrides it for one build).
 		return "amd64 nodes: cross in " + r.CrossBuildBase + " (targets/" + r.CUDATargetDir + "), the routers compiled on linux/amd64 and run under QEMU only for the smoke run" + arm64
 	case r.BuildPath != "":
 		return "amd64 nodes: " + r.BuildPath + " (build_path)" + arm64
+	}
+	if row, ok := computecap.DefaultTable().CrossRecipeOf(r.JetPack); ok && row.Unsupported != "" && r.Base == "" {
+		return "amd64 nodes: QEMU, as JetPack " + r.JetPack + " has no cross build recipe (" + row.Unsupported + ")" + arm64
 	}
 	return ""
 }

@@ -21,7 +21,10 @@ func TestPlanBuildPath(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "build path:   amd64 nodes: cross in registry.example.com/tei-cross:cuda13.0 (targets/sbsa-linux), the routers compiled on linux/amd64 and run under QEMU only for the smoke run; arm64 nodes: native")
 	require.Contains(t, r.stdout, "build path:   amd64 nodes: QEMU (build_path); arm64 nodes: native")
-	require.Equal(t, 2, strings.Count(r.stdout, "build path:"), "only the releases that set one")
+	// The shipped matrix's recipe, and JetPack 5's QEMU with its reason.
+	require.Contains(t, r.stdout, "build path:   amd64 nodes: cross in the base jetbake's Dockerfile-cross-base builds FROM nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04 (cuda-cross-aarch64-12-6, GCC 11, targets/aarch64-linux),")
+	require.Contains(t, r.stdout, "build path:   amd64 nodes: QEMU, as JetPack 5.1.2 has no cross build recipe (NVIDIA supports cross development for Jetson (arm64-Jetson) only on an Ubuntu 22.04 host")
+	require.Equal(t, 5, strings.Count(r.stdout, "build path:"), "every release says its path")
 
 	r = run(t, "plan", "--matrix", path, "--release", "jetpack7.0", "--format", "json")
 	require.Equal(t, 0, r.code, r.stderr)

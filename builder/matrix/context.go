@@ -180,4 +180,5 @@ func checkFilesExist(m *Matrix, errs *checker, grant func(string) string) {
 			checkStages(m, p, errs)
 		}
 	}
+	checkRecipeFiles(m, errs, grant)
 }

@@ -35,14 +35,27 @@ func checkCrossBase(m *Matrix, r *Release, path string, errs *checker) {
 	if c == nil {
 		return
 	}
+	p := joinPath(path, "cross_build_base")
+	switch {
+	case c.Image != "" && c.Recipe != "":
+		errs.addString(joinPath(p, "recipe"), c.Recipe, "is given beside image "+quote(c.Image)+": a cross build base is one or the other",
+			"keep image for a prebuilt base (an air-gapped runner's), or recipe to have jetbake build it")
+	case c.Image == "" && c.Recipe == "":
+		errs.add(p, "", "names no image and no recipe", "add \"recipe\": \""+BuiltinRecipe+"\" (jetbake's own recipe) or the image of a prebuilt base")
+	case c.Image != "" && len(c.BuildArgs) > 0:
+		errs.add(joinPath(p, "build_args"), "", "are for a recipe, and the base is the prebuilt image "+quote(c.Image),
+			"remove build_args, or replace image with recipe")
+	}
 	t := errs.facts()
+	if c.Recipe != "" {
+		checkRecipeArgs(t, r, p, errs)
+	}
 	flavour, known := t.FlavourOfJetPack(r.JetPack)
 	row, hasRow := t.CrossTargetOf(flavour)
 	cuda, cudaErr := computecap.ParseCUDAVersion(r.CUDA)
 	if !known || !hasRow || cudaErr != nil {
 		return // reported by the JetPack rules or the schema
 	}
-	p := joinPath(path, "cross_build_base")
 	if c.Platform != row.Platform {
 		errs.addString(joinPath(p, "platform"), c.Platform, "is not "+row.Platform+
 			": NVIDIA's cross CUDA packages and gcc-aarch64-linux-gnu are x86_64 programs, and an arm64 node builds natively from build_base",

@@ -158,10 +158,19 @@ type Release struct {
 	BuildPath string `json:"build_path,omitempty"`
 }
 
-// CrossBuildBase is what a release's cross build base is and holds.
+// CrossBuildBase is what a release's cross build base is and holds: a
+// prebuilt image, or a recipe jetbake builds (one of Image and Recipe).
 type CrossBuildBase struct {
 	// Image is the image reference.
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
+	// Recipe is the recipe's path relative to the matrix file's folder
+	// (dockerfiles/Dockerfile-cross-base, which jetbake init writes beside
+	// the matrix), built with the table's arguments for the release
+	// (Matrix.RecipeArgs) and BuildArgs over them.
+	Recipe string `json:"recipe,omitempty"`
+	// BuildArgs are the recipe's build arguments over the table's: a
+	// mirror's repositories, for example.
+	BuildArgs map[string]string `json:"build_args,omitempty"`
 	// Platform is its platform: "linux/amd64".
 	Platform string `json:"platform"`
 	// CUDA is the CUDA release of its cross package.

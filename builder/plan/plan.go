@@ -186,6 +186,18 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 	}
 	if c := r.CrossBuildBase; c != nil && m.App == nil {
 		out.CrossBuildBase, out.CUDATargetDir = c.Image, c.CUDATarget
+		if c.Recipe != "" {
+			args, err := m.RecipeArgs(r)
+			if err != nil {
+				return Release{}, fmt.Errorf("release %s: cross_build_base.recipe: %w", r.Name, err)
+			}
+			out.CrossBuildBase = args[computecap.RecipeArgDevelImage]
+			file := c.Recipe
+			if file != matrix.BuiltinRecipe {
+				file = m.LocalPath(file)
+			}
+			out.CrossBuildRecipe = &CrossRecipe{Dockerfile: file, Args: args}
+		}
 	}
 	if m.App == nil {
 		out.BuildPath = r.BuildPath

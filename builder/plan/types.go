@@ -77,6 +77,10 @@ type Release struct {
 	// empty builds under QEMU there (routers only).
 	CrossBuildBase string `json:"cross_build_base,omitempty"`
 	CUDATargetDir  string `json:"cuda_target_dir,omitempty"`
+	// CrossBuildRecipe, when set, builds the cross build base on the
+	// build platform from CrossBuildBase, NVIDIA's amd64 CUDA devel image
+	// (the recipe's CUDA_DEVEL_IMAGE): nil for a prebuilt image.
+	CrossBuildRecipe *CrossRecipe `json:"cross_build_recipe,omitempty"`
 	// BuildPath is the path the matrix forces on amd64 nodes, "cross" or
 	// "qemu"; "" chooses (imagebuild/emulation.ChoosePath).
 	BuildPath string `json:"build_path,omitempty"`
@@ -135,4 +139,15 @@ type Target struct {
 	// own (CUDA_COMPUTE_CAP, ...): the router's, the router's for this SM,
 	// the release's and the release's for this SM, each over the ones before.
 	BuildArgs map[string]string `json:"build_args,omitempty"`
+}
+
+// CrossRecipe is a release's cross build recipe: the Dockerfile and its
+// build arguments (the table's for the release, then the matrix's).
+type CrossRecipe struct {
+	// Dockerfile is the recipe's path, resolved against the matrix file's
+	// folder, or "jetbake" (matrix.BuiltinRecipe) for jetbake's own.
+	Dockerfile string `json:"dockerfile"`
+	// Args are its build arguments; CUDA_DEVEL_IMAGE is the release's
+	// CrossBuildBase.
+	Args map[string]string `json:"args"`
 }
