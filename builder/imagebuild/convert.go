@@ -81,8 +81,15 @@ func (j *releaseJob) converterClient(ctx context.Context, c gateway.Client, buil
 		return nil, fmt.Errorf("release %s has no SM targets", j.release.Name)
 	}
 	opts := j.routerOpts(j.release.Targets[0], buildBase)
-	bc, err := dockerui.NewClient(frontendView{Client: c, opts: opts,
-		inputs: map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.opts.epoch)}})
+	inputs := map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.opts.epoch)}
+	base, err := j.crossRecipeBase(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := withCrossRecipe(base, opts, inputs); err != nil {
+		return nil, err
+	}
+	bc, err := dockerui.NewClient(frontendView{Client: c, opts: opts, inputs: inputs})
 	if err != nil {
 		return nil, fmt.Errorf("router context: %w", err)
 	}

@@ -28,7 +28,7 @@ func (j *releaseJob) notePath(node string, workers []gateway.WorkerInfo) error {
 	j.mu.Unlock()
 	j.timings.NoteRelease(j.release.Name, native, string(choice.Path), emulated)
 	if !said && j.say != nil && !j.isApp() {
-		j.say("[%s] build path on %s: %s", j.release.Name, node, describePath(choice, j.crossBase, j.release.CUDATargetDir))
+		j.say("[%s] build path on %s: %s", j.release.Name, node, describePath(choice, j.crossBaseName(), j.release.CUDATargetDir))
 	}
 	if emulated && j.emulation != nil {
 		j.emulation.Warn(node, native, j.isApp())

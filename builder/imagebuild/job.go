@@ -1,10 +1,12 @@
 package imagebuild
 
 import (
-	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
-	"github.com/jetbake/jetbake/builder/plan"
 	"maps"
 	"slices"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
+	"github.com/jetbake/jetbake/builder/plan"
 )
 
 // initialReport is the release's report before it is built.
@@ -35,6 +37,9 @@ func (j *releaseJob) fillReport(rr *ReleaseReport) {
 	}
 	rr.Annotations = maps.Clone(j.annotations)
 	rr.Emulated, rr.BuildPlatform, rr.BuildPath = j.emulated, j.buildPlatform, string(j.path.Path)
+	if j.path.Path == emulation.PathCross {
+		rr.CrossBuildBase = j.crossBaseName()
+	}
 	rr.Findings = slices.Clone(j.lintFindings)
 	rr.Binaries = slices.Clone(j.binaries)
 	rr.Audit = slices.Clone(j.audit)

@@ -111,6 +111,9 @@ type ReleaseReport struct {
 	// BuildPath is the router stage's path on that node: native, cross
 	// (in the release's cross build base, on linux/amd64) or qemu.
 	BuildPath string `json:"build_path,omitempty"`
+	// CrossBuildBase is, on the cross path, what the routers compiled in:
+	// the prebuilt image, or "the base RECIPE builds FROM IMAGE".
+	CrossBuildBase string `json:"cross_build_base,omitempty"`
 	// Retries are the earlier attempts on nodes that failed, with the reason.
 	Retries []Retry `json:"retries,omitempty"`
 

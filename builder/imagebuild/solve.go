@@ -312,12 +312,23 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	if err != nil {
 		return nil, err
 	}
+	base, err := j.crossRecipeBase(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := addCrossRecipeInput(ctx, c, base, inputs); err != nil {
+		return nil, err
+	}
 	states := make([]llb.State, len(j.release.Targets))
 	eg, ctx := errgroup.WithContext(ctx)
 	for i, t := range j.release.Targets {
 		eg.Go(func() error {
 			start := time.Now()
-			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: j.routerOpts(t, buildBase),
+			opts := j.routerOpts(t, buildBase)
+			if err := withCrossRecipe(base, opts, nil); err != nil {
+				return err
+			}
+			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: opts,
 				FrontendInputs: inputs})
 			j.timings.Record(progress.PhaseFrontend, start)
 			if err != nil {

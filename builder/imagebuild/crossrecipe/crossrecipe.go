@@ -1,0 +1,105 @@
+// Package crossrecipe turns a release's cross build recipe
+// (dockerfiles/Dockerfile-cross-base, or the matrix's own) into the LLB of
+// the cross build base on the build platform, with BuildKit's own
+// Dockerfile converter, and hands it to the router stage as a named build
+// context: Dockerfile-jetson's toolchain-cross stage starts FROM
+// ${CROSS_BUILD_BASE}, which is then the context's name. The base is built
+// as part of the release's build, in the same solve, and BuildKit's cache
+// shares it between the releases and builds that give the same arguments.
+package crossrecipe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/containerd/platforms"
+	"github.com/moby/buildkit/client/llb"
+	"github.com/moby/buildkit/exporter/containerimage/exptypes"
+	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
+	"github.com/moby/buildkit/frontend/dockerui"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+	"github.com/moby/buildkit/solver/pb"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// ContextName is the named build context the base is handed to the router
+// stage as, and so the value of its CROSS_BUILD_BASE build argument.
+const ContextName = "jetbake-cross-base"
+
+// Base is a converted cross build base: its LLB and its image config (the
+// devel image's environment, which the toolchain-cross stage builds on).
+type Base struct {
+	State  llb.State
+	Config []byte
+}
+
+// Convert converts the recipe dockerfile with args for the build platform
+// (the recipe's base runs where the router is cross-compiled), its image
+// lookups served by resolver. file names the recipe in errors.
+func Convert(ctx context.Context, c gateway.Client, resolver llb.ImageMetaResolver, file string, dockerfile []byte, args map[string]string, build ocispecs.Platform) (*Base, error) {
+	opts := map[string]string{"platform": platforms.Format(build)}
+	for k, v := range args {
+		opts["build-arg:"+k] = v
+	}
+	bc, err := dockerui.NewClient(optsView{Client: c, opts: opts})
+	if err != nil {
+		return nil, fmt.Errorf("cross build recipe %s: %w", file, err)
+	}
+	caps := c.BuildOpts().LLBCaps
+	res, err := dockerfile2llb.Dockerfile2LLB(ctx, dockerfile, dockerfile2llb.ConvertOpt{
+		Config: dockerui.Config{BuildArgs: args, TargetPlatforms: []ocispecs.Platform{build}, BuildPlatforms: []ocispecs.Platform{build}},
+		Client: bc, TargetPlatform: &build, MetaResolver: resolver, LLBCaps: &caps,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cross build recipe %s: %w", file, err)
+	}
+	config, err := json.Marshal(res.Image)
+	if err != nil {
+		return nil, fmt.Errorf("cross build recipe %s: image config: %w", file, err)
+	}
+	return &Base{State: res.State, Config: config}, nil
+}
+
+// FrontendOpts are the frontend options that name the base as the context
+// ContextName, its image config included, for a conversion or a frontend
+// call that gets the base as an input of that name.
+func (b *Base) FrontendOpts() (map[string]string, error) {
+	md, err := json.Marshal(map[string][]byte{exptypes.ExporterImageConfigKey: b.Config})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{
+		"context:" + ContextName:        "input:" + ContextName,
+		"input-metadata:" + ContextName: string(md),
+	}, nil
+}
+
+// Definition is the base's LLB as a frontend input.
+func (b *Base) Definition(ctx context.Context, build ocispecs.Platform) (*pb.Definition, error) {
+	def, err := b.State.Marshal(ctx, llb.Platform(build))
+	if err != nil {
+		return nil, fmt.Errorf("marshal the cross build base: %w", err)
+	}
+	return def.ToPB(), nil
+}
+
+// optsView is the session's gateway client with the recipe's options: the
+// converter reads its build arguments and platform from them, and the
+// recipe reads no build context.
+type optsView struct {
+	gateway.Client
+	opts map[string]string
+}
+
+// BuildOpts implements gateway.Client.
+func (v optsView) BuildOpts() gateway.BuildOpts {
+	o := v.Client.BuildOpts()
+	o.Opts = v.opts
+	return o
+}
+
+// Inputs implements gateway.Client: the recipe has none.
+func (v optsView) Inputs(context.Context) (map[string]llb.State, error) {
+	return map[string]llb.State{}, nil
+}
