@@ -45,6 +45,7 @@ const starterMatrix = `{
       "tier": "candidate",
       "hardware": ["Jetson AGX Orin", "Jetson Orin NX", "Jetson Orin Nano", "Jetson Orin Nano Super"],
       "tags": [],
+      "cross_build_base": {"recipe": "jetbake", "platform": "linux/amd64", "cuda": "12.6", "cuda_target": "aarch64-linux"},
       "build_args": {}
     },
     {
@@ -59,6 +60,7 @@ const starterMatrix = `{
       "tier": "candidate",
       "hardware": ["Jetson AGX Thor"],
       "tags": [],
+      "cross_build_base": {"recipe": "jetbake", "platform": "linux/amd64", "cuda": "13.0", "cuda_target": "sbsa-linux"},
       "build_args": {}
     },
     {
@@ -73,6 +75,7 @@ const starterMatrix = `{
       "tier": "evaluate-later",
       "hardware": ["Jetson AGX Orin", "Jetson Orin NX", "Jetson Orin Nano", "Jetson AGX Thor"],
       "tags": [],
+      "cross_build_base": {"recipe": "jetbake", "platform": "linux/amd64", "cuda": "13.2", "cuda_target": "sbsa-linux"},
       "build_args": {}
     }
   ]
