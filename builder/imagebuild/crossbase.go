@@ -68,7 +68,6 @@ func withCrossRecipe(base *crossrecipe.Base, opts map[string]string, states map[
 		return err
 	}
 	maps.Copy(opts, named)
-	opts["build-arg:CROSS_BUILD_BASE"] = crossrecipe.ContextName
 	if states != nil {
 		states[crossrecipe.ContextName] = base.State
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild/internal/buildtest"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
@@ -122,4 +123,35 @@ func TestCrossBasePinnedByLock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:5000/nvidia/jetpack-linux-aarch64-crosscompile-x86:6.2@"+digest, jobs[0].crossBase)
 	require.Empty(t, jobs[1].crossBase, "a release without one")
+}
+
+// A release whose cross_build_base names the recipe: its router stage
+// starts from the named context the recipe's base is handed over as, the
+// path line and the report say which base, and on the QEMU path nothing
+// of the recipe reaches the router stage.
+func TestNotePathCrossRecipe(t *testing.T) {
+	p := testPlan()
+	rel := p.Releases[0]
+	rel.CrossBuildBase, rel.CUDATargetDir = "nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04", "aarch64-linux"
+	rel.CrossBuildRecipe = &plan.CrossRecipe{Dockerfile: "jetbake", Args: map[string]string{"CUDA_DEVEL_IMAGE": rel.CrossBuildBase}}
+	x86 := buildtest.Workers([]string{"linux/amd64", "linux/arm64"})
+	j := &releaseJob{release: rel, plan: p, opts: &options{}, crossBase: "127.0.0.1:5000/nvidia/cuda:12.6.3-devel-ubuntu22.04@sha256:aa"}
+	j.timings = progress.NewRecorder()
+	var said []string
+	shareEmulationNotice([]*releaseJob{j}, func(string, ...any) {}, func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }, "")
+	require.NoError(t, j.notePath("default", x86))
+	require.Equal(t, []string{"[jetpack6.2] build path on default: cross in the base jetbake's Dockerfile-cross-base builds FROM " +
+		"127.0.0.1:5000/nvidia/cuda:12.6.3-devel-ubuntu22.04@sha256:aa (targets/aarch64-linux): the node is linux/amd64 and the release has a cross_build_base"}, said)
+	args := j.routerArgs(rel.Targets[0], "build-base")
+	require.Equal(t, "toolchain-cross", args["TOOLCHAIN"])
+	require.Equal(t, "jetbake-cross-base", args["CROSS_BUILD_BASE"], "the named context, not the devel image")
+	rr := j.initialReport()
+	require.Equal(t, "the base jetbake's Dockerfile-cross-base builds FROM 127.0.0.1:5000/nvidia/cuda:12.6.3-devel-ubuntu22.04@sha256:aa", rr.CrossBuildBase)
+
+	q := &releaseJob{release: rel, plan: p, opts: &options{buildPath: "qemu"}, crossBase: j.crossBase}
+	q.timings = progress.NewRecorder()
+	shareEmulationNotice([]*releaseJob{q}, func(string, ...any) {}, func(string, ...any) {}, "")
+	require.NoError(t, q.notePath("default", x86))
+	require.NotContains(t, q.routerArgs(rel.Targets[0], "build-base"), "CROSS_BUILD_BASE")
+	require.Empty(t, q.initialReport().CrossBuildBase)
 }

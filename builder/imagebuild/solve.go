@@ -24,6 +24,7 @@ import (
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
+	"github.com/jetbake/jetbake/builder/imagebuild/crossrecipe"
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
@@ -415,6 +416,10 @@ func (j *releaseJob) routerArgs(t plan.Target, buildBase string) map[string]stri
 	if j.buildPath().Path == emulation.PathCross {
 		// Dockerfile-jetson's toolchain-cross stage, on $BUILDPLATFORM.
 		args["TOOLCHAIN"], args["CROSS_BUILD_BASE"], args["CUDA_TARGET_DIR"] = "toolchain-cross", j.crossBase, j.release.CUDATargetDir
+		if j.release.CrossBuildRecipe != nil {
+			// The base the recipe builds, a named context (crossbase.go).
+			args["CROSS_BUILD_BASE"] = crossrecipe.ContextName
+		}
 	}
 	return args
 }

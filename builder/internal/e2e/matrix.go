@@ -48,7 +48,9 @@ const ShippedDockerfile = "dockerfiles/Dockerfile-jetson"
 // TEI-shaped source (TEISource) in place of TEI's git repository, with the
 // shipped Dockerfile-jetson unchanged, and the images going to registry:
 // the demo and the tests build exactly the shipped releases, bases, router
-// stages and tags. GIT_SHA is the commit the shipped context is pinned to,
+// stages and tags, on the QEMU path: the shipped cross_build_base entries
+// (jetbake's recipe) are left out, as --build-path qemu would leave them
+// unused, and WriteRecipeMatrix and WriteCrossMatrix give the cross path. GIT_SHA is the commit the shipped context is pinned to,
 // as jetbake passes it for that context. Each entry of mutate can change
 // the matrix further (the tests add a release).
 func WriteDemoMatrix(repoRoot, registry, out string, mutate ...func(m map[string]any)) error {
@@ -78,6 +80,7 @@ func WriteDemoMatrix(repoRoot, registry, out string, mutate ...func(m map[string
 	}
 	image["repository"] = registry + "/jetbake/text-embeddings-router"
 	delete(m, "$schema")
+	withoutCrossBases(m)
 	for _, f := range mutate {
 		f(m)
 	}
@@ -243,4 +246,14 @@ func onlyEdited(repoRoot, dir, release string, edit DockerfileEdit) (func(map[st
 	}
 	only := onlyVariant(release)
 	return func(m map[string]any) { df(m); only(m) }, nil
+}
+
+// withoutCrossBases removes every release's cross_build_base.
+func withoutCrossBases(m map[string]any) {
+	releases, _ := m["releases"].([]any)
+	for _, r := range releases {
+		if rel, ok := r.(map[string]any); ok {
+			delete(rel, "cross_build_base")
+		}
+	}
 }
