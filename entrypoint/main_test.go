@@ -111,6 +111,12 @@ func TestRunFailures(t *testing.T) {
 				"it was probably started without --runtime nvidia (or --device nvidia.com/gpu=all with CDI). Looked at: " +
 				"JETBAKE_COMPUTE_CAP (not set), soc_id (8.7), cuda-driver (libcuda.so.1 not found), " +
 				"/etc/nv_tegra_release (absent), GPU device nodes (none). Run with --explain for details.\n"},
+		{name: "Jetson with the runtime's release file but no device node", host: "agx-orin-no-nodes", image: "jetpack6",
+			want: "this is a Jetson Orin, SM 8.7 (NVIDIA Jetson AGX Orin Developer Kit, from soc_id) and the NVIDIA runtime's files are in " +
+				"this container (/etc/nv_tegra_release), but not the device nodes its GPU driver (nvgpu) needs, /dev/nvhost-ctrl-gpu " +
+				"(or /dev/nvgpu/igpu0/ctrl) and /dev/nvmap, without which CUDA reaches no GPU: start the container with --runtime nvidia " +
+				"(or --device nvidia.com/gpu=all with CDI), which mounts them, and if it was, check that the CSV files in " +
+				"/etc/nvidia-container-runtime/host-files-for-container.d list them. Run with --explain for details.\n"},
 		{name: "override that is not a capability", host: "orin-nano-jp6", image: "jetpack6", env: []string{"JETBAKE_COMPUTE_CAP=orin"},
 			want: `JETBAKE_COMPUTE_CAP: compute capability "orin" is not valid: want forms like 8.7, 87, sm_87 or compute_87; ` +
 				"set it like JETBAKE_COMPUTE_CAP=8.7, or unset it to detect the GPU.\n"},
