@@ -3,7 +3,7 @@ package computecap
 import "slices"
 
 // DriverDir is a folder where the Jetsons of a JetPack release hold the
-// host's CUDA driver, libcuda.so.1.
+// host's CUDA driver, libcuda.so.1, and the GPU driver it talks to.
 type DriverDir struct {
 	// Dir is the folder, such as "/usr/lib/aarch64-linux-gnu/nvidia".
 	Dir string
@@ -11,6 +11,9 @@ type DriverDir struct {
 	// ("Orin"), when the release keeps one folder per GPU driver; "" when
 	// every SoC of the release has its driver there.
 	Family string
+	// Driver is the kernel's GPU driver of those Jetsons, with the device
+	// nodes CUDA reaches the GPU through.
+	Driver GPUDriver
 }
 
 // DriverDirFor returns the folder of the host's CUDA driver on a Jetson of

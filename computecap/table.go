@@ -206,7 +206,7 @@ func (t *Table) Clone() *Table {
 	for i := range c.JetPacks {
 		r := &c.JetPacks[i]
 		r.AlsoL4T, r.Capabilities = slices.Clone(r.AlsoL4T), slices.Clone(r.Capabilities)
-		r.DriverDirs = slices.Clone(r.DriverDirs)
+		r.DriverDirs = cloneDriverDirs(r.DriverDirs)
 	}
 	return c
 }
