@@ -6,11 +6,11 @@ import "slices"
 // host's CUDA driver, libcuda.so.1.
 type DriverDir struct {
 	// Dir is the folder, such as "/usr/lib/aarch64-linux-gnu/nvidia".
-	Dir string
+	Dir string `json:"dir"`
 	// Family is the Jetson family whose GPU driver the folder holds
 	// ("Orin"), when the release keeps one folder per GPU driver; "" when
 	// every SoC of the release has its driver there.
-	Family string
+	Family string `json:"family,omitempty"`
 }
 
 // DriverDirFor returns the folder of the host's CUDA driver on a Jetson of
