@@ -39,6 +39,9 @@ type Matrix struct {
 	Image Publish `json:"image"`
 	// Releases are the images to build, one per JetPack release.
 	Releases []Release `json:"releases"`
+	// Declared are the Jetson facts the matrix declares for what
+	// jetbake's table lacks, or nil; Facts is the table with them.
+	Declared *DeclaredFacts `json:"facts,omitempty"`
 	// Dir is the absolute folder of the matrix file, which local paths are
 	// relative to. Load sets it; Parse leaves it empty, meaning the working
 	// directory.
@@ -274,6 +277,10 @@ func Load(path string, opts ...Option) (*Matrix, error) {
 	m, err := parse(data, filepath.Dir(abs), true, opts)
 	if verr, ok := err.(*ValidationError); ok {
 		verr.File = path
+		nameFactsFile(path, verr.Errors)
+	}
+	if m != nil {
+		nameFactsFile(path, m.Warnings)
 	}
 	return m, err
 }
@@ -330,6 +337,7 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 	_, hasRouter := top[KindRouter]
 	_, hasApp := top[KindApp]
 	checkKind(hasRouter, hasApp, &errs) // with both, the rules check the app's releases
+	factWarnings := declareFacts(&m, data, pos, checkFiles, &errs)
 	checkRules(&m, &errs)
 	m.table = errs.facts()
 	if checkFiles {
@@ -345,8 +353,9 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		placeAll(all[len(shapeErrs):], pos, data)
 		return nil, &ValidationError{Errors: all}
 	}
-	m.Warnings = placeholderWarnings(&m)
+	m.Warnings = append(placeholderWarnings(&m), checkDeclaredTiers(&m)...)
 	placeAll(m.Warnings, pos, data)
+	m.Warnings = append(m.Warnings, factWarnings...)
 	return &m, nil
 }
 
@@ -412,6 +421,9 @@ func sortByPosition(errs []FieldError, pos positions, data []byte) {
 // or, for a missing field, from the position of the object it belongs in.
 func placeAll(errs []FieldError, pos positions, data []byte) {
 	for i := range errs {
+		if errs[i].File != "" {
+			continue // placed in its own file
+		}
 		for p := errs[i].Path; p != ""; p = parentPath(p) {
 			if off, ok := pos[p]; ok {
 				errs[i].Line, errs[i].Column = computecap.LineColumn(data, off)
