@@ -21,6 +21,38 @@ const KeyFacts = "io.jetbake.facts"
 // FactsDeclared is KeyFacts' value.
 const FactsDeclared = "declared"
 
+// KeyFactsJetPack holds the declared JetPack row a release rests on, as
+// compact JSON in the table's shape, so that pick and fleet apply the host
+// rule with it from what the registry says.
+const KeyFactsJetPack = "io.jetbake.facts.jetpack"
+
+// DeclaredJetPackRow is the declared JetPack row of release r as
+// KeyFactsJetPack holds it; "" when r's JetPack is jetbake's own.
+func (m *Matrix) DeclaredJetPackRow(r *Release) string {
+	for _, row := range m.Facts().Declared.JetPacks {
+		if computecap.LineCovers(row.JetPack, r.JetPack) {
+			b, err := json.Marshal(row)
+			if err != nil {
+				return ""
+			}
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// ParseDeclaredJetPack reads KeyFactsJetPack's value, strictly.
+func ParseDeclaredJetPack(v string) (computecap.JetPackRelease, error) {
+	var row computecap.JetPackRelease
+	if err := jsonv2.Unmarshal([]byte(v), &row, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return row, err
+	}
+	if row.JetPack == "" || row.L4T == "" || row.CUDA.IsZero() {
+		return row, errors.New("needs jetpack, l4t and cuda")
+	}
+	return row, nil
+}
+
 // DeclaredFacts are the Jetson facts a matrix declares for what jetbake's
 // table lacks (a JetPack release NVIDIA shipped after this jetbake): rows
 // in the table's JSON shape (computecap.Facts, which `jetbake facts`

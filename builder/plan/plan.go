@@ -247,6 +247,9 @@ func commonKeys(m *matrix.Matrix, r *matrix.Release, sms string) map[string]stri
 	}
 	if m.FactsNote(r) != "" {
 		keys[matrix.KeyFacts] = matrix.FactsDeclared
+		if row := m.DeclaredJetPackRow(r); row != "" {
+			keys[matrix.KeyFactsJetPack] = row
+		}
 	}
 	return keys
 }
