@@ -48,6 +48,16 @@ func (f Facts) Empty() bool {
 		len(f.Frameworks)+len(f.CrossTargets) == 0
 }
 
+// plus returns f's rows and then o's.
+func (f Facts) plus(o Facts) Facts {
+	return Facts{JetPacks: append(slices.Clone(f.JetPacks), o.JetPacks...), SoCs: append(slices.Clone(f.SoCs), o.SoCs...),
+		Toolchain:        append(slices.Clone(f.Toolchain), o.Toolchain...),
+		BaseRepositories: append(slices.Clone(f.BaseRepositories), o.BaseRepositories...),
+		BaseImages:       append(slices.Clone(f.BaseImages), o.BaseImages...),
+		Frameworks:       append(slices.Clone(f.Frameworks), o.Frameworks...),
+		CrossTargets:     append(slices.Clone(f.CrossTargets), o.CrossTargets...)}
+}
+
 // clone copies f's rows deeply (through JSON, which is their shape).
 func (f Facts) clone() Facts {
 	if f.Empty() {
@@ -142,6 +152,7 @@ func (t *Table) Declare(d Facts) (*Table, []RowProblem) {
 	shipped := t.Rows()
 	var probs []RowProblem
 	var idx declaredIndex
+	var kept Facts // the declared rows added, in declaration order
 	for i, r := range d.SoCs {
 		if p := against(RowsSoCs, i, r, shipped.SoCs, func(s SoC) bool { return s.Name == r.Name }); p != nil {
 			probs = append(probs, p...)
@@ -149,7 +160,7 @@ func (t *Table) Declare(d Facts) (*Table, []RowProblem) {
 		}
 		idx.socs = append(idx.socs, i)
 		out.SoCs = append(out.SoCs, r)
-		out.Declared.SoCs = append(out.Declared.SoCs, r)
+		kept.SoCs = append(kept.SoCs, r)
 	}
 	for i, r := range d.Toolchain {
 		if p := against(RowsToolchain, i, r, shipped.Toolchain, func(s ToolchainRow) bool { return s.SM == r.SM }); p != nil {
@@ -158,18 +169,19 @@ func (t *Table) Declare(d Facts) (*Table, []RowProblem) {
 		}
 		idx.toolchain = append(idx.toolchain, i)
 		out.Toolchain = append(out.Toolchain, r)
-		out.Declared.Toolchain = append(out.Declared.Toolchain, r)
+		kept.Toolchain = append(kept.Toolchain, r)
 	}
-	probs = append(probs, out.declareJetPacks(d.JetPacks, shipped.JetPacks, &idx)...)
+	probs = append(probs, out.declareJetPacks(d.JetPacks, shipped.JetPacks, &kept, &idx)...)
 	probs = append(probs, declareSimple(RowsBaseRepositories, d.BaseRepositories, shipped.BaseRepositories,
-		func(r BaseRepository) string { return r.Repository }, &out.BaseRepositories, &out.Declared.BaseRepositories, &idx.bases)...)
+		func(r BaseRepository) string { return r.Repository }, &out.BaseRepositories, &kept.BaseRepositories, &idx.bases)...)
 	probs = append(probs, declareSimple(RowsBaseImages, d.BaseImages, shipped.BaseImages,
-		func(r BaseImage) string { return r.Ref }, &out.BaseImages, &out.Declared.BaseImages, &idx.images)...)
+		func(r BaseImage) string { return r.Ref }, &out.BaseImages, &kept.BaseImages, &idx.images)...)
 	probs = append(probs, declareSimple(RowsFrameworks, d.Frameworks, shipped.Frameworks,
-		FrameworkContainer.Ref, &out.Frameworks, &out.Declared.Frameworks, &idx.frameworks)...)
+		FrameworkContainer.Ref, &out.Frameworks, &kept.Frameworks, &idx.frameworks)...)
 	probs = append(probs, declareSimple(RowsCrossTargets, d.CrossTargets, shipped.CrossTargets,
-		func(r CrossTarget) string { return string(r.Flavour) }, &out.CrossTargets, &out.Declared.CrossTargets, &idx.cross)...)
-	probs = append(probs, out.checkDeclared(&idx)...)
+		func(r CrossTarget) string { return string(r.Flavour) }, &out.CrossTargets, &kept.CrossTargets, &idx.cross)...)
+	probs = append(probs, out.check(kept, &idx)...)
+	out.Declared = out.Declared.plus(kept)
 	return out, probs
 }
 
@@ -197,7 +209,7 @@ func declareSimple[R any](kind string, rows, shipped []R, key func(R) string, in
 
 // declareJetPacks adds the declared JetPack releases: each to the lines
 // of the SoCs its sms name, and among the releases by its L4T.
-func (t *Table) declareJetPacks(rows, shipped []JetPackRelease, idx *declaredIndex) []RowProblem {
+func (t *Table) declareJetPacks(rows, shipped []JetPackRelease, kept *Facts, idx *declaredIndex) []RowProblem {
 	var probs []RowProblem
 	for i, r := range rows {
 		if p := against(RowsJetPacks, i, r, shipped, func(s JetPackRelease) bool { return s.JetPack == r.JetPack }); p != nil {
@@ -209,7 +221,7 @@ func (t *Table) declareJetPacks(rows, shipped []JetPackRelease, idx *declaredInd
 			continue
 		}
 		idx.jetpacks = append(idx.jetpacks, i)
-		t.Declared.JetPacks = append(t.Declared.JetPacks, r)
+		kept.JetPacks = append(kept.JetPacks, r)
 		for _, c := range r.Capabilities {
 			if s := t.socIndexByCapability(c); s >= 0 && !t.SoCs[s].Supports(r.JetPack) {
 				t.SoCs[s].JetPacks = append(slices.Clone(t.SoCs[s].JetPacks), r.JetPack)

@@ -121,3 +121,35 @@ func TestDeclaredRowsBreakingTheRules(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDeclare: any declared rows are added or refused with a sentence,
+// never a panic, and the shipped table is untouched.
+func FuzzDeclare(f *testing.F) {
+	shipped, err := json.Marshal(computecap.DefaultTable().Rows())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(jetPack73))
+	f.Add(shipped)
+	f.Add([]byte(`{"socs": [{"name": "tegra300", "soc_id": 41, "family": "Future", "sm": "12.5", "modules": [], "jetpacks": ["8"]}],
+		"toolchain": [{"sm": "12.5", "since": "14.0"}],
+		"jetpacks": [{"jetpack": "8.0", "l4t": "40.1.0", "cuda": "14.0", "ubuntu": "26.04", "flavour": "sbsa", "rule": "driver-cuda", "sms": ["12.5"], "driver_dirs": [{"dir": "/x"}]}]}`))
+	f.Add([]byte(`{"jetpacks": [{"jetpack": "", "sms": ["0.0"]}], "frameworks": [{"framework": "pytorch", "line": "x"}], "cross_targets": [{}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d computecap.Facts
+		if json.Unmarshal(data, &d) != nil {
+			return
+		}
+		tab, probs := computecap.DefaultTable().Declare(d)
+		for _, p := range probs {
+			if p.Message == "" || p.Path() == "" {
+				t.Fatalf("problem without a sentence: %+v", p)
+			}
+		}
+		_ = tab.CheckRows()
+		_ = tab.Releases()
+		if !computecap.DefaultTable().Declared.Empty() {
+			t.Fatal("the shipped table changed")
+		}
+	})
+}

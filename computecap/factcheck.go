@@ -28,11 +28,6 @@ func (t *Table) CheckRows() []RowProblem {
 	return t.check(rows, &idx)
 }
 
-// checkDeclared applies the rules to t's declared rows.
-func (t *Table) checkDeclared(idx *declaredIndex) []RowProblem {
-	return t.check(t.Declared, idx)
-}
-
 // check applies the rules to rows (rows of t), reporting each at its
 // index in idx.
 func (t *Table) check(rows Facts, idx *declaredIndex) []RowProblem {
