@@ -150,3 +150,14 @@ func TestDeclaredFactsFileProblems(t *testing.T) {
 	_, err := Load(path)
 	require.ErrorContains(t, err, `facts: "nope.json": facts file `+filepath.Join(filepath.Dir(path), "nope.json")+" does not exist")
 }
+
+// GitHub annotations put a facts file's problem on its own file's line.
+func TestDeclaredFactsAnnotations(t *testing.T) {
+	path := writeFacts(t, `{"jetpacks": [{"jetpack": "7.3", "cudaa": "13.3"}]}`)
+	_, err := Load(path)
+	var verr *ValidationError
+	require.ErrorAs(t, err, &verr)
+	factsFile := filepath.Join(filepath.Dir(path), "jetson-facts.json")
+	require.Contains(t, verr.GitHubAnnotations(), "::error file="+strings.ReplaceAll(factsFile, ":", "%3A")+",line=1,col=43,title=jetpacks[0].cudaa::")
+	require.Contains(t, verr.GitHubAnnotations(), "::error file="+strings.ReplaceAll(path, ":", "%3A")+",line=")
+}
