@@ -29,6 +29,9 @@ type Facts struct {
 	Frameworks []FrameworkContainer `json:"frameworks,omitempty"`
 	// CrossTargets are cross build rows, one per flavour.
 	CrossTargets []CrossTarget `json:"cross_targets,omitempty"`
+	// CrossRecipes are the cross build base recipe's rows, one per
+	// JetPack line.
+	CrossRecipes []CrossRecipe `json:"cross_recipes,omitempty"`
 }
 
 // The kinds of rows, as Facts' JSON names them.
@@ -40,12 +43,13 @@ const (
 	RowsBaseImages       = "base_images"
 	RowsFrameworks       = "frameworks"
 	RowsCrossTargets     = "cross_targets"
+	RowsCrossRecipes     = "cross_recipes"
 )
 
 // Empty reports whether f holds no row.
 func (f Facts) Empty() bool {
 	return len(f.JetPacks)+len(f.SoCs)+len(f.Toolchain)+len(f.BaseRepositories)+len(f.BaseImages)+
-		len(f.Frameworks)+len(f.CrossTargets) == 0
+		len(f.Frameworks)+len(f.CrossTargets)+len(f.CrossRecipes) == 0
 }
 
 // plus returns f's rows and then o's.
@@ -55,7 +59,8 @@ func (f Facts) plus(o Facts) Facts {
 		BaseRepositories: append(slices.Clone(f.BaseRepositories), o.BaseRepositories...),
 		BaseImages:       append(slices.Clone(f.BaseImages), o.BaseImages...),
 		Frameworks:       append(slices.Clone(f.Frameworks), o.Frameworks...),
-		CrossTargets:     append(slices.Clone(f.CrossTargets), o.CrossTargets...)}
+		CrossTargets:     append(slices.Clone(f.CrossTargets), o.CrossTargets...),
+		CrossRecipes:     append(slices.Clone(f.CrossRecipes), o.CrossRecipes...)}
 }
 
 // clone copies f's rows deeply (through JSON, which is their shape).
@@ -79,7 +84,7 @@ func (t *Table) Rows() Facts {
 // without returns t's rows less the declared ones in d (by key).
 func (t *Table) without(d Facts) Facts {
 	f := Facts{JetPacks: t.Releases(), SoCs: t.SoCs, Toolchain: t.Toolchain, BaseRepositories: t.BaseRepositories,
-		BaseImages: t.BaseImages, Frameworks: t.Frameworks, CrossTargets: t.CrossTargets}
+		BaseImages: t.BaseImages, Frameworks: t.Frameworks, CrossTargets: t.CrossTargets, CrossRecipes: t.CrossRecipes}
 	if d.Empty() {
 		return f
 	}
@@ -92,6 +97,7 @@ func (t *Table) without(d Facts) Facts {
 	f.BaseImages = dropKeyed(f.BaseImages, d.BaseImages, func(r BaseImage) string { return r.Ref })
 	f.Frameworks = dropKeyed(f.Frameworks, d.Frameworks, FrameworkContainer.Ref)
 	f.CrossTargets = dropKeyed(f.CrossTargets, d.CrossTargets, func(r CrossTarget) string { return string(r.Flavour) })
+	f.CrossRecipes = dropKeyed(f.CrossRecipes, d.CrossRecipes, func(r CrossRecipe) string { return r.Line })
 	return f
 }
 
@@ -135,7 +141,7 @@ func (p RowProblem) Path() string {
 func shippedSource(rows string) string {
 	fn := map[string]string{RowsJetPacks: "jetPackRows", RowsSoCs: "socRows", RowsToolchain: "toolchainRows",
 		RowsBaseRepositories: "baseRepositoryRows", RowsBaseImages: "baseImageRows", RowsFrameworks: "frameworkRows",
-		RowsCrossTargets: "crossTargetRows"}[rows]
+		RowsCrossTargets: "crossTargetRows", RowsCrossRecipes: "crossRecipeRows"}[rows]
 	return fn + " in computecap/facts.go"
 }
 
@@ -180,6 +186,8 @@ func (t *Table) Declare(d Facts) (*Table, []RowProblem) {
 		FrameworkContainer.Ref, &out.Frameworks, &kept.Frameworks, &idx.frameworks)...)
 	probs = append(probs, declareSimple(RowsCrossTargets, d.CrossTargets, shipped.CrossTargets,
 		func(r CrossTarget) string { return string(r.Flavour) }, &out.CrossTargets, &kept.CrossTargets, &idx.cross)...)
+	probs = append(probs, declareSimple(RowsCrossRecipes, d.CrossRecipes, shipped.CrossRecipes,
+		func(r CrossRecipe) string { return r.Line }, &out.CrossRecipes, &kept.CrossRecipes, &idx.recipes)...)
 	probs = append(probs, out.check(kept, &idx)...)
 	out.Declared = out.Declared.plus(kept)
 	return out, probs
@@ -188,7 +196,7 @@ func (t *Table) Declare(d Facts) (*Table, []RowProblem) {
 // declaredIndex maps each kept declared row to its index in the
 // declaration, kind by kind, for the rules' problems.
 type declaredIndex struct {
-	jetpacks, socs, toolchain, bases, images, frameworks, cross []int
+	jetpacks, socs, toolchain, bases, images, frameworks, cross, recipes []int
 }
 
 // declareSimple adds the declared rows of one kind that no shipped row
@@ -299,6 +307,8 @@ func rowName(kind string, row any) string {
 		return r.Ref()
 	case CrossTarget:
 		return "the " + r.Flavour.Name() + " cross row"
+	case CrossRecipe:
+		return "the cross recipe of JetPack " + r.Line
 	}
 	return kind
 }

@@ -39,7 +39,7 @@ func TestShippedRowsDeclaredAreRedundant(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &f))
 	out, probs := tab.Declare(f)
 	n := len(f.JetPacks) + len(f.SoCs) + len(f.Toolchain) + len(f.BaseRepositories) + len(f.BaseImages) +
-		len(f.Frameworks) + len(f.CrossTargets)
+		len(f.Frameworks) + len(f.CrossTargets) + len(f.CrossRecipes)
 	require.Len(t, probs, n)
 	for _, p := range probs {
 		require.True(t, p.Redundant, "%s: %s", p.Path(), p.Message)

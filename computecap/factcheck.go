@@ -14,7 +14,7 @@ import (
 // what breaks them, with the rows' indices in t.
 func (t *Table) CheckRows() []RowProblem {
 	rows := Facts{JetPacks: t.Releases(), SoCs: t.SoCs, Toolchain: t.Toolchain, BaseRepositories: t.BaseRepositories,
-		BaseImages: t.BaseImages, Frameworks: t.Frameworks, CrossTargets: t.CrossTargets}
+		BaseImages: t.BaseImages, Frameworks: t.Frameworks, CrossTargets: t.CrossTargets, CrossRecipes: t.CrossRecipes}
 	seq := func(n int) []int {
 		out := make([]int, n)
 		for i := range out {
@@ -24,7 +24,7 @@ func (t *Table) CheckRows() []RowProblem {
 	}
 	idx := declaredIndex{jetpacks: seq(len(rows.JetPacks)), socs: seq(len(rows.SoCs)), toolchain: seq(len(rows.Toolchain)),
 		bases: seq(len(rows.BaseRepositories)), images: seq(len(rows.BaseImages)), frameworks: seq(len(rows.Frameworks)),
-		cross: seq(len(rows.CrossTargets))}
+		cross: seq(len(rows.CrossTargets)), recipes: seq(len(rows.CrossRecipes))}
 	return t.check(rows, &idx)
 }
 
@@ -65,6 +65,9 @@ func (t *Table) check(rows Facts, idx *declaredIndex) []RowProblem {
 	}
 	for k, r := range rows.CrossTargets {
 		checkCrossRow(r, add(RowsCrossTargets, idx.cross[k]))
+	}
+	for k, r := range rows.CrossRecipes {
+		checkCrossRecipeRow(r, add(RowsCrossRecipes, idx.recipes[k]))
 	}
 	return probs
 }
@@ -265,6 +268,26 @@ func checkCrossRow(r CrossTarget, add problemFunc) {
 		add("package", strconv.Quote(r.Package), "does not hold %d twice, for the CUDA major and minor", "write it as \"cuda-cross-sbsa-%d-%d\"")
 	case r.Platform != "linux/amd64":
 		add("platform", strconv.Quote(r.Platform), "is not the cross packages' platform", `use "linux/amd64"`)
+	}
+}
+
+// checkCrossRecipeRow applies the cross recipe rules: a JetPack line and
+// its Ubuntu, and a recipe (NVIDIA's cross repository, devel images of
+// that Ubuntu) or the reason there is none.
+func checkCrossRecipeRow(r CrossRecipe, add problemFunc) {
+	switch {
+	case !validJetPack(r.Line) || strings.Contains(r.Line, "."):
+		add("line", strconv.Quote(r.Line), "is not a JetPack line", "write the JetPack major, such as \"8\"")
+	case !validUbuntu(r.Ubuntu):
+		add("ubuntu", strconv.Quote(r.Ubuntu), "is not an Ubuntu release", "write it as \"24.04\"")
+	case r.Unsupported == "" && (r.Repository == "" || len(r.DevelImages) == 0):
+		add("devel_images", "[]", "and repository are needed for a recipe", "name NVIDIA's cross repository and amd64 devel images, or say in unsupported why there is none")
+	}
+	for j, img := range r.DevelImages {
+		if !strings.HasSuffix(img, "-devel-ubuntu"+r.Ubuntu) {
+			add("devel_images["+strconv.Itoa(j)+"]", strconv.Quote(img), "is not an amd64 CUDA devel image of Ubuntu "+r.Ubuntu,
+				"name NVIDIA's image, such as \"nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu"+r.Ubuntu+"\"")
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ func factsText(rows computecap.Facts) (string, error) {
 		{computecap.RowsToolchain, "which CUDA builds each SM (Thor's 10.1 and 11.0 by a rule of their own)"},
 		{computecap.RowsBaseRepositories, "NVIDIA's base repositories"}, {computecap.RowsBaseImages, "base images known to exist"},
 		{computecap.RowsFrameworks, "NVIDIA's PyTorch containers by JetPack line"}, {computecap.RowsCrossTargets, "cross build rows"},
+		{computecap.RowsCrossRecipes, "the cross build base recipe's rows, by JetPack line"},
 	} {
 		fmt.Fprintf(&b, "%s: %s\n", k.key, k.what)
 		for _, row := range kinds[k.key] {

@@ -28,6 +28,7 @@ func with73(t *testing.T, facts any, tier string) []byte {
 	}
 	rel["name"], rel["jetpack"], rel["l4t"], rel["cuda"], rel["tier"] = "jetpack7.3", "7.3", "39.3.0", "13.3", tier
 	rel["build_base"] = "nvcr.io/nvidia/cuda:13.3.0-devel-ubuntu24.04"
+	delete(rel, "cross_build_base") // the table's cross recipe knows no CUDA 13.3 devel image: QEMU on amd64
 	rel["runtime_base"] = "nvcr.io/nvidia/cuda:13.3.0-runtime-ubuntu24.04"
 	doc["releases"] = append(doc["releases"].([]any), rel)
 	if facts != nil {
