@@ -139,9 +139,14 @@ func (p RowProblem) Path() string {
 
 // shippedSource names where a kind of row lives in jetbake's source.
 func shippedSource(rows string) string {
+	switch rows {
+	case RowsCrossTargets:
+		return "crossTargetRows in computecap/crossbase.go"
+	case RowsCrossRecipes:
+		return "crossRecipeRows in computecap/crossrecipe.go"
+	}
 	fn := map[string]string{RowsJetPacks: "jetPackRows", RowsSoCs: "socRows", RowsToolchain: "toolchainRows",
-		RowsBaseRepositories: "baseRepositoryRows", RowsBaseImages: "baseImageRows", RowsFrameworks: "frameworkRows",
-		RowsCrossTargets: "crossTargetRows", RowsCrossRecipes: "crossRecipeRows"}[rows]
+		RowsBaseRepositories: "baseRepositoryRows", RowsBaseImages: "baseImageRows", RowsFrameworks: "frameworkRows"}[rows]
 	return fn + " in computecap/facts.go"
 }
 
@@ -159,24 +164,10 @@ func (t *Table) Declare(d Facts) (*Table, []RowProblem) {
 	var probs []RowProblem
 	var idx declaredIndex
 	var kept Facts // the declared rows added, in declaration order
-	for i, r := range d.SoCs {
-		if p := against(RowsSoCs, i, r, shipped.SoCs, func(s SoC) bool { return s.Name == r.Name }); p != nil {
-			probs = append(probs, p...)
-			continue
-		}
-		idx.socs = append(idx.socs, i)
-		out.SoCs = append(out.SoCs, r)
-		kept.SoCs = append(kept.SoCs, r)
-	}
-	for i, r := range d.Toolchain {
-		if p := against(RowsToolchain, i, r, shipped.Toolchain, func(s ToolchainRow) bool { return s.SM == r.SM }); p != nil {
-			probs = append(probs, p...)
-			continue
-		}
-		idx.toolchain = append(idx.toolchain, i)
-		out.Toolchain = append(out.Toolchain, r)
-		kept.Toolchain = append(kept.Toolchain, r)
-	}
+	probs = append(probs, declareSimple(RowsSoCs, d.SoCs, shipped.SoCs,
+		func(r SoC) string { return r.Name }, &out.SoCs, &kept.SoCs, &idx.socs)...)
+	probs = append(probs, declareSimple(RowsToolchain, d.Toolchain, shipped.Toolchain,
+		func(r ToolchainRow) string { return r.SM.String() }, &out.Toolchain, &kept.Toolchain, &idx.toolchain)...)
 	probs = append(probs, out.declareJetPacks(d.JetPacks, shipped.JetPacks, &kept, &idx)...)
 	probs = append(probs, declareSimple(RowsBaseRepositories, d.BaseRepositories, shipped.BaseRepositories,
 		func(r BaseRepository) string { return r.Repository }, &out.BaseRepositories, &kept.BaseRepositories, &idx.bases)...)
