@@ -153,7 +153,7 @@ func readFactsFile(m *Matrix, checkFiles bool) (*Document, *FieldError) {
 	at := func(message, fix string) *FieldError {
 		return &FieldError{Path: "facts", Value: quote(name), Message: message, Fix: fix}
 	}
-	if !checkFiles {
+	if !checkFiles && m.Dir == "" {
 		return nil, at("names a file, and this matrix was not read from a file", "declare the rows in the matrix under facts, or load the matrix from its file")
 	}
 	p := m.LocalPath(name)

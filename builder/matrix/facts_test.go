@@ -162,3 +162,16 @@ func TestDeclaredFactsAnnotations(t *testing.T) {
 	require.Contains(t, verr.GitHubAnnotations(), "::error file="+strings.ReplaceAll(factsFile, ":", "%3A")+",line=1,col=43,title=jetpacks[0].cudaa::")
 	require.Contains(t, verr.GitHubAnnotations(), "::error file="+strings.ReplaceAll(path, ":", "%3A")+",line=")
 }
+
+// Parse reads the facts file only from the folder WithDir names.
+func TestParseFactsFileWithDir(t *testing.T) {
+	path := writeFacts(t, "{\"jetpacks\": [\n  "+jetPack73Row+"\n]}\n")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, err = Parse(data)
+	require.ErrorContains(t, err, `facts: "jetson-facts.json": names a file, and this matrix was not read from a file`)
+	m, err := Parse(data, WithDir(filepath.Dir(path)))
+	require.NoError(t, err)
+	r, _ := m.Release("jetpack7.3")
+	require.Equal(t, "rests on declared facts (JetPack 7.3, in jetson-facts.json)", m.FactsNote(r))
+}

@@ -236,6 +236,14 @@ type options struct {
 	// WithGrantReadFix and WithMissingHint.
 	grantRead   func(path string) string
 	missingHint string
+	// dir is the matrix file's folder for Parse (WithDir).
+	dir string
+}
+
+// WithDir is, for Parse, the folder of the file the matrix came from: the
+// facts file it names is read from there. Load knows it already.
+func WithDir(dir string) Option {
+	return func(o *options) { o.dir = dir }
 }
 
 // WithMissingHint is the fix Load offers for a matrix file that does not
@@ -287,7 +295,8 @@ func Load(path string, opts ...Option) (*Matrix, error) {
 
 // Parse checks a matrix held in memory. It does not touch the file system:
 // local paths stay relative to the working directory and are not checked
-// for existence.
+// for existence. With WithDir it reads the facts file the matrix names
+// from that folder, and nothing else.
 func Parse(data []byte, opts ...Option) (*Matrix, error) {
 	return parse(data, "", false, opts)
 }
@@ -329,6 +338,9 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		shapeErrs = append(shapeErrs, FieldError{Path: "$", Message: err.Error(), Fix: "correct the value it names"})
 	}
 	m.Dir = dir
+	if m.Dir == "" {
+		m.Dir = o.dir
+	}
 	if checkFiles {
 		m.Root, m.allowRead = RepositoryRoot(dir), resolveAllowed(o.allowRead)
 	}
