@@ -11,10 +11,10 @@ import (
 // cannot reach the GPU.
 type GPUDriver struct {
 	// Name names the driver: "nvgpu" (Xavier and Orin) or "OpenRM" (Thor).
-	Name string
+	Name string `json:"name"`
 	// Nodes are the device nodes CUDA needs, each under the names it has
 	// on the kernels of the line (one of them is enough).
-	Nodes []DeviceNode
+	Nodes []DeviceNode `json:"nodes"`
 }
 
 // DeviceNode is one device node under its names, the usual one first:

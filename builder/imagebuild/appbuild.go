@@ -170,7 +170,7 @@ func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runti
 		j.addFinding(dockercheck.Finding{Release: j.release.Name, Severity: dockercheck.SeverityWarning, Rule: "FrameworkPin",
 			Message: w.Sentence(), File: pydist.ConstraintPath})
 	}
-	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, code)
+	audits, auditErr := j.auditRelease().Judge(j.facts(), nil, code)
 	<-smokeDone
 	err = cmp.Or(stackErr, auditErr, smokeErr)
 	j.mu.Lock()
