@@ -13,8 +13,8 @@ import (
 // `jetbake facts` prints.
 const jetPack73 = `{"jetpacks": [{"jetpack": "7.3", "l4t": "39.3.0", "cuda": "13.3", "ubuntu": "24.04",
   "flavour": "sbsa", "rule": "driver-cuda", "sms": ["8.7", "11.0"],
-  "driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin"},
-                  {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor"}]}]}`
+  "driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin", "driver": {"name": "nvgpu", "nodes": [["/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl"], ["/dev/nvmap"]]}},
+                  {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor", "driver": {"name": "OpenRM", "nodes": [["/dev/nvidiactl"], ["/dev/nvidia0"]]}}]}]}`
 
 func declare(t *testing.T, doc string) (*computecap.Table, []computecap.RowProblem) {
 	t.Helper()
@@ -101,7 +101,7 @@ func TestDeclaredRowsBreakingTheRules(t *testing.T) {
 			"jetpacks[0].l4t", "contradicts jetbake's table, where L4T 39.2.1 is JetPack 7.2.1 (jetPackRows in computecap/facts.go); jetbake's row wins"},
 		{"a shipped release with another CUDA", `{"jetpacks": [{"jetpack": "7.2", "l4t": "39.2.0", "cuda": "13.1", "ubuntu": "24.04",
 			"flavour": "sbsa", "rule": "driver-cuda", "sms": ["8.7", "11.0"],
-			"driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin"}, {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor"}]}]}`,
+			"driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin", "driver": {"name": "nvgpu", "nodes": [["/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl"], ["/dev/nvmap"]]}}, {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor", "driver": {"name": "OpenRM", "nodes": [["/dev/nvidiactl"], ["/dev/nvidia0"]]}}]}]}`,
 			"jetpacks[0].cuda", `contradicts jetbake's table, whose row for JetPack 7.2 has cuda "13.2" (jetPackRows in computecap/facts.go); jetbake's row wins`},
 		{"a SoC with a shipped soc_id", `{"socs": [{"name": "tegra300", "soc_id": 35, "family": "Future", "sm": "12.5", "modules": [], "jetpacks": ["8"]}]}`,
 			"socs[0].soc_id", "is the soc_id of tegra234 (Jetson Orin)"},

@@ -35,7 +35,7 @@ func TestFactsCommand(t *testing.T) {
 // file, line and field of a row that contradicts the table.
 func TestValidateDeclaredFacts(t *testing.T) {
 	row := `{"jetpack": "7.3", "l4t": "39.3.0", "cuda": "13.3", "ubuntu": "24.04", "flavour": "sbsa", "rule": "driver-cuda",
-      "sms": ["8.7", "11.0"], "driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin"}, {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor"}]}`
+      "sms": ["8.7", "11.0"], "driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin", "driver": {"name": "nvgpu", "nodes": [["/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl"], ["/dev/nvmap"]]}}, {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor", "driver": {"name": "OpenRM", "nodes": [["/dev/nvidiactl"], ["/dev/nvidia0"]]}}]}`
 	path := matrixCopy(t, func(doc map[string]any) {
 		rel := map[string]any{}
 		for k, v := range releaseOf(doc, 4) {

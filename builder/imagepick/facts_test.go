@@ -32,7 +32,7 @@ func declaredPlan(t *testing.T) *plan.Plan {
 	var facts any
 	require.NoError(t, json.Unmarshal([]byte(`{"jetpacks": [{"jetpack": "7.3", "l4t": "39.3.0", "cuda": "13.3", "ubuntu": "24.04",
 		"flavour": "sbsa", "rule": "driver-cuda", "sms": ["8.7", "11.0"],
-		"driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin"}, {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor"}]}]}`), &facts))
+		"driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin", "driver": {"name": "nvgpu", "nodes": [["/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl"], ["/dev/nvmap"]]}}, {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor", "driver": {"name": "OpenRM", "nodes": [["/dev/nvidiactl"], ["/dev/nvidia0"]]}}]}]}`), &facts))
 	doc["facts"] = facts
 	data, err = json.Marshal(doc)
 	require.NoError(t, err)

@@ -14,8 +14,8 @@ import (
 // `jetbake facts --format json` prints one.
 const jetPack73Row = `{"jetpack": "7.3", "l4t": "39.3.0", "cuda": "13.3", "ubuntu": "24.04",
       "flavour": "sbsa", "rule": "driver-cuda", "sms": ["8.7", "11.0"],
-      "driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin"},
-                      {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor"}]}`
+      "driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin", "driver": {"name": "nvgpu", "nodes": [["/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl"], ["/dev/nvmap"]]}},
+                      {"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor", "driver": {"name": "OpenRM", "nodes": [["/dev/nvidiactl"], ["/dev/nvidia0"]]}}]}`
 
 // with73 returns the shipped matrix with a JetPack 7.3 release and facts
 // set to facts (a file name or rows; nil for none).
