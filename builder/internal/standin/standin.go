@@ -196,7 +196,7 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 	if b.RealNvcc() {
 		// NVIDIA's nvcc (and, natively, Debian's GCC 11) below the
 		// base's own files.
-		nvcc, err := k.realNvccLayer(b.toolArch())
+		nvcc, err := k.realNvccLayer(b.toolArch(), true)
 		if err != nil {
 			return nil, err
 		}
