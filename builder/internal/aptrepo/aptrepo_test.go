@@ -102,6 +102,15 @@ func TestRepositories(t *testing.T) {
 		require.FileExists(t, filepath.Join(state, "archives", f))
 	}
 
+	// A second server on the first one's address serves the same URLs.
+	require.NoError(t, srv.Close())
+	srv2, err := ServeAt(t.Context(), root, strings.TrimPrefix(srv.URL, "http://"))
+	require.NoError(t, err)
+	defer srv2.Close()
+	require.Equal(t, srv.URL, srv2.URL)
+	out, code = apt(t, state, sources, "update")
+	require.Equal(t, 0, code, out)
+
 	for repo, want := range map[string]string{
 		"wrong":    "NO_PUBKEY " + other.Fingerprint()[24:],
 		"unsigned": "The repository '" + srv.URL + "/unsigned  Release' is not signed.",
@@ -112,6 +121,5 @@ func TestRepositories(t *testing.T) {
 		if repo == "wrong" {
 			require.Contains(t, out, "E: The repository '"+srv.URL+"/wrong  InRelease' is not signed.")
 		}
-		require.False(t, strings.Contains(out, "Reading package lists... Done\n"+"All packages"), out)
 	}
 }

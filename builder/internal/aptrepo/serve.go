@@ -26,9 +26,16 @@ type Server struct {
 // Serve serves root on a free port of 127.0.0.1 until Close or ctx ends.
 // Only GET and HEAD are answered, as a mirror answers apt.
 func Serve(ctx context.Context, root string) (*Server, error) {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	return ServeAt(ctx, root, "127.0.0.1:0")
+}
+
+// ServeAt is Serve on addr, e.g. the address of an earlier server, so that
+// the repositories' URLs (build arguments, and so BuildKit's cache keys)
+// come out the same.
+func ServeAt(ctx context.Context, root, addr string) (*Server, error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("aptrepo: listen: %w", err)
+		return nil, fmt.Errorf("aptrepo: listen on %s: %w", addr, err)
 	}
 	files := http.FileServer(http.Dir(root))
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

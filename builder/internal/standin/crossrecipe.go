@@ -10,13 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/jetbake/jetbake/builder/internal/aptrepo"
 	"github.com/jetbake/jetbake/builder/internal/nvreal"
@@ -136,19 +133,10 @@ func (k Kit) develImage(r recipeRelease, keys recipeKeys) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.AppendLayers(empty.Image, append(layers, l)...)
+	img, cf, err := ociImage(append(layers, l), v1.Platform{OS: "linux", Architecture: "amd64"})
 	if err != nil {
 		return nil, err
 	}
-	img = mutate.MediaType(img, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "amd64"
-	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
 	cf.Config.Env = develEnv(r)
 	cf.Config.Cmd = []string{"/bin/bash"}
 	cf.Config.Labels = map[string]string{"maintainer": "NVIDIA CORPORATION <cudatools@nvidia.com>",

@@ -71,8 +71,8 @@ func buildRecipe(t *testing.T, conn *daemon.Connection, args map[string]string, 
 // libssl-dev:arm64 and NVIDIA's cross package as laid out by the test bed;
 // the toolchain-cross stage's cargo line, run in the result, writes an
 // aarch64 router whose kernels NVIDIA's nvcc compiled (cuobjdump's
-// listing). A ports archive signed with another key is refused in apt's
-// words.
+// listing). A ports archive signed with another key, or one without
+// OpenSSL, is refused in apt's words.
 func TestCrossRecipe(t *testing.T) {
 	k := realKit(t)
 	_, err := nvrealFind(k)
@@ -83,8 +83,8 @@ func TestCrossRecipe(t *testing.T) {
 	require.NoError(t, err, "run 'make deps': it builds bin/buildkitd")
 	defer conn.Close()
 	start := time.Now()
-	bed, err := k.CrossRecipeBed(t.Context(), host, RecipeRelease{Name: "jetpack6.2", Args: recipeArgs62},
-		RecipeRelease{Name: "wrong-key", Args: recipeArgs62, Fault: FaultPortsWrongKey})
+	bed, err := k.CrossRecipeBed(t.Context(), host, []RecipeRelease{{Name: "jetpack6.2", Args: recipeArgs62},
+		{Name: "wrong-key", Args: recipeArgs62, Fault: FaultPortsWrongKey}, {Name: "no-ssl", Args: recipeArgs62, Fault: FaultPortsNoSSL}})
 	require.NoError(t, err)
 	defer bed.Close()
 	t.Logf("CrossRecipeBed: %s", time.Since(start).Round(time.Second))
@@ -145,6 +145,11 @@ func TestCrossRecipe(t *testing.T) {
 	ports := bed.Releases["wrong-key"].BuildArgs["UBUNTU_PORTS"]
 	require.Contains(t, logs, "E: The repository '"+ports+" jammy InRelease' is not signed.", logs)
 	require.Contains(t, logs, "NO_PUBKEY", logs)
+	require.Contains(t, err.Error(), "exit code: 100", err.Error())
+
+	logs, err = buildRecipe(t, conn, recipeArgs62, bed.Releases["no-ssl"], host+"/jetbake/cross-build-base:no-ssl")
+	require.Error(t, err)
+	require.Contains(t, logs, "E: Unable to locate package libssl-dev:arm64", logs)
 	require.Contains(t, err.Error(), "exit code: 100", err.Error())
 }
 

@@ -77,6 +77,20 @@ func (b *RecipeBed) Close() error {
 	return errors.Join(err, os.RemoveAll(b.dir))
 }
 
+// RecipeBedOption is an option of CrossRecipeBed.
+type RecipeBedOption func(*recipeBedOptions)
+
+type recipeBedOptions struct{ addr string }
+
+// WithRepoAddr serves the repositories on addr ("127.0.0.1:PORT", e.g.
+// RecipeBed.Addr of an earlier run) instead of a free port: the build
+// arguments, and so BuildKit's cache of the recipe's RUN step in a kept
+// buildkitd, come out the same.
+func WithRepoAddr(addr string) RecipeBedOption { return func(o *recipeBedOptions) { o.addr = addr } }
+
+// Addr is the repositories' address, "127.0.0.1:PORT" (WithRepoAddr).
+func (b *RecipeBed) Addr() string { return strings.TrimPrefix(b.server.URL, "http://") }
+
 // recipeKeys are the test keys of the bed's repositories and the keyrings
 // the stand-in devel images carry.
 type recipeKeys struct {
@@ -117,8 +131,19 @@ func newRecipeKeys() (recipeKeys, error) {
 // BuildArgs over its table arguments; nothing else of the recipe changes.
 // Building the images and packages the first time takes a few minutes
 // (cached in k.Cache after). An error names what is missing and how to get
-// it (`make deps`).
-func (k Kit) CrossRecipeBed(ctx context.Context, registry string, releases ...RecipeRelease) (*RecipeBed, error) {
+// it (`make deps`). Call it as
+//
+//	bed, err := kit.CrossRecipeBed(ctx, env.Registry, []standin.RecipeRelease{{Name: "jetpack6.2", Args: args}})
+//	defer bed.Close()
+//	served := bed.Releases["jetpack6.2"] // served.DevelImage, served.BuildArgs
+//
+// with args the table's recipe arguments of the release
+// (computecap's RecipeArgs).
+func (k Kit) CrossRecipeBed(ctx context.Context, registry string, releases []RecipeRelease, opts ...RecipeBedOption) (*RecipeBed, error) {
+	o := recipeBedOptions{addr: "127.0.0.1:0"}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	keys, err := newRecipeKeys()
 	if err != nil {
 		return nil, err
@@ -152,7 +177,7 @@ func (k Kit) CrossRecipeBed(ctx context.Context, registry string, releases ...Re
 		paths[rel.Name] = p
 		bed.Releases[rel.Name] = RecipeServed{DevelImage: ref}
 	}
-	srv, err := aptrepo.Serve(ctx, dir)
+	srv, err := aptrepo.ServeAt(ctx, dir, o.addr)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
