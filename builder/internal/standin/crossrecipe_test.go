@@ -82,6 +82,10 @@ func TestCrossRecipe(t *testing.T) {
 		daemon.WithStateDir(filepath.Join(t.TempDir(), "buildkitd")))
 	require.NoError(t, err, "run 'make deps': it builds bin/buildkitd")
 	defer conn.Close()
+	gcc12 := map[string]string{"CUDA_DEVEL_IMAGE": recipeArgs62["CUDA_DEVEL_IMAGE"], "CROSS_GCC": "12"}
+	_, err = k.CrossRecipeBed(t.Context(), host, []RecipeRelease{{Name: "gcc12", Args: gcc12}})
+	require.ErrorContains(t, err, "release gcc12: the test bed's jammy packages")
+	require.ErrorContains(t, err, "have no gcc-12-aarch64-linux-gnu: CROSS_GCC 12 is not the cross compiler the stand-in archive carries")
 	start := time.Now()
 	bed, err := k.CrossRecipeBed(t.Context(), host, []RecipeRelease{{Name: "jetpack6.2", Args: recipeArgs62},
 		{Name: "wrong-key", Args: recipeArgs62, Fault: FaultPortsWrongKey}, {Name: "no-ssl", Args: recipeArgs62, Fault: FaultPortsNoSSL}})
@@ -164,4 +168,29 @@ func readlink(t *testing.T, p string) string {
 func nvrealFind(k Kit) (string, error) {
 	_, err := os.Stat(filepath.Join(k.Source, "bin", "deps", "nvidia-cuda-amd64", "usr", "bin", "cuobjdump"))
 	return "", err
+}
+
+// The recipe's arguments the bed reads, and its sentences for the ones it
+// cannot serve.
+func TestParseRecipeArgs(t *testing.T) {
+	r, err := parseRecipeArgs(recipeArgs62)
+	require.NoError(t, err)
+	require.Equal(t, recipeRelease{develTag: "12.6.3-devel-ubuntu22.04", cuda: "12.6.3", ubuntu: "22.04", codename: "jammy",
+		crossPackage: "cuda-cross-aarch64-12-6", crossArch: "aarch64", gcc: "11"}, r)
+	require.True(t, r.base().RealNvcc(), "a Tegra row's devel image carries NVIDIA's nvcc 11.8")
+	r, err = parseRecipeArgs(map[string]string{"CUDA_DEVEL_IMAGE": "nvcr.io/nvidia/cuda:13.0.1-devel-ubuntu24.04",
+		"UBUNTU_CODENAME": "noble", "CUDA_CROSS_PACKAGE": "cuda-cross-sbsa-13-0", "CROSS_GCC": "13"})
+	require.NoError(t, err)
+	require.Equal(t, "sbsa", r.crossArch)
+	require.False(t, r.base().RealNvcc())
+	for args, want := range map[[2]string]string{
+		{"nvcr.io/nvidia/cuda", ""}: `CUDA_DEVEL_IMAGE "nvcr.io/nvidia/cuda" has no tag`,
+		{"nvcr.io/nvidia/cuda:12.6.3-runtime-ubuntu22.04", ""}: "is not an nvidia/cuda devel image",
+		{"nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04", "cuda-toolkit-12-6"}: `CUDA_CROSS_PACKAGE "cuda-toolkit-12-6" is not an NVIDIA cross package`,
+	} {
+		_, err := parseRecipeArgs(map[string]string{"CUDA_DEVEL_IMAGE": args[0], "CUDA_CROSS_PACKAGE": args[1]})
+		require.ErrorContains(t, err, want)
+	}
+	_, err = Kit{Source: t.TempDir()}.recipeDeps("jammy")
+	require.ErrorContains(t, err, "run 'make deps' as root")
 }
