@@ -184,8 +184,8 @@ func TestParseRecipeArgs(t *testing.T) {
 	require.Equal(t, "sbsa", r.crossArch)
 	require.False(t, r.base().RealNvcc())
 	for args, want := range map[[2]string]string{
-		{"nvcr.io/nvidia/cuda", ""}: `CUDA_DEVEL_IMAGE "nvcr.io/nvidia/cuda" has no tag`,
-		{"nvcr.io/nvidia/cuda:12.6.3-runtime-ubuntu22.04", ""}: "is not an nvidia/cuda devel image",
+		{"nvcr.io/nvidia/cuda", ""}:                                           `CUDA_DEVEL_IMAGE "nvcr.io/nvidia/cuda" has no tag`,
+		{"nvcr.io/nvidia/cuda:12.6.3-runtime-ubuntu22.04", ""}:                "is not an nvidia/cuda devel image",
 		{"nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04", "cuda-toolkit-12-6"}: `CUDA_CROSS_PACKAGE "cuda-toolkit-12-6" is not an NVIDIA cross package`,
 	} {
 		_, err := parseRecipeArgs(map[string]string{"CUDA_DEVEL_IMAGE": args[0], "CUDA_CROSS_PACKAGE": args[1]})
