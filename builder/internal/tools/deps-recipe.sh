@@ -21,7 +21,7 @@
 #                  curl (the test bed's archive serves a stand-in curl,
 #                  docs/testbed.md)
 #   VERSIONS       the suite and the packages with their versions
-# Debian's packages only, through a private apt configuration (its own
+# Debian's packages only (deps.sh installs mmdebstrap and apt-utils), through a private apt configuration (its own
 # sources list built from the machine's Debian mirrors, lists, status and
 # archives folders), so the machine's own apt state is left as it is. It is
 # idempotent: a folder that is complete is only checked.
@@ -30,20 +30,9 @@ set -euo pipefail
 cache=${JETBAKE_DEPS_DIR:-bin/deps}
 mkdir -p "$cache"
 
-need_apt=()
-command -v mmdebstrap >/dev/null || need_apt+=(mmdebstrap)
-command -v apt-ftparchive >/dev/null || need_apt+=(apt-utils)
-command -v gpg >/dev/null || need_apt+=(gpg)
-command -v gpgv >/dev/null || need_apt+=(gpgv)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  if [ "$(id -u)" != 0 ]; then
-    echo "deps: missing ${need_apt[*]}; run 'make deps' as root or install them with apt-get" >&2
-    exit 1
-  fi
-  echo "deps: installing ${need_apt[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
+for tool in mmdebstrap apt-ftparchive gpgv; do
+  command -v "$tool" >/dev/null || { echo "deps: $tool is missing: run 'make deps' as root (deps.sh installs it)" >&2; exit 1; }
+done
 
 # debian_mirrors: the machine's Debian mirrors (one-line and deb822
 # sources), one URI a line: the archive (…/debian) and the security archive.

@@ -32,6 +32,11 @@ command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
 command -v curl >/dev/null || need_apt+=(curl)
 command -v jq >/dev/null || need_apt+=(jq)
+# mmdebstrap, apt-ftparchive and gpgv: the cross build base's recipe in the
+# test bed (deps-recipe.sh, builder/internal/aptrepo).
+command -v mmdebstrap >/dev/null || need_apt+=(mmdebstrap)
+command -v apt-ftparchive >/dev/null || need_apt+=(apt-utils)
+command -v gpgv >/dev/null || need_apt+=(gpgv)
 { command -v ssh-agent && command -v ssh-add && command -v ssh-keygen; } >/dev/null || need_apt+=(openssh-client)
 { command -v git && [ -x "$(git --exec-path)/git-daemon" ] && [ -x "$(git --exec-path)/git-http-backend" ]; } >/dev/null 2>&1 || need_apt+=(git)
 if [ ${#need_apt[@]} -gt 0 ]; then
