@@ -11,22 +11,44 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/internal/nvreal"
+	"github.com/jetbake/jetbake/builder/plan"
 )
 
-// crossNote says where the demo's cross build bases come from.
-const crossNote = "==> the shipped matrix names no cross_build_base (none is published): the demo gives each release the stand-in cross build base of its line " +
-	"(%s/jetbake/cross-build-base:cuda<CUDA>-<targets folder>-ubuntu<UBUNTU>: Debian's real aarch64 cross gcc, NVIDIA's nvcc 11.8 for the Tegra releases, linux/amd64), as a user adds theirs, " +
-	"so that the routers compile on this linux/amd64 machine and only the smoke runs use QEMU\n"
+// printRecipeBed says where the demo's cross build bases come from: the
+// shipped matrix's recipe, built by jetbake, with only its repositories'
+// addresses swapped for the test bed's.
+func printRecipeBed(out io.Writer, p *plan.Plan) {
+	fmt.Fprintln(out, "==> the shipped matrix names jetbake's cross build recipe (Dockerfile-cross-base) for JetPack 6 and 7: jetbake builds each base on this linux/amd64 machine "+
+		"FROM the table's NVIDIA devel image (its stand-in: a real Debian root with NVIDIA's nvcc 11.8 for CUDA 12.6), apt installing from the test bed's signed repositories on 127.0.0.1 "+
+		"(Debian's real gcc-11/13-aarch64-linux-gnu and libssl-dev:arm64, a cuda-cross package laid out as NVIDIA's), only their addresses in cross_build_base.build_args")
+	for _, rel := range p.Releases {
+		if rc := rel.CrossBuildRecipe; rc != nil {
+			fmt.Fprintf(out, "    %s: FROM %s, %s, GCC %s, %s\n", rel.Name, rel.CrossBuildBase, rc.Args["CUDA_CROSS_PACKAGE"], rc.Args["CROSS_GCC"], rc.Args["UBUNTU_PORTS"])
+		} else {
+			fmt.Fprintf(out, "    %s: no cross build recipe (JetPack %s): QEMU\n", rel.Name, rel.JetPack)
+		}
+	}
+}
 
-// requireCross fails unless every release of report took the cross path on
-// linux/amd64, and prints each release's path.
-func requireCross(out io.Writer, report *imagebuild.Report) error {
-	fmt.Fprintln(out, "==> the router stage's path of each release (--metadata-file: releases[].build_path)")
+// requireCross fails unless every release of report with a cross build
+// recipe took the cross path on linux/amd64 (and one without it QEMU), and
+// prints each release's path.
+func requireCross(out io.Writer, report *imagebuild.Report, p *plan.Plan) error {
+	fmt.Fprintln(out, "==> the router stage's path of each release (--metadata-file: releases[].build_path, cross_build_base)")
 	for _, rr := range report.Releases {
 		emulated := rr.Emulated != nil && *rr.Emulated
-		fmt.Fprintf(out, "    %s: %s on %s, emulated %v\n", rr.Name, rr.BuildPath, rr.BuildPlatform, emulated)
-		if rr.BuildPath != "cross" || emulated {
-			return fmt.Errorf("release %s took the %s path (emulated %v), not the cross path", rr.Name, rr.BuildPath, emulated)
+		fmt.Fprintf(out, "    %s: %s on %s, emulated %v", rr.Name, rr.BuildPath, rr.BuildPlatform, emulated)
+		if rr.CrossBuildBase != "" {
+			fmt.Fprintf(out, ", in %s", rr.CrossBuildBase)
+		}
+		fmt.Fprintln(out)
+		rel, _ := p.Release(rr.Name)
+		want := "cross"
+		if rel.CrossBuildRecipe == nil {
+			want = "qemu"
+		}
+		if rr.BuildPath != want || emulated != (want == "qemu") {
+			return fmt.Errorf("release %s took the %s path (emulated %v), not the %s path", rr.Name, rr.BuildPath, emulated, want)
 		}
 	}
 	return nil

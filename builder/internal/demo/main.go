@@ -32,6 +32,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
+	"github.com/jetbake/jetbake/builder/internal/standin"
 )
 
 func main() {
@@ -66,10 +67,9 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "==> registry on %s\n", env.Registry)
 	matrixPath := filepath.Join(work, "matrix.json")
-	if err := e2e.WriteCrossMatrix(root, env.Registry, matrixPath); err != nil {
+	if err := e2e.WriteRecipeMatrix(root, env.Registry, matrixPath); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, crossNote, env.Registry)
 	p, err := e2e.LoadPlan(matrixPath, e2e.AllowStandin(root))
 	if err != nil {
 		return err
@@ -79,6 +79,22 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "==> pushed %d stand-in bases (%s, ...)\n", len(pushed), pushed[0])
+	// The repositories keep last run's address when it is free, so that
+	// the kept buildkitd (bin/state) finds the recipe's steps in its cache.
+	addrFile := filepath.Join(root, "bin", "state", "recipe-repos.addr")
+	var bedOpts []standin.RecipeBedOption
+	if addr, err := os.ReadFile(addrFile); err == nil {
+		bedOpts = append(bedOpts, standin.WithRepoAddr(strings.TrimSpace(string(addr))))
+	}
+	bed, p, err := env.StartRecipeBed(ctx, matrixPath, p, nil, bedOpts...)
+	if err != nil {
+		return err
+	}
+	defer bed.Close()
+	if err := os.MkdirAll(filepath.Dir(addrFile), 0o755); err == nil {
+		_ = os.WriteFile(addrFile, []byte(bed.Addr()+"\n"), 0o644)
+	}
+	printRecipeBed(out, p)
 	metadata := filepath.Join(work, "build.json")
 	fmt.Fprintf(out, "==> jetbake build of %d releases from the shipped %s on %s\n", len(p.Releases), e2e.ShippedDockerfile, e2e.TEISource)
 	if err := jetbakeBuild(ctx, root, env.Registry, matrixPath, metadata, progress); err != nil {
@@ -88,7 +104,7 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := requireCross(out, report); err != nil {
+	if err := requireCross(out, report, p); err != nil {
 		return err
 	}
 	printLibraries(out, report)

@@ -13,7 +13,6 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/internal/nvreal"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
-	"github.com/jetbake/jetbake/builder/internal/standin"
 )
 
 // checkCross builds JetPack 6.2 (Tegra, SM 8.7) and 7.0 (SBSA, 11.0)
@@ -27,21 +26,37 @@ import (
 func checkCross(t *testing.T, f *fixture) {
 	ctx := t.Context()
 	path := filepath.Join(f.work, "cross.json")
-	require.NoError(t, WriteCrossMatrix(f.env.RepoRoot, f.env.Registry, path, func(m map[string]any) { keepReleases(m, "jetpack6.2", "jetpack7.0") }))
+	require.NoError(t, WriteRecipeMatrix(f.env.RepoRoot, f.env.Registry, path, func(m map[string]any) { keepReleases(m, "jetpack6.2", "jetpack7.0") }))
 	p, err := LoadPlan(path, AllowStandin(f.env.RepoRoot))
 	require.NoError(t, err)
-	for _, rel := range p.Releases {
-		require.Equal(t, standin.CrossBaseRef(f.env.Registry, rel), rel.CrossBuildBase)
-	}
 	f.pushBases(t, p, nil)
+	// The shipped matrix's recipe, built for real: the stand-in devel
+	// images and the test bed's repositories, only their addresses in
+	// build_args.
+	bed, p, err := f.env.StartRecipeBed(ctx, path, p, nil)
+	require.NoError(t, err)
+	defer bed.Close()
+	want := map[string]string{"jetpack6.2": "nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04", "jetpack7.0": "nvcr.io/nvidia/cuda:13.0.1-devel-ubuntu24.04"}
+	for _, rel := range p.Releases {
+		require.Equal(t, want[rel.Name], rel.CrossBuildBase, "the table's devel image, through --mirror")
+		require.Equal(t, "jetbake", rel.CrossBuildRecipe.Dockerfile)
+	}
 	var log bytes.Buffer
 	report, err := f.build(ctx, p, imagebuild.WithPush(true), imagebuild.WithProgress("plain", &log))
-	require.NoError(t, err)
+	require.NoError(t, err, log.String())
+	// The recipe's lines ran on the build platform: apt installed the
+	// cross package, the cross compiler of each line's Ubuntu and the
+	// target's OpenSSL from the test bed's repositories.
+	for _, line := range []string{"Setting up cuda-cross-aarch64-12-6", "Setting up cuda-cross-sbsa-13-0", "Setting up gcc-11-aarch64-linux-gnu",
+		"Setting up gcc-13-aarch64-linux-gnu", "Setting up libssl-dev:arm64"} {
+		require.Contains(t, log.String(), line)
+	}
 	tags := map[string]string{}
 	needed := map[string][]string{"jetpack6.2/router-87": crossNeeds("libcudart.so.12"), "jetpack7.0/router-110": crossNeeds("libcudart.so.13")}
 	for _, rr := range report.Releases {
 		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
 		require.Equal(t, "cross", rr.BuildPath, rr.Name)
+		require.Contains(t, rr.CrossBuildBase, "the base jetbake's Dockerfile-cross-base builds FROM "+f.env.Registry+"/nvidia/cuda:", rr.Name)
 		require.Equal(t, "linux/amd64", rr.BuildPlatform)
 		require.NotNil(t, rr.Emulated)
 		require.False(t, *rr.Emulated, "the routers compiled on linux/amd64")

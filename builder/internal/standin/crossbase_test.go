@@ -32,9 +32,10 @@ func crossKit(t *testing.T) Kit {
 // jetpack62 is JetPack 6.2's release as the shipped matrix has it.
 var jetpack62 = plan.Release{Name: "jetpack6.2", JetPack: "6.2", L4T: "36.4.3", CUDA: "12.6", Ubuntu: "22.04"}
 
-// crossRun is the shipped Dockerfile's toolchain-cross RUN line and the
+// crossRun is the shipped Dockerfile's toolchain-cross RUN lines and the
 // router stage's cargo line, as the cross path runs them.
-const crossRun = `cd /src && curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain none && ` +
+const crossRun = `cuda="$(readlink -f /usr/local/cuda)" && rm -f "${cuda}/lib64" && ln -s "targets/${CUDA_TARGET_DIR}/lib" "${cuda}/lib64" && ` +
+	`cd /src && curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain none && ` +
 	`rustup toolchain install && rustup target add "${CARGO_BUILD_TARGET}" && ` +
 	`cargo install sccache --locked --version 0.10.0 --no-default-features --features s3,gha && ` +
 	`RUSTC_WRAPPER=sccache SCCACHE_DIR=/sccache CUDA_COMPUTE_CAP=87 cargo build --release --bin text-embeddings-router ` +
@@ -51,6 +52,13 @@ func crossBuildIn(t *testing.T, root string) (string, int) {
 	for k, v := range crossEnv(t) {
 		env = append(env, k+"="+v)
 	}
+	// The stage's ARG CUDA_TARGET_DIR, as jetbake passes it for the
+	// base's line.
+	dir := "aarch64-linux"
+	if _, err := os.Stat(filepath.Join(root, "usr/local/cuda/targets/sbsa-linux")); err == nil {
+		dir = "sbsa-linux"
+	}
+	env = append(env, "CUDA_TARGET_DIR="+dir)
 	sort.Strings(env)
 	mountBuildDirs(t, root)
 	return inImage(t, root, crossRun, env...)

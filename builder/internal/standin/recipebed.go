@@ -205,8 +205,12 @@ func (k Kit) pushDevel(ctx context.Context, registry string, r recipeRelease, ke
 		return "", err
 	}
 	platform := v1.Platform{OS: "linux", Architecture: "amd64"}
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &platform}})
+	adds, err := otherPlatforms(ctx, dst, platform)
+	if err != nil {
+		return "", err
+	}
+	adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &platform}})
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
 	if err := remote.WriteIndex(dst, idx, remote.WithContext(ctx)); err != nil {
 		return "", fmt.Errorf("push the stand-in devel image %s: %w", ref, err)
 	}
@@ -282,4 +286,31 @@ func (k Kit) writeRecipeRepos(ctx context.Context, dir string, rel RecipeRelease
 		}
 	}
 	return paths, nil
+}
+
+// otherPlatforms are the images of the index already at ref for platforms
+// other than platform: NVIDIA's nvidia/cuda devel tags are multi-arch, and
+// JetPack 7's arm64 build base (pushed by PushStandins) is the same tag as
+// the recipe's amd64 devel image. None when nothing is there yet.
+func otherPlatforms(ctx context.Context, ref name.Reference, platform v1.Platform) ([]mutate.IndexAddendum, error) {
+	idx, err := remote.Index(ref, remote.WithContext(ctx))
+	if err != nil {
+		return nil, nil // nothing pushed there yet
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("read the index at %s: %w", ref, err)
+	}
+	var out []mutate.IndexAddendum
+	for _, d := range im.Manifests {
+		if d.Platform == nil || d.Platform.Equals(platform) {
+			continue
+		}
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("read %s's %s image: %w", ref, d.Platform, err)
+		}
+		out = append(out, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: d.Platform}})
+	}
+	return out, nil
 }

@@ -132,7 +132,9 @@ func ForPlan(p *plan.Plan) []Base {
 	for _, rel := range p.Releases {
 		add(rel.BuildBase, rel, true)
 		add(rel.RuntimeBase, rel, false)
-		if ref := rel.CrossBuildBase; ref != "" && !seen[ref] {
+		// A recipe's devel image comes from the recipe's test bed
+		// (Kit.CrossRecipeBed), pushed beside the other platforms.
+		if ref := rel.CrossBuildBase; ref != "" && rel.CrossBuildRecipe == nil && !seen[ref] {
 			seen[ref] = true
 			out = append(out, crossBase(ref, rel))
 		}
