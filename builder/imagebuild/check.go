@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -57,7 +58,7 @@ func (b *Builder) Check(ctx context.Context, p *plan.Plan) ([]dockercheck.Findin
 // check lints the router stage for every target of the release, and its
 // runtime stage; the bases are the arm64 manifests of the release's.
 func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase, runtimeBase string) ([]dockercheck.Finding, error) {
-	inputs, err := jetbakeContext(ctx, j.opts.epoch)
+	inputs, err := dockerconvert.JetbakeContext(ctx, epochTime(j.opts.epoch), arm64Platform())
 	if err != nil {
 		return nil, err
 	}
