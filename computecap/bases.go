@@ -25,21 +25,21 @@ const (
 type BaseRepository struct {
 	// Repository is the image repository without a tag, such as
 	// "nvcr.io/nvidia/l4t-jetpack".
-	Repository string
+	Repository string `json:"repository"`
 	// Flavour is the CUDA build its linux/arm64 images carry.
-	Flavour Flavour
+	Flavour Flavour `json:"flavour"`
 	// Tags says what a tag tells about the CUDA inside.
-	Tags TagScheme
+	Tags TagScheme `json:"tags"`
 }
 
 // BaseImage is a base image known to exist, offered when a release's base
 // does not fit it.
 type BaseImage struct {
 	// Ref is the full reference, such as "nvcr.io/nvidia/l4t-cuda:12.6.11-runtime".
-	Ref string
+	Ref string `json:"ref"`
 	// Devel marks an image with the CUDA toolkit (nvcc, headers, the
 	// driver stub): one a router can be compiled in.
-	Devel bool
+	Devel bool `json:"devel,omitempty"`
 }
 
 // BaseFacts is what the table tells of a base image from its reference

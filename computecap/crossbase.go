@@ -20,16 +20,16 @@ import "fmt"
 // else targets/sbsa-linux.
 type CrossTarget struct {
 	// Flavour is the CUDA build of the release's JetPack line.
-	Flavour Flavour
+	Flavour Flavour `json:"flavour"`
 	// Dir is the folder under the CUDA tree's targets/: "aarch64-linux".
-	Dir string
+	Dir string `json:"dir"`
 	// Package is NVIDIA's cross package's name with %d-%d for the CUDA
 	// major and minor: "cuda-cross-aarch64-%d-%d".
-	Package string
+	Package string `json:"package"`
 	// Platform is the only build platform a cross base may have: the
 	// cross packages and Debian's or Ubuntu's gcc-aarch64-linux-gnu are
 	// x86_64 programs.
-	Platform string
+	Platform string `json:"platform"`
 }
 
 // PackageFor is the cross package of CUDA release v: "cuda-cross-sbsa-13-0".

@@ -3,14 +3,17 @@ package computecap
 import "slices"
 
 // DriverDir is a folder where the Jetsons of a JetPack release hold the
-// host's CUDA driver, libcuda.so.1.
+// host's CUDA driver, libcuda.so.1, and the GPU driver it talks to.
 type DriverDir struct {
 	// Dir is the folder, such as "/usr/lib/aarch64-linux-gnu/nvidia".
-	Dir string
+	Dir string `json:"dir"`
 	// Family is the Jetson family whose GPU driver the folder holds
 	// ("Orin"), when the release keeps one folder per GPU driver; "" when
 	// every SoC of the release has its driver there.
-	Family string
+	Family string `json:"family,omitempty"`
+	// Driver is the kernel's GPU driver of those Jetsons, with the device
+	// nodes CUDA reaches the GPU through.
+	Driver GPUDriver `json:"driver"`
 }
 
 // DriverDirFor returns the folder of the host's CUDA driver on a Jetson of

@@ -110,20 +110,36 @@ func socRows() []SoC {
 // jetPackRows are the JetPack releases, oldest first.
 func jetPackRows() []JetPackRelease {
 	v := func(major, minor int) CUDAVersion { return CUDAVersion{Major: major, Minor: minor} }
+	// The GPU drivers and the device nodes CUDA needs of them, as NVIDIA's
+	// runtime mounts them (the "dev" lines of the host's CSV files): nvgpu
+	// (Xavier, Orin) opens its control node, /dev/nvhost-ctrl-gpu, also
+	// /dev/nvgpu/igpu0/ctrl on newer kernels, and /dev/nvmap for memory;
+	// OpenRM (Thor) /dev/nvidiactl and the GPU's /dev/nvidia0. Sources:
+	// JetPack 5's l4t.csv and JetPack 6's and 7's devices.csv
+	// (OE4T/meta-tegra recipes-bsp/tegra-binaries/tegra-configs,
+	// nvidia-container-toolkit testdata/lookup/rootfs-orin and
+	// rootfs-thor-dgpu, whose devices.csv lists both drivers' nodes and a
+	// host has those of its own); the toolkit's CSV device generator
+	// (pkg/nvcdi/lib-csv.go) treats /dev/nvidiactl and /dev/nvidia<index> as
+	// a Thor GPU's. /dev/nvidia-uvm is not required: meta-tegra's
+	// devices.csv lists it, the toolkit's Thor root does not.
+	nvgpu := GPUDriver{Name: "nvgpu", Nodes: []DeviceNode{{"/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl"}, {"/dev/nvmap"}}}
+	openRM := GPUDriver{Name: "OpenRM", Nodes: []DeviceNode{{"/dev/nvidiactl"}, {"/dev/nvidia0"}}}
 	// The driver's folders: JetPack 4 and 5; 6, 7.0 and 7.1; 7.2, one per GPU driver.
-	tegraDriver := []DriverDir{{Dir: "/usr/lib/aarch64-linux-gnu/tegra"}}
-	nvidiaDriver := []DriverDir{{Dir: "/usr/lib/aarch64-linux-gnu/nvidia"}}
-	perGPUDriver := []DriverDir{{Dir: "/opt/nvidia/l4t-gpu-libs/nvgpu", Family: "Orin"},
-		{Dir: "/opt/nvidia/l4t-gpu-libs/openrm", Family: "Thor"}}
+	tegraDriver := []DriverDir{{Dir: "/usr/lib/aarch64-linux-gnu/tegra", Driver: nvgpu}}
+	nvgpuDriver := []DriverDir{{Dir: "/usr/lib/aarch64-linux-gnu/nvidia", Driver: nvgpu}}
+	openRMDriver := []DriverDir{{Dir: "/usr/lib/aarch64-linux-gnu/nvidia", Driver: openRM}}
+	perGPUDriver := []DriverDir{{Dir: "/opt/nvidia/l4t-gpu-libs/nvgpu", Family: "Orin", Driver: nvgpu},
+		{Dir: "/opt/nvidia/l4t-gpu-libs/openrm", Family: "Thor", Driver: openRM}}
 	tegra := func(jp, l4t string, cuda CUDAVersion, ubuntu string) JetPackRelease {
-		dirs := nvidiaDriver
+		dirs := nvgpuDriver
 		if strings.HasPrefix(jp, "5.") {
 			dirs = tegraDriver
 		}
 		return JetPackRelease{JetPack: jp, L4T: l4t, CUDA: cuda, Ubuntu: ubuntu, Flavour: FlavourTegra, Rule: RuleL4T, DriverDirs: dirs}
 	}
 	sbsa := func(jp, l4t string, cuda CUDAVersion) JetPackRelease {
-		dirs := nvidiaDriver
+		dirs := openRMDriver
 		if strings.HasPrefix(l4t, "39.") {
 			dirs = perGPUDriver
 		}

@@ -11,24 +11,26 @@ const FrameworkPyTorch = "pytorch"
 // Python mean that the sources do not say; Unknown writes them for messages.
 type FrameworkContainer struct {
 	// Framework is the family, FrameworkPyTorch.
-	Framework string
+	Framework string `json:"framework"`
 	// Repository is the image repository, "nvcr.io/nvidia/pytorch".
-	Repository string
+	Repository string `json:"repository"`
 	// Tag is the image tag, such as "25.06-py3-igpu".
-	Tag string
+	Tag string `json:"tag"`
 	// Line is the JetPack line the container is built for: "6.2" covers
 	// 6.2 and 6.2.1 (see LineCovers).
-	Line string
+	Line string `json:"line"`
 	// Flavour is the container's CUDA: the Tegra (-igpu) build or the
 	// unified arm64 server (SBSA) build.
-	Flavour Flavour
+	Flavour Flavour `json:"flavour"`
 	// CUDA, PyTorch and Python are the versions inside, such as "12.9",
 	// "2.8.0a0" and "3.12"; "" when unknown.
-	CUDA, PyTorch, Python string
+	CUDA    string `json:"cuda,omitempty"`
+	PyTorch string `json:"pytorch,omitempty"`
+	Python  string `json:"python,omitempty"`
 	// Source is the public page the row comes from.
-	Source string
+	Source string `json:"source"`
 	// Note qualifies a row that is a report rather than NVIDIA's table.
-	Note string
+	Note string `json:"note,omitempty"`
 }
 
 // Ref is the row's image reference, repository:tag.

@@ -25,7 +25,7 @@ func (t *Table) Releases() []JetPackRelease {
 // copy only the row they return, so that one lookup does not copy the
 // whole table.
 func (t *Table) release(r JetPackRelease) JetPackRelease {
-	r.AlsoL4T, r.DriverDirs = slices.Clone(r.AlsoL4T), slices.Clone(r.DriverDirs)
+	r.AlsoL4T, r.DriverDirs = slices.Clone(r.AlsoL4T), cloneDriverDirs(r.DriverDirs)
 	r.Capabilities = nil
 	for _, s := range t.SoCs {
 		if s.Supports(r.JetPack) {

@@ -38,55 +38,55 @@ const (
 type Module struct {
 	// Class is the device class, as the matrix's hardware lists name it,
 	// such as "Jetson AGX Orin".
-	Class string
+	Class string `json:"class"`
 	// Parts are module part numbers as the device tree's compatible entries
 	// write them ("p3767-0005"); a part matches when it equals one or
 	// continues it with '-' ("p3701" matches "p3701-0005").
-	Parts []string
+	Parts []string `json:"parts,omitempty"`
 	// Words must all appear in the board name (device-tree model, or
 	// /sys/devices/soc0/machine) when no part number is visible.
-	Words []string
+	Words []string `json:"words,omitempty"`
 }
 
 // ForwardCompat is a folder of CUDA forward-compatibility libraries that
 // images ship for one SoC's GPU.
 type ForwardCompat struct {
 	// Dir is the folder in the image, such as "/usr/local/cuda/compat_orin".
-	Dir string
+	Dir string `json:"dir"`
 	// Since is the first image CUDA that ships it.
-	Since CUDAVersion
+	Since CUDAVersion `json:"since"`
 	// Flavour is the image flavour that ships it.
-	Flavour Flavour
+	Flavour Flavour `json:"flavour"`
 }
 
 // SoC is a Tegra system-on-chip of a Jetson module: one row of the table.
 type SoC struct {
 	// Name is the device-tree name such as "tegra234" (compatible
 	// "nvidia,tegra234").
-	Name string
+	Name string `json:"name"`
 	// SocID is the decimal value of /sys/devices/soc0/soc_id, such as 35.
-	SocID int
+	SocID int `json:"soc_id"`
 	// Family is the Jetson family such as "Orin".
-	Family string
+	Family string `json:"family"`
 	// Capability is the compute capability of the integrated GPU, in its
 	// canonical form (Thor is 11.0).
-	Capability Capability
+	Capability Capability `json:"sm"`
 	// Aliases are other capabilities the same GPU reports (Thor: 10.1 with
 	// the nvgpu driver and CUDA 12.x).
-	Aliases []Capability
+	Aliases []Capability `json:"aliases,omitempty"`
 	// Modules are the modules built on it, the more specific ones first.
-	Modules []Module
+	Modules []Module `json:"modules"`
 	// JetPacks are the JetPack lines that support it: "6" is every 6.x,
 	// "7.2" is 7.2 and its patch releases.
-	JetPacks []string
+	JetPacks []string `json:"jetpacks"`
 	// ForwardCompat lists the forward-compatibility libraries images ship
 	// for its GPU.
-	ForwardCompat []ForwardCompat
+	ForwardCompat []ForwardCompat `json:"forward_compat,omitempty"`
 	// CPU is the SoC's CPU core.
-	CPU CPU
+	CPU CPU `json:"cpu,omitzero"`
 	// Unpromised are cubins of other SMs reported to run on this GPU,
 	// which NVIDIA does not promise: they count as no code for it.
-	Unpromised []UnpromisedCode
+	Unpromised []UnpromisedCode `json:"unpromised,omitempty"`
 }
 
 // UnpromisedCode is a cubin of another SM reported to run on a Jetson GPU,
@@ -94,49 +94,50 @@ type SoC struct {
 // SM.
 type UnpromisedCode struct {
 	// Compiled is the SM the cubin is built for, such as 8.0.
-	Compiled Capability
+	Compiled Capability `json:"compiled"`
 	// Source says who reported it.
-	Source string
+	Source string `json:"source"`
 }
 
 // CPU is a Jetson SoC's CPU core: what code tuned for it may use.
 type CPU struct {
 	// Name is the core's name, which is also its -C target-cpu (LLVM
 	// -mcpu) name in lower case, such as "Cortex-A78AE".
-	Name string
+	Name string `json:"name"`
 	// Features are the CPU features Linux reports for it in /proc/cpuinfo's
 	// "Features" line, when known; nil when not.
-	Features []string
+	Features []string `json:"features,omitempty"`
 }
 
 // JetPackRelease is one JetPack release: one row of the table.
 type JetPackRelease struct {
 	// JetPack is the JetPack version, such as "6.2".
-	JetPack string
+	JetPack string `json:"jetpack"`
 	// L4T is the Jetson Linux version, such as "36.4.3".
-	L4T string
+	L4T string `json:"l4t"`
 	// AlsoL4T are other L4T versions reported as the same JetPack release
 	// (36.4.7 is also called JetPack 6.2.1).
-	AlsoL4T []string
+	AlsoL4T []string `json:"also_l4t,omitempty"`
 	// CUDA is the CUDA release shipped with it.
-	CUDA CUDAVersion
+	CUDA CUDAVersion `json:"cuda"`
 	// Ubuntu is the Ubuntu release of its root filesystem, such as "22.04".
-	Ubuntu string
+	Ubuntu string `json:"ubuntu"`
 	// Flavour is the kind of CUDA it ships.
-	Flavour Flavour
+	Flavour Flavour `json:"flavour"`
 	// Rule is the host rule its images follow.
-	Rule HostRule
+	Rule HostRule `json:"rule"`
 	// Preview marks a developer preview (JetPack 5.0 and 5.0.1 on R34):
 	// known, but never the answer for a JetPack line such as "5".
-	Preview bool
+	Preview bool `json:"preview,omitempty"`
 	// Capabilities are the SMs of the SoCs whose JetPack lines cover it;
-	// Table.Releases fills them from the SoC rows.
-	Capabilities []Capability
+	// Table.Releases fills them from the SoC rows. In a declared row
+	// (Table.Declare) they name the SoCs whose lines gain the release.
+	Capabilities []Capability `json:"sms"`
 	// DriverDirs are where the host's CUDA driver (libcuda.so.1.1 and its
 	// libcuda.so.1 link) lives on its Jetsons, the folders NVIDIA's runtime
 	// mounts it from and into containers: one for every SoC, or one per GPU
 	// driver (see DriverDirFor).
-	DriverDirs []DriverDir
+	DriverDirs []DriverDir `json:"driver_dirs"`
 }
 
 // Table is the one table of Jetson facts: SoCs, JetPack releases and which
@@ -163,6 +164,9 @@ type Table struct {
 	// CrossRecipes are how the cross build base's recipe builds each
 	// JetPack line's base.
 	CrossRecipes []CrossRecipe
+	// Declared are the rows Declare added to the shipped ones (the user's
+	// own facts), as they were declared; empty in the shipped table.
+	Declared Facts
 }
 
 // defaultTable holds the shipped rows. It is built once and never changed:
@@ -187,6 +191,7 @@ func (t *Table) Clone() *Table {
 		Frameworks:       slices.Clone(t.Frameworks),
 		CrossTargets:     slices.Clone(t.CrossTargets),
 		CrossRecipes:     slices.Clone(t.CrossRecipes),
+		Declared:         t.Declared.clone(),
 	}
 	for i := range c.CrossRecipes {
 		c.CrossRecipes[i].DevelImages = slices.Clone(c.CrossRecipes[i].DevelImages)
@@ -206,7 +211,7 @@ func (t *Table) Clone() *Table {
 	for i := range c.JetPacks {
 		r := &c.JetPacks[i]
 		r.AlsoL4T, r.Capabilities = slices.Clone(r.AlsoL4T), slices.Clone(r.Capabilities)
-		r.DriverDirs = slices.Clone(r.DriverDirs)
+		r.DriverDirs = cloneDriverDirs(r.DriverDirs)
 	}
 	return c
 }

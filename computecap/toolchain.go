@@ -111,13 +111,13 @@ func (e *ToolchainError) Error() string {
 // before Until when Until is set.
 type ToolchainRow struct {
 	// SM is the target.
-	SM Capability
+	SM Capability `json:"sm"`
 	// Since is the first CUDA whose nvcc builds it.
-	Since CUDAVersion
+	Since CUDAVersion `json:"since"`
 	// Until, when set, is the first CUDA that no longer builds it.
-	Until CUDAVersion
+	Until CUDAVersion `json:"until,omitzero"`
 	// Gone, when set, is the reason the SM stopped being a target at Until.
-	Gone string
+	Gone string `json:"gone,omitempty"`
 }
 
 // thorSM101Since is the first CUDA that builds Thor, as sm_101.

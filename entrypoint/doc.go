@@ -36,8 +36,16 @@
 // CUDA the table gives for the host's L4T release. When it asks cuInit and
 // the driver says CUDA_ERROR_NO_DEVICE (it loads but sees no GPU: no
 // device nodes, or nodes this user cannot open), it refuses with one
-// sentence, unless JETBAKE_COMPUTE_CAP chose the binary; the fast path
-// never meets that error (jetbake-probe, which always asks cuInit, does).
+// sentence, unless JETBAKE_COMPUTE_CAP chose the binary. The fast path
+// never meets that error (jetbake-probe, which always asks cuInit, does),
+// and a version answer needs no device node, so it checks the nodes
+// itself, with a stat call per name (computecap/host's ReadGPUNodes): the
+// nodes the table says the GPU driver of the SoC's JetPack line needs
+// (nvgpu: /dev/nvhost-ctrl-gpu or /dev/nvgpu/igpu0/ctrl, and /dev/nvmap;
+// OpenRM on Thor: /dev/nvidiactl and /dev/nvidia0). With the runtime's
+// files but a node missing it refuses in one sentence that names the nodes
+// and --runtime nvidia, unless JETBAKE_COMPUTE_CAP chose the binary or
+// cuInit answered; --explain shows the check ("device_nodes").
 // Elsewhere, and in
 // jetbake-probe, the sources are tried in order, each reporting what it
 // found or why not:

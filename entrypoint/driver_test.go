@@ -26,6 +26,7 @@ type explainOutput struct {
 	Model       string             `json:"model"`
 	DriverCUDA  string             `json:"driver_cuda"`
 	HostFiles   []detect.Source    `json:"host_files"`
+	DeviceNodes *detect.NodeCheck  `json:"device_nodes"`
 	Candidates  []detect.Candidate `json:"candidates"`
 	Choice      string             `json:"choice"`
 	Args        []string           `json:"args"`
@@ -202,13 +203,15 @@ func TestDriverLoadFailureUnderTheRuntime(t *testing.T) {
 // tree says: when the entrypoint asks cuInit (soc_id not visible) it
 // refuses with one sentence that names what is missing, the device nodes
 // or the right to open them. The fast path (soc_id visible) never calls
-// cuInit and chooses the router. The override still chooses by hand.
+// cuInit: it refuses when the device nodes of the Orin's driver are
+// missing (missingNodes), and chooses the router when they are there. The
+// override still chooses by hand.
 func TestDriverSeesNoGPU(t *testing.T) {
 	b := eptest.Build(t)
 	lib := "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"
 	noNodes := "jetbake-entrypoint: the CUDA driver " + lib + " is in this container but sees no GPU " +
-		"(cuInit: CUDA_ERROR_NO_DEVICE) and no GPU device node is visible (looked for /dev/nvidiactl, /dev/nvidia0, " +
-		"/dev/nvhost-ctrl-gpu, /dev/nvhost-gpu, /dev/nvgpu, /dev/nvmap): start the container with --runtime nvidia " +
+		"(cuInit: CUDA_ERROR_NO_DEVICE) and no GPU device node is visible (looked for /dev/nvhost-ctrl-gpu, " +
+		"/dev/nvgpu/igpu0/ctrl, /dev/nvmap, /dev/nvidiactl, /dev/nvidia0): start the container with --runtime nvidia " +
 		"(or --device nvidia.com/gpu=all with CDI), which mounts them; if it was, check that the CSV files in " +
 		"/etc/nvidia-container-runtime/host-files-for-container.d list the device nodes. Run with --explain for details.\n"
 	withNodes := "jetbake-entrypoint: the CUDA driver " + lib + " is in this container but sees no GPU " +
@@ -225,7 +228,9 @@ func TestDriverSeesNoGPU(t *testing.T) {
 		{name: "no soc_id, no device nodes", removeNodes: true, removeSocID: true, want: noNodes,
 			wantPathOf: "/sys/devices/soc0/soc_id names no Jetson SoC"},
 		{name: "no soc_id, device nodes the driver cannot use", removeSocID: true, want: withNodes},
-		{name: "the fast path does not call cuInit", removeNodes: true},
+		{name: "the fast path does not call cuInit, and refuses without the nodes", removeNodes: true,
+			want: "jetbake-entrypoint: " + missingNodes("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", lib)},
+		{name: "the fast path does not call cuInit, and starts with the nodes"},
 		{name: "the override chooses by hand", removeNodes: true, removeSocID: true, env: []string{"JETBAKE_COMPUTE_CAP=8.7"}},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,7 @@ type explanation struct {
 	Model       string             `json:"model,omitempty"`
 	DriverCUDA  string             `json:"driver_cuda,omitempty"`
 	HostFiles   []detect.Source    `json:"host_files"`
+	DeviceNodes *detect.NodeCheck  `json:"device_nodes,omitempty"`
 	Candidates  []detect.Candidate `json:"candidates"`
 	Choice      string             `json:"choice,omitempty"`
 	Args        []string           `json:"args"`
@@ -53,6 +54,7 @@ func explain(stdout, stderr io.Writer, cfg *config, img *detect.ParsedDescriptio
 		DetectedBy:  h.From,
 		Model:       h.BoardName(),
 		HostFiles:   h.HostFiles,
+		DeviceNodes: h.NodeCheck(),
 		Candidates:  d.Candidates,
 		Choice:      d.Choice,
 		Args:        cfg.routerArgs,

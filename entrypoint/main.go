@@ -26,6 +26,9 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, exec
 	if imgErr != nil && !cfg.Explain {
 		return fail(stderr, imgErr.Error())
 	}
+	if img != nil {
+		cfg.Table = img.Table // with the facts the image declares
+	}
 	host := detect.Detect(ctx, &cfg.Config, detect.WantDriver(&cfg.Config, img))
 	var d detect.Decision
 	if imgErr != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/entrypoint/detect"
 	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
@@ -110,6 +111,12 @@ func TestRunFailures(t *testing.T) {
 				"it was probably started without --runtime nvidia (or --device nvidia.com/gpu=all with CDI). Looked at: " +
 				"JETBAKE_COMPUTE_CAP (not set), soc_id (8.7), cuda-driver (libcuda.so.1 not found), " +
 				"/etc/nv_tegra_release (absent), GPU device nodes (none). Run with --explain for details.\n"},
+		{name: "Jetson with the runtime's release file but no device node", host: "agx-orin-no-nodes", image: "jetpack6",
+			want: "this is a Jetson Orin, SM 8.7 (NVIDIA Jetson AGX Orin Developer Kit, from soc_id) and the NVIDIA runtime's files are in " +
+				"this container (/etc/nv_tegra_release), but not the device nodes its GPU driver (nvgpu) needs, /dev/nvhost-ctrl-gpu " +
+				"(or /dev/nvgpu/igpu0/ctrl) and /dev/nvmap, without which CUDA reaches no GPU: start the container with --runtime nvidia " +
+				"(or --device nvidia.com/gpu=all with CDI), which mounts them, and if it was, check that the CSV files in " +
+				"/etc/nvidia-container-runtime/host-files-for-container.d list them. Run with --explain for details.\n"},
 		{name: "override that is not a capability", host: "orin-nano-jp6", image: "jetpack6", env: []string{"JETBAKE_COMPUTE_CAP=orin"},
 			want: `JETBAKE_COMPUTE_CAP: compute capability "orin" is not valid: want forms like 8.7, 87, sm_87 or compute_87; ` +
 				"set it like JETBAKE_COMPUTE_CAP=8.7, or unset it to detect the GPU.\n"},
@@ -237,4 +244,65 @@ func TestRunCutsLongValues(t *testing.T) {
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, `compute capability "`+long[:80]+`"... (99999 bytes) is not valid`)
 	require.Less(t, len(r.stderr), 400)
+}
+
+// TestRunMissingDeviceNodes: a Jetson container with the NVIDIA runtime's
+// files (the L4T release file, libcuda.so.1) but not the device nodes of
+// its GPU's driver is refused on the fast path, which asks the driver
+// nothing that needs them, with the sentence that names the nodes and the
+// fix, though the driver answered its version; the nodes of the other
+// driver do not count; the override still chooses by hand; --explain shows
+// the check.
+func TestRunMissingDeviceNodes(t *testing.T) {
+	const orinLib = "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"
+	const thorLib = "/usr/lib/aarch64-linux-gnu/libcuda.so.1"
+	thorModel := "NVIDIA Jetson AGX Thor Developer Kit"
+	probe := "JETBAKE_CUDAPROBE=" + eptest.Build(t).CUDAProbe
+	tests := []struct {
+		name, host, image, lib string
+		remove, env            []string
+		want                   string
+	}{
+		{name: "Orin with the driver's libraries but no device nodes", host: "agx-orin-no-nodes", image: "jetpack6", lib: orinLib,
+			want: missingNodes("NVIDIA Jetson AGX Orin Developer Kit", orinLib)},
+		{name: "Thor without /dev/nvidia0, nvgpu's /dev/nvmap does not count", host: "thor-jp7", image: "jetpack7.2", lib: thorLib,
+			remove: []string{"/dev/nvidia0"}, env: []string{"JETBAKE_SKIP_L4T_CHECK=1", "FAKE_CUDA_DRIVER_VERSION=13000"},
+			want: "this is a Jetson Thor, SM 11.0 (" + thorModel + ", from soc_id) and the NVIDIA runtime's files are in this container " +
+				"(/etc/nv_tegra_release, " + thorLib + ", GPU device nodes /dev/nvmap, /dev/nvidiactl), but not the device nodes its GPU driver (OpenRM) " +
+				"needs, /dev/nvidia0, without which CUDA reaches no GPU: start the container with --runtime nvidia " +
+				"(or --device nvidia.com/gpu=all with CDI), which mounts them, and if it was, check that the CSV files in " +
+				"/etc/nvidia-container-runtime/host-files-for-container.d list them. Run with --explain for details.\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := eptest.NewSysroot(t, tt.host, tt.image)
+			eptest.InstallLibcuda(t, root, filepath.Dir(tt.lib))
+			for _, p := range tt.remove {
+				require.NoError(t, os.Remove(filepath.Join(root, p)))
+			}
+			if tt.host == "thor-jp7" {
+				eptest.WriteFile(t, root, "/dev/nvmap", "", 0o644)
+			}
+			r := runIn(t, root, []string{"--port", "80"}, append(tt.env, probe)...)
+			require.Equal(t, 1, r.code)
+			require.Nil(t, r.exec)
+			require.Equal(t, "jetbake-entrypoint: "+tt.want, r.stderr)
+		})
+	}
+
+	root := eptest.NewSysroot(t, "agx-orin-no-nodes", "jetpack6")
+	eptest.InstallLibcuda(t, root, filepath.Dir(orinLib))
+	r := runIn(t, root, nil, probe, "JETBAKE_COMPUTE_CAP=8.7")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, filepath.Join(root, "/usr/local/bin/router-87"), r.exec.path, "the override chooses by hand")
+
+	e := explainRun(t, root, probe)
+	require.Equal(t, &detect.NodeCheck{Driver: "nvgpu", Needs: []string{"/dev/nvhost-ctrl-gpu (or /dev/nvgpu/igpu0/ctrl)", "/dev/nvmap"},
+		Missing: []string{"/dev/nvhost-ctrl-gpu (or /dev/nvgpu/igpu0/ctrl)", "/dev/nvmap"},
+		Result:  "refused: the CUDA driver would load and reach no GPU"}, e.DeviceNodes)
+	require.Equal(t, "fast", e.Path)
+	require.Empty(t, e.Choice)
+	e = explainRun(t, eptest.NewSysroot(t, "agx-orin-container", "jetpack6"))
+	require.Equal(t, "ok: every node is there", e.DeviceNodes.Result)
+	require.Empty(t, e.DeviceNodes.Missing)
 }

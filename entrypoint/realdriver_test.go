@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jetbake/jetbake/entrypoint/detect"
 	"github.com/jetbake/jetbake/entrypoint/internal/eptest"
 )
 
@@ -30,7 +31,9 @@ func realRun(t *testing.T, root string, args ...string) (int, string, string) {
 // visible) it turns that into its one sentence, naming the missing device
 // nodes, or the nodes it cannot use. On the fast path (soc_id visible) it
 // asks cuDriverGetVersion alone: the real driver answers without cuInit,
-// which the node cuInit would have made shows.
+// which the node cuInit would have made shows, so that only the check of
+// the device nodes keeps the router from starting on a driver that can
+// reach no GPU.
 func TestRealDriverSeesNoGPU(t *testing.T) {
 	lib := eptest.RealDriverLib + "/libcuda.so.1"
 	t.Run("no device nodes, soc_id not visible", func(t *testing.T) {
@@ -40,8 +43,8 @@ func TestRealDriverSeesNoGPU(t *testing.T) {
 		require.Equal(t, 1, code)
 		require.Empty(t, stdout)
 		require.Equal(t, "jetbake-entrypoint: the CUDA driver "+lib+" is in this container but sees no GPU "+
-			"(cuInit: CUDA_ERROR_NO_DEVICE) and no GPU device node is visible (looked for /dev/nvidiactl, /dev/nvidia0, "+
-			"/dev/nvhost-ctrl-gpu, /dev/nvhost-gpu, /dev/nvgpu, /dev/nvmap): start the container with --runtime nvidia "+
+			"(cuInit: CUDA_ERROR_NO_DEVICE) and no GPU device node is visible (looked for /dev/nvhost-ctrl-gpu, "+
+			"/dev/nvgpu/igpu0/ctrl, /dev/nvmap, /dev/nvidiactl, /dev/nvidia0): start the container with --runtime nvidia "+
 			"(or --device nvidia.com/gpu=all with CDI), which mounts them; if it was, check that the CSV files in "+
 			"/etc/nvidia-container-runtime/host-files-for-container.d list the device nodes. Run with --explain for details.\n", stderr)
 
@@ -80,7 +83,11 @@ func TestRealDriverSeesNoGPU(t *testing.T) {
 		drv := sourceNamed(t, e.Sources, "cuda-driver")
 		require.Equal(t, "CUDA 12.2", drv.Value, "cuDriverGetVersion of driver 535: 12020")
 		require.Equal(t, "12.2", e.DriverCUDA)
-		require.Equal(t, "/usr/local/bin/router-87", e.Choice)
+		require.Empty(t, e.Choice)
+		require.Equal(t, missingNodes("NVIDIA Jetson AGX Orin Developer Kit", lib), e.Failure+"\n")
+		require.Equal(t, &detect.NodeCheck{Driver: "nvgpu", Needs: []string{"/dev/nvhost-ctrl-gpu (or /dev/nvgpu/igpu0/ctrl)", "/dev/nvmap"},
+			Missing: []string{"/dev/nvhost-ctrl-gpu (or /dev/nvgpu/igpu0/ctrl)", "/dev/nvmap"},
+			Result:  "refused: the CUDA driver would load and reach no GPU"}, e.DeviceNodes)
 		_, err := os.Stat(filepath.Join(root, "dev", "nvidiactl"))
 		require.ErrorIs(t, err, fs.ErrNotExist, "no cuInit, so no node made by the driver")
 	})

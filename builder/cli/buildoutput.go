@@ -124,6 +124,9 @@ func printSummary(w io.Writer, r *imagebuild.Report) {
 		if len(rel.Tags) > 0 {
 			line += " tags: " + strings.Join(rel.Tags, ", ")
 		}
+		if rel.Facts != "" {
+			line += " facts: " + rel.Facts
+		}
 		if rel.Error != "" {
 			line += " error: " + rel.Error
 		}

@@ -105,7 +105,7 @@ func compat(cmd *cobra.Command, runtime string, compiled []string) (*compatRepor
 		if err != nil {
 			return nil, &ExitError{Code: ExitFailure, Err: err}
 		}
-		report.Releases = compatReleases(tab, gpu, p)
+		report.Releases = compatReleases(m.Facts(), gpu, p)
 		return report, nil
 	}
 	targets := make([]computecap.Capability, len(compiled))

@@ -82,13 +82,13 @@ func gateFiles(path string) ([]initFile, error) {
 	if err != nil {
 		return nil, usageErrorf("init --gate reads the matrix for its image repository: %w; run 'jetbake init' first, or name it with -f", err)
 	}
-	m, err := matrix.Parse(data)
-	if err != nil {
-		return nil, usageErrorf("init --gate: %s: %w", path, err)
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
+	}
+	m, err := matrix.Parse(data, matrix.WithDir(filepath.Dir(abs)))
+	if err != nil {
+		return nil, usageErrorf("init --gate: %s: %w", path, err)
 	}
 	root := repositoryRoot(filepath.Dir(abs))
 	rel, err := filepath.Rel(root, abs)

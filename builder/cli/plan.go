@@ -156,6 +156,9 @@ func writeKindCommon(b *strings.Builder, envMap map[string]string, cmd, ports []
 func writeReleaseText(b *strings.Builder, r *plan.Release) {
 	fmt.Fprintf(b, "release %s: JetPack %s, L4T %s, CUDA %s, Ubuntu %s, tier %s\n",
 		r.Name, r.JetPack, r.L4T, r.CUDA, r.Ubuntu, r.Tier)
+	if r.FactsNote != "" {
+		fmt.Fprintf(b, "  facts:        %s (%s=%s)\n", r.FactsNote, matrix.KeyFacts, r.Facts)
+	}
 	fmt.Fprintf(b, "  platform:     %s\n", r.Platform)
 	fmt.Fprintf(b, "  hardware:     %s\n", strings.Join(r.Hardware, ", "))
 	if r.AppBuildArgs != nil {

@@ -130,7 +130,7 @@ func WithCommands(constructors ...func() *cobra.Command) Option {
 // builtinCommands are the constructors of the commands this package
 // defines; a new command of the package is added here.
 func builtinCommands() []func() *cobra.Command {
-	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand, newBuildCommand, newCheckCommand, newLockCommand, newEvidenceCommand, newSupportCommand, newDoctorCommand, newFleetCommand, newPickCommand, newAuditCommand, newInitCommand, newVersionCommand}
+	return []func() *cobra.Command{newValidateCommand, newPlanCommand, newCompatCommand, newBuildCommand, newCheckCommand, newLockCommand, newEvidenceCommand, newSupportCommand, newDoctorCommand, newFleetCommand, newPickCommand, newAuditCommand, newFactsCommand, newInitCommand, newVersionCommand}
 }
 
 // NewRootCommand builds the jetbake command with its subcommands.

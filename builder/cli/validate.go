@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,28 @@ type validateReport struct {
 	// Warnings are what a valid matrix should still change (the
 	// placeholders jetbake init writes); they do not fail validate.
 	Warnings []matrix.FieldError `json:"warnings"`
+	// Declared are the releases that rest on facts the matrix declares.
+	Declared []declaredRelease `json:"declared,omitempty"`
+}
+
+// declaredRelease is a release that rests on declared facts.
+type declaredRelease struct {
+	Release string `json:"release"`
+	// Facts is matrix.FactsDeclared.
+	Facts string `json:"facts"`
+	// Note names the declared rows and where they are.
+	Note string `json:"note"`
+}
+
+// declaredReleases lists the releases of m that rest on declared facts.
+func declaredReleases(m *matrix.Matrix) []declaredRelease {
+	var out []declaredRelease
+	for i := range m.Releases {
+		if note := m.FactsNote(&m.Releases[i]); note != "" {
+			out = append(out, declaredRelease{Release: m.Releases[i].Name, Facts: matrix.FactsDeclared, Note: note})
+		}
+	}
+	return out
 }
 
 // newValidateCommand builds `jetbake validate`.
@@ -34,6 +57,8 @@ func newValidateCommand() *cobra.Command {
 			"grants more, as 'docker buildx bake --allow' does. It prints one line per problem, naming the JSON\n" +
 			"path, the value and the fix, and exits 1 if there is any. For an app's matrix it also checks each\n" +
 			"release's framework container against NVIDIA's PyTorch containers by JetPack line (docs/apps.md).\n" +
+			"Facts the matrix declares (under \"facts\", or in the file it names; docs/facts.md) are checked by the\n" +
+			"rules of jetbake's own table, and the releases that rest on them are named.\n" +
 			"A valid matrix that still holds the placeholders 'jetbake init' writes (image.repository\n" +
 			"ghcr.io/example/router, image.source https://github.com/example/router) gets a warning naming the\n" +
 			"field and the fix, on stderr (in JSON, \"warnings\"), and exits 0.",
@@ -80,6 +105,7 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 			report.Errors = verr.Errors
 		} else {
 			report.Summary = m.Summary()
+			report.Declared = declaredReleases(m)
 			if m.Warnings != nil {
 				report.Warnings = m.Warnings
 			}
@@ -107,7 +133,12 @@ func runValidate(cmd *cobra.Command, f format, strict strictCheck) error {
 		// Warnings leave the matrix valid: stderr, and exit 0.
 		_, _ = io.WriteString(cmd.ErrOrStderr(), matrix.WarningLines(path, m.Warnings))
 	}
-	_, werr := fmt.Fprintf(cmd.OutOrStdout(), "%s: %s: ok\n", path, m.Summary())
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s: ok\n", path, m.Summary())
+	for _, d := range declaredReleases(m) {
+		fmt.Fprintf(&b, "%s: release %s %s: %s=%s\n", path, d.Release, d.Note, matrix.KeyFacts, d.Facts)
+	}
+	_, werr := io.WriteString(cmd.OutOrStdout(), b.String())
 	return werr
 }
 

@@ -150,6 +150,9 @@ func CheckStrict(ctx context.Context, m *matrix.Matrix, opts ...Option) []matrix
 		default:
 			continue
 		}
+		if note := m.FactsNote(rel); note != "" {
+			fe.Message += "; the release " + note + ", which only evidence from a real Jetson backs"
+		}
 		errs = append(errs, fe)
 	}
 	return errs

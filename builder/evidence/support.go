@@ -33,6 +33,12 @@ type SupportRow struct {
 	L4T     string `json:"l4t"`
 	// Tier is the tier it claims.
 	Tier string `json:"tier"`
+	// Facts is matrix.FactsDeclared when the release rests on facts the
+	// matrix declares, not on jetbake's table: only evidence from a real
+	// Jetson backs a tier above candidate then.
+	Facts string `json:"facts,omitempty"`
+	// FactsNote names the declared rows it rests on.
+	FactsNote string `json:"facts_note,omitempty"`
 	// Hardware are the modules it is for.
 	Hardware []string `json:"hardware"`
 	// CurrentDigest is the digest of its current image, when known.
@@ -102,6 +108,9 @@ func Support(ctx context.Context, m *matrix.Matrix, opts ...Option) (*SupportTab
 		}
 		row := SupportRow{Release: rel.Name, JetPack: rel.JetPack, L4T: rel.L4T, Tier: rel.Tier,
 			Hardware: rel.Hardware, Evidence: []SupportEvidence{}}
+		if note := m.FactsNote(rel); note != "" {
+			row.Facts, row.FactsNote = matrix.FactsDeclared, note
+		}
 		if u, ok := unprovenFor(m, rel); ok && !b.provenOn(m, rel) {
 			row.Why = u.Why
 		}
@@ -171,12 +180,20 @@ func (t *SupportTable) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// tierText is the tier, marked when a supported tier is not backed.
+// tierText is the tier, marked when the release rests on declared facts
+// and when a supported tier is not backed.
 func tierText(r *SupportRow) string {
-	if r.Tier == TierSupported && r.Backed != nil && !*r.Backed {
-		return r.Tier + " (not backed by evidence)"
+	var marks []string
+	if r.Facts != "" {
+		marks = append(marks, r.Facts+" facts")
 	}
-	return r.Tier
+	if r.Tier == TierSupported && r.Backed != nil && !*r.Backed {
+		marks = append(marks, "not backed by evidence")
+	}
+	if len(marks) == 0 {
+		return r.Tier
+	}
+	return r.Tier + " (" + strings.Join(marks, ", ") + ")"
 }
 
 // evidenceCell lists a release's evidence in one Markdown cell.
@@ -234,6 +251,9 @@ func (t *SupportTable) WriteText(w io.Writer) error {
 	for _, r := range t.Releases {
 		fmt.Fprintf(&b, "%-*s  %-*s  JetPack %s (L4T %s): %s\n", nameW, r.Release, tierW, tierText(&r),
 			r.JetPack, r.L4T, strings.Join(r.Hardware, ", "))
+		if r.FactsNote != "" {
+			b.WriteString("    " + r.FactsNote + ": supported needs evidence from a real Jetson\n")
+		}
 		if r.Why != "" {
 			b.WriteString("    why not supported: " + r.Why + "\n")
 		}

@@ -16,6 +16,19 @@ type ImageClaims struct {
 	CUDA    computecap.CUDAVersion `json:"cuda"`
 	// Targets are the GPUs the image holds a router binary for.
 	Targets []computecap.Capability `json:"sm_targets"`
+	// Declared is the JetPack row the image's matrix declared when its
+	// release rests on declared facts (io.jetbake.facts.jetpack), nil
+	// otherwise: the rule adds it to jetbake's table, whose rows win.
+	Declared *computecap.JetPackRelease `json:"-"`
+}
+
+// tableFor is jetbake's table with the JetPack row img declares.
+func tableFor(img ImageClaims) *computecap.Table {
+	t := computecap.DefaultTable()
+	if img.Declared != nil {
+		t, _ = t.Declare(computecap.Facts{JetPacks: []computecap.JetPackRelease{*img.Declared}})
+	}
+	return t
 }
 
 // Verdict says whether an image runs on a host and, when not, why and what
@@ -39,7 +52,12 @@ type Rule func(h Host, img ImageClaims) Verdict
 // JetPack 7 and later) must be new enough, counting the forward-compatibility
 // libraries the image's base ships.
 func Compatible(h Host, img ImageClaims) Verdict {
-	t := computecap.DefaultTable()
+	t := tableFor(img)
+	if h.DriverCUDAFrom == tableSource(h.L4T) && img.Declared != nil {
+		if cuda, ok := t.DriverCUDAForL4T(h.L4T); ok {
+			h.DriverCUDA = cuda // the host's release may be the one declared
+		}
+	}
 	if h.GPU.IsZero() {
 		return Verdict{Reason: "no NVIDIA GPU was found on this host", Needs: "a Jetson " + gpuList(t, img.Targets)}
 	}

@@ -114,7 +114,13 @@ func (SysrootReader) Read(_ context.Context, sysroot string) (Host, error) {
 	f.L4T, f.L4TVersion = hf.L4T, hf.L4T.String()
 	f.JetPack = t.JetPackName(hf.L4T)
 	if cuda, ok := t.DriverCUDAForL4T(hf.L4T); ok {
-		f.DriverCUDA, f.DriverCUDAFrom = cuda, "L4T "+hf.L4T.String()+" in the table of Jetson facts"
+		f.DriverCUDA, f.DriverCUDAFrom = cuda, tableSource(hf.L4T)
 	}
 	return f, nil
+}
+
+// tableSource is DriverCUDAFrom for a driver CUDA read from the table by
+// the host's L4T release.
+func tableSource(l4t computecap.L4TVersion) string {
+	return "L4T " + l4t.String() + " in the table of Jetson facts"
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/pydist"
-	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -161,7 +160,7 @@ func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runti
 		j.addFinding(dockercheck.Finding{Release: j.release.Name, Severity: dockercheck.SeverityWarning, Rule: "FrameworkPin",
 			Message: w.Sentence(), File: pydist.ConstraintPath})
 	}
-	audits, auditErr := j.auditRelease().Judge(computecap.DefaultTable(), nil, code)
+	audits, auditErr := j.auditRelease().Judge(j.facts(), nil, code)
 	<-smokeDone
 	err = cmp.Or(stackErr, auditErr, smokeErr)
 	j.mu.Lock()

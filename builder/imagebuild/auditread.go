@@ -34,7 +34,7 @@ func (j *releaseJob) auditRouters(routers []*gatewayfile.Reader) (string, error)
 	// The annotation says the routers' verdicts only, which the build
 	// knows before the export whenever the smoke run ends: the image's
 	// bytes never depend on which finished first.
-	return j.auditRelease().Annotation(computecap.DefaultTable(), code)
+	return j.auditRelease().Annotation(j.facts(), code)
 }
 
 // auditLibraries reads the fat binaries of the libraries the routers'
@@ -81,7 +81,7 @@ func (j *releaseJob) auditLibraries(ctx context.Context, c gateway.Client, run *
 func (j *releaseJob) recordAudit() ([]buildaudit.Audit, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out, err := j.auditRelease().Judge(computecap.DefaultTable(), j.routerCode, j.libraryCode)
+	out, err := j.auditRelease().Judge(j.facts(), j.routerCode, j.libraryCode)
 	if out == nil && err != nil {
 		return nil, err
 	}
@@ -96,4 +96,15 @@ func (j *releaseJob) auditRelease() buildaudit.Release {
 		r.SMs = append(r.SMs, t.SM)
 	}
 	return r
+}
+
+// facts is the table of Jetson facts the release's audit judges with: the
+// shipped one, with the rows the matrix declared when the release rests on
+// them.
+func (j *releaseJob) facts() *computecap.Table {
+	t := computecap.DefaultTable()
+	if d := j.release.DeclaredFacts; d != nil {
+		t, _ = t.Declare(*d)
+	}
+	return t
 }

@@ -11,7 +11,7 @@ import (
 
 // initialReport is the release's report before it is built.
 func (j *releaseJob) initialReport() ReleaseReport {
-	rr := ReleaseReport{Name: j.release.Name, Outcome: Skipped, Tags: []string{}}
+	rr := ReleaseReport{Name: j.release.Name, Outcome: Skipped, Tags: []string{}, Facts: j.release.Facts}
 	for _, t := range j.release.Targets {
 		rr.Targets = append(rr.Targets, t.SM)
 	}

@@ -66,6 +66,9 @@ type ReleaseReport struct {
 	Kind string `json:"kind,omitempty"`
 	// Outcome is how it ended.
 	Outcome Outcome `json:"outcome"`
+	// Facts is "declared" when the release rests on facts its matrix
+	// declares rather than on jetbake's table (io.jetbake.facts).
+	Facts string `json:"facts,omitempty"`
 	// Error is the failure, when it failed.
 	Error string `json:"error,omitempty"`
 	// Digest is the image index digest, when built.

@@ -24,6 +24,9 @@ type Meta struct {
 	Targets []string `json:"sm_targets,omitempty"`
 	// Tier is the support tier: supported, candidate, evaluate-later or legacy.
 	Tier string `json:"tier,omitempty"`
+	// Facts is "declared" when the release rests on facts its matrix
+	// declared (io.jetbake.facts).
+	Facts string `json:"facts,omitempty"`
 	// Audit is the build-time audit of the router binaries per SM target
 	// (io.jetbake.audit: "8.7" -> "runs"); empty for an image built
 	// before jetbake audited, or whose value is not one jetbake writes.
@@ -69,6 +72,16 @@ func parseMeta(kv map[string]string) (Meta, error) {
 		return Meta{}, fmt.Errorf("%s: %w", matrix.KeyCUDA, err)
 	}
 	m.image = hostfit.ImageClaims{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
+	if kv[matrix.KeyFacts] == matrix.FactsDeclared {
+		m.Facts = matrix.FactsDeclared
+		if v := kv[matrix.KeyFactsJetPack]; v != "" {
+			row, err := matrix.ParseDeclaredJetPack(v)
+			if err != nil {
+				return Meta{}, fmt.Errorf("%s %s is not a JetPack row jetbake writes: %w", matrix.KeyFactsJetPack, computecap.QuoteShort(v), err)
+			}
+			m.image.Declared = &row
+		}
+	}
 	for _, s := range strings.Split(kv[matrix.KeySMTargets], ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue

@@ -25,6 +25,7 @@ func tierRank(tier string) int {
 // router version), then the refused ones by tag.
 func judge(repository string, h hostfit.Host, images []image, rule hostfit.Rule) []Candidate {
 	out := make([]Candidate, 0, len(images))
+	h.JetPack = hostJetPack(h, images)
 	for _, img := range images {
 		c := Candidate{Tags: img.tags, Digest: img.digest, Meta: img.meta}
 		c.Tag = slices.MaxFunc(img.tags, func(a, b string) int {
@@ -43,6 +44,23 @@ func judge(repository string, h hostfit.Host, images []image, rule hostfit.Rule)
 	}
 	slices.SortStableFunc(out, prefer)
 	return out
+}
+
+// hostJetPack is the host's JetPack release: the one an image's declared
+// row names for the host's exact L4T when jetbake's table has no row for
+// it (a release newer than this jetbake), else what the table says.
+func hostJetPack(h hostfit.Host, images []image) string {
+	if _, known := computecap.DefaultTable().ReleaseForL4T(h.L4T); known || h.L4T.IsZero() {
+		return h.JetPack
+	}
+	for _, img := range images {
+		if d := img.meta.image.Declared; d != nil && img.err == nil {
+			if l, err := computecap.ParseL4TVersion(d.L4T); err == nil && l == h.L4T {
+				return d.JetPack
+			}
+		}
+	}
+	return h.JetPack
 }
 
 // prefer orders two candidates, the preferred one first.

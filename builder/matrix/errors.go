@@ -11,6 +11,9 @@ import (
 // FieldError is one problem in a matrix: where it is, what was found there,
 // what is wrong with it and how to fix it.
 type FieldError struct {
+	// File is the file the problem is in when it is not the matrix's
+	// (the facts file a matrix names); "" for the matrix.
+	File string `json:"file,omitempty"`
 	// Path is the JSON path of the field, such as "releases[2].targets[1]";
 	// "$" stands for the whole document.
 	Path string `json:"path"`
@@ -62,8 +65,8 @@ func (e *ValidationError) Error() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		if e.File != "" {
-			b.WriteString(e.File)
+		if file := fe.in(e.File); file != "" {
+			b.WriteString(file)
 			if fe.Line > 0 {
 				b.WriteString(":" + strconv.Itoa(fe.Line) + ":" + strconv.Itoa(fe.Column))
 			}
@@ -72,6 +75,14 @@ func (e *ValidationError) Error() string {
 		b.WriteString(fe.Error())
 	}
 	return b.String()
+}
+
+// in is the file the problem is in: its own, else the matrix's.
+func (e FieldError) in(matrixFile string) string {
+	if e.File != "" {
+		return e.File
+	}
+	return matrixFile
 }
 
 // checker collects field errors while a matrix is checked, and keeps the
@@ -188,7 +199,7 @@ func WarningAnnotations(file string, warnings []FieldError) string {
 func annotations(kind, file string, errs []FieldError) string {
 	var b strings.Builder
 	for _, fe := range errs {
-		b.WriteString("::" + kind + " file=" + escapeProperty(file))
+		b.WriteString("::" + kind + " file=" + escapeProperty(fe.in(file)))
 		if fe.Line > 0 {
 			b.WriteString(",line=" + strconv.Itoa(fe.Line) + ",col=" + strconv.Itoa(fe.Column))
 		}
@@ -202,7 +213,7 @@ func annotations(kind, file string, errs []FieldError) string {
 func WarningLines(file string, warnings []FieldError) string {
 	var b strings.Builder
 	for _, fe := range warnings {
-		b.WriteString(file)
+		b.WriteString(fe.in(file))
 		if fe.Line > 0 {
 			b.WriteString(":" + strconv.Itoa(fe.Line) + ":" + strconv.Itoa(fe.Column))
 		}

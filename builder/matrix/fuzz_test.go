@@ -23,6 +23,12 @@ func FuzzParseMatrix(f *testing.F) {
 	f.Add([]byte(strings.Replace(s, `"tier": "legacy",`, `"tier": "legacy"`, 1)))
 	f.Add([]byte(strings.Replace(s, `"router": {`, `"router": {"name": null,`, 1)))
 	f.Add([]byte(`{"router": {}, "image": {"tags": ["{"]}, "releases": [{"targets": [1]}]}`))
+	facts := `"facts": {"jetpacks": [{"jetpack": "7.3", "l4t": "39.3.0", "cuda": "13.3", "ubuntu": "24.04", "flavour": "sbsa",
+		"rule": "driver-cuda", "sms": ["8.7", "11.0"], "driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor"}]}],
+		"socs": [{"name": "tegra300", "soc_id": 41, "family": "Future", "sm": "12.5", "modules": [], "jetpacks": ["8"]}],
+		"cross_targets": [{"flavour": "sbsa", "dir": "sbsa-linux", "package": "cuda-cross-sbsa-%d-%d", "platform": "linux/amd64"}]},`
+	f.Add([]byte(strings.Replace(strings.Replace(s, `"jetpack": "7.2"`, `"jetpack": "7.3"`, 1), `"image": {`, facts+`"image": {`, 1)))
+	f.Add([]byte(strings.Replace(s, `"image": {`, `"facts": "jetson-facts.json", "image": {`, 1)))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"releases": [[[[[[]]]]]]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

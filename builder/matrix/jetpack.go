@@ -114,7 +114,8 @@ func checkJetPack(r *Release, path string, errs *checker) {
 	caps, hasCaps := jetPackTargets(errs.facts(), rows, r.JetPack)
 	if !known || !hasCaps {
 		errs.addString(joinPath(path, "jetpack"), r.JetPack, "unknown JetPack version",
-			"use one of "+knownJetPacks(rows)+", or add the release to jetPackRows in computecap/facts.go after checking NVIDIA's release notes")
+			"use one of "+knownJetPacks(rows)+", or, for a release newer than this jetbake, declare it under facts in the matrix "+
+				"after checking NVIDIA's release notes (a row as 'jetbake facts --format json' prints one; see docs/facts.md)")
 		return
 	}
 	checkL4T(r, path, wantMajor, errs)

@@ -22,6 +22,9 @@ type Document struct {
 	data []byte
 	pos  positions
 	fix  string
+	// prefix is the path of the decoded value in data: "$", or "facts"
+	// for a member decoded on its own.
+	prefix string
 }
 
 // FileError is a problem of a JSON file other than the matrix, from
@@ -121,6 +124,9 @@ func (d *Document) semantic(serr *json.SemanticError) FieldError {
 // indexes from member names by the positions the scan recorded.
 func (d *Document) pointerPath(p jsontext.Pointer) string {
 	path := "$"
+	if d.prefix != "" {
+		path = d.prefix
+	}
 	for tok := range p.Tokens() {
 		if n, err := strconv.Atoi(tok); err == nil {
 			if _, isIndex := d.pos[indexPath(path, n)]; isIndex {

@@ -39,6 +39,9 @@ type Matrix struct {
 	Image Publish `json:"image"`
 	// Releases are the images to build, one per JetPack release.
 	Releases []Release `json:"releases"`
+	// Declared are the Jetson facts the matrix declares for what
+	// jetbake's table lacks, or nil; Facts is the table with them.
+	Declared *DeclaredFacts `json:"facts,omitempty"`
 	// Dir is the absolute folder of the matrix file, which local paths are
 	// relative to. Load sets it; Parse leaves it empty, meaning the working
 	// directory.
@@ -233,6 +236,14 @@ type options struct {
 	// WithGrantReadFix and WithMissingHint.
 	grantRead   func(path string) string
 	missingHint string
+	// dir is the matrix file's folder for Parse (WithDir).
+	dir string
+}
+
+// WithDir is, for Parse, the folder of the file the matrix came from: the
+// facts file it names is read from there. Load knows it already.
+func WithDir(dir string) Option {
+	return func(o *options) { o.dir = dir }
 }
 
 // WithMissingHint is the fix Load offers for a matrix file that does not
@@ -274,13 +285,18 @@ func Load(path string, opts ...Option) (*Matrix, error) {
 	m, err := parse(data, filepath.Dir(abs), true, opts)
 	if verr, ok := err.(*ValidationError); ok {
 		verr.File = path
+		nameFactsFile(path, verr.Errors)
+	}
+	if m != nil {
+		nameFactsFile(path, m.Warnings)
 	}
 	return m, err
 }
 
 // Parse checks a matrix held in memory. It does not touch the file system:
 // local paths stay relative to the working directory and are not checked
-// for existence.
+// for existence. With WithDir it reads the facts file the matrix names
+// from that folder, and nothing else.
 func Parse(data []byte, opts ...Option) (*Matrix, error) {
 	return parse(data, "", false, opts)
 }
@@ -322,6 +338,9 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		shapeErrs = append(shapeErrs, FieldError{Path: "$", Message: err.Error(), Fix: "correct the value it names"})
 	}
 	m.Dir = dir
+	if m.Dir == "" {
+		m.Dir = o.dir
+	}
 	if checkFiles {
 		m.Root, m.allowRead = RepositoryRoot(dir), resolveAllowed(o.allowRead)
 	}
@@ -330,6 +349,7 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 	_, hasRouter := top[KindRouter]
 	_, hasApp := top[KindApp]
 	checkKind(hasRouter, hasApp, &errs) // with both, the rules check the app's releases
+	factWarnings := declareFacts(&m, data, pos, checkFiles, &errs)
 	checkRules(&m, &errs)
 	m.table = errs.facts()
 	if checkFiles {
@@ -345,8 +365,9 @@ func parse(data []byte, dir string, checkFiles bool, opts []Option) (*Matrix, er
 		placeAll(all[len(shapeErrs):], pos, data)
 		return nil, &ValidationError{Errors: all}
 	}
-	m.Warnings = placeholderWarnings(&m)
+	m.Warnings = append(placeholderWarnings(&m), checkDeclaredTiers(&m)...)
 	placeAll(m.Warnings, pos, data)
+	m.Warnings = append(m.Warnings, factWarnings...)
 	return &m, nil
 }
 
@@ -412,6 +433,9 @@ func sortByPosition(errs []FieldError, pos positions, data []byte) {
 // or, for a missing field, from the position of the object it belongs in.
 func placeAll(errs []FieldError, pos positions, data []byte) {
 	for i := range errs {
+		if errs[i].File != "" {
+			continue // placed in its own file
+		}
 		for p := errs[i].Path; p != ""; p = parentPath(p) {
 			if off, ok := pos[p]; ok {
 				errs[i].Line, errs[i].Column = computecap.LineColumn(data, off)

@@ -181,6 +181,10 @@ func release(m *matrix.Matrix, i int, repo string) (Release, error) {
 		Flavour: flavour, Bases: bases(facts, r.BuildBase, r.RuntimeBase),
 		Targets: targets, Tags: refs, Labels: labels, Annotations: annotations,
 	}
+	if note := m.FactsNote(r); note != "" {
+		rows := facts.Declared
+		out.Facts, out.FactsNote, out.DeclaredFacts = matrix.FactsDeclared, note, &rows
+	}
 	if len(r.BuildArgs) > 0 {
 		out.BuildArgs = maps.Clone(r.BuildArgs)
 	}
@@ -227,7 +231,7 @@ func commonKeys(m *matrix.Matrix, r *matrix.Release, sms string) map[string]stri
 	if m.App != nil {
 		name, base = m.App.Name, r.Base
 	}
-	return map[string]string{
+	keys := map[string]string{
 		matrix.KeyTitle:      name,
 		matrix.KeyVersion:    m.Version(),
 		matrix.KeySource:     m.Image.Source,
@@ -241,6 +245,13 @@ func commonKeys(m *matrix.Matrix, r *matrix.Release, sms string) map[string]stri
 		matrix.KeyTier:       r.Tier,
 		matrix.KeyNVIDIACUDA: r.CUDA,
 	}
+	if m.FactsNote(r) != "" {
+		keys[matrix.KeyFacts] = matrix.FactsDeclared
+		if row := m.DeclaredJetPackRow(r); row != "" {
+			keys[matrix.KeyFactsJetPack] = row
+		}
+	}
+	return keys
 }
 
 // quoteAll quotes every string.

@@ -64,6 +64,16 @@ type Release struct {
 	Ubuntu  string `json:"ubuntu"`
 	// Tier is the support tier: supported, candidate, evaluate-later or legacy.
 	Tier string `json:"tier"`
+	// Facts is matrix.FactsDeclared when the release rests on facts the
+	// matrix declares rather than on jetbake's table; "" otherwise.
+	Facts string `json:"facts,omitempty"`
+	// FactsNote says which declared facts, for messages: "rests on
+	// declared facts (JetPack 7.3, in jetson-facts.json)".
+	FactsNote string `json:"facts_note,omitempty"`
+	// DeclaredFacts are the matrix's declared rows when Facts is set: the
+	// image's description carries them, so that its entrypoint decides
+	// with them.
+	DeclaredFacts *computecap.Facts `json:"declared_facts,omitempty"`
 	// Hardware names the Jetson modules the release is for.
 	Hardware []string `json:"hardware"`
 	// Platform is always Platform.

@@ -158,6 +158,9 @@ type Facts struct {
 	IDSoC, DTSoC       computecap.SoC
 	HasIDSoC, HasDTSoC bool
 	Conflict           bool
+	// GPUNodes are the GPU device nodes in the container, and those of
+	// the SoC's GPU driver that are missing (ReadGPUNodes).
+	GPUNodes GPUNodes
 }
 
 // Options say where libcuda may be besides the usual folders.
@@ -180,6 +183,7 @@ func Read(root Root, t *computecap.Table, opts Options) *Facts {
 		f.SoC, f.HasSoC, f.SoCFrom = f.DTSoC, true, FromDeviceTree
 	}
 	f.Conflict = f.HasIDSoC && f.HasDTSoC && f.IDSoC.Name != f.DTSoC.Name
+	f.GPUNodes = ReadGPUNodes(root, t, f)
 	return f
 }
 

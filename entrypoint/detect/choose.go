@@ -68,7 +68,9 @@ func Decide(cfg *Config, img *ParsedDescription, h *Host) Decision {
 
 // precheck returns the failure that comes before any choice: a bad
 // override, a driver that sees no GPU (unless the override chose the
-// binary), no GPU, or no access to it.
+// binary), no GPU, no access to it, or on a Jetson the NVIDIA runtime's
+// files without the device nodes of its GPU driver (unless the override
+// chose the binary).
 func precheck(_ *Config, _ *ParsedDescription, h *Host) string {
 	switch {
 	case h.OverrideErr != nil:
@@ -81,6 +83,8 @@ func precheck(_ *Config, _ *ParsedDescription, h *Host) string {
 		return noGPUMessage(h)
 	case !h.GPUAccess():
 		return noAccessMessage(h)
+	case h.From != srcOverride && h.lacksNodes():
+		return missingNodesMessage(h)
 	}
 	return ""
 }

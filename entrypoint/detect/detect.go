@@ -109,6 +109,17 @@ func (h *Host) driverUnusable() bool {
 	return h.DriverState == DriverFailed && (h.TegraRelease || len(h.Nodes) > 0)
 }
 
+// lacksNodes reports whether, on a Jetson whose GPU driver the table names,
+// a device node that driver needs is missing (host.GPUNodes) and no
+// driver call proved the GPU reachable: the fast path asks the driver for
+// its version alone, which needs no device node, so without this check a
+// container with the driver's libraries but no nodes would start the
+// router, which then fails in its own words. A few stat calls, read with
+// the host's facts.
+func (h *Host) lacksNodes() bool {
+	return h.GPUNodes.HasDriver && len(h.GPUNodes.Missing) > 0 && h.DriverState != DriverAnswered
+}
+
 // DriverSeesNoGPU reports whether the CUDA driver loaded but its cuInit
 // found no GPU (CUDA_ERROR_NO_DEVICE): whatever the SoC files say, no
 // binary can use the GPU in this container.

@@ -6,12 +6,6 @@ import (
 	"github.com/jetbake/jetbake/computecap/host"
 )
 
-// gpuDeviceNodes returns the device nodes through which a container reaches
-// an NVIDIA GPU: desktop and OpenRM (Thor) drivers, and nvgpu (Orin, Xavier).
-func gpuDeviceNodes() [6]string {
-	return [...]string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu", "/dev/nvgpu", "/dev/nvmap"}
-}
-
 // reportHostFiles reports the host files package host read that are not
 // sources of the compute capability but feed the host rule and the
 // messages (the L4T release, the board name), and reads the GPU device
@@ -55,19 +49,54 @@ func reportModel(h *Host) Source {
 	return src
 }
 
-// readNodes lists the GPU device nodes present.
-func readNodes(root host.Root, h *Host) Source {
+// readNodes reports the GPU device nodes present (package host read them
+// with the facts: computecap.Table.GPUDeviceNodes, a stat call each).
+func readNodes(_ host.Root, h *Host) Source {
 	src := Source{Name: "GPU device nodes"}
-	nodes := gpuDeviceNodes()
-	for _, n := range nodes {
-		if root.Exists(n) {
-			h.Nodes = append(h.Nodes, n)
-		}
-	}
+	h.Nodes = h.GPUNodes.Present
 	if len(h.Nodes) == 0 {
-		src.Detail, src.LookedAt = "none", nodes[:]
+		src.Detail, src.LookedAt = "none", h.table.GPUDeviceNodes()
 		return src
 	}
 	src.Found, src.Value, src.Detail = true, strings.Join(h.Nodes, ", "), "present"
 	return src
+}
+
+// NodeCheck is the check of the GPU driver's device nodes on a Jetson
+// (Host.lacksNodes), as --explain shows it.
+type NodeCheck struct {
+	// Driver is the GPU driver of the host's SoC and L4T line: "nvgpu".
+	Driver string `json:"driver"`
+	// Needs are the nodes it needs; Missing those that are not there.
+	Needs   []string `json:"needs"`
+	Missing []string `json:"missing,omitempty"`
+	// Result says whether the check passed, refused, or did not apply.
+	Result string `json:"result"`
+}
+
+// NodeCheck returns the device-node check of a Jetson whose GPU driver the
+// table names; nil otherwise.
+func (h *Host) NodeCheck() *NodeCheck {
+	n := h.GPUNodes
+	if !n.HasDriver {
+		return nil
+	}
+	c := &NodeCheck{Driver: n.Driver.Name}
+	for _, d := range n.Driver.Nodes {
+		c.Needs = append(c.Needs, d.String())
+	}
+	for _, d := range n.Missing {
+		c.Missing = append(c.Missing, d.String())
+	}
+	switch {
+	case len(n.Missing) == 0:
+		c.Result = "ok: every node is there"
+	case h.From == srcOverride:
+		c.Result = "not applied: " + EnvOverride + " chose the binary"
+	case h.DriverState == DriverAnswered:
+		c.Result = "not applied: the CUDA driver answered cuInit, so it reaches the GPU"
+	default:
+		c.Result = "refused: the CUDA driver would load and reach no GPU"
+	}
+	return c
 }

@@ -23,6 +23,10 @@ type ParsedDescription struct {
 	// needs is what the host rule needs of the image, without its
 	// forward-compatibility folders (see hostNeeds).
 	needs computecap.ImageNeeds
+	// Table is the table the image is decided with: the entrypoint's,
+	// with the facts the image declares (imagespec's Facts) added, the
+	// entrypoint's own rows winning. A caller decides with it.
+	Table *computecap.Table
 }
 
 // LoadImage reads /etc/jetbake/image.json under the root with table t.
@@ -64,7 +68,12 @@ func parseImage(spec *imagespec.Description) (*ParsedDescription, error) {
 
 // parseImageWith checks and parses the versions of a validated description.
 func parseImageWith(spec *imagespec.Description, t *computecap.Table) (*ParsedDescription, error) {
-	img := &ParsedDescription{Description: spec}
+	if spec.Facts != nil {
+		// Rows the builder checked; one that contradicts this table's is
+		// left out, and this table's row decides.
+		t, _ = t.Declare(*spec.Facts)
+	}
+	img := &ParsedDescription{Description: spec, Table: t}
 	for i, t := range spec.Targets {
 		c, err := computecap.Parse(t.SM)
 		if err != nil {

@@ -53,14 +53,47 @@ func driverFailedMessage(h *Host) string {
 func noDeviceMessage(h *Host) string {
 	msg := "the CUDA driver " + h.Libcuda + " is in this container but sees no GPU (cuInit: " + cudaNoDevice + ")"
 	if len(h.Nodes) == 0 {
-		nodes := gpuDeviceNodes()
-		return msg + " and no GPU device node is visible (looked for " + strings.Join(nodes[:], ", ") + "): " +
+		return msg + " and no GPU device node is visible (looked for " + strings.Join(h.table.GPUDeviceNodes(), ", ") + "): " +
 			"start the container with --runtime nvidia (or --device nvidia.com/gpu=all with CDI), which mounts them; " +
 			"if it was, check that the CSV files in " + csvFolder + " list the device nodes. Run with --explain for details."
 	}
 	return msg + " although the GPU device nodes " + strings.Join(h.Nodes, ", ") + " are there: check that the container's " +
 		"user can open them (on a Jetson they belong to the video group) and that CUDA_VISIBLE_DEVICES, if set, names the GPU. " +
 		"Run with --explain for details."
+}
+
+// missingNodesMessage says that the NVIDIA runtime's files are in the
+// container but not every device node the Jetson's GPU driver needs
+// (Host.lacksNodes), so that the router's CUDA driver would load and reach
+// no GPU: the runtime did not mount them.
+func missingNodesMessage(h *Host) string {
+	n := h.GPUNodes
+	var traces []string
+	if h.TegraRelease {
+		traces = append(traces, host.TegraReleasePath)
+	}
+	if h.Libcuda != "" {
+		traces = append(traces, h.Libcuda)
+	}
+	if len(n.Present) > 0 {
+		traces = append(traces, "GPU device nodes "+strings.Join(n.Present, ", "))
+	}
+	missing := make([]string, len(n.Missing))
+	for i, m := range n.Missing {
+		missing[i] = m.String()
+	}
+	return "this is a " + gpuName(h) + " and the NVIDIA runtime's files are in this container (" + strings.Join(traces, ", ") +
+		"), but not the device nodes its GPU driver (" + n.Driver.Name + ") needs, " + andList(missing) +
+		", without which CUDA reaches no GPU: start the container with --runtime nvidia (or --device nvidia.com/gpu=all with CDI), " +
+		"which mounts them, and if it was, check that the CSV files in " + csvFolder + " list them. Run with --explain for details."
+}
+
+// andList joins items as "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // csvFolder is where the NVIDIA runtime reads, on a Jetson, the host files it

@@ -81,6 +81,11 @@ type Description struct {
 	// Family lists every release of the same matrix, this one included, so
 	// that a failure can name the image that would work.
 	Family []Sibling `json:"family,omitempty"`
+	// Facts are the Jetson facts the matrix declared, when the release
+	// rests on them (a JetPack release newer than the jetbake that built
+	// the image): the entrypoint decides with its table and these rows,
+	// its own rows winning (computecap.Table.Declare).
+	Facts *computecap.Facts `json:"facts,omitempty"`
 }
 
 // Target is one router binary compiled for one SM, or one GPU an app's

@@ -70,6 +70,9 @@ func collectEvidence(ctx context.Context, cfg *config, stderr io.Writer, ps prob
 	pc.Explain, pc.SkipL4T = true, false
 	pc.Full, pc.FullWhy = true, name+" asks the driver itself (cuInit) for its evidence"
 	img, imgErr := detect.LoadImage(pc.Root, pc.Table)
+	if img != nil {
+		pc.Table = img.Table // with the facts the image declares
+	}
 	h := detect.Detect(ctx, &pc.Config, true)
 	dev := deviceOf(h.Facts)
 	var d detect.Decision

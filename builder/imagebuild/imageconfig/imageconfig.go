@@ -168,6 +168,7 @@ func Description(p *plan.Plan, rel plan.Release, revision string) ([]byte, error
 		Revision:      revision,
 		Tags:          rel.Tags,
 		Smoke:         p.Router.Smoke,
+		Facts:         rel.DeclaredFacts,
 	}
 	if p.App != nil {
 		img.SchemaVersion, img.Kind, img.Check = imagespec.SchemaVersionApp, imagespec.KindApp, p.App.Framework

@@ -37,6 +37,10 @@ const (
 	AppBitsandbytes = "bnb"
 	// AppBitsandbytesStep follows init's pip step in that variant.
 	AppBitsandbytesStep = "RUN python -m pip install --no-deps bitsandbytes"
+	// AppTqdmStep is a user's own step after init's pip step: a newer
+	// tqdm than the one NGC pins, in the venv. tqdm cannot break torch:
+	// the build warns and goes on.
+	AppTqdmStep = "RUN python -m pip install --no-deps tqdm==" + pyindex.Tqdm
 )
 
 // appPyproject is the user's project: OBLITERATUS from the package index,

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/internal/pyindex"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
@@ -90,7 +91,9 @@ func requireNoTags(t *testing.T, report imagebuild.Report, repository string) {
 // 7.0 PyTorch containers, with Debian's real pip installing OBLITERATUS
 // from the local package index under QEMU. The image keeps the vendor
 // torch, passes its own smoke run (init's --help), runs on an Orin and a
-// Thor, and tells a wrong host why not; a build whose pip shadows torch,
+// Thor, and tells a wrong host why not; a step of the user's that changes
+// a pin NGC set on a package that cannot break torch (tqdm) is a warning,
+// and the build tags; a build whose pip shadows torch and torchvision,
 // one whose app fails its smoke run, and one that installs bitsandbytes'
 // SBSA wheel, are refused before any tag.
 func TestApp(t *testing.T) {
@@ -103,12 +106,20 @@ func TestApp(t *testing.T) {
 	repository := f.env.Registry + "/" + AppRepository
 	repo := appRepo(t, index.URL, repository)
 
-	t.Run("a build whose pip shadows the vendor torch is refused before any tag", func(t *testing.T) {
+	t.Run("a build whose pip shadows the vendor torch and torchvision is refused before any tag", func(t *testing.T) {
 		rr := f.refusedVariant(t, repo, repository, AppShadow, AppShadowStep, true)
 		for _, want := range []string{"torch", "2.8.0a0+5228986c39.nv25.06", standin.SitePackages + "/torch-2.8.0a0+5228986c39.nv25.06.dist-info",
 			"2.9.0", "/opt/venv/lib/python3.11/site-packages/torch-2.9.0.dist-info", "--no-deps"} {
 			require.Contains(t, rr.Error, want)
 		}
+		// torchvision is built against torch: PyPI's, which the helper
+		// pulled with PyPI's torch, refuses the build in a sentence of its own.
+		require.Contains(t, rr.Error, "the base's torchvision "+standin.VendorTorchVision+" at "+standin.SitePackages+"/torchvision-"+
+			standin.VendorTorchVision+".dist-info is shadowed by torchvision "+pyindex.PyPITorchVision+" at /opt/venv/lib/python3.11/site-packages/torchvision-"+
+			pyindex.PyPITorchVision+".dist-info, which is in the venv /opt/venv, whose python imports it first: install the app with --no-deps or with "+
+			"PIP_CONSTRAINT=/etc/pip/constraint.txt (it pins torchvision=="+standin.VendorTorchVision+"), and keep torchvision out of the lock export "+
+			"(uv export --no-emit-package torchvision)")
+		require.NotContains(t, rr.Error, "tqdm", "the helper's tqdm is the base's: no pin changed")
 	})
 
 	t.Run("an app whose smoke run fails is refused before any tag", func(t *testing.T) {
@@ -125,9 +136,25 @@ func TestApp(t *testing.T) {
 		require.Equal(t, "no code", rr.Audit[0].Verdict)
 	})
 
+	// The user's own step after init's: a newer tqdm than NGC pins. It
+	// cannot break torch: a warning on each release, and the build goes on
+	// to tag both.
+	dockerfile := filepath.Join(repo, "Dockerfile")
+	data, err := os.ReadFile(dockerfile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(dockerfile, append(data, []byte(AppTqdmStep+"\n")...), 0o644))
 	code, errOut, report := f.appBuild(t, filepath.Join(repo, "matrix.json"))
 	require.Equal(t, 0, code, errOut)
 	require.Len(t, report.Releases, 2)
+	for _, rr := range report.Releases {
+		require.Contains(t, errOut, "jetbake: check: /etc/pip/constraint.txt: warning: FrameworkPin: the base's tqdm "+standin.VendorTqdm+" at "+
+			standin.SitePackages+"/tqdm-"+standin.VendorTqdm+".dist-info is shadowed by tqdm "+pyindex.Tqdm+" at /opt/venv/lib/python3.11/site-packages/tqdm-"+
+			pyindex.Tqdm+".dist-info, which is in the venv /opt/venv, whose python imports it first: the base's /etc/pip/constraint.txt pins it (tqdm=="+
+			standin.VendorTqdm+"), but it is neither torch nor built against torch's libraries, so the build goes on; install the app with -c "+
+			"/etc/pip/constraint.txt to keep the version NVIDIA tested with the container (release "+rr.Name+")")
+		require.True(t, slices.ContainsFunc(rr.Findings, func(f dockercheck.Finding) bool { return f.Rule == "FrameworkPin" }), "%s: %v", rr.Name, rr.Findings)
+		require.NotEmpty(t, rr.Tags, "a warning tags the release: %s", rr.Name)
+	}
 	for _, rr := range report.Releases {
 		require.Equal(t, imagebuild.Succeeded, rr.Outcome, rr.Error)
 		require.Equal(t, matrix.KindApp, rr.Kind)

@@ -159,7 +159,8 @@ const ExitSIGILL = 132
 // accepted by its own compute-cap gate through the host's driver, the host
 // rule on every release line (R35, R36.3, R36.4.x, R38.2, R38.4, R39.2),
 // the `--runtime nvidia` sentence, the loader's sentence on a Jetson whose
-// runtime did not mount the driver, arguments passed through and the
+// runtime did not mount the driver, the entrypoint's sentence on one whose
+// container has the driver but no device node, arguments passed through and the
 // image's default arguments and port when none are given.
 func DefaultChecks() []Check {
 	return []Check{
@@ -180,8 +181,14 @@ func DefaultChecks() []Check {
 		{Release: "jetpack7.2", Host: "thor-jp7.1",
 			WantFailure: "but the host has a driver for CUDA 13.0 on L4T R38.4.0 (JetPack 7.1)"},
 		{Release: "jetpack6.2", Host: "orin-jp6-no-driver", WantFailure: NoLibcuda, WantExit: 127},
+		{Release: "jetpack6.2", Host: NoNodesHost, WantFailure: NoNodesOnOrin, WantExit: 1},
 	}
 }
+
+// NoNodesOnOrin is the middle of the entrypoint's sentence on NoNodesHost:
+// the device nodes its fast path checks, and the fix.
+const NoNodesOnOrin = "but not the device nodes its GPU driver (nvgpu) needs, /dev/nvhost-ctrl-gpu (or /dev/nvgpu/igpu0/ctrl) " +
+	"and /dev/nvmap, without which CUDA reaches no GPU: start the container with --runtime nvidia"
 
 // ReleaseChecks run every other release of the shipped matrix on a host it
 // is for, each through its router's gate, Xavier's built with its own cargo

@@ -88,6 +88,7 @@ func TestOutcomeSummary(t *testing.T) {
 }
 
 func TestDefaultChecks(t *testing.T) {
+	needRoot(t)
 	checks := DefaultChecks()
 	var releases []string
 	for _, c := range checks {

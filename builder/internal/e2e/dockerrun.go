@@ -19,7 +19,8 @@ import (
 // shows a Jetson's facts to a container (its sys/ over /sys, with
 // devices/soc0, and etc/nv_tegra_release over /etc/nv_tegra_release), so that
 // the entrypoint reads them as on a Jetson (JETBAKE_SYSROOT would move the
-// image's own files too); the host's driver library at its path and as its
+// image's own files too); the host's GPU device nodes with --device, as
+// the runtime adds them; the host's driver library at its path and as its
 // links, and its /proc/cpuinfo; a host without Root gets nothing, as without
 // `--runtime nvidia`; the host's Env and each entry of env as -e; the image;
 // then args exactly as an operator types them after the image name.
@@ -34,6 +35,9 @@ func DockerRunArgs(image string, host runimage.Host, env, args []string) []strin
 		if release := filepath.Join(host.Root, "etc", "nv_tegra_release"); fileExists(release) {
 			out = append(out, "-v", release+":/etc/nv_tegra_release:ro")
 		}
+	}
+	for _, d := range host.Devices {
+		out = append(out, "--device", filepath.Join(host.Root, d)+":"+d)
 	}
 	var dirs []string
 	for _, l := range host.Libs {

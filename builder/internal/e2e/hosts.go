@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
+	"github.com/jetbake/jetbake/builder/internal/nvtoolkit"
 	"github.com/jetbake/jetbake/builder/internal/runimage"
 	"github.com/jetbake/jetbake/builder/internal/standin"
 	"github.com/jetbake/jetbake/computecap"
@@ -16,8 +18,10 @@ import (
 // FakeHost is a Jetson as `docker run --runtime nvidia` shows it to a
 // container (NVIDIA's runtime in CSV mode): the device tree masked (Docker
 // masks /sys/firmware), /sys/devices/soc0 (family, soc_id, machine)
-// visible, the runtime's /etc/nv_tegra_release, and the host's CUDA driver,
-// libcuda.so.1, at its JetPack's driver folder, findable by the loader.
+// visible, the runtime's /etc/nv_tegra_release, the GPU device nodes its
+// JetPack line's CSV files list (nvtoolkit's table of the line, the rows
+// its GPU family has), and the host's CUDA driver, libcuda.so.1, at its
+// JetPack's driver folder, findable by the loader.
 // The driver is the stand-in libcuda (builder/internal/standin/cuda) built
 // for this host, GPU and DriverCUDA compiled in, as a real driver belongs
 // to its host; its FAKE_CUDA_* variables are left for injecting failures.
@@ -38,6 +42,10 @@ type FakeHost struct {
 	// NoDriver leaves libcuda out, as when the runtime's CSV lists miss it
 	// (it only warns).
 	NoDriver bool
+	// NoNodes leaves the GPU device nodes out: the driver's libraries and
+	// the release file are there, as when the driver's folder is
+	// bind-mounted by hand or the CSV files list no device node.
+	NoNodes bool
 }
 
 // Board names as /sys/devices/soc0/machine shows them.
@@ -48,9 +56,14 @@ const (
 	agxXavier     = "NVIDIA Jetson AGX Xavier Developer Kit"
 )
 
+// NoNodesHost is the Orin on JetPack 6.2 whose container has the driver's
+// libraries and release file but no GPU device node.
+const NoNodesHost = "orin-jp6-no-nodes"
+
 // hosts are the fake hosts the checks run on, one per release line:
-// R35 (Orin and Xavier), R36.3, R36.4.x, R38.2, R38.4 and R39.2, and a
-// Jetson whose runtime did not mount the driver. "none" (added by
+// R35 (Orin and Xavier), R36.3, R36.4.x, R38.2, R38.4 and R39.2, a
+// Jetson whose runtime did not mount the driver, and one whose container
+// has the driver but no device node. "none" (added by
 // WriteHosts) is a container started without the NVIDIA runtime on this
 // (GPU-less) machine.
 var hosts = []FakeHost{
@@ -60,6 +73,7 @@ var hosts = []FakeHost{
 	{Name: "orin-jp6", L4T: "36.4.3", SocID: 35, Machine: orinNanoSuper, GPU: sm(8, 7), DeviceName: "Orin", DriverCUDA: cuda(12, 6)},
 	{Name: "orin-jp6.2.1", L4T: "36.4.7", SocID: 35, Machine: agxOrin, GPU: sm(8, 7), DeviceName: "Orin", DriverCUDA: cuda(12, 6)},
 	{Name: "orin-jp6-no-driver", L4T: "36.4.3", SocID: 35, Machine: orinNanoSuper, GPU: sm(8, 7), DriverCUDA: cuda(12, 6), NoDriver: true},
+	{Name: NoNodesHost, L4T: "36.4.3", SocID: 35, Machine: orinNanoSuper, GPU: sm(8, 7), DeviceName: "Orin", DriverCUDA: cuda(12, 6), NoNodes: true},
 	{Name: "orin-jp7.2", L4T: "39.2.0", SocID: 35, Machine: agxOrin, GPU: sm(8, 7), DeviceName: "Orin", DriverCUDA: cuda(13, 2)},
 	{Name: "thor-jp7.0", L4T: "38.2.0", SocID: 38, Machine: agxThor, GPU: sm(11, 0), DeviceName: "NVIDIA Thor", DriverCUDA: cuda(13, 0)},
 	{Name: "thor-jp7.1", L4T: "38.4.0", SocID: 38, Machine: agxThor, GPU: sm(11, 0), DeviceName: "NVIDIA Thor", DriverCUDA: cuda(13, 0)},
@@ -149,7 +163,44 @@ func (h FakeHost) write(ctx context.Context, cacheDir, root string) (runimage.Ho
 			return runimage.Host{}, err
 		}
 	}
+	var err error
+	if host.Devices, err = h.writeDevices(root); err != nil {
+		return runimage.Host{}, err
+	}
 	return host, nil
+}
+
+// Devices are the GPU device nodes the host's runtime puts in a container:
+// the "dev" rows of its JetPack line's CSV files (nvtoolkit.Line, the
+// table the test bed's runs through NVIDIA's runtime read) that its GPU
+// family has; none with NoNodes or without a known line and SoC.
+func (h FakeHost) Devices() []string {
+	v, err := computecap.ParseL4TVersion(h.L4T)
+	if err != nil || h.NoNodes {
+		return nil
+	}
+	line, ok := nvtoolkit.LineOf(v.Major)
+	soc, known := computecap.DefaultTable().SoCByID(h.SocID)
+	if !ok || !known {
+		return nil
+	}
+	return line.Devices(soc.Family)
+}
+
+// writeDevices makes the host's device nodes under root, character devices
+// 1:3 as runimage.Host.Devices says, and returns their paths.
+func (h FakeHost) writeDevices(root string) ([]string, error) {
+	devices := h.Devices()
+	for _, d := range devices {
+		path := filepath.Join(root, d)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+			return nil, fmt.Errorf("device node %s: %w (the fake hosts need root)", d, err)
+		}
+	}
+	return devices, nil
 }
 
 // cpuinfo is /proc/cpuinfo of the host's CPU when the table of Jetson facts

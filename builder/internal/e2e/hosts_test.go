@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,36 +21,57 @@ func readHostFile(t *testing.T, host runimage.Host, name string) string {
 	return string(data)
 }
 
+// needRoot skips a test that makes device nodes under -short, and fails it
+// without root.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("makes device nodes (root): runs without -short (make test)")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("mknod needs root: run the tests as root (make test)")
+	}
+}
+
 // Each fake host has what NVIDIA's runtime shows a container: soc0, the L4T
 // release file, its own driver at its JetPack's folder for its GPU (JetPack
-// 7.2 keeps one per GPU driver), with the CSV line that names it, and for
-// Orin the Cortex-A78AE's /proc/cpuinfo.
+// 7.2 keeps one per GPU driver), with the CSV line that names it, the GPU
+// device nodes of its line's CSV files (nvgpu's on Orin and Xavier,
+// OpenRM's on Thor), and for Orin the Cortex-A78AE's /proc/cpuinfo.
+// NoNodesHost has the driver and no node.
 func TestWriteHosts(t *testing.T) {
+	needRoot(t)
 	dir := t.TempDir()
 	got, err := WriteHosts(t.Context(), filepath.Join(t.TempDir(), "cache"), dir)
 	require.NoError(t, err)
 	require.Len(t, got, len(hosts)+1)
 	require.Equal(t, runimage.Host{Name: "none"}, got["none"], "no root: the machine's own /sys, no L4T file, no driver")
 
+	nvgpu36 := []string{"/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu", "/dev/nvhost-as-gpu", "/dev/nvgpu/igpu0/ctrl", "/dev/nvgpu/igpu0/channel", "/dev/nvmap"}
 	tests := []struct {
 		name, machine, socID, release, driver string
 		orinCPU                               bool
+		devices                               []string
 	}{
 		{name: "orin-jp5.1.2", socID: "35\n", release: "# R35 (release), REVISION: 4.1, ", machine: agxOrin,
-			driver: "/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1.1", orinCPU: true},
+			driver: "/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1.1", orinCPU: true,
+			devices: []string{"/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu", "/dev/nvhost-as-gpu", "/dev/nvhost-prof-gpu", "/dev/nvmap"}},
 		{name: "xavier-jp5.1.2", socID: "25\n", release: "# R35 (release), REVISION: 4.1, ", machine: agxXavier,
 			driver: "/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1.1"},
 		{name: "orin-jp6.0", socID: "35\n", release: "# R36 (release), REVISION: 3.0, ", machine: agxOrin,
 			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true},
 		{name: "orin-jp6", socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper,
+			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true, devices: nvgpu36},
+		{name: "orin-jp6-no-driver", socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper, orinCPU: true,
+			devices: nvgpu36},
+		{name: NoNodesHost, socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper,
 			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1", orinCPU: true},
-		{name: "orin-jp6-no-driver", socID: "35\n", release: "# R36 (release), REVISION: 4.3, ", machine: orinNanoSuper, orinCPU: true},
 		{name: "orin-jp7.2", socID: "35\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxOrin,
 			driver: "/opt/nvidia/l4t-gpu-libs/nvgpu/libcuda.so.1.1", orinCPU: true},
 		{name: "thor-jp7.0", socID: "38\n", release: "# R38 (release), REVISION: 2.0, ", machine: agxThor,
 			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1"},
 		{name: "thor-jp7.2", socID: "38\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxThor,
-			driver: "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1.1"},
+			driver: "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1.1", devices: []string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm", "/dev/nvmap"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +87,22 @@ func TestWriteHosts(t *testing.T) {
 			require.True(t, strings.HasPrefix(release, tt.release), release)
 			_, err := os.Stat(filepath.Join(host.Root, "sys", "firmware"))
 			require.ErrorIs(t, err, os.ErrNotExist, "the device tree is masked, as in a default docker run")
+			if tt.devices != nil {
+				require.Equal(t, tt.devices, host.Devices)
+			}
+			for _, d := range host.Devices {
+				var st syscall.Stat_t
+				require.NoError(t, syscall.Stat(filepath.Join(host.Root, d), &st), d)
+				require.Equal(t, uint32(syscall.S_IFCHR), st.Mode&syscall.S_IFMT, "%s is a character device", d)
+				require.Equal(t, uint64(1<<8|3), uint64(st.Rdev), d)
+			}
+			if tt.name == NoNodesHost {
+				require.Empty(t, host.Devices)
+				_, err := os.Stat(filepath.Join(host.Root, "dev"))
+				require.ErrorIs(t, err, os.ErrNotExist)
+			} else {
+				require.NotEmpty(t, host.Devices, "every Jetson's runtime mounts its GPU's nodes")
+			}
 			if tt.driver == "" {
 				require.Empty(t, host.Libs)
 			} else {

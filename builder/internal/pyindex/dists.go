@@ -20,10 +20,11 @@ func Dists(ctx context.Context, kit standin.Kit) ([]pywheel.Dist, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []pywheel.Dist{app(), pure("einops", "0.8.1"), pure("tqdm", "4.67.1"), torch, bnb,
+	return []pywheel.Dist{app(), pure("einops", "0.8.1"), pure("tqdm", Tqdm), torch, bnb, torchvision(),
 		{Name: TorchPuller, Version: "1.0.0", Tag: "py3-none-any", RequiresPython: ">=3.9",
-			Summary: "A helper whose install pulls PyPI's torch", Requires: []string{"torch==" + PyPITorch},
-			Files: map[string][]byte{"torchy_helper/__init__.py": []byte("import torch\n")}},
+			Summary:  "A helper whose install pulls PyPI's torch and torchvision",
+			Requires: []string{"torch==" + PyPITorch, "torchvision==" + PyPITorchVision},
+			Files:    map[string][]byte{"torchy_helper/__init__.py": []byte("import torch\nimport torchvision\n")}},
 	}, nil
 }
 
@@ -58,6 +59,14 @@ if __name__ == "__main__":
 		Extras:   []string{"quantization"}, ConsoleScripts: map[string]string{App: "obliteratus.cli:main"},
 		Files: map[string][]byte{"obliteratus/__init__.py": []byte("__version__ = \"0.1.0\"\n"),
 			"obliteratus/cli.py": []byte(cli)}}
+}
+
+// torchvision is PyPI's torchvision for PyPITorch: built against that torch,
+// whose exact version it requires, as PyPI's wheels do.
+func torchvision() pywheel.Dist {
+	return pywheel.Dist{Name: "torchvision", Version: PyPITorchVision, Tag: "cp311-cp311-manylinux_2_28_aarch64", RequiresPython: ">=3.9",
+		Summary: "image and video datasets and models for torch deep learning", Requires: []string{"torch==" + PyPITorch},
+		Files: map[string][]byte{"torchvision/__init__.py": []byte(fmt.Sprintf("__version__ = %q\n", PyPITorchVision))}}
 }
 
 // pure is a small pure-Python dependency.

@@ -28,9 +28,15 @@ const (
 	// App is the app: console script obliteratus = obliteratus.cli:main,
 	// requires torch>=2.0, einops and tqdm, extra quantization: bitsandbytes.
 	App = "obliteratus"
-	// TorchPuller requires torch==PyPITorch, so installing it with its
-	// dependencies pulls PyPI's torch wheel.
+	// TorchPuller requires torch==PyPITorch and torchvision==PyPITorchVision,
+	// so installing it with its dependencies pulls PyPI's torch and
+	// torchvision wheels, as a library of models (timm) does.
 	TorchPuller = "torchy-helper"
+	// PyPITorchVision is the version of PyPI's torchvision for PyPITorch.
+	PyPITorchVision = "0.24.0"
+	// Tqdm is the version of the served tqdm, newer than the stand-in
+	// bases' pinned one.
+	Tqdm = "4.67.1"
 	// PyPITorch is the version of the PyPI-style torch wheel: CPU-only
 	// (torch.version.cuda is None), tagged manylinux_2_28_aarch64, without
 	// a local version suffix, as PyPI's aarch64 torch before 2.11.

@@ -39,7 +39,7 @@ func TestIndexServesWheels(t *testing.T) {
 	x, err := pyindex.Start(ctx, k)
 	require.NoError(t, err)
 	defer x.Close()
-	require.Equal(t, []string{"bitsandbytes", "einops", "obliteratus", "torch", "torchy-helper", "tqdm"}, x.Packages)
+	require.Equal(t, []string{"bitsandbytes", "einops", "obliteratus", "torch", "torchvision", "torchy-helper", "tqdm"}, x.Packages)
 	require.Contains(t, string(get(t, x.URL)), `<a href="torchy-helper/">torchy-helper</a>`)
 	resp, err := http.Get(x.URL + "nothing/")
 	require.NoError(t, err)

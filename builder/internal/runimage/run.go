@@ -31,6 +31,14 @@ type Host struct {
 	// Libs are the host's driver libraries (libcuda.so.1), as the NVIDIA
 	// runtime mounts them and updates the container's ld cache.
 	Libs []HostLib
+	// Devices are the GPU device nodes the NVIDIA runtime puts in the
+	// container (the "dev" lines of the host's CSV files), by their paths
+	// there: the runtime writes each into the OCI spec's linux.devices, and
+	// runc makes it. Here each is a character device with /dev/null's
+	// numbers (1:3), which runc's default device rules allow and a program
+	// can open; a Jetson's are its GPU's. Root holds the same nodes at the
+	// same paths, made with mknod, for docker run --device.
+	Devices []string
 	// CPUInfo is a file bound over /proc/cpuinfo, as LXCFS does: the CPU
 	// the container reports; "" leaves the machine's.
 	CPUInfo string
@@ -156,8 +164,21 @@ func runtimeSpec(rootfs string, cfg *v1.ConfigFile, host Host, args, env []strin
 		Mounts:   mounts,
 		Linux: &specs.Linux{
 			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.MountNamespace}, {Type: specs.IPCNamespace}, {Type: specs.UTSNamespace}},
+			Devices:    gpuDevices(host.Devices),
 		},
 	}
+}
+
+// gpuDevices are the spec's entries of the host's GPU device nodes: 1:3,
+// read and write for everyone, as Host.Devices says.
+func gpuDevices(paths []string) []specs.LinuxDevice {
+	var out []specs.LinuxDevice
+	mode := os.FileMode(0o666)
+	var uid, gid uint32
+	for _, p := range paths {
+		out = append(out, specs.LinuxDevice{Path: p, Type: "c", Major: 1, Minor: 3, FileMode: &mode, UID: &uid, GID: &gid})
+	}
+	return out
 }
 
 // removeCreatedTargets notes which bind targets are missing from rootfs and

@@ -177,6 +177,23 @@ func TestRuntimeSpecCPUInfo(t *testing.T) {
 	require.NotContains(t, mountsByDestination(spec), "/proc/cpuinfo")
 }
 
+// The host's GPU device nodes go into the spec's linux.devices, as NVIDIA's
+// runtime writes them, for runc to make: /dev/null's numbers; a host
+// without nodes gets none.
+func TestRuntimeSpecDevices(t *testing.T) {
+	host := Host{Name: "orin", Root: fakeHost(t, true), Devices: []string{"/dev/nvgpu/igpu0/ctrl", "/dev/nvmap"}}
+	spec := runtimeSpec("/rootfs", testConfig(), host, nil, nil)
+	require.Len(t, spec.Linux.Devices, 2)
+	for i, p := range host.Devices {
+		d := spec.Linux.Devices[i]
+		require.Equal(t, p, d.Path)
+		require.Equal(t, "c", d.Type)
+		require.Equal(t, [2]int64{1, 3}, [2]int64{d.Major, d.Minor})
+		require.Equal(t, os.FileMode(0o666), *d.FileMode)
+	}
+	require.Empty(t, runtimeSpec("/rootfs", testConfig(), Host{Name: "none"}, nil, nil).Linux.Devices)
+}
+
 // The host's driver goes where NVIDIA's runtime puts it, with its links;
 // the ld cache is the image's own ldconfig's work, and an image without
 // one fails as the runtime's hook does.

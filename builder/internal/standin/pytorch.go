@@ -27,8 +27,15 @@ import (
 // distribution (torch-shaped dist-info with RECORD and INSTALLER), and
 // /etc/pip/constraint.txt, which NGC's containers ship since 25.03 "to
 // prevent unintentional overwriting" of their packages; the stand-in sets no
-// PIP_CONSTRAINT, so a build uses the file only when it asks for it. The real containers
-// run Python 3.12 on Ubuntu 24.04; the stand-in's Python is Debian 12's 3.11.
+// PIP_CONSTRAINT, so a build uses the file only when it asks for it. Beside
+// torch the stand-in holds, pinned there too as NGC pins its packages, a
+// distribution built against torch (torchvision, requiring that torch
+// exactly) and a pure-Python one (tqdm): the two kinds of pin jetbake's
+// vendor stack check tells apart (a build that loses the first is refused,
+// one that changes the second is warned). Their versions are the
+// stand-in's own (VendorTorchVision, VendorTqdm), not read from NGC's
+// containers. The real containers run Python 3.12 on Ubuntu 24.04; the
+// stand-in's Python is Debian 12's 3.11.
 
 //go:embed all:pytorch/torch
 var torchSource embed.FS
@@ -85,6 +92,14 @@ func PyTorchLineFor(jetpack string) (PyTorchLine, error) {
 	return PyTorchLine{}, fmt.Errorf("stand-in PyTorch base: no container for JetPack %q: use one of %s", jetpack, strings.Join(known, ", "))
 }
 
+// The versions of the stand-in bases' other pinned distributions.
+const (
+	// VendorTorchVision is their torchvision, built against their torch.
+	VendorTorchVision = "0.23.0a0"
+	// VendorTqdm is their tqdm, pure Python.
+	VendorTqdm = "4.66.5"
+)
+
 // SitePackages is where NGC's containers (and the stand-ins) install torch.
 const SitePackages = "/usr/local/lib/python3.11/dist-packages"
 
@@ -128,6 +143,12 @@ func (k Kit) TorchDist(ctx context.Context, version, cuda, tag string, arch Arch
 		Summary: "Tensors and Dynamic neural networks in Python with strong GPU acceleration", Files: files}, nil
 }
 
+// Constraints is the stand-in container's /etc/pip/constraint.txt: its
+// torch, torchvision and tqdm, exactly.
+func Constraints(line PyTorchLine) string {
+	return "torch==" + line.Torch + "\ntorchvision==" + VendorTorchVision + "\ntqdm==" + VendorTqdm + "\n"
+}
+
 // PyTorchImage is the stand-in container of line.
 func (k Kit) PyTorchImage(ctx context.Context, line PyTorchLine) (v1.Image, error) {
 	base, err := k.Image(ctx, Base{Ref: line.Ref, CUDA: line.CUDA, Flavour: line.Flavour, Ubuntu: "24.04",
@@ -143,14 +164,21 @@ func (k Kit) PyTorchImage(ctx context.Context, line PyTorchLine) (v1.Image, erro
 	if err != nil {
 		return nil, err
 	}
-	installed, err := torch.Installed()
-	if err != nil {
-		return nil, err
+	vision := pywheel.Dist{Name: "torchvision", Version: VendorTorchVision, Tag: "cp311-cp311-linux_aarch64", RequiresPython: ">=3.9",
+		Requires: []string{"torch==" + line.Torch},
+		Files:    map[string][]byte{"torchvision/__init__.py": []byte(fmt.Sprintf("__version__ = %q\n", VendorTorchVision))}}
+	tqdm := pywheel.Dist{Name: "tqdm", Version: VendorTqdm, Tag: "py3-none-any", RequiresPython: ">=3.7",
+		Files: map[string][]byte{"tqdm/__init__.py": []byte(fmt.Sprintf("__version__ = %q\n", VendorTqdm))}}
+	for _, d := range []pywheel.Dist{torch, vision, tqdm} {
+		installed, err := d.Installed()
+		if err != nil {
+			return nil, err
+		}
+		for p, data := range installed {
+			l.file(strings.TrimPrefix(SitePackages, "/")+"/"+p, 0o644, data)
+		}
 	}
-	for p, data := range installed {
-		l.file(strings.TrimPrefix(SitePackages, "/")+"/"+p, 0o644, data)
-	}
-	l.file(strings.TrimPrefix(ConstraintPath, "/"), 0o644, []byte("torch=="+line.Torch+"\n"))
+	l.file(strings.TrimPrefix(ConstraintPath, "/"), 0o644, []byte(Constraints(line)))
 	layer, err := l.build()
 	if err != nil {
 		return nil, err

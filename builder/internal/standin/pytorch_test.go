@@ -19,7 +19,8 @@ import (
 
 // TestPyTorchBasePushed pushes each line's stand-in and reads back what a
 // jetbake audit and the vendor-stack check read: torch's dist-info and
-// version.py, its CUDA library, the constraint file, Python and pip.
+// version.py, its CUDA library, torchvision and tqdm, the constraint file
+// that pins the three, Python and pip.
 func TestPyTorchBasePushed(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
@@ -68,7 +69,10 @@ func TestPyTorchBasePushed(t *testing.T) {
 		require.Contains(t, files[info+"RECORD"], "torch/lib/libtorch_cuda.so,sha256=")
 		require.Contains(t, files[site+"torch/version.py"], c.cuda)
 		require.Contains(t, files, site+"torch/lib/libtorch_cuda.so")
-		require.Equal(t, "torch=="+c.version+"\n", files["etc/pip/constraint.txt"])
+		require.Equal(t, "torch=="+c.version+"\ntorchvision=="+standin.VendorTorchVision+"\ntqdm=="+standin.VendorTqdm+"\n", files["etc/pip/constraint.txt"])
+		require.Contains(t, files[site+"torchvision-"+standin.VendorTorchVision+".dist-info/METADATA"], "Requires-Dist: torch=="+c.version+"\n",
+			"built against the base's torch")
+		require.Contains(t, files, site+"tqdm-"+standin.VendorTqdm+".dist-info/RECORD")
 		require.Equal(t, "-> python3.11", files["usr/bin/python3"])
 		require.Contains(t, files, "usr/lib/python3/dist-packages/pip/__init__.py")
 	}

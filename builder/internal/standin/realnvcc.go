@@ -65,8 +65,10 @@ func (b Base) RealNvcc() bool {
 // realNvccLayer is the layer of NVIDIA's CUDA 11.8 toolkit for arch (the
 // programs' architecture) at realNvccTree, and for arm64 Debian's GCC 11
 // under /usr, the same in every base that carries it: compressed once,
-// kept in k.Cache under its content's digest (cachedLayer).
-func (k Kit) realNvccLayer(arch Arch) (v1.Layer, error) {
+// kept in k.Cache under its content's digest (cachedLayer). Without
+// target, targets/aarch64-linux is left out: the stand-in nvidia/cuda devel
+// images of the recipe (crossrecipe.go) get it from the cross package.
+func (k Kit) realNvccLayer(arch Arch, target bool) (v1.Layer, error) {
 	p, err := nvreal.Find(k.Source)
 	if err != nil {
 		return nil, fmt.Errorf("stand-in base with NVIDIA's nvcc: %w", err)
@@ -89,19 +91,33 @@ func (k Kit) realNvccLayer(arch Arch) (v1.Layer, error) {
 		}
 	}
 	l.file(bin+"nvcc.profile", 0o644, []byte(nvccProfile))
-	target := realNvccTree + "/targets/aarch64-linux/"
-	for dst, src := range map[string]string{bin + "crt": c.CRT(), realNvccTree + "/nvvm/libdevice": c.Libdevice(),
-		target + "include": p.TargetHeaders()} {
+	for dst, src := range map[string]string{bin + "crt": c.CRT(), realNvccTree + "/nvvm/libdevice": c.Libdevice()} {
 		if err := copyTree(l, dst, src, nil); err != nil {
 			return nil, err
 		}
 	}
-	for _, a := range []string{"libcudart_static.a", "libcudadevrt.a", "libculibos.a"} {
-		if err := l.copyFile(target+"lib/"+a, 0o644, filepath.Join(p.TargetStaticLibDir(), a)); err != nil {
-			return nil, err
-		}
+	if !target {
+		return k.cachedLayer("real-nvcc-notarget-"+string(arch), l)
+	}
+	if err := addRealNvccTarget(l, p, realNvccTree+"/targets/aarch64-linux/"); err != nil {
+		return nil, err
 	}
 	return k.cachedLayer("real-nvcc-"+string(arch), l)
+}
+
+// addRealNvccTarget adds the target's files of NVIDIA's CUDA 11.8 for
+// aarch64 under dir ("…/targets/aarch64-linux/"): the CUDA headers and
+// the CUDA runtime's static archives.
+func addRealNvccTarget(l *layer, p nvreal.Parts, dir string) error {
+	if err := copyTree(l, dir+"include", p.TargetHeaders(), nil); err != nil {
+		return err
+	}
+	for _, a := range []string{"libcudart_static.a", "libcudadevrt.a", "libculibos.a"} {
+		if err := l.copyFile(dir+"lib/"+a, 0o644, filepath.Join(p.TargetStaticLibDir(), a)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addGCC11 adds Debian's arm64 GCC 11, g++ and binutils (`make deps`:

@@ -196,25 +196,16 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 	if b.RealNvcc() {
 		// NVIDIA's nvcc (and, natively, Debian's GCC 11) below the
 		// base's own files.
-		nvcc, err := k.realNvccLayer(b.toolArch())
+		nvcc, err := k.realNvccLayer(b.toolArch(), true)
 		if err != nil {
 			return nil, err
 		}
 		layers = append(layers[:len(layers)-1], nvcc, layer)
 	}
-	img, err := mutate.AppendLayers(empty.Image, layers...)
+	img, cf, err := ociImage(layers, b.Platform())
 	if err != nil {
 		return nil, err
 	}
-	img = mutate.MediaType(img, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = b.Platform().OS, b.Platform().Architecture
-	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
 	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	if b.CUDARoot != "" && b.Devel {
 		// A devel image with CUDA elsewhere puts its nvcc on PATH.
@@ -227,6 +218,25 @@ func (k Kit) Image(ctx context.Context, b Base) (v1.Image, error) {
 	cf.Config.Cmd = []string{"/bin/sh"}
 	cf.Config.Labels = map[string]string{"io.jetbake.standin": b.Ref}
 	return mutate.ConfigFile(img, cf)
+}
+
+// ociImage is layers as an OCI image of platform, created at the epoch,
+// and a copy of its config for the caller to fill in (mutate.ConfigFile).
+func ociImage(layers []v1.Layer, platform v1.Platform) (v1.Image, *v1.ConfigFile, error) {
+	img, err := mutate.AppendLayers(empty.Image, layers...)
+	if err != nil {
+		return nil, nil, err
+	}
+	img = mutate.MediaType(img, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = platform.OS, platform.Architecture
+	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
+	return img, cf, nil
 }
 
 // rootLayer is the stand-in's single layer.

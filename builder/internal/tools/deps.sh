@@ -32,6 +32,11 @@ command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.so ] || need_apt+=(libc6-dev-arm64-cross)
 command -v curl >/dev/null || need_apt+=(curl)
 command -v jq >/dev/null || need_apt+=(jq)
+# mmdebstrap, apt-ftparchive and gpgv: the cross build base's recipe in the
+# test bed (deps-recipe.sh, builder/internal/aptrepo).
+command -v mmdebstrap >/dev/null || need_apt+=(mmdebstrap)
+command -v apt-ftparchive >/dev/null || need_apt+=(apt-utils)
+command -v gpgv >/dev/null || need_apt+=(gpgv)
 { command -v ssh-agent && command -v ssh-add && command -v ssh-keygen; } >/dev/null || need_apt+=(openssh-client)
 { command -v git && [ -x "$(git --exec-path)/git-daemon" ] && [ -x "$(git --exec-path)/git-http-backend" ]; } >/dev/null 2>&1 || need_apt+=(git)
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -262,4 +267,8 @@ if [ ! -e "$cache/nvidia-driver-arm64/usr/lib/nvidia/current/nvidia-smi" ]; then
   echo "deps: fetching NVIDIA's arm64 driver user space 535 (libcuda1, the PTX JIT, NVML, nvidia-smi) from Debian's non-free component"
   nv_fetch nvidia-driver-arm64 libcuda1:arm64=535. libnvidia-ptxjitcompiler1:arm64=535. libnvidia-ml1:arm64=535. nvidia-smi:arm64=535.
 fi
-echo "deps: $(git --version), runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, arm64 Python at $cache/python3-arm64, NVIDIA's CUDA 11.8 compilers (amd64, arm64) and tools, arm64 libraries and driver 535 under $cache/nvidia-*, Debian's GCC 11 (aarch64 cross, arm64) under $cache/cross-amd64 and $cache/gcc11-arm64, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
+# What the test bed builds the cross build base's recipe from
+# (dockerfiles/Dockerfile-cross-base): minimal Debian roots and the .deb
+# closure of the recipe's apt-get line (deps-recipe.sh).
+bash "$(dirname "${BASH_SOURCE[0]}")/deps-recipe.sh"
+echo "deps: $(git --version), runc $(runc --version | head -1 | awk '{print $3}'), dockerd $(dockerd --version | awk '{print $3}' | tr -d ,), qemu-aarch64 registered, busybox at $cache/busybox-arm64/bin/busybox, arm64 glibc at $cache/glibc-arm64, arm64 Python at $cache/python3-arm64, NVIDIA's CUDA 11.8 compilers (amd64, arm64) and tools, arm64 libraries and driver 535 under $cache/nvidia-*, Debian's GCC 11 (aarch64 cross, arm64) under $cache/cross-amd64 and $cache/gcc11-arm64, the cross base recipe's Debian roots and packages under $cache/recipe-*, $(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null | sed "s/^/aarch64-linux-gnu-gcc /")"
