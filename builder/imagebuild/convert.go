@@ -62,14 +62,7 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 // it builds, so a build needs no separate check pass. An error of the
 // checks (a "check=error=true" directive) fails the conversion itself.
 func (j *releaseJob) lintWarn(t plan.Target) linter.LintWarnFunc {
-	return func(rule, _, url, msg string, location []parser.Range) {
-		f := dockercheck.Finding{Release: j.release.Name, SM: t.SM, Severity: dockercheck.SeverityWarning, Rule: rule, Message: msg,
-			File: filepath.Join(j.dockerfileDir, j.dockerfile), URL: url}
-		if len(location) > 0 {
-			f.Line = location[0].Start.Line
-		}
-		j.addFinding(f)
-	}
+	return dockercheck.FromConverter(j.release.Name, t.SM, filepath.Join(j.dockerfileDir, j.dockerfile), j.addFinding)
 }
 
 // converterClient gives the converter what the dockerfile.v0 frontend gets
