@@ -5,6 +5,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/bake"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/selection"
 )
 
 // buildFlags are the flags of `jetbake build`: o holds those that set an
@@ -90,7 +91,7 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 		return err
 	}
 	if f.list != "" {
-		if _, err := imagebuild.SelectReleases(p, f.o.Releases); err != nil {
+		if _, err := selection.Releases(p, f.o.Releases); err != nil {
 			return flagError(err) // as the build would refuse them
 		}
 		return listReleases(cmd, p, f.list, f.format)

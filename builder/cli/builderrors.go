@@ -6,8 +6,10 @@ import (
 
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/entrypointdir"
 	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/selection"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -37,10 +39,10 @@ const offlineMirror = "pass --mirror REGISTRY=HOST[:PORT] naming a registry this
 func flagError(err error) error {
 	var (
 		unknown    *plan.UnknownReleaseError
-		twice      *imagebuild.DuplicateReleaseError
+		twice      *selection.DuplicateError
 		output     *localoutput.Error
 		progress   *progress.Error
-		entrypoint *imagebuild.EntrypointError
+		entrypoint *entrypointdir.Error
 		missing    *entrypoints.MissingError
 		noLock     *lock.NoLockFileError
 		outside    *lock.OutsideError
@@ -115,7 +117,7 @@ func outputFlagError(e *localoutput.Error) error {
 
 // entrypointFlagError words an entrypoint folder imagebuild cannot take:
 // jetbake's checkout builds the binaries with 'make build'.
-func entrypointFlagError(e *imagebuild.EntrypointError) error {
+func entrypointFlagError(e *entrypointdir.Error) error {
 	switch {
 	case e.Dir == "":
 		return errors.New("no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe ('make build' puts them in bin/linux-arm64)")

@@ -16,8 +16,10 @@ import (
 	"github.com/jetbake/jetbake/builder/daemon"
 	"github.com/jetbake/jetbake/builder/entrypoints"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/imagebuild/entrypointdir"
 	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/selection"
 	"github.com/jetbake/jetbake/builder/lock"
 	"github.com/jetbake/jetbake/builder/plan"
 )
@@ -118,11 +120,11 @@ func TestFlagError(t *testing.T) {
 		{&localoutput.Error{Value: "dest=out", Problem: "type must be oci or docker", NotLocal: true},
 			`--output "dest=out": type must be oci or docker (use --push for a registry)`, ExitUsage},
 		{&progress.Error{Mode: "tty", Err: errors.New("not a terminal")}, "--progress tty: not a terminal", ExitUsage},
-		{&imagebuild.EntrypointError{}, "no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe ('make build' puts them in bin/linux-arm64)", ExitFailure},
-		{&imagebuild.EntrypointError{Dir: "/ep", Missing: "jetbake-cudaprobe"}, "entrypoint folder /ep lacks jetbake-cudaprobe: run 'make build' (it cross-compiles them for linux/arm64)", ExitFailure},
-		{&imagebuild.EntrypointError{Dir: "/ep", Binary: "/ep/jetbake-entrypoint", BuiltFrom: "1111111111111111", Tool: "2222222222222222"},
+		{&entrypointdir.Error{}, "no entrypoint binaries: set --entrypoint-dir to the folder with the linux/arm64 jetbake-entrypoint, jetbake-cudaprobe and jetbake-probe ('make build' puts them in bin/linux-arm64)", ExitFailure},
+		{&entrypointdir.Error{Dir: "/ep", Missing: "jetbake-cudaprobe"}, "entrypoint folder /ep lacks jetbake-cudaprobe: run 'make build' (it cross-compiles them for linux/arm64)", ExitFailure},
+		{&entrypointdir.Error{Dir: "/ep", Binary: "/ep/jetbake-entrypoint", BuiltFrom: "1111111111111111", Tool: "2222222222222222"},
 			"/ep/jetbake-entrypoint was built from jetbake commit 111111111111 but this jetbake is commit 222222222222: run 'make build' so that the image gets the entrypoint of the jetbake that builds it, or leave out --entrypoint-dir", ExitFailure},
-		{&imagebuild.DuplicateReleaseError{Name: "jetpack6.2"}, `--release "jetpack6.2" is given twice`, ExitUsage},
+		{&selection.DuplicateError{Name: "jetpack6.2"}, `--release "jetpack6.2" is given twice`, ExitUsage},
 		{&plan.UnknownReleaseError{Names: []string{"x"}, Valid: []string{"jetpack6.2"}}, `--release: unknown release "x": the matrix has jetpack6.2`, ExitUsage},
 		{&lock.NoLockFileError{Path: "/m/matrix.lock.json"}, "--check-lock: no lock file at /m/matrix.lock.json; run 'jetbake lock' first", ExitUsage},
 		{&lock.OutsideError{Path: "/m/matrix.lock.json", Leads: "leads to /etc/x, outside the matrix's repository /m"},

@@ -16,7 +16,6 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
-	"github.com/jetbake/jetbake/builder/pydist"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -106,16 +105,4 @@ func TestNoteEmulationApp(t *testing.T) {
 	require.Len(t, warnings, 1)
 	require.Contains(t, warnings[0], "the app's stage runs under QEMU emulation")
 	require.NotContains(t, warnings[0], "router")
-}
-
-// A PyTorch app's base in which no torch distribution is found fails,
-// naming the base; one with torch passes.
-func TestAppBaseWithoutTorch(t *testing.T) {
-	p := appPlan(t)
-	j := &releaseJob{opts: &options{}, plan: p, release: p.Releases[0]}
-	err := j.noTorch(&pydist.Inventory{Dists: []pydist.Dist{{Name: "numpy", Version: "1.26.4", Path: "/usr/local/lib/python3.12/dist-packages/numpy-1.26.4.dist-info"}}})
-	require.EqualError(t, err, "the base "+p.Releases[0].Base+" of release jetpack6.2 holds no torch distribution (no torch-*.dist-info in a site-packages or dist-packages folder), "+
-		"yet app.framework is pytorch: jetbake cannot check that the app keeps NVIDIA's torch; use NVIDIA's PyTorch container for the release "+
-		"(nvcr.io/nvidia/pytorch, see docs/apps.md), or a base with its torch installed")
-	require.NoError(t, j.noTorch(&pydist.Inventory{Dists: []pydist.Dist{{Name: "torch", Version: "2.8.0", Path: "/t/torch-2.8.0.dist-info"}}}))
 }

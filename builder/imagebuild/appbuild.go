@@ -14,12 +14,13 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
+	"github.com/jetbake/jetbake/builder/imagebuild/assembly"
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/pydist"
-	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
@@ -45,7 +46,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	if err != nil {
 		return nil, err
 	}
-	imports, err := sessionCacheImports(c)
+	imports, err := dockerconvert.CacheImports(c)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func (j *releaseJob) buildApp(ctx context.Context, c gateway.Client) (*gateway.R
 	j.mu.Lock()
 	j.baseDigest, j.annotations = baseDigest, meta
 	j.mu.Unlock()
-	return platformResult(ref, config, meta)
+	return assembly.Result(ref, arm64Platform(), config, meta)
 }
 
 // appStage solves the app's stage (app.target, "" the last) through the
@@ -118,17 +119,6 @@ func (j *releaseJob) appConfig(stageConfig []byte, labels map[string]string) ([]
 	return imageconfig.With(img, run, j.release, labels, epochTime(j.opts.epoch), fmt.Sprintf("jetbake: %s for %s", imagespec.Path, imageconfig.SMList(j.release)))
 }
 
-// noTorch refuses a PyTorch app's base that holds no torch distribution:
-// with none, the vendor stack check would pass whatever the app installs.
-func (j *releaseJob) noTorch(base *pydist.Inventory) error {
-	if j.plan.App.Framework != computecap.FrameworkPyTorch || base.HasTorch() {
-		return nil
-	}
-	return fmt.Errorf("the base %s of release %s holds no torch distribution (no torch-*.dist-info in a site-packages or dist-packages folder), "+
-		"yet app.framework is %s: jetbake cannot check that the app keeps NVIDIA's torch; use NVIDIA's PyTorch container for the release "+
-		"(nvcr.io/nvidia/pytorch, see docs/apps.md), or a base with its torch installed", j.release.Base, j.release.Name, computecap.FrameworkPyTorch)
-}
-
 // isApp reports whether the job builds an app's release.
 func (j *releaseJob) isApp() bool { return j.plan != nil && j.plan.App != nil }
 
@@ -165,7 +155,7 @@ func (j *releaseJob) checkApp(ctx context.Context, c gateway.Client, image runti
 		return "", err
 	}
 	stack := pydist.CompareApp(read.Inv, inv, j.plan.App.Command[0])
-	stackErr := cmp.Or(j.noTorch(read.Inv), stack.Err())
+	stackErr := cmp.Or(appstage.NoTorch(j.plan.App.Framework, j.release.Base, j.release.Name, read.Inv), stack.Err())
 	for _, w := range stack.Warnings() {
 		j.addFinding(dockercheck.Finding{Release: j.release.Name, Severity: dockercheck.SeverityWarning, Rule: "FrameworkPin",
 			Message: w.Sentence(), File: pydist.ConstraintPath})

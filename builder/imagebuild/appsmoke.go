@@ -23,7 +23,7 @@ func (j *releaseJob) appSmoke(ctx context.Context, c gateway.Client, image runti
 	if err != nil {
 		return err
 	}
-	read, err := solveSmoke(ctx, c, def, imports)
+	read, err := smoke.Solve(ctx, c, def, imports)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package imagebuild
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
@@ -42,14 +41,7 @@ func (j *releaseJob) auditRouters(routers []*gatewayfile.Reader) (string, error)
 // DT_NEEDED entries resolved to in the runtime image (bins, after the
 // smoke run), once each, judges them for every target and records them.
 func (j *releaseJob) auditLibraries(ctx context.Context, c gateway.Client, run *smokeRun, bins []smoke.Binary) error {
-	var paths []string
-	for _, b := range bins {
-		for _, lib := range b.Resolved {
-			if lib.Path != "" && !lib.FromHost && !slices.Contains(paths, lib.Path) {
-				paths = append(paths, lib.Path)
-			}
-		}
-	}
+	paths := smoke.Libraries(bins)
 	if len(paths) == 0 {
 		return nil
 	}

@@ -4,103 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/basereads"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/refs"
 )
 
-// baseReaders is how many bases a build reads at once.
-const baseReaders = 8
-
-// baseReads reads what each base of a build holds (see package baseinfo),
-// once per fetched reference however many releases use it, all at once
-// and beside the build's start-up; a release waits for its own two only
-// before it compiles anything.
-type baseReads struct {
-	entries map[string]*baseRead
-	wg      sync.WaitGroup
-	cancel  context.CancelFunc
-}
-
-// baseRead is one base's read, done once done is closed.
-type baseRead struct {
-	done chan struct{}
-	info baseinfo.Info
-	err  error
-}
-
-// readBases starts reading every base of jobs. A base the lock file pins,
-// whose contents it recorded at that digest (WithKnownBases), is not read
-// again: what a digest holds never changes.
-func (b *Builder) readBases(ctx context.Context, jobs []*releaseJob, timings *progress.Recorder) *baseReads {
+// readBases starts reading every base of jobs (basereads.Start). A base
+// the lock file pins, whose contents it recorded at that digest
+// (WithKnownBases), is not read again: what a digest holds never changes.
+func (b *Builder) readBases(ctx context.Context, jobs []*releaseJob, timings *progress.Recorder) *basereads.Reads {
 	reader := b.opts.baseReader
 	if reader == nil {
 		reader = baseinfo.New(baseinfo.WithRemoteOptions(b.opts.remoteOpts...))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	r := &baseReads{entries: map[string]*baseRead{}, cancel: cancel}
-	slots := make(chan struct{}, baseReaders)
+	var bases []basereads.Base
+	for _, j := range jobs {
+		if !j.isApp() { // an app's base is read by appBases
+			bases = append(bases, basereads.Base{Ref: j.release.BuildBase, Fetched: j.buildBase},
+				basereads.Base{Ref: j.release.RuntimeBase, Fetched: j.runtimeBase})
+		}
+	}
+	r := basereads.Start(ctx, reader, bases, b.opts.knownBases, b.opts.locks, timings)
 	for _, j := range jobs {
 		j.bases = r
-		if j.isApp() {
-			continue // an app's base is read by appBases
-		}
-		for _, base := range [][2]string{{j.release.BuildBase, j.buildBase}, {j.release.RuntimeBase, j.runtimeBase}} {
-			ref, fetched := base[0], base[1]
-			if _, ok := r.entries[fetched]; ok {
-				continue
-			}
-			e := &baseRead{done: make(chan struct{})}
-			r.entries[fetched] = e
-			if info, ok := b.opts.knownBases[ref]; ok && info.Digest != "" && info.Digest == b.opts.locks[ref] {
-				e.info = info
-				close(e.done)
-				continue
-			}
-			r.wg.Add(1)
-			go func() {
-				defer r.wg.Done()
-				defer close(e.done)
-				select {
-				case slots <- struct{}{}:
-				case <-ctx.Done():
-					e.err = ctx.Err()
-					return
-				}
-				defer func() { <-slots }()
-				start := time.Now()
-				e.info, e.err = reader.Read(ctx, fetched)
-				timings.Record(progress.PhaseResolve, start)
-			}()
-		}
 	}
 	return r
-}
-
-// close stops the reads still going and waits for them.
-func (r *baseReads) close() {
-	if r == nil {
-		return
-	}
-	r.cancel()
-	r.wg.Wait()
-}
-
-// wait returns the read of the base fetched as fetched.
-func (r *baseReads) wait(ctx context.Context, fetched string) (baseinfo.Info, error) {
-	e, ok := r.entries[fetched]
-	if !ok {
-		return baseinfo.Info{}, fmt.Errorf("base %s was not read", fetched)
-	}
-	select {
-	case <-e.done:
-		return e.info, e.err
-	case <-ctx.Done():
-		return baseinfo.Info{}, ctx.Err()
-	}
 }
 
 // checkBases waits for the reads of the release's bases and checks them
@@ -115,7 +45,7 @@ func (j *releaseJob) checkBases(ctx context.Context) error {
 	needs := BaseNeeds(j.release)
 	var errs []error
 	for i, fetched := range []string{j.buildBase, j.runtimeBase} {
-		info, err := j.bases.wait(ctx, fetched)
+		info, err := j.bases.Wait(ctx, fetched)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s base %s: could not read what CUDA it holds: %w", needs[i].Role, needs[i].Ref, err))
 			continue

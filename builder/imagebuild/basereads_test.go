@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/basereads"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 	"github.com/jetbake/jetbake/builder/refs"
@@ -48,8 +49,8 @@ func TestCheckBases(t *testing.T) {
 	b, jobs := basePlanJobs(t, host)
 	jobs = append(jobs, jobs[0].cloneFor(t)) // a third release on jetpack6.2's bases
 	reads := b.readBases(t.Context(), jobs, progress.NewRecorder())
-	defer reads.close()
-	require.Len(t, reads.entries, 4)
+	defer reads.Close()
+	require.Equal(t, 4, reads.Len())
 
 	err := jobs[0].checkBases(t.Context())
 	require.EqualError(t, err, "runtime base nvcr.io/nvidia/l4t-cuda:12.6.11-runtime holds Tegra CUDA 12.2.12 (read from /usr/local/cuda-12.2/version.json, "+
@@ -84,7 +85,7 @@ func TestCheckBasesKnown(t *testing.T) {
 	}
 	b, jobs := basePlanJobs(t, host, WithLocks(locks), WithKnownBases(known), WithReleases("jetpack6.2"))
 	reads := b.readBases(t.Context(), jobs, progress.NewRecorder())
-	defer reads.close()
+	defer reads.Close()
 	require.NoError(t, jobs[0].checkBases(t.Context()))
 	rr := jobs[0].initialReport()
 	require.Equal(t, "12.6.0", rr.Bases[0].CUDA)
@@ -97,14 +98,14 @@ func TestCheckBasesUnreadable(t *testing.T) {
 	host := testregistry.New(t)
 	b, jobs := basePlanJobs(t, host, WithReleases("jetpack6.2"))
 	reads := b.readBases(t.Context(), jobs, progress.NewRecorder())
-	defer reads.close()
+	defer reads.Close()
 	err := jobs[0].checkBases(t.Context())
 	require.ErrorContains(t, err, "build base nvcr.io/nvidia/l4t-jetpack:r36.4.0: could not read what CUDA it holds: read base "+host+"/nvidia/l4t-jetpack:r36.4.0")
 	require.ErrorContains(t, err, "runtime base nvcr.io/nvidia/l4t-cuda:12.6.11-runtime: could not read")
 	// A job built apart from Build checks nothing.
 	require.NoError(t, (&releaseJob{opts: &options{}}).checkBases(t.Context()))
-	var none *baseReads
-	none.close()
+	var none *basereads.Reads
+	none.Close()
 }
 
 // cloneFor is a copy of j as another release with the same bases.

@@ -17,22 +17,23 @@ package imagebuild
 
 import (
 	"context"
-	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/moby/buildkit/client"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
+	"github.com/jetbake/jetbake/builder/imagebuild/buildfailure"
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/entrypointdir"
 	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
+	"github.com/jetbake/jetbake/builder/imagebuild/selection"
 	"github.com/jetbake/jetbake/builder/imagebuild/sharedsession"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
@@ -91,7 +92,7 @@ func (b *Builder) Build(ctx context.Context, p *plan.Plan) (*Report, error) {
 	resolved := resolvecache.New()
 	// What each base holds is read beside the sessions' start-up.
 	reads := b.readBases(ctx, jobs, timings)
-	defer reads.close()
+	defer reads.Close()
 	apps := appstage.NewBases(ctx, b.opts.remoteOpts, timings, appstage.DefaultCacheDir())
 	defer apps.Close()
 	for i, j := range jobs {
@@ -143,7 +144,7 @@ func (b *Builder) startSessions(ctx context.Context, jobs []*releaseJob) (shared
 		if n.Client == nil {
 			continue
 		}
-		ss, err := sharedsession.Start(ctx, n.Client, j.localsKey(b.opts.entrypointDir), mounts, b.opts.sessionAttach)
+		ss, err := sharedsession.Start(ctx, n.Client, sharedsession.Key(j.contextDir, j.dockerfileDir, b.opts.entrypointDir), mounts, b.opts.sessionAttach)
 		if err != nil {
 			sessions.Close()
 			return nil, err
@@ -232,7 +233,7 @@ func (b *Builder) attempt(ctx context.Context, n Node, j *releaseJob, display *p
 			if described := j.describeCrossLink(err, out); described != err {
 				err = described
 			} else {
-				err = compilerRefusal(j.release, err, out)
+				err = buildfailure.CompilerRefusal(j.release, err, out)
 			}
 		}
 		rr.Outcome, rr.Error = Failed, err.Error()
@@ -282,7 +283,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 	if err := b.opts.checkPushAndOutputs(p); err != nil {
 		return nil, err
 	}
-	if err := checkEntrypointDir(b.opts.entrypointDir, b.opts.toolCommit); err != nil {
+	if err := entrypointdir.Check(b.opts.entrypointDir, b.opts.toolCommit, filepath.Base(EntrypointPath), filepath.Base(CUDAProbePath), filepath.Base(ProbePath)); err != nil {
 		return nil, err
 	}
 	jobs, err := b.selectJobs(p)
@@ -302,7 +303,7 @@ func (b *Builder) prepare(p *plan.Plan) ([]*releaseJob, error) {
 
 // selectJobs selects the releases and resolves their base references.
 func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
-	selected, err := SelectReleases(p, b.opts.releases)
+	selected, err := selection.Releases(p, b.opts.releases)
 	if err != nil {
 		return nil, err
 	}
@@ -340,38 +341,6 @@ func (b *Builder) selectJobs(p *plan.Plan) ([]*releaseJob, error) {
 	return jobs, nil
 }
 
-// SelectReleases returns the releases of p that names select, in the order
-// given, or all of p's when names is empty. Names p lacks are a
-// *plan.UnknownReleaseError, a name given twice a *DuplicateReleaseError.
-// Build checks WithReleases with it; a caller checks them before it
-// connects to BuildKit.
-func SelectReleases(p *plan.Plan, names []string) ([]plan.Release, error) {
-	if len(names) == 0 {
-		return p.Releases, nil
-	}
-	known := make([]string, len(p.Releases))
-	for i, r := range p.Releases {
-		known[i] = r.Name
-	}
-	var unknown []string
-	for _, n := range names {
-		if !slices.Contains(known, n) && !slices.Contains(unknown, n) {
-			unknown = append(unknown, n)
-		}
-	}
-	if len(unknown) > 0 {
-		return nil, &plan.UnknownReleaseError{Names: unknown, Valid: known}
-	}
-	var out []plan.Release
-	for k, n := range names {
-		if slices.Contains(names[:k], n) {
-			return nil, &DuplicateReleaseError{Name: n}
-		}
-		out = append(out, p.Releases[slices.Index(known, n)])
-	}
-	return out, nil
-}
-
 // routerSource splits the router's or app's source (its context and
 // Dockerfile) into a local context folder or a git context, and the
 // Dockerfile's folder and name.
@@ -389,45 +358,4 @@ func routerSource(buildContext, dockerfile, baseDir string) (ctxDir, gitContext,
 	}
 	df := abs(dockerfile)
 	return ctxDir, gitContext, filepath.Dir(df), filepath.Base(df)
-}
-
-// checkEntrypointDir checks that dir holds the entrypoint binaries and, when
-// both commits are known, that they were built from toolCommit: the jetbake
-// that builds, not the matrix's repository.
-func checkEntrypointDir(dir, toolCommit string) error {
-	if dir == "" {
-		return &EntrypointError{}
-	}
-	for _, name := range []string{filepath.Base(EntrypointPath), filepath.Base(CUDAProbePath), filepath.Base(ProbePath)} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return &EntrypointError{Dir: dir, Missing: name}
-		}
-	}
-	path := filepath.Join(dir, filepath.Base(EntrypointPath))
-	if built := entrypointRevision(path); built != "" && toolCommit != "" && !sameCommit(built, toolCommit) {
-		return &EntrypointError{Dir: dir, Binary: path, BuiltFrom: built, Tool: toolCommit}
-	}
-	return nil
-}
-
-// sameCommit compares a full commit with another or with a 12-digit prefix
-// (the commit of a pseudo-version).
-func sameCommit(a, b string) bool {
-	n := min(len(a), len(b))
-	return n >= 12 && a[:n] == b[:n]
-}
-
-// entrypointRevision reads the commit the entrypoint binary at path was
-// built from (Go's vcs.revision, which `make build` records), or "".
-func entrypointRevision(path string) string {
-	info, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" {
-			return s.Value
-		}
-	}
-	return ""
 }

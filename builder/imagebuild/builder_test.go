@@ -2,11 +2,8 @@ package imagebuild
 
 import (
 	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,42 +64,6 @@ func TestRouterSource(t *testing.T) {
 	}
 }
 
-func TestSelectReleases(t *testing.T) {
-	p := testPlan()
-	tests := []struct {
-		name    string
-		names   []string
-		want    []string
-		wantErr string
-	}{
-		{name: "all", want: []string{"jetpack6.2", "jetpack7.2"}},
-		{name: "one", names: []string{"jetpack7.2"}, want: []string{"jetpack7.2"}},
-		{name: "given order", names: []string{"jetpack7.2", "jetpack6.2"}, want: []string{"jetpack7.2", "jetpack6.2"}},
-		{name: "unknown", names: []string{"jetpack6.2", "jetpack9", "jetpack8", "jetpack9"},
-			wantErr: `unknown release "jetpack9", "jetpack8": the matrix has jetpack6.2, jetpack7.2`},
-		{name: "twice", names: []string{"jetpack6.2", "jetpack7.2", "jetpack6.2"},
-			wantErr: `release "jetpack6.2" is selected twice: select each release once`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := SelectReleases(p, tt.names)
-			if tt.wantErr != "" {
-				require.EqualError(t, err, tt.wantErr)
-				var unknown *plan.UnknownReleaseError
-				var twice *DuplicateReleaseError
-				require.True(t, errors.As(err, &unknown) || errors.As(err, &twice), "typed: %T", err)
-				return
-			}
-			require.NoError(t, err)
-			var names []string
-			for _, r := range got {
-				names = append(names, r.Name)
-			}
-			require.Equal(t, tt.want, names)
-		})
-	}
-}
-
 // entrypointDir makes a folder holding the entrypoint binaries.
 func entrypointDir(t *testing.T) string {
 	t.Helper()
@@ -111,22 +72,6 @@ func entrypointDir(t *testing.T) string {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(p)), []byte("bin"), 0o755))
 	}
 	return dir
-}
-
-func TestCheckEntrypointDir(t *testing.T) {
-	require.NoError(t, checkEntrypointDir(entrypointDir(t), "abc"))
-
-	err := checkEntrypointDir("", "")
-	require.Equal(t, &EntrypointError{}, err)
-	require.Contains(t, err.Error(), "WithEntrypointDir")
-
-	half := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(half, "jetbake-entrypoint"), nil, 0o755))
-	err = checkEntrypointDir(half, "")
-	require.Equal(t, &EntrypointError{Dir: half, Missing: "jetbake-cudaprobe"}, err)
-	require.Equal(t, "entrypoint folder "+half+" lacks jetbake-cudaprobe: cross-compile it for linux/arm64 into that folder", err.Error())
-	require.NoError(t, os.WriteFile(filepath.Join(half, "jetbake-cudaprobe"), nil, 0o755))
-	require.Equal(t, &EntrypointError{Dir: half, Missing: "jetbake-probe"}, checkEntrypointDir(half, ""))
 }
 
 func TestPrepare(t *testing.T) {
@@ -210,47 +155,4 @@ func TestCheckOptions(t *testing.T) {
 	require.ErrorAs(t, CheckOptions(testPlan(), WithProgress("tty", &bytes.Buffer{})), &pe)
 	require.Equal(t, "tty", pe.Mode)
 	require.ErrorContains(t, pe, "progress tty: failed to get console")
-}
-
-// An entrypoint built from another commit than the jetbake that builds is refused.
-// The binaries are built in a git repository of their own, made here: Go
-// stamps vcs.revision only where .git is a folder, which it is not in a git
-// worktree (.git is a file there), so the checkout's own commit cannot be
-// relied on.
-func TestCheckEntrypointRevision(t *testing.T) {
-	dir := t.TempDir()
-	commit := stampedBinaries(t, dir, "jetbake-entrypoint", "jetbake-cudaprobe", "jetbake-probe")
-	require.Equal(t, commit, entrypointRevision(filepath.Join(dir, "jetbake-entrypoint")))
-	require.NoError(t, checkEntrypointDir(dir, commit))
-	require.NoError(t, checkEntrypointDir(dir, ""), "no revision to compare with")
-	err := checkEntrypointDir(dir, "2222222222222222")
-	require.Equal(t, &EntrypointError{Dir: dir, Binary: filepath.Join(dir, "jetbake-entrypoint"), BuiltFrom: commit, Tool: "2222222222222222"}, err)
-	require.ErrorContains(t, err, "was built from jetbake commit "+commit[:12]+" but this jetbake is commit 222222222222: build the entrypoint binaries")
-	require.NoError(t, checkEntrypointDir(dir, commit[:12]), "a pseudo-version's 12-digit commit")
-}
-
-// stampedBinaries builds a small Go program, committed to a new git
-// repository, into dir under each name with Go's VCS stamp, and returns the
-// commit the stamp names.
-func stampedBinaries(t *testing.T, dir string, names ...string) string {
-	t.Helper()
-	repo := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module example.com/stamped\n\ngo 1.21\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	runIn := func(name string, args ...string) string {
-		cmd := exec.Command(name, args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s %v: %s", name, args, out)
-		return strings.TrimSpace(string(out))
-	}
-	runIn("git", "init", "-q")
-	runIn("git", "add", ".")
-	runIn("git", "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "stamped")
-	commit := runIn("git", "rev-parse", "HEAD")
-	for _, name := range names {
-		runIn("go", "build", "-trimpath", "-buildvcs=true", "-o", filepath.Join(dir, name), ".")
-	}
-	return commit
 }

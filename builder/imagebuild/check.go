@@ -2,7 +2,6 @@ package imagebuild
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,10 +10,10 @@ import (
 
 	"github.com/moby/buildkit/client"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	"github.com/moby/buildkit/frontend/subrequests/lint"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -57,7 +56,7 @@ func (b *Builder) Check(ctx context.Context, p *plan.Plan) ([]dockercheck.Findin
 // check lints the router stage for every target of the release, and its
 // runtime stage; the bases are the arm64 manifests of the release's.
 func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase, runtimeBase string) ([]dockercheck.Finding, error) {
-	inputs, err := jetbakeContext(ctx, j.opts.epoch)
+	inputs, err := dockerconvert.JetbakeContext(ctx, epochTime(j.opts.epoch), arm64Platform())
 	if err != nil {
 		return nil, err
 	}
@@ -75,12 +74,7 @@ func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase, run
 			if t.SM == "" {
 				opts = j.stageOpts(j.plan.Router.RuntimeTarget, j.runtimeArgs(buildBase, runtimeBase))
 			}
-			opts["requestid"] = lint.RequestLint
-			// The checks judge the Dockerfile for the daemon's platform
-			// (they ignore the "platform" option), so this rule would flag
-			// every arm64 base on an amd64 daemon; jetbake always builds
-			// linux/arm64 and resolves the bases for it.
-			opts["build-arg:BUILDKIT_DOCKERFILE_CHECK"] = "skip=InvalidBaseImagePlatform"
+			dockercheck.LintRequest(opts)
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: opts, FrontendInputs: inputs})
 			if err != nil && t.SM == "" {
 				return fmt.Errorf("stage %s: %w", j.plan.Router.RuntimeTarget, err)
@@ -88,11 +82,10 @@ func (j *releaseJob) check(ctx context.Context, c gateway.Client, buildBase, run
 			if err != nil {
 				return fmt.Errorf("SM %s: %w", t.SM, err)
 			}
-			var results lint.LintResults
-			if err := json.Unmarshal(res.Metadata["result.json"], &results); err != nil {
-				return fmt.Errorf("SM %s: the Dockerfile frontend's check result: %w", t.SM, err)
+			found[i], err = dockercheck.FromLintResult(res.Metadata["result.json"], j.release.Name, t.SM, j.dockerfileDir, j.dockerfile)
+			if err != nil {
+				return fmt.Errorf("SM %s: %w", t.SM, err)
 			}
-			found[i] = dockercheck.FromLint(j.release.Name, t.SM, j.dockerfileDir, j.dockerfile, &results)
 			return nil
 		})
 	}

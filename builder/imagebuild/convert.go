@@ -14,6 +14,7 @@ import (
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -47,7 +48,7 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 	}
 	states = make([]llb.State, len(j.release.Targets))
 	for i, t := range j.release.Targets {
-		res, err := dockerfile2llb.Dockerfile2LLB(ctx, dt, j.convertOpt(c, bc, j.plan.Router.Target, j.routerArgs(t, buildBase), j.lintWarn(t)))
+		res, err := dockerfile2llb.Dockerfile2LLB(ctx, dt, dockerconvert.Opt(c, bc, j.resolved, arm64Platform(), j.plan.Router.Target, j.routerArgs(t, buildBase), j.lintWarn(t)))
 		if err != nil {
 			return nil, true, fmt.Errorf("compile %s for %s: %s: %w", j.plan.Router.Name, t.Arch, filepath.Join(j.dockerfileDir, j.dockerfile), err)
 		}
@@ -61,14 +62,7 @@ func (j *releaseJob) convertRouters(ctx context.Context, c gateway.Client, build
 // it builds, so a build needs no separate check pass. An error of the
 // checks (a "check=error=true" directive) fails the conversion itself.
 func (j *releaseJob) lintWarn(t plan.Target) linter.LintWarnFunc {
-	return func(rule, _, url, msg string, location []parser.Range) {
-		f := dockercheck.Finding{Release: j.release.Name, SM: t.SM, Severity: dockercheck.SeverityWarning, Rule: rule, Message: msg,
-			File: filepath.Join(j.dockerfileDir, j.dockerfile), URL: url}
-		if len(location) > 0 {
-			f.Line = location[0].Start.Line
-		}
-		j.addFinding(f)
-	}
+	return dockercheck.FromConverter(j.release.Name, t.SM, filepath.Join(j.dockerfileDir, j.dockerfile), j.addFinding)
 }
 
 // converterClient gives the converter what the dockerfile.v0 frontend gets
@@ -81,7 +75,7 @@ func (j *releaseJob) converterClient(ctx context.Context, c gateway.Client, buil
 		return nil, fmt.Errorf("release %s has no SM targets", j.release.Name)
 	}
 	opts := j.routerOpts(j.release.Targets[0], buildBase)
-	inputs := map[string]llb.State{dockerfiles.ContextName: jetbakeContextState(j.opts.epoch)}
+	inputs := map[string]llb.State{dockerfiles.ContextName: dockerconvert.JetbakeContextState(epochTime(j.opts.epoch))}
 	base, err := j.crossRecipeBase(ctx, c)
 	if err != nil {
 		return nil, err
@@ -89,39 +83,9 @@ func (j *releaseJob) converterClient(ctx context.Context, c gateway.Client, buil
 	if err := withCrossRecipe(base, opts, inputs); err != nil {
 		return nil, err
 	}
-	bc, err := dockerui.NewClient(frontendView{Client: c, opts: opts, inputs: inputs})
+	bc, err := dockerconvert.Client(c, opts, inputs)
 	if err != nil {
 		return nil, fmt.Errorf("router context: %w", err)
 	}
 	return bc, nil
-}
-
-// frontendView is the session's gateway client with the options and inputs
-// a frontend call for the router stage would carry.
-type frontendView struct {
-	gateway.Client
-	opts   map[string]string
-	inputs map[string]llb.State
-}
-
-// BuildOpts implements gateway.Client.
-func (v frontendView) BuildOpts() gateway.BuildOpts {
-	o := v.Client.BuildOpts()
-	o.Opts = v.opts
-	return o
-}
-
-// Inputs implements gateway.Client.
-func (v frontendView) Inputs(context.Context) (map[string]llb.State, error) {
-	return v.inputs, nil
-}
-
-// sessionCacheImports are the session's cache imports (--cache-from), read
-// from its options as the Dockerfile frontend reads them.
-func sessionCacheImports(c gateway.Client) ([]gateway.CacheOptionsEntry, error) {
-	bc, err := dockerui.NewClient(c)
-	if err != nil {
-		return nil, fmt.Errorf("session options: %w", err)
-	}
-	return bc.CacheImports, nil
 }

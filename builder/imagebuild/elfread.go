@@ -13,19 +13,6 @@ import (
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
-// binary returns what was read of the binary named name, or nil.
-func (j *releaseJob) binary(name string) *smoke.Binary {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for i := range j.binaries {
-		if j.binaries[i].Binary == name {
-			b := j.binaries[i]
-			return &b
-		}
-	}
-	return nil
-}
-
 // readBinaries builds every router of run and reads its ELF header,
 // program headers and dynamic section through the gateway, a few
 // kilobytes, not the whole binary (TEI's router is hundreds of megabytes).

@@ -28,7 +28,7 @@ func (j *releaseJob) notePath(node string, workers []gateway.WorkerInfo) error {
 	j.mu.Unlock()
 	j.timings.NoteRelease(j.release.Name, native, string(choice.Path), emulated)
 	if !said && j.say != nil && !j.isApp() {
-		j.say("[%s] build path on %s: %s", j.release.Name, node, describePath(choice, j.crossBaseName(), j.release.CUDATargetDir))
+		j.say("[%s] build path on %s: %s", j.release.Name, node, emulation.Describe(choice, j.crossBaseName(), j.release.CUDATargetDir))
 	}
 	if emulated && j.emulation != nil {
 		j.emulation.Warn(node, native, j.isApp())
@@ -36,22 +36,9 @@ func (j *releaseJob) notePath(node string, workers []gateway.WorkerInfo) error {
 	return nil
 }
 
-// forcedPath is the path the build forces: --build-path (WithBuildPath)
-// over the release's build_path; "" lets ChoosePath choose. An app's stage
-// has no cross path, so only QEMU can be forced on it.
+// forcedPath is the path the build forces (emulation.Forced).
 func (j *releaseJob) forcedPath() string {
-	forced := j.release.BuildPath
-	switch j.opts.buildPath {
-	case "":
-	case BuildPathAuto:
-		forced = ""
-	default:
-		forced = j.opts.buildPath
-	}
-	if j.isApp() && forced != string(emulation.PathQEMU) {
-		return ""
-	}
-	return forced
+	return emulation.Forced(j.release.BuildPath, j.opts.buildPath, j.isApp())
 }
 
 // buildPath is the path the latest attempt chose.
@@ -59,17 +46,6 @@ func (j *releaseJob) buildPath() emulation.Choice {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.path
-}
-
-// describePath says a path in the words of `jetbake plan`'s build path line.
-func describePath(c emulation.Choice, crossBase, dir string) string {
-	switch c.Path {
-	case emulation.PathCross:
-		return fmt.Sprintf("cross in %s (targets/%s): %s", crossBase, dir, c.Reason)
-	case emulation.PathQEMU:
-		return "QEMU: " + c.Reason
-	}
-	return "native: " + c.Reason
 }
 
 // shareEmulationNotice gives every job one notice that warns through warn,

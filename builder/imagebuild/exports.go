@@ -1,10 +1,7 @@
 package imagebuild
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -105,17 +102,4 @@ func (j *releaseJob) localMounts(entrypointDir string) (map[string]fsutil.FS, er
 		return nil, err
 	}
 	return mounts, nil
-}
-
-// localsKey names the local folders of localMounts by their absolute paths.
-func (j *releaseJob) localsKey(entrypointDir string) string {
-	h := sha256.New()
-	for _, dir := range []string{j.contextDir, j.dockerfileDir, entrypointDir} {
-		abs, err := filepath.Abs(dir)
-		if err != nil || dir == "" {
-			abs = dir
-		}
-		fmt.Fprintf(h, "%s\x00", abs)
-	}
-	return "jetbake-" + hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -2,20 +2,13 @@ package imagebuild
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/moby/buildkit/client/llb/sourceresolver"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	gwpb "github.com/moby/buildkit/frontend/gateway/pb"
 
-	"github.com/jetbake/jetbake/builder/gitcontext"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/routergit"
 )
-
-// PinnedByChecksum is RouterSource.PinnedBy for a context that pins its
-// own commit (?ref=...&checksum=...).
-const PinnedByChecksum = "checksum"
 
 // RouterSource is the commit a release's router was built from, when the
 // router's context is a git repository.
@@ -30,17 +23,10 @@ type RouterSource struct {
 	// Commit is the commit BuildKit checked out: an annotated tag's commit.
 	Commit string `json:"commit,omitempty"`
 	// PinnedBy says what pinned the commit before the build: the lock
-	// file's path, "checksum" for the context's own, or "" for nothing (the
-	// build took what the ref named).
+	// file's path, "checksum" for the context's own
+	// (routergit.PinnedByChecksum), or "" for nothing (the build took what
+	// the ref named).
 	PinnedBy string `json:"pinned_by,omitempty"`
-}
-
-// gitSource is the router's git context of a build, shared by its releases.
-type gitSource struct {
-	context   *gitcontext.Context
-	describer gitcontext.Describer
-	// pin is the lock file's commit, "" for none.
-	pin string
 }
 
 // gitPin is what WithGitPin gives.
@@ -61,29 +47,10 @@ func WithGitCredentials(ids ...string) Option {
 	return func(o *options) { o.gitCredentials = ids }
 }
 
-// newGitSource is the build's git source for context, nil for a local folder.
-func (o *options) newGitSource(context string) *gitSource {
-	c, ok := gitcontext.Parse(context)
-	if !ok {
-		return nil
-	}
-	g := &gitSource{context: c, describer: gitcontext.Describer{Context: c, Credentials: o.gitCredentials}}
-	if c.Ref.Checksum == "" && o.gitPin.commit != "" {
-		g.pin = o.gitPin.commit
-		g.describer.LockFile, g.describer.LockedRef = o.gitPin.lockFile, o.gitPin.ref
-	}
-	return g
-}
-
-// pinnedBy is RouterSource.PinnedBy before the build.
-func (g *gitSource) pinnedBy() string {
-	switch {
-	case g.context.Ref.Checksum != "":
-		return PinnedByChecksum
-	case g.pin != "":
-		return g.describer.LockFile
-	}
-	return ""
+// newGitSource is the build's git source for context
+// (routergit.New), nil for a local folder.
+func (o *options) newGitSource(context string) *routergit.Source {
+	return routergit.New(context, o.gitCredentials, o.gitPin.commit, o.gitPin.ref, o.gitPin.lockFile)
 }
 
 // resolveGitContext resolves the router's git context once per build, as
@@ -101,40 +68,29 @@ func (j *releaseJob) resolveGitContext(ctx context.Context, c gateway.Client) er
 	j.mu.Lock()
 	j.gitErr = nil
 	j.mu.Unlock()
-	pinned := g.context.Pinned(g.pin)
-	src := &RouterSource{Context: g.context.String(), PinnedBy: g.pinnedBy()}
-	if caps := c.BuildOpts().Caps; caps.Supports(gwpb.CapSourceMetaResolver) != nil {
+	pinned := g.Context.Pinned(g.Pin)
+	src := &RouterSource{Context: g.Context.String(), PinnedBy: g.PinnedBy()}
+	if !routergit.CanResolve(c) {
 		j.setRouterSource(pinned, src)
 		return nil
 	}
 	commit, ref, err := j.resolved.Get(ctx, "git\x00"+pinned, func() (string, []byte, error) {
 		defer j.timings.Record(progress.PhaseResolve, time.Now())
-		op, err := gitcontext.SourceOp(ctx, pinned)
+		commit, ref, err := routergit.Resolve(ctx, c, pinned, "resolve router source "+src.Context)
 		if err != nil {
 			return "", nil, err
 		}
-		md, err := c.ResolveSourceMetadata(ctx, op, sourceresolver.Opt{LogName: "resolve router source " + src.Context})
-		if err != nil {
-			return "", nil, err
-		}
-		if md.Git == nil || md.Git.Checksum == "" {
-			return "", nil, errors.New("BuildKit named no commit for it")
-		}
-		commit := md.Git.CommitChecksum // an annotated tag's commit
-		if commit == "" {
-			commit = md.Git.Checksum
-		}
-		return commit, []byte(md.Git.Ref), nil
+		return commit, []byte(ref), nil
 	})
 	if err != nil {
-		err = g.describer.Describe(err)
+		err = g.Describer.Describe(err)
 		j.mu.Lock()
 		j.gitErr = err // as written here, not as it comes back through BuildKit
 		j.mu.Unlock()
 		return err
 	}
 	src.Ref, src.Commit = string(ref), commit
-	j.setRouterSource(g.context.Pinned(commit), src)
+	j.setRouterSource(g.Context.Pinned(commit), src)
 	return nil
 }
 
@@ -169,7 +125,7 @@ func (j *releaseJob) describeGitError(err error) error {
 	if resolveErr != nil {
 		return resolveErr
 	}
-	if d := j.git.describer.Describe(err); d != err {
+	if d := j.git.Describer.Describe(err); d != err {
 		return d
 	}
 	return err

@@ -9,28 +9,19 @@ import (
 	"github.com/jetbake/jetbake/builder/gitcontext"
 )
 
+// The build's options reach its git source: the lock's pin and the
+// session's credentials.
 func TestNewGitSource(t *testing.T) {
 	const commit = "a9bbc3f78802bf57d53e5cfaa1a60788d326633e"
 	o := &options{}
 	require.Nil(t, o.newGitSource("/src/router"), "a local folder")
-
-	g := o.newGitSource("https://github.com/acme/router.git#v1.0.0")
-	require.Empty(t, g.pin)
-	require.Empty(t, g.pinnedBy(), "nothing pins it: the build takes what the tag names")
-
 	WithGitPin(commit, "refs/tags/v1.0.0", "matrix.lock.json")(o)
 	WithGitCredentials("GIT_AUTH_TOKEN.github.com")(o)
-	g = o.newGitSource("https://github.com/acme/router.git#v1.0.0")
-	require.Equal(t, commit, g.pin)
-	require.Equal(t, "matrix.lock.json", g.pinnedBy())
-	require.Equal(t, "https://github.com/acme/router.git?checksum="+commit+"&ref=v1.0.0", g.context.Pinned(g.pin))
-	require.Equal(t, []string{"GIT_AUTH_TOKEN.github.com"}, g.describer.Credentials)
-
-	// The context's own checksum wins over the lock's.
-	g = o.newGitSource("https://github.com/acme/router.git?ref=v1.0.0&checksum=abc1234")
-	require.Empty(t, g.pin)
-	require.Equal(t, PinnedByChecksum, g.pinnedBy())
-	require.Empty(t, g.describer.LockFile)
+	g := o.newGitSource("https://github.com/acme/router.git#v1.0.0")
+	require.Equal(t, commit, g.Pin)
+	require.Equal(t, "matrix.lock.json", g.PinnedBy())
+	require.Equal(t, "refs/tags/v1.0.0", g.Describer.LockedRef)
+	require.Equal(t, []string{"GIT_AUTH_TOKEN.github.com"}, g.Describer.Credentials)
 }
 
 func TestDescribeGitError(t *testing.T) {

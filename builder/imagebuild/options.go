@@ -9,8 +9,10 @@ import (
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/cacheconfig"
+	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 	"github.com/jetbake/jetbake/builder/imagebuild/localoutput"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
+	"github.com/jetbake/jetbake/builder/imagebuild/selection"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/builder/refs"
 )
@@ -57,7 +59,7 @@ func WithReleases(names ...string) Option { return func(o *options) { o.releases
 
 // BuildPathAuto is WithBuildPath's value that lets every release's path
 // be chosen (emulation.ChoosePath), whatever its build_path says.
-const BuildPathAuto = "auto"
+const BuildPathAuto = emulation.Auto
 
 // WithBuildPath forces the router stage's path on amd64 nodes over the
 // matrix's build_path: "cross" or "qemu", or BuildPathAuto; "" keeps the
@@ -201,7 +203,7 @@ func WithKnownBases(known map[string]baseinfo.Info) Option {
 }
 
 // CheckOptions checks the options of a build of p that need no daemon:
-// the releases (SelectReleases), WithPush without image.repository
+// the releases (selection.Releases), WithPush without image.repository
 // (ErrNoRepository), an output type given twice (*localoutput.Error) and a
 // progress display that cannot start (*progress.Error). Build checks them
 // again; a command calls CheckOptions to refuse them before it connects
@@ -211,7 +213,7 @@ func CheckOptions(p *plan.Plan, opts ...Option) error {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if _, err := SelectReleases(p, o.releases); err != nil {
+	if _, err := selection.Releases(p, o.releases); err != nil {
 		return err
 	}
 	if err := o.checkPushAndOutputs(p); err != nil {

@@ -1,7 +1,6 @@
 package imagebuild
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
+	"github.com/jetbake/jetbake/builder/imagebuild/bakekeys"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
@@ -222,38 +222,11 @@ func (r *Report) WriteFile(path string) error {
 // `docker buildx bake --metadata-file` (containerimage.digest, image.name,
 // containerimage.descriptor), so that pipelines written for bake read it.
 func (r *Report) MarshalWithBakeKeys() ([]byte, error) {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
+	targets := make([]bakekeys.Target, len(r.Releases))
+	for i, rel := range r.Releases {
+		targets[i] = bakekeys.Target{Name: rel.Name, Digest: rel.Digest, Tags: rel.Tags, Repository: rel.Repository, Node: rel.Node}
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	for _, rel := range r.Releases {
-		if rel.Digest == "" || doc[rel.Name] != nil {
-			continue
-		}
-		names := rel.Tags
-		if len(names) == 0 && rel.Repository != "" {
-			names = []string{rel.Repository + "@" + rel.Digest}
-		}
-		target := map[string]any{
-			"containerimage.digest": rel.Digest,
-			"containerimage.descriptor": map[string]any{
-				"mediaType": "application/vnd.oci.image.index.v1+json",
-				"digest":    rel.Digest,
-			},
-		}
-		if len(names) > 0 {
-			target["image.name"] = strings.Join(names, ",")
-		}
-		if rel.Node != "" {
-			target["jetbake.node"] = rel.Node
-		}
-		doc[rel.Name] = target
-	}
-	return json.MarshalIndent(doc, "", "  ")
+	return bakekeys.Marshal(r, targets)
 }
 
 func epochTime(epoch int64) time.Time { return time.Unix(epoch, 0).UTC() }

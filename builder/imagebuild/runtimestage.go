@@ -9,16 +9,12 @@ import (
 	"time"
 
 	"github.com/moby/buildkit/client/llb"
-	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
-	"github.com/moby/buildkit/frontend/dockerui"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
-	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/plan"
 )
 
@@ -69,7 +65,7 @@ func (j *releaseJob) solveStage(ctx context.Context, c gateway.Client, buildBase
 	if err != nil {
 		return llb.State{}, nil, err
 	}
-	res, err := dockerfile2llb.Dockerfile2LLB(ctx, dt, j.convertOpt(c, bc, target, args, j.lintWarn(plan.Target{})))
+	res, err := dockerfile2llb.Dockerfile2LLB(ctx, dt, dockerconvert.Opt(c, bc, j.resolved, arm64Platform(), target, args, j.lintWarn(plan.Target{})))
 	if err != nil {
 		return llb.State{}, nil, fmt.Errorf("%s: %w", filepath.Join(j.dockerfileDir, j.dockerfile), err)
 	}
@@ -80,30 +76,9 @@ func (j *releaseJob) solveStage(ctx context.Context, c gateway.Client, buildBase
 	return res.State, config, nil
 }
 
-// convertOpt are the converter's options for stage target with args.
-func (j *releaseJob) convertOpt(c gateway.Client, bc *dockerui.Client, target string, args map[string]string, warn func(string, string, string, string, []parser.Range)) dockerfile2llb.ConvertOpt {
-	bopts := c.BuildOpts()
-	buildPlatform := emulation.BuildPlatform(bopts)
-	platform := arm64Platform()
-	caps := bopts.LLBCaps
-	return dockerfile2llb.ConvertOpt{
-		Config: dockerui.Config{
-			BuildArgs:       args,
-			Target:          target,
-			TargetPlatforms: []ocispecs.Platform{platform},
-			BuildPlatforms:  []ocispecs.Platform{buildPlatform},
-		},
-		Client:         bc,
-		TargetPlatform: &platform,
-		MetaResolver:   &resolvecache.MetaResolver{C: c, Cache: j.resolved},
-		LLBCaps:        &caps,
-		Warn:           warn,
-	}
-}
-
 // frontendStage solves stage target through the dockerfile.v0 frontend.
 func (j *releaseJob) frontendStage(ctx context.Context, c gateway.Client, target string, args map[string]string) (llb.State, []byte, error) {
-	inputs, err := jetbakeContext(ctx, j.opts.epoch)
+	inputs, err := dockerconvert.JetbakeContext(ctx, epochTime(j.opts.epoch), arm64Platform())
 	if err != nil {
 		return llb.State{}, nil, err
 	}
@@ -111,17 +86,5 @@ func (j *releaseJob) frontendStage(ctx context.Context, c gateway.Client, target
 	if err != nil {
 		return llb.State{}, nil, err
 	}
-	ref, err := res.SingleRef()
-	if err != nil {
-		return llb.State{}, nil, err
-	}
-	st, err := ref.ToState()
-	if err != nil {
-		return llb.State{}, nil, err
-	}
-	config := res.Metadata[exptypes.ExporterImageConfigKey]
-	if len(config) == 0 {
-		return llb.State{}, nil, fmt.Errorf("the Dockerfile frontend returned no image config for stage %s", target)
-	}
-	return st, config, nil
+	return dockerconvert.Stage(res, target)
 }

@@ -2,13 +2,12 @@ package imagebuild
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/placement"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/sharedsession"
 	"github.com/moby/buildkit/client"
@@ -70,7 +69,7 @@ func (s *scheduler) run(ctx context.Context, jobs []*releaseJob, report *Report)
 	for _, r := range jobs[0].plan.Releases {
 		names = append(names, r.Name)
 	}
-	order := placements(names, s.nodes)
+	order := placement.Order(names, s.nodes, func(n Node) string { return n.Name })
 	var wg sync.WaitGroup
 	for i, j := range jobs {
 		wg.Add(1)
@@ -191,60 +190,6 @@ func (s *scheduler) failedNodes() string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
-}
-
-// placements orders the nodes for every release. It ranks nodes per release
-// by rendezvous hashing, then caps each node at its fair share (bounded-load
-// rendezvous): the same matrix on the same nodes places every release the same
-// way run after run, where its cache is, and the work is spread. Losing a
-// node moves its releases and, through the caps, a few others. The rest of a
-// release's list is its fallbacks.
-func placements(releases []string, nodes []Node) map[string][]Node {
-	out := make(map[string][]Node, len(releases))
-	if len(nodes) == 0 {
-		return out
-	}
-	capacity := (len(releases) + len(nodes) - 1) / len(nodes)
-	load := map[string]int{}
-	for _, r := range releases {
-		ranked := rendezvous(r, nodes)
-		for i, n := range ranked {
-			if load[n.Name] < capacity {
-				load[n.Name]++
-				ranked = append([]Node{n}, slices.Delete(slices.Clone(ranked), i, i+1)...)
-				break
-			}
-		}
-		out[r] = ranked
-	}
-	return out
-}
-
-// rendezvous ranks nodes for one release by a hash of both names.
-func rendezvous(release string, nodes []Node) []Node {
-	type scored struct {
-		node  Node
-		score uint64
-	}
-	ranked := make([]scored, len(nodes))
-	for i, n := range nodes {
-		sum := sha256.Sum256([]byte(n.Name + "\x00" + release))
-		ranked[i] = scored{n, binary.BigEndian.Uint64(sum[:8])}
-	}
-	slices.SortStableFunc(ranked, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return strings.Compare(a.node.Name, b.node.Name)
-	})
-	out := make([]Node, len(ranked))
-	for i, r := range ranked {
-		out[i] = r.node
-	}
-	return out
 }
 
 // isNodeFailure tells a node that is gone (unreachable, daemon killed

@@ -3,7 +3,6 @@ package imagebuild
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
@@ -79,7 +78,7 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 	if err != nil {
 		return err
 	}
-	read, err := solveSmoke(ctx, c, def, run.imports)
+	read, err := smoke.Solve(ctx, c, def, run.imports)
 	if err != nil {
 		return err
 	}
@@ -95,24 +94,4 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 		return err
 	}
 	return j.auditLibraries(ctx, c, run, bins)
-}
-
-// solveSmoke solves a smoke run and returns the reader of the files it
-// wrote, each trimmed ("" for one it did not write).
-func solveSmoke(ctx context.Context, c gateway.Client, def *llb.Definition, imports []gateway.CacheOptionsEntry) (func(name string) string, error) {
-	res, err := c.Solve(ctx, gateway.SolveRequest{Definition: def.ToPB(), Evaluate: true, CacheImports: imports})
-	if err != nil {
-		return nil, err
-	}
-	ref, err := res.SingleRef()
-	if err != nil {
-		return nil, err
-	}
-	return func(name string) string {
-		data, err := ref.ReadFile(ctx, gateway.ReadRequest{Filename: name})
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(data))
-	}, nil
 }

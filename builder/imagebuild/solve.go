@@ -2,11 +2,9 @@ package imagebuild
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,26 +13,27 @@ import (
 	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/client/llb"
 	"github.com/moby/buildkit/client/llb/sourceresolver"
-	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
-	"github.com/moby/buildkit/solver/pb"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/baseinfo"
 	"github.com/jetbake/jetbake/builder/imagebuild/appstage"
+	"github.com/jetbake/jetbake/builder/imagebuild/assembly"
+	"github.com/jetbake/jetbake/builder/imagebuild/basereads"
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
 	"github.com/jetbake/jetbake/builder/imagebuild/crossrecipe"
 	"github.com/jetbake/jetbake/builder/imagebuild/dockercheck"
+	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
+	"github.com/jetbake/jetbake/builder/imagebuild/routergit"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/dockerfiles"
-	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
 
 // Local names of the session's file systems in one release's build.
@@ -70,7 +69,7 @@ type releaseJob struct {
 	multiOutput bool
 	// git is the build's git context (see gitsource.go), nil for a local
 	// folder.
-	git *gitSource
+	git *routergit.Source
 
 	buildShared
 	attemptResult
@@ -90,7 +89,7 @@ type buildShared struct {
 	say, warn func(format string, args ...any)
 	// bases are the build's reads of what each base holds; appBases of
 	// what each app's framework container holds.
-	bases    *baseReads
+	bases    *basereads.Reads
 	appBases *appstage.Bases
 }
 
@@ -209,7 +208,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	st := j.runtimeState(c, image, routers, desc)
 	// The --cache-from imports the frontend used to apply go with every
 	// solve of the routers converted in jetbake.
-	imports, err := sessionCacheImports(c)
+	imports, err := dockerconvert.CacheImports(c)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +270,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	j.mu.Lock()
 	j.buildDigest, j.baseDigest, j.annotations = buildDigest, baseDigest, meta
 	j.mu.Unlock()
-	return platformResult(ref, config, meta)
+	return assembly.Result(ref, arm64Platform(), config, meta)
 }
 
 // resolveBase returns the digest and arm64 config of a base image, as the
@@ -309,7 +308,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	if states, ok, err := j.convertRouters(ctx, c, buildBase); ok || err != nil {
 		return states, err
 	}
-	inputs, err := jetbakeContext(ctx, j.opts.epoch)
+	inputs, err := dockerconvert.JetbakeContext(ctx, epochTime(j.opts.epoch), arm64Platform())
 	if err != nil {
 		return nil, err
 	}
@@ -335,42 +334,11 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 			if err != nil {
 				return fmt.Errorf("compile %s for %s: %w", j.plan.Router.Name, t.Arch, err)
 			}
-			ref, err := res.SingleRef()
-			if err != nil {
-				return err
-			}
-			st, err := ref.ToState()
-			if err != nil {
-				return err
-			}
-			states[i] = st
-			return nil
+			states[i], err = dockerconvert.State(res)
+			return err
 		})
 	}
 	return states, eg.Wait()
-}
-
-// jetbakeContext is the named build context dockerfiles.ContextName: the
-// files of package dockerfiles (the compute-cap script), with the commit's
-// time, handed to the Dockerfile frontend as a frontend input so that the
-// router stage can `COPY --from=jetbake`. See package dockerfiles for why.
-func jetbakeContext(ctx context.Context, epoch int64) (map[string]*pb.Definition, error) {
-	def, err := jetbakeContextState(epoch).Marshal(ctx, llb.Platform(arm64Platform()))
-	if err != nil {
-		return nil, fmt.Errorf("marshal the %s build context: %w", dockerfiles.ContextName, err)
-	}
-	return map[string]*pb.Definition{dockerfiles.ContextName: def.ToPB()}, nil
-}
-
-// jetbakeContextState is the content of the jetbake named context.
-func jetbakeContextState(epoch int64) llb.State {
-	created := llb.WithCreatedTime(epochTime(epoch))
-	files := dockerfiles.Files()
-	st := llb.Scratch()
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		st = st.File(llb.Mkfile(name, 0o755, files[name], created), llb.WithCustomNamef("jetbake context: %s", name))
-	}
-	return st
 }
 
 // routerOpts are the Dockerfile frontend options that build the router stage for t.
@@ -463,80 +431,24 @@ func (j *releaseJob) resolveMode() llb.ResolveMode {
 	return llb.ResolveModeDefault
 }
 
-// runtimeState lays out the runtime image: the runtime base plus two
-// layers, first jetbake's own (the entrypoint and the two probes, the same
-// bytes in every image of every release, so BuildKit compresses and pushes
-// it once and a Jetson pulls it once), then the release's (every router
-// binary and image.json). Each is staged on scratch in one file operation,
-// then copied as a whole with the commit's time on every file and folder
-// (a copy sets a folder's time after its files are in, so adding files
-// does not leave the build's time on it): they are reproducible as built
-// and the exporter need not rewrite timestamps (which BuildKit redoes,
-// uncached, on every export). They are merged onto the base rather than
-// copied into it: the exporter reuses the base's layers and the staged
-// layers as they are, and the base is never unpacked for the copy.
-// Daemons without MergeOp get the copies into the base. Vertex names carry
-// no release: they end up in the image's history, and a vertex shared by
-// two releases must give both the same bytes; the progress display adds
-// the release to what it shows.
+// runtimeState lays out the runtime image (assembly.Layers): the runtime
+// image with jetbake's layer and the release's routers and image.json.
 func (j *releaseJob) runtimeState(c gateway.Client, image runtimeImage, routers []llb.State, desc []byte) llb.State {
-	epoch := epochTime(j.opts.epoch)
-	created := llb.WithCreatedTime(epoch)
-	ep := llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint),
-		llb.IncludePatterns([]string{path.Base(EntrypointPath), path.Base(CUDAProbePath), path.Base(ProbePath)}))
-	// A fixed mode: the files' modes on the building machine follow its umask.
-	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &epoch}
-	tool := llb.Scratch().File(llb.Mkdir(path.Dir(EntrypointPath), 0o755, llb.WithParents(true), created).
-		Copy(ep, path.Base(EntrypointPath), EntrypointPath, exe).
-		Copy(ep, path.Base(CUDAProbePath), CUDAProbePath, exe).
-		Copy(ep, path.Base(ProbePath), ProbePath, exe),
-		llb.WithCustomName("stage the entrypoint, the CUDA probe and the evidence probe"))
-	fa := llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
-		Mkfile(imagespec.Path, 0o644, desc, created)
-	dirs := map[string]bool{path.Dir(imagespec.Path): true}
+	binaries := []string{EntrypointPath, CUDAProbePath, ProbePath}
+	var names []string
+	for _, b := range binaries {
+		names = append(names, path.Base(b))
+	}
+	l := assembly.Layout{Image: image.state, Base: image.base, Binaries: binaries, SMs: imageconfig.SMList(j.release), App: j.isApp(),
+		Tools:       llb.Local(localEntrypoint, llb.SessionID(c.BuildOpts().SessionID), llb.SharedKeyHint(localEntrypoint), llb.IncludePatterns(names)),
+		Description: desc, Epoch: epochTime(j.opts.epoch), NoCache: j.noCache(), Caps: c.BuildOpts().LLBCaps}
 	for i, t := range j.release.Targets {
 		if j.isApp() {
 			break // an app's command is in its stage
 		}
-		if dir := path.Dir(t.Path); !dirs[dir] {
-			dirs[dir] = true
-			fa = fa.Mkdir(dir, 0o755, llb.WithParents(true), created)
-		}
-		// FollowSymlinks: a router output that is a link puts the file it
-		// points to in the image, the file the smoke run mounts and runs.
-		fa = fa.Copy(routers[i], j.plan.Router.Output, t.Path, &llb.CopyInfo{CreatedTime: &epoch, FollowSymlinks: true})
+		l.Routers = append(l.Routers, assembly.Router{Stage: routers[i], Output: j.plan.Router.Output, Path: t.Path})
 	}
-	name := fmt.Sprintf("stage the routers (%s) and %s", imageconfig.SMList(j.release), imagespec.Path)
-	if j.isApp() {
-		name = "stage " + imagespec.Path
-	}
-	release := llb.Scratch().File(fa, llb.WithCustomName(name))
-	var noCache []llb.ConstraintsOpt
-	if j.noCache() {
-		noCache = append(noCache, llb.IgnoreCache)
-	}
-	stamp := func(stage llb.State) *llb.FileAction {
-		return llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
-	}
-	st := image.state
-	caps := c.BuildOpts().LLBCaps
-	if caps.Supports(pb.CapMergeOp) == nil {
-		layers := []llb.State{st}
-		stages := []llb.State{tool, release}
-		if image.base != nil && caps.Supports(pb.CapDiffOp) == nil {
-			// The runtime stage's own changes, stamped like jetbake's layers:
-			// its RUN steps leave the time of the build on every file they
-			// write. (A file the stage deleted from the base stays.)
-			layers = []llb.State{*image.base}
-			stages = []llb.State{llb.Diff(*image.base, st, llb.WithCustomName("the runtime stage's changes")), tool, release}
-		}
-		for _, stage := range stages {
-			layers = append(layers, llb.Scratch().File(stamp(stage), append(noCache, llb.WithCustomName("stamp the layer with the commit's time"))...))
-		}
-		return llb.Merge(layers, llb.WithCustomName("merge onto the runtime base"))
-	}
-	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint, the CUDA probe and the evidence probe"))...).
-		File(stamp(release), append(noCache, llb.WithCustomName("add the routers and image.json"))...)
+	return assembly.Layers(l)
 }
 
 // runtimeBaseState is the runtime base image at ref.
@@ -550,24 +462,4 @@ func pin(ref, digest string) string {
 		return ref
 	}
 	return ref + "@" + digest
-}
-
-// platformResult wraps ref as a one-platform multi-platform result, so that
-// the exporter writes an index, and puts annotations on the index and the
-// manifest through the result's metadata, which every image exporter reads.
-func platformResult(ref gateway.Reference, config []byte, annotations map[string]string) (*gateway.Result, error) {
-	id := platforms.Format(arm64Platform())
-	ps, err := json.Marshal(exptypes.Platforms{Platforms: []exptypes.Platform{{ID: id, Platform: arm64Platform()}}})
-	if err != nil {
-		return nil, err
-	}
-	res := gateway.NewResult()
-	res.AddRef(id, ref)
-	res.AddMeta(exptypes.ExporterImageConfigKey+"/"+id, config)
-	res.AddMeta(exptypes.ExporterPlatformsKey, ps)
-	for k, v := range annotations {
-		res.AddMeta(exptypes.AnnotationIndexKey(k), []byte(v))
-		res.AddMeta(exptypes.AnnotationManifestKey(nil, k), []byte(v))
-	}
-	return res, nil
 }

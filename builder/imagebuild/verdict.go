@@ -3,11 +3,9 @@ package imagebuild
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/moby/buildkit/client/llb"
 	digest "github.com/opencontainers/go-digest"
 	"golang.org/x/sync/errgroup"
 
@@ -75,17 +73,10 @@ func (j *releaseJob) verdictInputs(ctx context.Context, routers []*gatewayfile.R
 	if err := eg.Wait(); err != nil {
 		return in, err
 	}
-	// The definition's last op names every op under it by digest: the
-	// base pinned by digest, each step, each input. A local source's op
-	// names its session, so a stage that copies local files never matches.
-	def, err := image.state.Marshal(ctx, llb.Platform(arm64Platform()))
-	if err != nil {
+	var err error
+	if in.Runtime, err = verdicts.Runtime(ctx, image.state, arm64Platform()); err != nil {
 		return in, err
 	}
-	if len(def.Def) == 0 {
-		return in, errors.New("the runtime image's definition is empty")
-	}
-	in.Runtime = digest.FromBytes(def.Def[len(def.Def)-1]).String()
 	if len(j.plan.Router.Smoke) > 0 {
 		spec, err := json.Marshal(j.smokeSpec())
 		if err != nil {

@@ -62,3 +62,38 @@ func ChoosePath(workers []gateway.WorkerInfo, hasCrossBase bool, forced string) 
 	}
 	return Choice{Path: PathQEMU, Reason: "the node does not run linux/arm64 natively and the release has no cross_build_base"}, nil
 }
+
+// Auto is the value of jetbake build --build-path that lets every
+// release's path be chosen (ChoosePath), whatever its build_path says.
+const Auto = "auto"
+
+// Forced is the path a build forces: flag (jetbake build --build-path)
+// over the release's build_path; "" lets ChoosePath choose, as flag Auto
+// does. An app's stage has no cross path, so only QEMU can be forced on it.
+func Forced(release, flag string, app bool) string {
+	forced := release
+	switch flag {
+	case "":
+	case Auto:
+		forced = ""
+	default:
+		forced = flag
+	}
+	if app && forced != string(PathQEMU) {
+		return ""
+	}
+	return forced
+}
+
+// Describe says a path in the words of `jetbake plan`'s build path line:
+// crossBase is the release's cross build base as the build names it, dir
+// its CUDA target folder.
+func Describe(c Choice, crossBase, dir string) string {
+	switch c.Path {
+	case PathCross:
+		return fmt.Sprintf("cross in %s (targets/%s): %s", crossBase, dir, c.Reason)
+	case PathQEMU:
+		return "QEMU: " + c.Reason
+	}
+	return "native: " + c.Reason
+}

@@ -45,3 +45,20 @@ func TestChoosePath(t *testing.T) {
 		})
 	}
 }
+
+// --build-path wins over the release's build_path, auto lets the path be
+// chosen, and an app can only be forced onto QEMU.
+func TestForced(t *testing.T) {
+	require.Equal(t, "qemu", Forced("qemu", "", false))
+	require.Equal(t, "cross", Forced("qemu", "cross", false))
+	require.Empty(t, Forced("qemu", Auto, false))
+	require.Equal(t, "qemu", Forced("", "qemu", true))
+	require.Empty(t, Forced("", "cross", true), "an app's stage has no cross path")
+}
+
+// Each path in the words of `jetbake plan`'s build path line.
+func TestDescribe(t *testing.T) {
+	require.Equal(t, "cross in cross:6.2 (targets/aarch64-linux): why", Describe(Choice{Path: PathCross, Reason: "why"}, "cross:6.2", "aarch64-linux"))
+	require.Equal(t, "QEMU: why", Describe(Choice{Path: PathQEMU, Reason: "why"}, "", ""))
+	require.Equal(t, "native: why", Describe(Choice{Path: PathNative, Reason: "why"}, "", ""))
+}

@@ -5,7 +5,10 @@ package sharedsession
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session"
@@ -87,4 +90,19 @@ func (s Sessions) Close() {
 	for _, ss := range s {
 		ss.Close()
 	}
+}
+
+// Key names a release's local folders (its context, Dockerfile and
+// entrypoint folders, "" for none) by their absolute paths: releases with
+// the same folders share a session under it.
+func Key(dirs ...string) string {
+	h := sha256.New()
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil || dir == "" {
+			abs = dir
+		}
+		fmt.Fprintf(h, "%s\x00", abs)
+	}
+	return "jetbake-" + hex.EncodeToString(h.Sum(nil))[:16]
 }

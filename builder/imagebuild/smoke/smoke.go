@@ -78,6 +78,21 @@ type Library struct {
 	FromHost bool `json:"from_host,omitempty"`
 }
 
+// Libraries are the files in the runtime image that the binaries' DT_NEEDED
+// entries resolved to, once each, in order: not the CUDA driver, which
+// comes from the Jetson.
+func Libraries(bins []Binary) []string {
+	var paths []string
+	for _, b := range bins {
+		for _, lib := range b.Resolved {
+			if lib.Path != "" && !lib.FromHost && !slices.Contains(paths, lib.Path) {
+				paths = append(paths, lib.Path)
+			}
+		}
+	}
+	return paths
+}
+
 // ResolvedLibraries reads the loader's trace (LD_TRACE_LOADED_OBJECTS:
 // "\tlibssl.so.3 => /usr/lib/aarch64-linux-gnu/libssl.so.3 (0x...)") for
 // the binary's DT_NEEDED entries, in their order.

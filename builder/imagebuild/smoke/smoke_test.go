@@ -100,3 +100,16 @@ func TestResolvedLibraries(t *testing.T) {
 		{Name: "libssl.so.3"}, {Name: "libc.so.6", Path: "/lib/aarch64-linux-gnu/libc.so.6"}},
 		ResolvedLibraries([]string{"libcuda.so.1", "libcudart.so.12", "libssl.so.3", "libc.so.6"}, trace))
 }
+
+// The libraries the audit reads are the image's files the binaries loaded,
+// each once: not the driver from the host, not one the loader did not find.
+func TestLibraries(t *testing.T) {
+	cudart := Library{Name: "libcudart.so.12", Path: "/usr/local/cuda/lib64/libcudart.so.12"}
+	bins := []Binary{
+		{Binary: "router-87", Resolved: []Library{{Name: "libcuda.so.1", FromHost: true}, cudart, {Name: "libssl.so.3"}}},
+		{Binary: "router-110", Resolved: []Library{cudart, {Name: "libc.so.6", Path: "/lib/aarch64-linux-gnu/libc.so.6"}}},
+		{Binary: "script"},
+	}
+	require.Equal(t, []string{"/usr/local/cuda/lib64/libcudart.so.12", "/lib/aarch64-linux-gnu/libc.so.6"}, Libraries(bins))
+	require.Empty(t, Libraries(nil))
+}

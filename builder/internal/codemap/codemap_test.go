@@ -95,3 +95,33 @@ func TestParseErrors(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 }
+
+// imagebuildLimit is how many lines builder/imagebuild's own files may
+// hold (issue 34's limit, kept since issue 49).
+const imagebuildLimit = 3200
+
+// TestImagebuildSize keeps builder/imagebuild one job: its own files stay
+// within the limit, and each other job is a package beside it.
+func TestImagebuildSize(t *testing.T) {
+	lines, err := OwnLines(filepath.Join(root, "builder/imagebuild"))
+	require.NoError(t, err)
+	require.Greater(t, lines, 1000, "the package's files were found")
+	require.Empty(t, CheckSize("builder/imagebuild", lines, imagebuildLimit))
+}
+
+// TestCheckSize is the size check failing on a package over the limit,
+// counting only its own non-test files.
+func TestCheckSize(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.go"), []byte("package a\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a_test.go"), []byte("package a\n\n\n\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "c.go"), []byte("package sub\n\n"), 0o644))
+	lines, err := OwnLines(dir)
+	require.NoError(t, err)
+	require.Equal(t, 4, lines)
+	require.Empty(t, CheckSize("builder/x", 4, 4))
+	require.Equal(t, "builder/x's own non-test .go files hold 5 lines, more than 4: move a whole job into a package beside it "+
+		"(under builder/x/, with a name that says its job) and give that package its row in docs/code-map.md", CheckSize("builder/x", 5, 4))
+}

@@ -119,7 +119,7 @@ func checkRealNvccRouter(t *testing.T, k Kit, root, router string, sm int, ccbin
 	require.Contains(t, out, "sm_72\nsm_75\nsm_80\nsm_86\nsm_87\n")
 	require.NotContains(t, out, "jetbake stand-in")
 	// nvcc's own refusals of Thor's SM, whose words imagebuild's
-	// compilerRefusal reads.
+	// buildfailure.CompilerRefusal reads.
 	for args, want := range map[string]string{
 		"--gpu-architecture=sm_110":             "nvcc fatal   : Value 'sm_110' is not defined for option 'gpu-architecture'",
 		"-gencode arch=compute_110,code=sm_110": "nvcc fatal   : Unsupported gpu architecture 'compute_110'",

@@ -1,4 +1,4 @@
-package imagebuild
+package buildfailure
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ func TestCompilerRefusal(t *testing.T) {
 			want: "release jetpack7.0: the CUDA compiler of its build base cannot target SM 11.0: sm_110 needs CUDA >= 13.0 (CUDA 12.8-12.9 knew Thor as sm_101, earlier releases not at all); give SM 11.0 a release whose build base has a CUDA that targets it; "},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := compilerRefusal(tc.rel, step, tc.out)
+			err := CompilerRefusal(tc.rel, step, tc.out)
 			var ce *CompilerRefusalError
 			require.ErrorAs(t, err, &ce)
 			require.ErrorIs(t, err, step)
@@ -42,5 +42,5 @@ func TestCompilerRefusal(t *testing.T) {
 		})
 	}
 	other := errors.New("cargo failed")
-	require.Equal(t, other, compilerRefusal(rel, other, "error: could not compile `x`"), "other failures keep their words")
+	require.Equal(t, other, CompilerRefusal(rel, other, "error: could not compile `x`"), "other failures keep their words")
 }

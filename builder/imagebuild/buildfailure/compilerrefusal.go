@@ -1,4 +1,4 @@
-package imagebuild
+package buildfailure
 
 import (
 	"errors"
@@ -80,10 +80,10 @@ func toolchainReason(err error) string {
 	return err.Error()
 }
 
-// compilerRefusal turns err, a failed build of rel whose step printed out,
+// CompilerRefusal turns err, a failed build of rel whose step printed out,
 // into a CompilerRefusalError when the compiler refused an SM; else it
 // returns err.
-func compilerRefusal(rel plan.Release, err error, out string) error {
+func CompilerRefusal(rel plan.Release, err error, out string) error {
 	e := &CompilerRefusalError{Release: rel.Name, CUDA: rel.CUDA, Err: err}
 	var digits string
 	if m := bindgenCannotTarget.FindStringSubmatch(out); m != nil {

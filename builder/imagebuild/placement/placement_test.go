@@ -1,4 +1,4 @@
-package imagebuild
+package placement
 
 import (
 	"fmt"
@@ -7,28 +7,33 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func nodeNames(nodes []Node) []string {
+// node stands for a BuildKit node, known by its name.
+type node struct{ name string }
+
+func nodeName(n node) string { return n.name }
+
+func nodeNames(nodes []node) []string {
 	out := make([]string, len(nodes))
 	for i, n := range nodes {
-		out[i] = n.Name
+		out[i] = n.name
 	}
 	return out
 }
 
 func TestPlacementsSpreadAndStick(t *testing.T) {
-	nodes := []Node{{Name: "node-a"}, {Name: "node-b"}, {Name: "node-c"}}
+	nodes := []node{{"node-a"}, {"node-b"}, {"node-c"}}
 	releases := []string{"jetpack5.1", "jetpack6.1", "jetpack6.2", "jetpack7.0", "jetpack7.2", "jetpack7.3"}
-	first := placements(releases, nodes)
+	first := Order(releases, nodes, nodeName)
 	load := map[string]int{}
 	for _, r := range releases {
 		order := first[r]
 		require.ElementsMatch(t, []string{"node-a", "node-b", "node-c"}, nodeNames(order), "every node is a fallback")
-		load[order[0].Name]++
+		load[order[0].name]++
 	}
 	for _, n := range nodes {
-		require.Equal(t, 2, load[n.Name], "six releases on three nodes: two each")
+		require.Equal(t, 2, load[n.name], "six releases on three nodes: two each")
 	}
-	again := placements(releases, nodes)
+	again := Order(releases, nodes, nodeName)
 	for _, r := range releases {
 		require.Equal(t, nodeNames(first[r]), nodeNames(again[r]), "%s lands on the same node every run", r)
 	}
@@ -39,7 +44,7 @@ func TestPlacementsLosingANodeMovesOnlyItsReleases(t *testing.T) {
 	for i := range 40 {
 		releases = append(releases, fmt.Sprintf("release-%d", i))
 	}
-	all := []Node{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
+	all := []node{{"a"}, {"b"}, {"c"}, {"d"}}
 	before := rendezvousFirst(releases, all)
 	after := rendezvousFirst(releases, all[:3])
 	for _, r := range releases {
@@ -49,14 +54,14 @@ func TestPlacementsLosingANodeMovesOnlyItsReleases(t *testing.T) {
 	}
 }
 
-func rendezvousFirst(releases []string, nodes []Node) map[string]string {
+func rendezvousFirst(releases []string, nodes []node) map[string]string {
 	out := map[string]string{}
 	for _, r := range releases {
-		out[r] = rendezvous(r, nodes)[0].Name
+		out[r] = rendezvous(r, nodes, nodeName)[0].name
 	}
 	return out
 }
 
 func TestPlacementsWithoutNodes(t *testing.T) {
-	require.Empty(t, placements([]string{"x"}, nil))
+	require.Empty(t, Order([]string{"x"}, nil, nodeName))
 }

@@ -1,4 +1,4 @@
-package imagebuild
+package buildfailure
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ func TestCrossLinkError(t *testing.T) {
 				"compile the host objects with the aarch64 cross gcc (NVCC_CCBIN=aarch64-linux-gnu-gcc and NVCC_PREPEND_FLAGS=\"-ccbin aarch64-linux-gnu-gcc\""}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := crossLinkError("jetpack6.2", base, step, tc.out)
+			err := CrossLink("jetpack6.2", base, step, tc.out)
 			var ce *CrossLinkError
 			require.ErrorAs(t, err, &ce)
 			require.ErrorIs(t, err, step)
@@ -45,5 +45,5 @@ func TestCrossLinkError(t *testing.T) {
 		})
 	}
 	other := errors.New("cargo failed")
-	require.Equal(t, other, crossLinkError("jetpack6.2", base, other, "error: could not compile `x`"), "other failures keep their words")
+	require.Equal(t, other, CrossLink("jetpack6.2", base, other, "error: could not compile `x`"), "other failures keep their words")
 }
