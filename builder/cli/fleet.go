@@ -10,17 +10,21 @@ import (
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/fleet"
+	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 // fleetFlags are the flags of `jetbake fleet`.
 type fleetFlags struct {
 	metadataFile, kind, name, namespace, out, labeller string
 	replicas                                           int32
+	args, env                                          []string
+	cacheVolume, cachePath, healthPath                 string
+	resources                                          map[string]*string
 }
 
 // newFleetCommand builds `jetbake fleet`.
 func newFleetCommand() *cobra.Command {
-	f := &fleetFlags{}
+	f := &fleetFlags{resources: map[string]*string{}}
 	cmd := &cobra.Command{
 		Use:   "fleet",
 		Short: "Write Kubernetes manifests that run each node of a Jetson fleet on the image its JetPack can run",
@@ -28,22 +32,40 @@ func newFleetCommand() *cobra.Command {
 			"per release, pinned by digest, with runtimeClassName nvidia, the entrypoint's environment and a node\n" +
 			"affinity computed from the entrypoint's host rule and pick's preference over the node labels of\n" +
 			"'jetbake doctor --node-labels' (or its labelling DaemonSet): a node gets the release pick chooses for\n" +
-			"it, and no other. With --out it writes a folder with a kustomization.yaml (kubectl apply -k DIR);\n" +
-			"without, one YAML stream on standard output. A new build's report gives new digests: apply them and\n" +
-			"the controllers roll the pods (docs/fleets.md).",
-		Example: "  jetbake fleet --metadata-file build.json --out deploy/\n" +
-			"  jetbake fleet --metadata-file build.json --kind deployment --replicas 2 | kubectl apply --server-side -f -",
+			"it, and no other. Each pod serves: the ports the matrix exposes in the image, probes on the router's\n" +
+			"health route (TEI's /health; --health-path for another), the router's arguments and environment\n" +
+			"(--arg, --env), a model cache (--cache-volume) and resources (--cpu, --memory); one Service selects\n" +
+			"every release's pods, and --namespace adds the Namespace. With --out it writes a folder with a\n" +
+			"kustomization.yaml (kubectl apply -k DIR); without, one YAML stream on standard output. A new\n" +
+			"build's report gives new digests: apply them and the controllers roll the pods (docs/fleets.md).",
+		Example: "  jetbake fleet --metadata-file build.json --arg=--model-id --arg=BAAI/bge-small-en-v1.5 \\\n" +
+			"      --cache-volume hostPath:/var/lib/jetbake/models --memory 2Gi --out deploy/\n" +
+			"  jetbake fleet --metadata-file build.json --kind deployment --replicas 2 --namespace edge | kubectl apply --server-side -f -",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFleet(cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "report of 'jetbake build --push --metadata-file': each release's digest and metadata (required)")
 	fl.StringVar(&f.kind, "kind", "daemonset", "the workload of each release: daemonset (one pod on every node it fits) or deployment")
-	fl.StringVar(&f.name, "name", "router", "the app's name: workloads are NAME-RELEASE")
+	fl.StringVar(&f.name, "name", "router", "the app's name: the Service is NAME, the workloads NAME-RELEASE")
 	fl.Int32Var(&f.replicas, "replicas", 1, "each Deployment's replicas (with --kind deployment)")
-	fl.StringVar(&f.namespace, "namespace", "", "the kustomization's namespace")
+	fl.StringVar(&f.namespace, "namespace", "", "the namespace of every object, written as a Namespace too")
 	fl.StringVar(&f.labeller, "labeller-image", "", "add the labelling DaemonSet and its RBAC (for clusters without node-feature-discovery), running jetbake from this image")
 	fl.StringVarP(&f.out, "out", "o", "", "write the manifests and kustomization.yaml into this folder")
+	fl.StringArrayVar(&f.args, "arg", nil, "an argument of the router after the image's own (repeatable, in order), e.g. --arg=--model-id --arg=BAAI/bge-small-en-v1.5")
+	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE in the router's environment (repeatable), e.g. --env MODEL_ID=BAAI/bge-small-en-v1.5")
+	fl.StringVar(&f.cacheVolume, "cache-volume", "", "the model cache: hostPath:/FOLDER on each node, or pvc:NAME, mounted at --cache-path")
+	fl.StringVar(&f.cachePath, "cache-path", fleet.DefaultCachePath, "where the container sees the model cache (TEI's HUGGINGFACE_HUB_CACHE)")
+	fl.StringVar(&f.healthPath, "health-path", "", "the HTTP route of the startup, readiness and liveness probes (default: TEI's /health for TEI's router, none for another; \"\" for none)")
+	for _, r := range []struct{ name, usage string }{
+		{"cpu", "the CPU each pod requests, e.g. 2 or 500m"},
+		{"memory", "the memory each pod requests, e.g. 4Gi"},
+		{"cpu-limit", "the CPU limit of each pod"},
+		{"memory-limit", "the memory limit of each pod (the model and its batches must fit)"},
+	} {
+		f.resources[r.name] = fl.String(r.name, "", r.usage)
+	}
+	AddMatrixFlags(cmd, "the matrix the images were built from: their ports and default arguments")
 	return cmd
 }
 
@@ -54,8 +76,19 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	if !ok {
 		return usageErrorf("--kind %q is neither daemonset nor deployment", f.kind)
 	}
+	if err := fleet.CheckName(f.name); err != nil {
+		return usageErrorf("%v", err)
+	}
 	if f.metadataFile == "" {
 		return usageErrorf("--metadata-file is required: give the report 'jetbake build --push --metadata-file FILE' wrote")
+	}
+	m, err := LoadMatrix(cmd)
+	if err != nil {
+		return err
+	}
+	serving, err := f.serving(cmd, m)
+	if err != nil {
+		return usageErrorf("%v", err)
 	}
 	md, err := evidence.ReadMetadata(f.metadataFile)
 	if err != nil {
@@ -65,31 +98,73 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err} // the file is not what fleet needs
 	}
-	objs, err := fleet.Objects(releases, fleet.Options{App: f.name, Kind: kind, Replicas: f.replicas, Namespace: f.namespace})
+	objs, err := fleet.Objects(releases, fleet.Options{App: f.name, Kind: kind, Replicas: f.replicas, Namespace: f.namespace, Serving: serving})
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
 	if f.labeller != "" {
 		maps.Copy(objs, fleet.Labeller(f.labeller, f.namespace))
 	}
-	files, err := fleet.Render(objs, f.namespace)
+	return writeFleet(cmd, f.out, objs, f.namespace)
+}
+
+// serving reads the serving flags over what the matrix builds into the image.
+func (f *fleetFlags) serving(cmd *cobra.Command, m *matrix.Matrix) (fleet.Serving, error) {
+	var s fleet.Serving
+	var err error
+	if s.Ports, err = fleet.ImagePorts(m); err != nil {
+		return s, err
+	}
+	s.HealthPath = fleet.DefaultHealthPath(m)
+	if cmd.Flags().Changed("health-path") {
+		s.HealthPath = f.healthPath
+	}
+	if s.HealthPath != "" && !strings.HasPrefix(s.HealthPath, "/") {
+		return s, fmt.Errorf("--health-path %q is not an HTTP route: write it from the root, e.g. /health, or \"\" for no probe", f.healthPath)
+	}
+	if s.HealthPath != "" && len(s.Ports) == 0 {
+		return s, fmt.Errorf("--health-path %q needs a TCP port, and the matrix exposes none: add \"ports\": [\"80/tcp\"] to the matrix's router or app, or give --health-path \"\"", s.HealthPath)
+	}
+	if len(f.args) > 0 {
+		s.Args = append(slices.Clone(fleet.ImageCmd(m)), f.args...)
+	}
+	for _, e := range f.env {
+		v, err := fleet.ParseEnv(e)
+		if err != nil {
+			return s, err
+		}
+		s.Env = append(s.Env, v)
+	}
+	if f.cacheVolume != "" {
+		if s.Cache, err = fleet.ParseCacheVolume(f.cacheVolume, f.cachePath); err != nil {
+			return s, err
+		}
+	}
+	values := map[string]string{}
+	for k, v := range f.resources {
+		values[k] = *v
+	}
+	s.Resources, err = fleet.Resources(values)
+	return s, err
+}
+
+// writeFleet renders the objects into folder out, or as one stream on
+// standard output when out is "".
+func writeFleet(cmd *cobra.Command, out string, objs map[string]any, namespace string) error {
+	files, err := fleet.Render(objs, namespace)
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if f.out == "" {
+	if out == "" {
 		_, err = cmd.OutOrStdout().Write(fleet.Stream(files))
 		return err
 	}
-	if err := fleet.WriteDir(f.out, files); err != nil {
+	if err := fleet.WriteDir(out, files); err != nil {
 		return err
 	}
+	names := slices.Sorted(maps.Keys(files))
 	for _, n := range names {
-		fmt.Fprintln(cmd.ErrOrStderr(), "jetbake: wrote", f.out+"/"+n)
+		fmt.Fprintln(cmd.ErrOrStderr(), "jetbake: wrote", out+"/"+n)
 	}
 	return nil
 }

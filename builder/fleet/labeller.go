@@ -30,10 +30,12 @@ func labellerMounts() []string {
 // create or delete. The binding names the service account in namespace
 // ("default" when empty), the kustomization's.
 func Labeller(image, namespace string) map[string]any {
+	meta := metav1.ObjectMeta{Name: LabellerName, Labels: map[string]string{LabelApp: LabellerName}}
+	nsMeta := meta
+	nsMeta.Namespace = namespace
 	if namespace == "" {
 		namespace = "default"
 	}
-	meta := metav1.ObjectMeta{Name: LabellerName, Labels: map[string]string{LabelApp: LabellerName}}
 	var mounts []corev1.VolumeMount
 	var vols []corev1.Volume
 	for i, p := range labellerMounts() {
@@ -42,7 +44,7 @@ func Labeller(image, namespace string) map[string]any {
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: "/host" + p, ReadOnly: true})
 	}
 	ds := &appsv1.DaemonSet{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: KindDaemonSet}, ObjectMeta: meta,
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: KindDaemonSet}, ObjectMeta: nsMeta,
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: meta.Labels},
 			Template: corev1.PodTemplateSpec{
@@ -64,7 +66,7 @@ func Labeller(image, namespace string) map[string]any {
 		},
 	}
 	return map[string]any{
-		"labeller-serviceaccount.yaml": &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta},
+		"labeller-serviceaccount.yaml": &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: nsMeta},
 		"labeller-clusterrole.yaml": &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta,
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}}}},
 		"labeller-clusterrolebinding.yaml": &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: meta,
