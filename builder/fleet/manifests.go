@@ -226,7 +226,7 @@ func Render(objs map[string]any, namespace string) (map[string][]byte, error) {
 		out[file] = data
 		k.Resources = append(k.Resources, file)
 	}
-	slices.SortFunc(k.Resources, applyOrder)
+	slices.SortFunc(k.Resources, ApplyOrder)
 	data, err := yaml.Marshal(k)
 	if err != nil {
 		return nil, err
@@ -235,16 +235,22 @@ func Render(objs map[string]any, namespace string) (map[string][]byte, error) {
 	return out, nil
 }
 
-// applyOrder sorts file names by name, the Namespace first: the objects
-// in it are applied after it, as kustomize orders them.
-func applyOrder(a, b string) int {
-	switch {
-	case a == b:
-		return 0
-	case a == "namespace.yaml":
-		return -1
-	case b == "namespace.yaml":
-		return 1
+// ApplyOrder sorts file names: the Namespace first, as kustomize orders
+// it, so that the objects in it are applied after it; then the
+// RuntimeClass, which admission checks each pod's runtimeClassName
+// against; then by name.
+func ApplyOrder(a, b string) int {
+	rank := func(f string) int {
+		switch f {
+		case "namespace.yaml":
+			return 0
+		case "runtimeclass.yaml":
+			return 1
+		}
+		return 2
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
 	}
 	return strings.Compare(a, b)
 }
@@ -319,7 +325,7 @@ func Stream(files map[string][]byte) []byte {
 			names = append(names, n)
 		}
 	}
-	slices.SortFunc(names, applyOrder)
+	slices.SortFunc(names, ApplyOrder)
 	var b bytes.Buffer
 	for _, n := range names {
 		b.WriteString("---\n# " + n + "\n")
