@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -141,6 +142,7 @@ func TestFleetOnRealControlPlane(t *testing.T) {
 	eps := serviceReachesEveryRelease(ctx, t, cp, dsNS, rows)
 	t.Logf("Service router in %s, its endpoints (IP, node, workload):\n%s", dsNS, kubebed.EndpointTable(eps))
 
+	labellerOnArm64(ctx, t, cp, names)
 	upgrade(ctx, t, cp, labeler, byName, want)
 	newDigest(ctx, t, cp, releases, want, dsOpts, depOpts)
 	t.Logf("test bed and checks took %s", time.Since(start).Round(time.Millisecond))
@@ -272,4 +274,25 @@ func newDigest(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane, rele
 			require.Equal(t, int32(2), *rs.Spec.Replicas)
 		}
 	}
+}
+
+// labellerOnArm64 applies the labelling DaemonSet (its image never runs
+// here) in a namespace of its own: it places a pod on every arm64 node and
+// none on the amd64 one.
+func labellerOnArm64(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane, nodes []string) {
+	t.Helper()
+	const ns = "jetbake-system"
+	_, err := cp.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	files, err := fleet.Render(fleet.Labeller("registry.example/jetbake@sha256:"+strings.Repeat("c", 64), ns), ns)
+	require.NoError(t, err)
+	_, err = kubebed.ApplyFiles(ctx, cp.Config, ns, files)
+	require.NoError(t, err)
+	want := map[string]string{}
+	for _, n := range nodes {
+		want[n] = "registry.example/jetbake@sha256:" + strings.Repeat("c", 64)
+	}
+	want["amd64-worker"] = ""
+	rows := placed(ctx, t, cp, ns, want)
+	t.Logf("the labelling DaemonSet (node -> image):\n%s", kubebed.Table(rows))
 }
