@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,7 +11,10 @@ import (
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/fleet"
+	"github.com/jetbake/jetbake/builder/imagepick"
 	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/builder/refs"
 )
 
 // fleetFlags are the flags of `jetbake fleet`.
@@ -20,6 +24,8 @@ type fleetFlags struct {
 	args, env                                          []string
 	cacheVolume, cachePath, healthPath                 string
 	resources                                          map[string]*string
+	mirrors                                            []string
+	deadline                                           func(context.Context) (context.Context, context.CancelFunc, error)
 }
 
 // newFleetCommand builds `jetbake fleet`.
@@ -28,8 +34,9 @@ func newFleetCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fleet",
 		Short: "Write Kubernetes manifests that run each node of a Jetson fleet on the image its JetPack can run",
-		Long: "fleet writes, from the report of 'jetbake build --push --metadata-file', one DaemonSet or Deployment\n" +
-			"per release, pinned by digest, with runtimeClassName nvidia, the entrypoint's environment and a node\n" +
+		Long: "fleet writes, from the report of 'jetbake build --push --metadata-file' (or, without it, from the\n" +
+			"digests the registry gives each release's first tag now), one DaemonSet or Deployment per release,\n" +
+			"pinned by digest, with runtimeClassName nvidia, the entrypoint's environment and a node\n" +
 			"affinity computed from the entrypoint's host rule and pick's preference over the node labels of\n" +
 			"'jetbake doctor --node-labels' (or its labelling DaemonSet): a node gets the release pick chooses for\n" +
 			"it, and no other. Each pod serves: the ports the matrix exposes in the image, probes on the router's\n" +
@@ -45,7 +52,9 @@ func newFleetCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFleet(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.metadataFile, "metadata-file", "", "report of 'jetbake build --push --metadata-file': each release's digest and metadata (required)")
+	fl.StringVar(&f.metadataFile, "metadata-file", "", "report of 'jetbake build --push --metadata-file': each release's digest and metadata (default: ask the registry)")
+	fl.StringArrayVar(&f.mirrors, "mirror", nil, "without --metadata-file, read a registry through a mirror: REGISTRY=HOST[:PORT] (repeatable); the manifests keep the image's own name")
+	f.deadline = addTimeoutFlag(cmd)
 	fl.StringVar(&f.kind, "kind", "daemonset", "the workload of each release: daemonset (one pod on every node it fits) or deployment")
 	fl.StringVar(&f.name, "name", "router", "the app's name: the Service is NAME, the workloads NAME-RELEASE")
 	fl.Int32Var(&f.replicas, "replicas", 1, "each Deployment's replicas (with --kind deployment)")
@@ -79,9 +88,6 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	if err := fleet.CheckName(f.name); err != nil {
 		return usageErrorf("%v", err)
 	}
-	if f.metadataFile == "" {
-		return usageErrorf("--metadata-file is required: give the report 'jetbake build --push --metadata-file FILE' wrote")
-	}
 	m, err := LoadMatrix(cmd)
 	if err != nil {
 		return err
@@ -90,13 +96,9 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	md, err := evidence.ReadMetadata(f.metadataFile)
+	releases, err := f.releases(cmd, m)
 	if err != nil {
 		return err
-	}
-	releases, err := fleet.ReleasesFromReport(f.metadataFile, md.Report)
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err} // the file is not what fleet needs
 	}
 	objs, err := fleet.Objects(releases, fleet.Options{App: f.name, Kind: kind, Replicas: f.replicas, Namespace: f.namespace, Serving: serving})
 	if err != nil {
@@ -106,6 +108,54 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 		maps.Copy(objs, fleet.Labeller(f.labeller, f.namespace))
 	}
 	return writeFleet(cmd, f.out, objs, f.namespace)
+}
+
+// releases are the releases to write, pinned by digest: from the metadata
+// file, or from the registry.
+func (f *fleetFlags) releases(cmd *cobra.Command, m *matrix.Matrix) ([]fleet.Release, error) {
+	if f.metadataFile != "" {
+		md, err := evidence.ReadMetadata(f.metadataFile)
+		if err != nil {
+			return nil, err
+		}
+		releases, err := fleet.ReleasesFromReport(f.metadataFile, md.Report)
+		if err != nil {
+			return nil, &ExitError{Code: ExitUsage, Err: err} // the file is not what fleet needs
+		}
+		return releases, nil
+	}
+	mirrors, err := parseMirrors(f.mirrors)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.New(m)
+	if err != nil {
+		return nil, err
+	}
+	var tags []fleet.Tag
+	for _, r := range p.Releases {
+		if len(r.Tags) > 0 {
+			tags = append(tags, fleet.Tag{Release: r.Name, Repository: p.Repository, Tag: strings.TrimPrefix(r.Tags[0], p.Repository+":")})
+		}
+	}
+	ctx, cancel, err := registryContext(cmd.Context(), f.deadline)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	stderr := cmd.ErrOrStderr()
+	// Progress is a line per release read; a registry's failure stays one sentence.
+	releases, left, err := fleet.ReleasesFromRegistry(ctx, tags, imagepick.WithMirrors(mirrors))
+	for _, l := range left {
+		fmt.Fprintln(stderr, "jetbake: warning:", refs.Printable(l))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range releases {
+		fmt.Fprintf(stderr, "jetbake: %s is %s\n", r.Name, r.Image)
+	}
+	return releases, nil
 }
 
 // serving reads the serving flags over what the matrix builds into the image.
