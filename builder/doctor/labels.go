@@ -108,8 +108,8 @@ func (r *Report) RuntimeReady() bool {
 }
 
 // LabelWarnings are the sentences that say why the labels place no pod on
-// this host: it is not a Jetson, or the row the nvidia-runtime label
-// follows is not ok (with its fix). Writing the labels still succeeds: a
+// this host: it is not a Jetson (and nothing more), or the row the
+// nvidia-runtime label follows is not ok (with its fix). Writing the labels still succeeds: a
 // labeller runs on every node, Jetson or not.
 func (r *Report) LabelWarnings() []string {
 	var out []string
@@ -121,7 +121,7 @@ func (r *Report) LabelWarnings() []string {
 				break
 			}
 		}
-		out = append(out, fmt.Sprintf("this host is not a Jetson (%s): its labels say %s=false, and jetbake fleet's workloads place no pod on it", why, strings.TrimPrefix(LabelJetson, LabelPrefix)))
+		return append(out, fmt.Sprintf("this host is not a Jetson (%s): its labels say %s=false, and jetbake fleet's workloads place no pod on it", why, strings.TrimPrefix(LabelJetson, LabelPrefix)))
 	}
 	if !r.RuntimeReady() {
 		for _, c := range r.Checks {
