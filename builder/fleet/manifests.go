@@ -237,14 +237,14 @@ func Render(objs map[string]any, namespace string) (map[string][]byte, error) {
 
 // ApplyOrder sorts file names: the Namespace first, as kustomize orders
 // it, so that the objects in it are applied after it; then the
-// RuntimeClass, which admission checks each pod's runtimeClassName
-// against; then by name.
+// RuntimeClass and the labeller's ServiceAccount, which admission checks
+// each pod's runtimeClassName and serviceAccountName against; then by name.
 func ApplyOrder(a, b string) int {
 	rank := func(f string) int {
 		switch f {
 		case "namespace.yaml":
 			return 0
-		case "runtimeclass.yaml":
+		case "runtimeclass.yaml", "labeller-serviceaccount.yaml":
 			return 1
 		}
 		return 2
