@@ -100,6 +100,7 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	if err != nil {
 		return err
 	}
+
 	objs, err := fleet.Objects(releases, fleet.Options{App: f.name, Kind: kind, Replicas: f.replicas, Namespace: f.namespace, Serving: serving})
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -107,7 +108,13 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	if f.labeller != "" {
 		maps.Copy(objs, fleet.Labeller(f.labeller, f.namespace))
 	}
-	return writeFleet(cmd, f.out, objs, f.namespace)
+	if err := writeFleet(cmd, f.out, objs, f.namespace); err != nil {
+		return err
+	}
+	if w := fleet.ServingWarning(m, serving); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "jetbake: warning:", w)
+	}
+	return nil
 }
 
 // releases are the releases to write, pinned by digest: from the metadata

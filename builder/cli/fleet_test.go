@@ -46,6 +46,7 @@ func TestFleetServingFlags(t *testing.T) {
 		"--arg=--model-id", "--arg=BAAI/bge-small-en-v1.5", "--cache-volume", "hostPath:/var/lib/jetbake/models",
 		"--cpu", "2", "--memory", "2Gi", "--memory-limit", "6Gi")
 	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stderr, "warning", "--model-id given")
 	t.Logf("jetbake fleet's YAML for the shipped matrix:\n%s", r.stdout)
 	for _, want := range []string{"---\n# namespace.yaml\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: edge\n",
 		"kind: Service\n", "containerPort: 80\n", "path: /health\n", "- --json-output\n        - --model-id\n        - BAAI/bge-small-en-v1.5\n",
@@ -66,6 +67,11 @@ func TestFleetServingFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(ds), "Probe", "--health-path \"\" writes no probe")
 	require.NotContains(t, string(ds), "args:", "no --arg keeps the image's CMD")
+	require.Contains(t, r.stderr, "jetbake: warning: TEI's router needs a model and exits at start without one: give --arg=--model-id --arg=MODEL (e.g. BAAI/bge-small-en-v1.5), or --env MODEL_ID=MODEL\n")
+
+	r = run(t, "fleet", "-f", "../../matrix.json", "--metadata-file", report, "--env", "MODEL_ID=BAAI/bge-small-en-v1.5")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stderr, "warning", "a model in the environment")
 }
 
 // Each serving flag's bad value is one sentence with the flag, the value

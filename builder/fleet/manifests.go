@@ -111,7 +111,7 @@ func Objects(releases []Release, o Options) (map[string]any, error) {
 	}
 	if o.Namespace != "" {
 		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
-			return nil, fmt.Errorf("--namespace %q is not a Kubernetes namespace name (%s): write lowercase letters, digits and '-', e.g. %q", o.Namespace, strings.Join(errs, "; "), dnsLabelFix(o.Namespace))
+			return nil, fmt.Errorf("--namespace %q is not a Kubernetes namespace name: a namespace is lowercase letters, digits and '-', starting and ending with a letter or digit, 63 at most (a DNS-1123 label); write e.g. --namespace %s", o.Namespace, dnsLabelFix(o.Namespace))
 		}
 		out["namespace.yaml"] = &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
 	}

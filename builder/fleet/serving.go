@@ -97,7 +97,7 @@ func ParseEnv(s string) (corev1.EnvVar, error) {
 		return corev1.EnvVar{}, fmt.Errorf("--env %q has no '=': write NAME=VALUE, e.g. --env MAX_BATCH_TOKENS=8192", s)
 	}
 	if errs := validation.IsEnvVarName(name); len(errs) > 0 {
-		return corev1.EnvVar{}, fmt.Errorf("--env %q: %q is not an environment variable name Kubernetes takes (%s): write NAME=VALUE with a name such as MODEL_ID", s, name, strings.Join(errs, "; "))
+		return corev1.EnvVar{}, fmt.Errorf("--env %q: %q is not an environment variable name Kubernetes takes (letters, digits, '_', '-' and '.', not starting with a digit): write NAME=VALUE, e.g. MODEL_ID=BAAI/bge-small-en-v1.5", s, name)
 	}
 	return corev1.EnvVar{Name: name, Value: value}, nil
 }
@@ -137,7 +137,7 @@ func ParseCacheVolume(s, mountPath string) (*CacheVolume, error) {
 		return &CacheVolume{HostPath: val, MountPath: mountPath}, nil
 	case "pvc":
 		if errs := validation.IsDNS1123Subdomain(val); len(errs) > 0 {
-			return nil, fmt.Errorf("--cache-volume %q: claim name %q is not a Kubernetes name (%s): %s", s, val, strings.Join(errs, "; "), fix)
+			return nil, fmt.Errorf("--cache-volume %q: claim name %q is not a Kubernetes name (lowercase letters, digits, '-' and '.'): %s", s, val, fix)
 		}
 		return &CacheVolume{Claim: val, MountPath: mountPath}, nil
 	}
@@ -251,6 +251,36 @@ func mergeEnv(base, extra []corev1.EnvVar) []corev1.EnvVar {
 		if !replaced {
 			out = append(out, e)
 		}
+	}
+	return out
+}
+
+// ServingWarning is the sentence that says the pods would not start as
+// written, or "": TEI's router needs a model (--model-id, or MODEL_ID in
+// its environment; TEI v1.9.3, router/src/main.rs: model_id has no
+// default) and exits at start without one.
+func ServingWarning(m *matrix.Matrix, s Serving) string {
+	if m.App != nil || m.Router.Name != TEIRouterName {
+		return ""
+	}
+	for i, a := range s.Args {
+		if a == "--model-id" && i+1 < len(s.Args) || strings.HasPrefix(a, "--model-id=") {
+			return ""
+		}
+	}
+	for _, e := range append(s.Env, envOf(m.Router.Env)...) {
+		if e.Name == "MODEL_ID" && e.Value != "" {
+			return ""
+		}
+	}
+	return "TEI's router needs a model and exits at start without one: give --arg=--model-id --arg=MODEL (e.g. BAAI/bge-small-en-v1.5), or --env MODEL_ID=MODEL"
+}
+
+// envOf is an environment map as variables.
+func envOf(env map[string]string) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for k, v := range env {
+		out = append(out, corev1.EnvVar{Name: k, Value: v})
 	}
 	return out
 }
