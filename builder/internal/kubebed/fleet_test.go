@@ -30,9 +30,9 @@ func placed(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane, ns stri
 	return rows
 }
 
-// deployed waits (60 s at most) until the Deployments have rolled out on
+// deployedOn waits (60 s at most) until the Deployments have rolled out on
 // the nodes want gives their images.
-func deployed(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane, ns string, want map[string]string) []kubebed.Row {
+func deployedOn(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane, ns string, want map[string]string) []kubebed.Row {
 	t.Helper()
 	rows, err := kubebed.WaitDeployed(ctx, cp.Client, ns, want, 60*time.Second)
 	require.NoError(t, err, "scheduler:\n%s\ncontroller manager:\n%s", cp.LogTail("kube-scheduler"), cp.LogTail("kube-controller-manager"))
@@ -137,7 +137,7 @@ func TestFleetOnRealControlPlane(t *testing.T) {
 
 	rows := placed(ctx, t, cp, dsNS, want)
 	t.Logf("DaemonSets, placement (node -> image):\n%s", kubebed.Table(rows))
-	rows = deployed(ctx, t, cp, depNS, want)
+	rows = deployedOn(ctx, t, cp, depNS, want)
 	t.Logf("Deployments (2 replicas each), placement (node -> images):\n%s", kubebed.Table(rows))
 	eps := serviceReachesEveryRelease(ctx, t, cp, dsNS, rows)
 	t.Logf("Service router in %s, its endpoints (IP, node, workload):\n%s", dsNS, kubebed.EndpointTable(eps))
@@ -213,27 +213,33 @@ func serviceReachesEveryRelease(ctx context.Context, t *testing.T, cp *kubebed.C
 	return eps
 }
 
-// upgrade flashes orin-jp6 to JetPack 7.2: it relabels itself; its
-// DaemonSet pod moves to the 7.2 release, and its Deployment pods move once
-// the node is drained, as before a reboot (IgnoredDuringExecution keeps a
-// running pod).
+// upgrade flashes to JetPack 7.2 the JetPack 6.2 Orin that runs a pod of
+// the jetpack6.2 Deployment: it relabels itself; its DaemonSet pod moves to
+// the 7.2 release, and its Deployment pod stays (IgnoredDuringExecution)
+// until the node is drained, as before a reboot, then comes back on a node
+// 6.2 fits.
 func upgrade(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane, labeler *fleet.NodeLabeler, byName map[string]kubebed.HostNode, want map[string]string) {
 	t.Helper()
-	from, to := byName["orin-jp6"], byName["orin-jp7.2"]
+	deployed, err := cp.Client.CoreV1().Pods("edge").List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelRelease + "=router-jetpack6-2"})
+	require.NoError(t, err)
+	require.NotEmpty(t, deployed.Items)
+	from, to := byName[deployed.Items[0].Spec.NodeName], byName["orin-jp7.2"]
+	require.NotEmpty(t, from.Name, "a host view runs the jetpack6.2 Deployment's pod")
 	require.NotEqual(t, from.Want, to.Want, "the upgrade must change the release")
 	require.NoError(t, labeler.Apply(ctx, from.Name, to.Labels))
 	want[from.Name] = to.Want
 	rows := placed(ctx, t, cp, "jetsons", want)
-	t.Logf("after orin-jp6 is upgraded to JetPack 7.2, DaemonSets (node -> image):\n%s", kubebed.Table(rows))
+	t.Logf("after %s is upgraded to JetPack 7.2, DaemonSets (node -> image):\n%s", from.Name, kubebed.Table(rows))
 
 	pods, err := cp.Client.CoreV1().Pods("edge").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + from.Name})
 	require.NoError(t, err)
+	require.NotEmpty(t, pods.Items, "the Deployment's pod stays on the relabelled node until it is drained")
 	for _, p := range pods.Items {
 		require.Equal(t, from.Want, p.Spec.Containers[0].Image, "a Deployment's pod stays until the node is drained")
 		require.NoError(t, cp.Client.CoreV1().Pods("edge").Delete(ctx, p.Name, metav1.DeleteOptions{}))
 	}
-	rows = deployed(ctx, t, cp, "edge", want)
-	t.Logf("after orin-jp6 is drained (%d pods of JetPack 6.2 evicted), Deployments (node -> images):\n%s", len(pods.Items), kubebed.Table(rows))
+	rows = deployedOn(ctx, t, cp, "edge", want)
+	t.Logf("after %s is drained (%d pods of JetPack 6.2 evicted), Deployments (node -> images):\n%s", from.Name, len(pods.Items), kubebed.Table(rows))
 }
 
 // newDigest is a new build of the jetpack7.2 release: its workloads get the
@@ -260,7 +266,7 @@ func newDigest(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane, rele
 	}
 	rows := placed(ctx, t, cp, "jetsons", want)
 	t.Logf("after jetpack7.2 is rebuilt (new digest), DaemonSets rolled (node -> image):\n%s", kubebed.Table(rows))
-	rows = deployed(ctx, t, cp, "edge", want)
+	rows = deployedOn(ctx, t, cp, "edge", want)
 	t.Logf("after jetpack7.2 is rebuilt, Deployments rolled (node -> images):\n%s", kubebed.Table(rows))
 	rss, err := cp.Client.AppsV1().ReplicaSets("edge").List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelRelease + "=router-jetpack7-2"})
 	require.NoError(t, err)
