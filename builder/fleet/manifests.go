@@ -20,6 +20,7 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild"
 	"github.com/jetbake/jetbake/builder/imagepick"
 	"github.com/jetbake/jetbake/builder/inputfile"
+	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 // Workload kinds.
@@ -55,6 +56,13 @@ func Env() []corev1.EnvVar {
 	return []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"}, {Name: "NVIDIA_DRIVER_CAPABILITIES", Value: "compute,utility"}}
 }
 
+// RequiredAnnotations are the annotations of a build report's release that
+// fleet places it by: the release, its JetPack, L4T and CUDA, and its SM
+// targets.
+func RequiredAnnotations() []string {
+	return []string{matrix.KeyRelease, matrix.KeyJetPack, matrix.KeyL4T, matrix.KeyCUDA, matrix.KeySMTargets}
+}
+
 // ReleasesFromReport reads the releases a build report (`jetbake build
 // --metadata-file`) lists as built and pushed, pinned by digest.
 func ReleasesFromReport(file string, r *imagebuild.Report) ([]Release, error) {
@@ -65,6 +73,16 @@ func ReleasesFromReport(file string, r *imagebuild.Report) ([]Release, error) {
 		}
 		if rel.Repository == "" {
 			return nil, fmt.Errorf("%s: release %s was not pushed (no repository): build with --push, then write the manifests", file, rel.Name)
+		}
+		var missing []string
+		for _, k := range RequiredAnnotations() {
+			if rel.Annotations[k] == "" {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%s: release %s has no annotation %s: give the file 'jetbake build --push --metadata-file' wrote, or write them (docs/fleets.md#where-the-digests-come-from)",
+				file, rel.Name, strings.Join(missing, ", "))
 		}
 		meta, err := imagepick.ParseMeta(rel.Annotations)
 		if err != nil {
