@@ -44,10 +44,17 @@ const HealthTEI = "/health"
 // TEIRouterName is the binary name of TEI's router in a matrix.
 const TEIRouterName = "text-embeddings-router"
 
-// DefaultHealthPath is the health route of what the matrix builds: TEI's
-// for TEI's router, none for another router or an app (give --health-path).
+// DefaultHealthPath is the health route of what the matrix builds: the
+// router's or the app's "health", else TEI's for TEI's router (a matrix
+// written before the field), else none (give --health-path).
 func DefaultHealthPath(m *matrix.Matrix) string {
-	if m.App == nil && m.Router.Name == TEIRouterName {
+	if m.App != nil {
+		return m.App.Health
+	}
+	if m.Router.Health != "" {
+		return m.Router.Health
+	}
+	if m.Router.Name == TEIRouterName {
 		return HealthTEI
 	}
 	return ""

@@ -165,3 +165,22 @@ func TestBadName(t *testing.T) {
 	_, err = fleet.Objects(shippedReleases(t), fleet.Options{App: "router", Kind: fleet.KindDaemonSet, Namespace: "Edge"})
 	require.ErrorContains(t, err, `--namespace "Edge" is not a Kubernetes namespace name`)
 }
+
+// The probe's route is the matrix's "health": the router's or an app's;
+// TEI's /health for a TEI router written before the field; none for
+// another router or an app without it.
+func TestDefaultHealthPath(t *testing.T) {
+	for _, tt := range []struct {
+		m    matrix.Matrix
+		want string
+	}{
+		{matrix.Matrix{Router: matrix.Router{Name: "text-embeddings-router", Health: "/health"}}, "/health"},
+		{matrix.Matrix{Router: matrix.Router{Name: "text-embeddings-router"}}, "/health"},
+		{matrix.Matrix{Router: matrix.Router{Name: "my-router", Health: "/ready"}}, "/ready"},
+		{matrix.Matrix{Router: matrix.Router{Name: "my-router"}}, ""},
+		{matrix.Matrix{App: &matrix.App{Name: "obliteratus", Health: "/healthz"}}, "/healthz"},
+		{matrix.Matrix{App: &matrix.App{Name: "obliteratus"}}, ""},
+	} {
+		require.Equal(t, tt.want, fleet.DefaultHealthPath(&tt.m), "%+v", tt.m)
+	}
+}
