@@ -150,7 +150,7 @@ func TestFleetMetadataIsBadInput(t *testing.T) {
 	} {
 		path := filepath.Join(dir, tt.name)
 		require.NoError(t, os.WriteFile(path, []byte(tt.data), 0o644))
-		r := run(t, "fleet", "--metadata-file", path)
+		r := run(t, "fleet", "--metadata-file", path, "-f", "../../matrix.json")
 		requireOneSentence(t, r, tt.name)
 		require.Contains(t, r.stderr, strings.ReplaceAll(tt.want, "%s", path))
 		require.Empty(t, r.stdout)

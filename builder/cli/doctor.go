@@ -21,15 +21,18 @@ func newDoctorCommand() *cobra.Command {
 	var getFormat func() (format, error)
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check that this Jetson can run jetbake images with docker run --runtime nvidia",
+		Short: "Check that this Jetson can run jetbake images with NVIDIA's container runtime",
 		Long: "doctor reports, as a short table, the Jetson model and SoC, its L4T and JetPack release, the\n" +
-			"driver's CUDA version, the NVIDIA container toolkit (known-bad releases named), Docker's nvidia\n" +
-			"runtime and default runtime in /etc/docker/daemon.json, and the CDI spec in /etc/cdi or /var/run/cdi.\n" +
+			"driver's CUDA version, the NVIDIA container toolkit (known-bad releases named), the nvidia runtime of\n" +
+			"each container engine the host has (Docker's daemon.json and default runtime; containerd's config.toml\n" +
+			"or NVIDIA's drop-in; the containerd configuration k3s writes), and the CDI spec in /etc/cdi or\n" +
+			"/var/run/cdi.\n" +
 			"Each problem comes with the command that fixes it. It exits 0 when the host can run jetbake images,\n" +
 			"1 otherwise. --sysroot reads a board's root file system mounted elsewhere.\n\n" +
 			"--node-labels FILE writes the host's facts instead, as Kubernetes node labels under\n" +
 			doctor.LabelPrefix + " in node-feature-discovery's local feature file format\n" +
-			"(FILE in " + doctor.FeaturesDir + ", or - for standard output), and exits 0:\n" +
+			"(FILE in " + doctor.FeaturesDir + ", or - for standard output), and exits 0, with a warning on\n" +
+			"standard error when the labels place no pod here (not a Jetson, or no nvidia runtime for pods):\n" +
 			"the labels jetbake's manifests place pods by (docs/fleets.md). --label-node NAME applies them to\n" +
 			"the node with server-side apply instead, from a pod's service account (the labelling DaemonSet of\n" +
 			"'jetbake fleet --labeller-image', for clusters without node-feature-discovery), every --every.",
@@ -78,6 +81,7 @@ func writeNodeLabels(cmd *cobra.Command, r *doctor.Report, path string) error {
 	if err := doctor.WriteFeatureFile(&b, r.NodeLabels()); err != nil {
 		return err
 	}
+	warnLabels(cmd, r)
 	if path == "-" {
 		_, err := cmd.OutOrStdout().Write(b.Bytes())
 		return err
@@ -86,6 +90,15 @@ func writeNodeLabels(cmd *cobra.Command, r *doctor.Report, path string) error {
 		return err
 	}
 	return inputfile.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// warnLabels says on standard error why the labels place no pod on this
+// host. The exit status stays 0: the labels are right, and a labeller that
+// runs on every node must not fail on the nodes that are not Jetsons.
+func warnLabels(cmd *cobra.Command, r *doctor.Report) {
+	for _, w := range r.LabelWarnings() {
+		fmt.Fprintln(cmd.ErrOrStderr(), "jetbake: warning:", w)
+	}
 }
 
 // labelNodeLoop applies the host's node labels to node, then again every
@@ -104,6 +117,7 @@ func labelNodeLoop(cmd *cobra.Command, sysroot, node string, every time.Duration
 		if err := l.Apply(ctx, node, r.NodeLabels()); err != nil {
 			return err
 		}
+		warnLabels(cmd, r)
 		fmt.Fprintf(cmd.ErrOrStderr(), "jetbake: labelled node %s (%d labels)\n", node, len(r.NodeLabels()))
 		if every <= 0 {
 			return nil

@@ -100,7 +100,8 @@ const teiRouter = `{
     "target_build_args": {"7.2": {"CARGO_FEATURES": "candle-cuda-volta"}},
     "env": {"PORT": "80", "HUGGINGFACE_HUB_CACHE": "/data"},
     "cmd": ["--json-output"],
-    "ports": ["80/tcp"]
+    "ports": ["80/tcp"],
+    "health": "/health"
   }`
 
 // RouterTEI is the value of `init --router` that writes TEI's router section

@@ -35,11 +35,12 @@ func fakeJetson(t *testing.T, l4t string, ready bool) string {
 	if ready {
 		files["var/lib/dpkg/status"] = "Package: nvidia-container-toolkit\nStatus: install ok installed\nVersion: 1.17.8-1\n"
 		files["etc/docker/daemon.json"] = `{"runtimes": {"nvidia": {"path": "nvidia-container-runtime"}}}`
+		files["usr/bin/nvidia-container-runtime"] = "#!/bin/sh\n"
 	}
 	for n, data := range files {
 		p := filepath.Join(root, n)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o755))
 	}
 	return root
 }
@@ -64,6 +65,29 @@ func TestDoctorCommand(t *testing.T) {
 	r = run(t, "doctor", "--sysroot", t.TempDir())
 	require.Equal(t, ExitFailure, r.code)
 	require.Contains(t, r.stdout, "run jetbake doctor on the Jetson itself, or pass --sysroot DIR with the board's root file system", "the fix names doctor's flag")
+}
+
+// --node-labels on a host that is not a Jetson writes jetson=false and says
+// so on standard error, with exit status 0: a labeller runs on every node.
+// On a Jetson whose pods cannot get NVIDIA's runtime it names the row and
+// its fix.
+func TestDoctorNodeLabelsWarn(t *testing.T) {
+	r := run(t, "doctor", "--sysroot", t.TempDir(), "--node-labels", "-")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "jetbake.feature.node.kubernetes.io/jetson=false\n")
+	require.Equal(t, "jetbake: warning: this host is not a Jetson (no Jetson SoC found (device tree, /sys/devices/soc0)): its labels say jetson=false, and jetbake fleet's workloads place no pod on it\n", r.stderr)
+
+	root := fakeJetson(t, "36.4.3", true)
+	conf := filepath.Join(root, "var/lib/rancher/k3s/agent/etc/containerd/config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(conf), 0o755))
+	require.NoError(t, os.WriteFile(conf, []byte("version = 2\n"), 0o644))
+	r = run(t, "doctor", "--sysroot", root, "--node-labels", "-")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "jetbake.feature.node.kubernetes.io/nvidia-runtime=false\n")
+	require.Contains(t, r.stderr, "jetbake: warning: nvidia-runtime=false: k3s nvidia runtime (no runtimes.nvidia in /var/lib/rancher/k3s/agent/etc/containerd/config.toml though /usr/bin/nvidia-container-runtime is installed: k3s started before the toolkit was installed): sudo systemctl restart k3s")
+	r = run(t, "doctor", "--sysroot", root)
+	require.Equal(t, ExitFailure, r.code, "the table fails the row the label follows")
+	require.Contains(t, r.stdout, "k3s nvidia runtime      fail")
 }
 
 func TestPickCommand(t *testing.T) {

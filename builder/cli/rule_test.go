@@ -31,6 +31,7 @@ var matrixCommands = map[string]struct {
 	"jetbake support":      {[]string{"--registry=false"}, "matrix file %s does not exist"},
 	"jetbake evidence add": {[]string{"evidence.json", "--registry=false"}, "matrix file %s does not exist"},
 	"jetbake init":         {nil, "cannot write %s: the folder"}, // the matrix it writes
+	"jetbake fleet":        {[]string{"--metadata-file", "build.json"}, "matrix file %s does not exist"},
 }
 
 // goText is text of Go's libraries that no error of jetbake shows a user.
@@ -152,7 +153,7 @@ func TestFlagValueSentences(t *testing.T) {
 		{[]string{"build", "--push=maybe"}, `--push "maybe": give true or false, or the flag alone for true; run 'jetbake build --help'`},
 		{[]string{"lock", "--timeout"}, `--timeout needs a value; run 'jetbake lock --help'`},
 		{[]string{"plan", "--release", `"a`}, `--release "\"a": give values separated by commas, a value with a comma in double quotes; run 'jetbake plan --help'`},
-		{[]string{"fleet", "-f", "empty.json"}, `jetbake fleet reads no matrix: -f/--file and --allow are not its flags; run 'jetbake fleet --help'`},
+		{[]string{"doctor", "-f", "empty.json"}, `jetbake doctor reads no matrix: -f/--file and --allow are not its flags; run 'jetbake doctor --help'`},
 		{[]string{"pick", "x", "--allow", "fs=/"}, `jetbake pick reads no matrix: -f/--file and --allow are not its flags; run 'jetbake pick --help'`},
 	} {
 		r := run(t, tt.args...)

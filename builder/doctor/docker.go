@@ -83,14 +83,17 @@ func readCDI(root string) []string {
 }
 
 // runtimeCheck is the row of `--runtime nvidia`: the nvidia runtime in
-// daemon.json. A CDI spec alone is enough for `--device nvidia.com/gpu=all`,
-// so then the row only warns.
-func runtimeCheck(rt dockerConfig, cdi []string) Check {
-	c := Check{Name: "docker nvidia runtime", Status: StatusOK}
+// daemon.json, installed under root. A CDI spec alone is enough for
+// `--device nvidia.com/gpu=all`, so then the row only warns.
+func runtimeCheck(root string, rt dockerConfig, cdi []string) Check {
+	c := Check{Name: CheckDockerRuntime, Status: StatusOK}
 	switch {
 	case rt.err != nil:
 		c.Status, c.Detail = StatusFail, rt.err.Error()
 		c.Fix = "correct /" + daemonJSON + ", then: " + configureRuntimeFix
+	case rt.nvidiaRuntime != "" && !binaryInstalled(root, rt.nvidiaRuntime):
+		c.Status, c.Fix = StatusFail, installToolkitFix+" && "+configureRuntimeFix
+		c.Detail = "runtimes.nvidia in /" + daemonJSON + " runs " + rt.nvidiaRuntime + ", which is not installed"
 	case rt.nvidiaRuntime != "":
 		c.Detail = "runtimes.nvidia in /" + daemonJSON + " (" + rt.nvidiaRuntime + ")"
 	default:

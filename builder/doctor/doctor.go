@@ -1,7 +1,8 @@
-// Package doctor checks whether a host can run jetbake images with
-// `docker run --runtime nvidia`: the Jetson and its L4T release, the driver's
-// CUDA version, the NVIDIA container toolkit, Docker's runtime configuration
-// and the CDI spec. Each problem comes with the command that fixes it.
+// Package doctor checks whether a host can run jetbake images with NVIDIA's
+// container runtime: the Jetson and its L4T release, the driver's CUDA
+// version, the NVIDIA container toolkit, the nvidia runtime in the
+// configuration of each container engine the host has (Docker, containerd,
+// k3s) and the CDI spec. Each problem comes with the command that fixes it.
 package doctor
 
 import (
@@ -49,6 +50,10 @@ type Report struct {
 	// (what k3s and containerd run for the nvidia RuntimeClass); "" when
 	// it is not installed.
 	NVIDIARuntime string `json:"nvidia_runtime,omitempty"`
+	// NVIDIARuntimeCheck names the row the nvidia-runtime node label
+	// follows (true when that row is ok): the engine Kubernetes runs pods
+	// with on this host (k3s, containerd, else Docker).
+	NVIDIARuntimeCheck string `json:"nvidia_runtime_check,omitempty"`
 }
 
 // Option changes what Run looks at.
@@ -115,9 +120,7 @@ func Run(ctx context.Context, opts ...Option) (*Report, error) {
 	r.Checks = append(r.Checks, hostChecks(facts, o.notJetsonFix)...)
 	tk := readToolkit(ctx, o.sysroot, o.version)
 	r.Checks = append(r.Checks, toolkitCheck(tk, facts))
-	rt := readDockerConfig(o.sysroot)
-	cdi := readCDI(o.sysroot)
-	r.Checks = append(r.Checks, runtimeCheck(rt, cdi), defaultRuntimeCheck(rt), cdiCheck(cdi, tk))
+	r.Checks = append(r.Checks, engineChecks(o.sysroot, tk, r)...)
 	r.OK = true
 	for _, c := range r.Checks {
 		if c.Status == StatusFail {
@@ -125,4 +128,25 @@ func Run(ctx context.Context, opts ...Option) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// engineChecks are the rows of the container engines the host has (Docker's
+// where it has none of them, the path the README gives), then the CDI
+// spec's; they set which row the nvidia-runtime label follows.
+func engineChecks(root string, tk toolkit, r *Report) []Check {
+	eng := findEngines(root)
+	cdi := readCDI(root)
+	var out []Check
+	if eng.docker || (!eng.containerd && !eng.k3s) {
+		rt := readDockerConfig(root)
+		out = append(out, runtimeCheck(root, rt, cdi), defaultRuntimeCheck(rt))
+	}
+	if eng.containerd {
+		out = append(out, containerdCheck(root))
+	}
+	if eng.k3s {
+		out = append(out, k3sCheck(root))
+	}
+	r.NVIDIARuntimeCheck = eng.labelRow()
+	return append(out, cdiCheck(cdi, tk))
 }

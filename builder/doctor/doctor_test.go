@@ -40,6 +40,7 @@ func jetson() map[string]string {
 		"var/lib/dpkg/status":                           dpkg("1.17.8-1", "install ok installed"),
 		"etc/docker/daemon.json":                        defaultJSON,
 		"etc/cdi/nvidia.yaml":                           cdiYAML,
+		"usr/bin/nvidia-container-runtime":              "#!/bin/sh\n",
 	}
 }
 
@@ -60,7 +61,11 @@ func writeRoot(t *testing.T, files map[string]string) string {
 	for name, data := range files {
 		p := filepath.Join(root, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+		mode := os.FileMode(0o644)
+		if strings.Contains(name, "bin/") {
+			mode = 0o755 // programs, such as NVIDIA's runtime
+		}
+		require.NoError(t, os.WriteFile(p, []byte(data), mode))
 	}
 	return root
 }
@@ -98,8 +103,9 @@ func TestDoctor(t *testing.T) {
 				"cdi spec":              "nvidia-ctk cdi generate",
 			}},
 		{name: "toolkit removed but its config kept", wantOK: false,
-			files: with(jetson(), "var/lib/dpkg/status", dpkg("1.17.8-1", "deinstall ok config-files")),
-			want:  map[string][2]string{"container toolkit": {"fail", "not installed"}}},
+			files: with(jetson(), "var/lib/dpkg/status", dpkg("1.17.8-1", "deinstall ok config-files"), "usr/bin/nvidia-container-runtime", "-"),
+			want: map[string][2]string{"container toolkit": {"fail", "not installed"},
+				"docker nvidia runtime": {"fail", "runtimes.nvidia in /etc/docker/daemon.json runs nvidia-container-runtime, which is not installed"}}},
 		{name: "known-bad toolkit 1.19.1", wantOK: false,
 			files: with(jetson(), "var/lib/dpkg/status", dpkg("1.19.1-1", "install ok installed")),
 			want:  map[string][2]string{"container toolkit": {"fail", "1.19.1 crashes on the compat_orin library"}},

@@ -43,7 +43,8 @@ const (
 	LabelDriverCUDAMajor = LabelPrefix + "cuda.driver.major"
 	LabelDriverCUDAMinor = LabelPrefix + "cuda.driver.minor"
 	// LabelNVIDIARuntime is "true" when NVIDIA's container runtime is
-	// installed (the nvidia RuntimeClass can run there), else "false".
+	// installed and configured in the engine Kubernetes runs pods with
+	// (the nvidia RuntimeClass can run there), else "false".
 	LabelNVIDIARuntime = LabelPrefix + "nvidia-runtime"
 )
 
@@ -66,12 +67,13 @@ func findRuntime(root string) string {
 
 // NodeLabels are the host's facts as node labels: the facts the entrypoint
 // reads (computecap/host, through hostfit.SysrootReader: soc_id, the L4T
-// release, the driver's CUDA version for it) and whether NVIDIA's runtime is
-// installed. A host that is not a Jetson gets only LabelJetson "false" and
-// LabelNVIDIARuntime.
+// release, the driver's CUDA version for it) and whether pods can run with
+// NVIDIA's runtime: LabelNVIDIARuntime is "true" exactly when the row
+// NVIDIARuntimeCheck names is ok, so the table and the label agree. A host
+// that is not a Jetson gets only LabelJetson "false" and LabelNVIDIARuntime.
 func (r *Report) NodeLabels() map[string]string {
 	h := r.Host
-	out := map[string]string{LabelJetson: strconv.FormatBool(h.Jetson()), LabelNVIDIARuntime: strconv.FormatBool(r.NVIDIARuntime != "")}
+	out := map[string]string{LabelJetson: strconv.FormatBool(h.Jetson()), LabelNVIDIARuntime: strconv.FormatBool(r.RuntimeReady())}
 	if !h.Jetson() {
 		return out
 	}
@@ -89,6 +91,43 @@ func (r *Report) NodeLabels() map[string]string {
 	for k, v := range out {
 		if v == "" {
 			delete(out, k)
+		}
+	}
+	return out
+}
+
+// RuntimeReady reports whether the row the nvidia-runtime label follows
+// (NVIDIARuntimeCheck) is ok.
+func (r *Report) RuntimeReady() bool {
+	for _, c := range r.Checks {
+		if c.Name == r.NVIDIARuntimeCheck {
+			return c.Status == StatusOK
+		}
+	}
+	return false
+}
+
+// LabelWarnings are the sentences that say why the labels place no pod on
+// this host: it is not a Jetson (and nothing more), or the row the
+// nvidia-runtime label follows is not ok (with its fix). Writing the labels still succeeds: a
+// labeller runs on every node, Jetson or not.
+func (r *Report) LabelWarnings() []string {
+	var out []string
+	if !r.Host.Jetson() {
+		why := "no Jetson SoC or L4T release found"
+		for _, c := range r.Checks {
+			if c.Status == StatusFail && (c.Name == "jetson" || c.Name == "l4t / jetpack") {
+				why = c.Detail
+				break
+			}
+		}
+		return append(out, fmt.Sprintf("this host is not a Jetson (%s): its labels say %s=false, and jetbake fleet's workloads place no pod on it", why, strings.TrimPrefix(LabelJetson, LabelPrefix)))
+	}
+	if !r.RuntimeReady() {
+		for _, c := range r.Checks {
+			if c.Name == r.NVIDIARuntimeCheck {
+				out = append(out, fmt.Sprintf("%s=false: %s (%s): %s", strings.TrimPrefix(LabelNVIDIARuntime, LabelPrefix), c.Name, c.Detail, c.Fix))
+			}
 		}
 	}
 	return out

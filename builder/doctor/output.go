@@ -29,6 +29,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "  %s (%s): %s\n", c.Name, c.Status, c.Fix)
 	}
 	verdict := "\nThis host can run jetbake images: docker run --runtime nvidia $(jetbake pick REPOSITORY)"
+	if r.NVIDIARuntimeCheck != CheckDockerRuntime {
+		verdict = "\nThis host can run jetbake images: in pods with runtimeClassName nvidia, as jetbake fleet writes them"
+	}
 	if !r.OK {
 		verdict = "\nThis host cannot run jetbake images until the failed checks are fixed."
 	}

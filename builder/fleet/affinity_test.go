@@ -2,7 +2,6 @@ package fleet_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/imagepick"
 	"github.com/jetbake/jetbake/builder/internal/e2e"
+	"github.com/jetbake/jetbake/builder/internal/kubebed"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
 	"github.com/jetbake/jetbake/computecap"
@@ -52,13 +52,11 @@ func labelsOf(t *testing.T, root string) map[string]string {
 	return r.NodeLabels()
 }
 
-// withRuntime adds NVIDIA's container runtime to a host view, as a host
-// with the toolkit installed has it.
+// withRuntime adds NVIDIA's container runtime to a host view, as a k3s
+// node with the toolkit installed has it.
 func withRuntime(t *testing.T, root string) {
 	t.Helper()
-	p := filepath.Join(root, "usr", "bin", "nvidia-container-runtime")
-	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, kubebed.WriteK3sNVIDIA(root))
 }
 
 // matching lists the releases whose affinity matches the labels.
@@ -178,7 +176,8 @@ func TestAffinityOverTheTable(t *testing.T) {
 				for _, l4t := range []computecap.L4TVersion{base, {Major: base.Major, Minor: base.Minor, Patch: base.Patch + 4}, {Major: base.Major, Minor: base.Minor + 1}} {
 					h := hostfit.Host{SoC: soc.Name, Family: soc.Family, GPU: soc.Capability, L4T: l4t, L4TVersion: l4t.String(), JetPack: tab.JetPackName(l4t)}
 					h.DriverCUDA, _ = tab.DriverCUDAForL4T(l4t)
-					labels := (&doctor.Report{Host: h, NVIDIARuntime: "/usr/bin/nvidia-container-runtime"}).NodeLabels()
+					labels := (&doctor.Report{Host: h, NVIDIARuntime: "/usr/bin/nvidia-container-runtime", NVIDIARuntimeCheck: doctor.CheckK3sRuntime,
+						Checks: []doctor.Check{{Name: doctor.CheckK3sRuntime, Status: doctor.StatusOK}}}).NodeLabels()
 					want := pickChoice(releases, labels)
 					got := matching(t, affs, labels)
 					if want == "" {

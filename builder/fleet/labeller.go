@@ -13,36 +13,72 @@ import (
 // RBAC objects.
 const LabellerName = "jetbake-node-labeller"
 
-// labellerMounts are the host paths doctor reads, mounted read-only under
-// /host: the L4T release, the SoC bus, the device tree, and the folders
-// NVIDIA's runtime is installed in.
-func labellerMounts() []string {
-	return []string{host.TegraReleasePath, "/sys/devices/soc0", host.FirmwareDTDir, "/usr/bin", "/usr/local/bin", "/usr/local/nvidia/toolkit"}
+// labellerMount is a host path doctor reads, mounted read-only under /host,
+// with its hostPath type.
+type labellerMount struct {
+	path string
+	typ  corev1.HostPathType
+}
+
+// labellerMounts are the host paths doctor reads. A Jetson has the L4T
+// release file, the SoC bus, the device tree and /usr/bin and /usr/local/bin
+// (File and Directory: the kubelet refuses to start the pod where one is
+// missing, instead of making an empty folder in its place, which an untyped
+// hostPath would). The configurations of the container engines (Docker,
+// containerd, k3s's containerd) and the GPU operator's toolkit folder are
+// there only where that engine is: DirectoryOrCreate, so a missing one is an
+// empty folder, which doctor reads as no such engine.
+func labellerMounts() []labellerMount {
+	return []labellerMount{
+		{host.TegraReleasePath, corev1.HostPathFile},
+		{"/sys/devices/soc0", corev1.HostPathDirectory},
+		{host.FirmwareDTDir, corev1.HostPathDirectory},
+		{"/usr/bin", corev1.HostPathDirectory},
+		{"/usr/local/bin", corev1.HostPathDirectory},
+		{"/usr/local/nvidia/toolkit", corev1.HostPathDirectoryOrCreate},
+		{"/etc/docker", corev1.HostPathDirectoryOrCreate},
+		{"/etc/containerd", corev1.HostPathDirectoryOrCreate},
+		{"/var/lib/rancher/k3s/agent/etc/containerd", corev1.HostPathDirectoryOrCreate},
+	}
+}
+
+// labellerTolerations are the taints a Jetson node may carry that the
+// labeller tolerates: a single-node cluster's control plane
+// (node-role.kubernetes.io/control-plane, kubeadm's), and a GPU node's
+// nvidia.com/gpu taint. The DaemonSet controller adds the node condition
+// taints (not-ready, unreachable, disk-pressure, ...) itself.
+func labellerTolerations() []corev1.Toleration {
+	return []corev1.Toleration{
+		{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	}
 }
 
 // Labeller returns the objects of the labelling DaemonSet, by file name,
 // for clusters without node-feature-discovery: on every node, `jetbake
 // doctor --sysroot /host --label-node NODE --every 10m` in image (one that
-// holds the jetbake binary), with the host paths doctor reads mounted
-// read-only. Its RBAC is the least that labels a node: "patch" on nodes
+// holds the jetbake binary) on every arm64 node, with the host paths doctor
+// reads mounted read-only (labellerMounts). Its RBAC is the least that labels a node: "patch" on nodes
 // (server-side apply of metadata.labels); Kubernetes' RBAC cannot narrow
 // it to the pod's own node, so the ClusterRole grants no get, list,
 // create or delete. The binding names the service account in namespace
 // ("default" when empty), the kustomization's.
 func Labeller(image, namespace string) map[string]any {
+	meta := metav1.ObjectMeta{Name: LabellerName, Labels: map[string]string{LabelApp: LabellerName}}
+	nsMeta := meta
+	nsMeta.Namespace = namespace
 	if namespace == "" {
 		namespace = "default"
 	}
-	meta := metav1.ObjectMeta{Name: LabellerName, Labels: map[string]string{LabelApp: LabellerName}}
 	var mounts []corev1.VolumeMount
 	var vols []corev1.Volume
-	for i, p := range labellerMounts() {
+	for i, m := range labellerMounts() {
 		name := "host-" + string(rune('a'+i))
-		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: "/host" + p, ReadOnly: true})
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: m.path, Type: ptr(m.typ)}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: "/host" + m.path, ReadOnly: true})
 	}
 	ds := &appsv1.DaemonSet{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: KindDaemonSet}, ObjectMeta: meta,
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: KindDaemonSet}, ObjectMeta: nsMeta,
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: meta.Labels},
 			Template: corev1.PodTemplateSpec{
@@ -57,14 +93,15 @@ func Labeller(image, namespace string) map[string]any {
 						VolumeMounts:    mounts,
 						SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true), AllowPrivilegeEscalation: ptr(false)},
 					}},
-					Volumes:     vols,
-					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					Volumes:      vols,
+					NodeSelector: map[string]string{corev1.LabelArchStable: "arm64"},
+					Tolerations:  labellerTolerations(),
 				},
 			},
 		},
 	}
 	return map[string]any{
-		"labeller-serviceaccount.yaml": &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta},
+		"labeller-serviceaccount.yaml": &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: nsMeta},
 		"labeller-clusterrole.yaml": &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta,
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}}}},
 		"labeller-clusterrolebinding.yaml": &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: meta,

@@ -79,4 +79,11 @@ func TestReleasesFromReport(t *testing.T) {
 	require.ErrorContains(t, err, "build.json: release "+shipped[1].Name+" was not pushed")
 	_, err = fleet.ReleasesFromReport("build.json", &imagebuild.Report{})
 	require.ErrorContains(t, err, "lists no built release")
+
+	// A hand-written file hears of every missing annotation at once.
+	rep.Releases[1].Repository = "registry.example/router"
+	rep.Releases[1].Annotations = map[string]string{matrix.KeyRelease: shipped[1].Name, matrix.KeyJetPack: shipped[1].Meta.JetPack}
+	_, err = fleet.ReleasesFromReport("build.json", rep)
+	require.EqualError(t, err, "build.json: release "+shipped[1].Name+" has no annotation io.jetbake.l4t, io.jetbake.cuda, io.jetbake.sm-targets: "+
+		"give the file 'jetbake build --push --metadata-file' wrote, or write them (docs/fleets.md#where-the-digests-come-from)")
 }

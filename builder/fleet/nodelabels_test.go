@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/jetbake/jetbake/builder/fleet"
@@ -53,5 +55,19 @@ func TestLabellerRBACIsPatchOnNodesOnly(t *testing.T) {
 	ds := string(files["labeller-daemonset.yaml"])
 	require.Contains(t, ds, "--label-node")
 	require.Contains(t, ds, "mountPath: /host/etc/nv_tegra_release")
-	require.Equal(t, 6, strings.Count(ds, "readOnly: true"))
+	require.Equal(t, 9, strings.Count(ds, "readOnly: true"))
+
+	d := objs["labeller-daemonset.yaml"].(*appsv1.DaemonSet)
+	pod := d.Spec.Template.Spec
+	require.Equal(t, map[string]string{"kubernetes.io/arch": "arm64"}, pod.NodeSelector, "Jetsons are arm64")
+	for _, tol := range pod.Tolerations {
+		require.NotEmpty(t, tol.Key, "no toleration of every taint")
+	}
+	types := map[string]corev1.HostPathType{}
+	for _, v := range pod.Volumes {
+		require.NotNil(t, v.HostPath.Type, v.HostPath.Path)
+		types[v.HostPath.Path] = *v.HostPath.Type
+	}
+	require.Equal(t, corev1.HostPathFile, types["/etc/nv_tegra_release"], "a missing release file is no empty folder")
+	require.Equal(t, corev1.HostPathDirectoryOrCreate, types["/var/lib/rancher/k3s/agent/etc/containerd"], "k3s's containerd configuration, read by doctor")
 }

@@ -47,6 +47,9 @@ type App struct {
 	Env map[string]string `json:"env,omitempty"`
 	// Ports are the ports the image exposes, e.g. ["8000/tcp"].
 	Ports []string `json:"ports,omitempty"`
+	// Health is the HTTP route the app answers its health on, e.g.
+	// "/healthz"; `jetbake fleet` probes it. "" for none.
+	Health string `json:"health,omitempty"`
 }
 
 // Kind is KindApp for a matrix with an app, else KindRouter.

@@ -103,6 +103,9 @@ type Router struct {
 	Cmd []string `json:"cmd,omitempty"`
 	// Ports are the ports the image exposes, e.g. ["80/tcp"].
 	Ports []string `json:"ports,omitempty"`
+	// Health is the HTTP route the router answers its health on, e.g.
+	// "/health" (TEI's); `jetbake fleet` probes it. "" for none.
+	Health string `json:"health,omitempty"`
 }
 
 // Publish says where images go and what they carry.

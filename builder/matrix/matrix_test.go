@@ -106,6 +106,8 @@ func ruleCases() []ruleCase {
 			path: "releases[2].l4t", message: "L4T 36.4.0 is JetPack 6.1, not 6.2"},
 		{name: "L4T without patch", edit: func(d map[string]any) { release(d, 1)["l4t"] = "36.4" },
 			path: "releases[1].l4t", message: "does not have the expected form"},
+		{name: "health route not from the root", edit: func(d map[string]any) { section(d, "router")["health"] = "health" },
+			path: "router.health", message: "does not have the expected form"},
 		{name: "unknown JetPack", edit: func(d map[string]any) { release(d, 1)["jetpack"] = "6.3" },
 			path: "releases[1].jetpack", message: "unknown JetPack version"},
 		{name: "target no module of the JetPack has", edit: func(d map[string]any) { release(d, 3)["targets"] = []any{"8.7"} },

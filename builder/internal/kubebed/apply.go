@@ -15,17 +15,34 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
+
+	"github.com/jetbake/jetbake/builder/fleet"
 )
 
 // FieldManager is the server-side apply field manager of jetbake's
 // manifests.
 const FieldManager = "jetbake"
 
+// ApplyOption changes how ApplyFiles applies.
+type ApplyOption func(*metav1.ApplyOptions)
+
+// DryRun applies as `kubectl apply --server-side --dry-run=server` does:
+// the API server decodes, defaults, validates and admits every object, and
+// stores none.
+func DryRun() ApplyOption {
+	return func(o *metav1.ApplyOptions) { o.DryRun = []string{metav1.DryRunAll} }
+}
+
 // ApplyFiles applies manifest files (as `jetbake fleet` writes them; the
 // kustomization is left out) with server-side apply, namespaced objects in
-// namespace, as `kubectl apply --server-side -n NAMESPACE` does. It returns
-// the applied objects as "Kind/name".
-func ApplyFiles(ctx context.Context, cfg *rest.Config, namespace string, files map[string][]byte) ([]string, error) {
+// namespace, as `kubectl apply --server-side -n NAMESPACE` does, in
+// fleet.ApplyOrder. It returns the applied objects as
+// "Kind/name".
+func ApplyFiles(ctx context.Context, cfg *rest.Config, namespace string, files map[string][]byte, opts ...ApplyOption) ([]string, error) {
+	ao := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	for _, o := range opts {
+		o(&ao)
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -40,7 +57,7 @@ func ApplyFiles(ctx context.Context, cfg *rest.Config, namespace string, files m
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
+	sort.Slice(names, func(i, j int) bool { return fleet.ApplyOrder(names[i], names[j]) < 0 })
 	var applied []string
 	for _, n := range names {
 		var obj unstructured.Unstructured
@@ -57,7 +74,7 @@ func ApplyFiles(ctx context.Context, cfg *rest.Config, namespace string, files m
 			obj.SetNamespace(namespace)
 			r = dyn.Resource(m.Resource).Namespace(namespace)
 		}
-		if _, err := r.Apply(ctx, obj.GetName(), &obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		if _, err := r.Apply(ctx, obj.GetName(), &obj, ao); err != nil {
 			return nil, fmt.Errorf("apply %s (%s %s): %w", n, gvk.Kind, obj.GetName(), err)
 		}
 		applied = append(applied, gvk.Kind+"/"+obj.GetName())

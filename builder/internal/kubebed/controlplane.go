@@ -2,8 +2,9 @@
 // tests: etcd, kube-apiserver, kube-controller-manager and kube-scheduler,
 // built by `make deps` into bin/kube from the module
 // builder/internal/kubebed/controlplane pins. Nodes are registered and kept
-// Ready as a kubelet keeps them (status and Leases); no kubelet runs, so
-// pods are placed but never started.
+// Ready as a kubelet keeps them (status and Leases), and a pod bound to one
+// is reported Running and Ready with an IP as a kubelet reports it; no
+// kubelet runs, so no container starts and no probe is sent.
 package kubebed
 
 import (

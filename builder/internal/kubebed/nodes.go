@@ -98,10 +98,11 @@ func renewLease(ctx context.Context, c kubernetes.Interface, node *corev1.Node) 
 	return err
 }
 
-// KeepReady renews every node's status and Lease each period, and finishes
-// the deletion of the node's terminating pods, until ctx ends; errors go to
-// report.
+// KeepReady renews every node's status and Lease each period, reports the
+// node's new pods started and Ready (startPods), and finishes the deletion
+// of its terminating pods, until ctx ends; errors go to report.
 func KeepReady(ctx context.Context, c kubernetes.Interface, names []string, period time.Duration, report func(error)) {
+	ips := &podIPs{byPod: map[string]string{}, next: map[int]int{}}
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -110,8 +111,11 @@ func KeepReady(ctx context.Context, c kubernetes.Interface, names []string, peri
 			return
 		case <-t.C:
 		}
-		for _, n := range names {
+		for i, n := range names {
 			if err := Heartbeat(ctx, c, n); err != nil && ctx.Err() == nil {
+				report(err)
+			}
+			if err := startPods(ctx, c, n, i, ips); err != nil && ctx.Err() == nil {
 				report(err)
 			}
 			if err := finishDeletions(ctx, c, n); err != nil && ctx.Err() == nil {

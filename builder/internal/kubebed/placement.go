@@ -37,7 +37,11 @@ func Placement(ctx context.Context, c kubernetes.Interface, namespace string) ([
 		}
 		for _, ctr := range p.Spec.Containers {
 			r.Images = append(r.Images, ctr.Image)
-			r.Workloads = append(r.Workloads, p.Labels[fleet.LabelRelease])
+			w := p.Labels[fleet.LabelRelease]
+			if w == "" {
+				w = p.Labels[fleet.LabelApp] // the labeller's pods
+			}
+			r.Workloads = append(r.Workloads, w)
 		}
 	}
 	rows := make([]Row, 0, len(nodes.Items))

@@ -143,6 +143,7 @@ func TestRegistryFaultTable(t *testing.T) {
 			{"lock", "--check", "--lock-file", locked, "--mirror", "nvcr.io=" + f.host},
 			{"support", "--repository", f.host + "/jetbake/text-embeddings-router"},
 			{"evidence", "add", probe, "-f", routerMatrix, "--repository", f.host + "/jetbake/text-embeddings-router"},
+			{"fleet", "-f", routerMatrix, "--mirror", "ghcr.io=" + f.host},
 		}
 		for _, args := range commands {
 			t.Run(f.name+"/"+command(args), func(t *testing.T) {
