@@ -2,22 +2,17 @@ package standin
 
 import (
 	"bytes"
-	"debug/elf"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/client"
 	"github.com/stretchr/testify/require"
 	"github.com/tonistiigi/fsutil"
 
 	"github.com/jetbake/jetbake/builder/daemon"
-	"github.com/jetbake/jetbake/builder/internal/runimage"
-	"github.com/jetbake/jetbake/builder/internal/standin/tei"
 	"github.com/jetbake/jetbake/builder/internal/testregistry"
 )
 
@@ -64,15 +59,13 @@ func buildRecipe(t *testing.T, conn *daemon.Connection, args map[string]string, 
 }
 
 // The recipe of the cross build base, built by a real buildkitd with only
-// the repositories' addresses swapped: its RUN line reaches the test bed's
-// repositories on 127.0.0.1 (buildkitd's runc worker runs RUN steps in the
-// host's network namespace: no CNI configuration), apt verifies them with
-// the devel image's keyrings and installs Debian's real cross GCC 11 and
-// libssl-dev:arm64 and NVIDIA's cross package as laid out by the test bed;
-// the toolchain-cross stage's cargo line, run in the result, writes an
-// aarch64 router whose kernels NVIDIA's nvcc compiled (cuobjdump's
-// listing). A ports archive signed with another key, or one without
-// OpenSSL, is refused in apt's words.
+// the repositories' addresses swapped, as the repositories of a user's
+// build can fail: its RUN line reaches the test bed's repositories on
+// 127.0.0.1 (buildkitd's runc worker runs RUN steps in the host's network
+// namespace: no CNI configuration), and apt refuses a ports archive signed
+// with another key than the devel image's keyring holds, or one without
+// OpenSSL, in its own words. The test bed refuses a CROSS_GCC its archive
+// does not carry. (The recipe's successful build is the e2e cross case's.)
 func TestCrossRecipe(t *testing.T) {
 	k := realKit(t)
 	_, err := nvrealFind(k)
@@ -96,45 +89,11 @@ func TestCrossRecipe(t *testing.T) {
 	require.Equal(t, host+"/nvidia/cuda:12.6.3-devel-ubuntu22.04", served.DevelImage)
 	require.True(t, strings.HasPrefix(served.BuildArgs["UBUNTU_PORTS"], "http://127.0.0.1:"), served.BuildArgs)
 
-	ref := host + "/jetbake/cross-build-base:recipe-jetpack6.2"
-	start = time.Now()
-	logs, err := buildRecipe(t, conn, recipeArgs62, served, ref)
-	require.NoError(t, err, logs)
-	t.Logf("the recipe's build of JetPack 6.2's row: %s", time.Since(start).Round(time.Second))
-	for _, want := range []string{served.BuildArgs["UBUNTU_ARCHIVE"] + " jammy InRelease",
-		served.BuildArgs["UBUNTU_PORTS"] + " jammy InRelease", served.BuildArgs["CUDA_CROSS_REPO"] + "  InRelease",
-		"Setting up gcc-11-aarch64-linux-gnu", "Setting up libssl-dev:arm64", "Setting up cuda-cross-aarch64-12-6 (12.6.3-1)"} {
-		require.Contains(t, logs, want)
-	}
-	r, err := name.ParseReference(ref, name.Insecure)
-	require.NoError(t, err)
-	img, err := remote.Image(r)
-	require.NoError(t, err)
-	cf, err := img.ConfigFile()
-	require.NoError(t, err)
-	require.Equal(t, "linux/amd64", cf.OS+"/"+cf.Architecture)
-	root := filepath.Join(t.TempDir(), "rootfs")
-	require.NoError(t, runimage.Unpack(img, root))
-	require.NoFileExists(t, filepath.Join(root, "etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list"), "the recipe removes the devel image's sources")
-	require.Equal(t, elf.EM_X86_64, machineOf(t, filepath.Join(root, "usr/bin/aarch64-linux-gnu-gcc-11")), "Debian's cross gcc, installed by apt")
-	require.Equal(t, elf.EM_AARCH64, machineOf(t, filepath.Join(root, "usr/lib/aarch64-linux-gnu/libssl.so.3")), "Debian's libssl3:arm64")
-
-	// NVIDIA's devel image links lib64 to its x86_64 libraries, and the
-	// cross package installs the target's beside them: cudarc's build
-	// script searches the CUDA root's lib, lib64 and lib64/stubs, never
-	// targets/aarch64-linux. Dockerfile-jetson's toolchain-cross stage
-	// links lib64 to the target's folder (crossRun's first line); without
-	// it the router's link fails with "cannot find -lcudart_static".
-	require.Equal(t, "targets/x86_64-linux/lib", readlink(t, filepath.Join(root, "usr/local/cuda-12.6/lib64")))
-	require.FileExists(t, filepath.Join(root, "usr/local/cuda-12.6/targets/aarch64-linux/lib/libcudart_static.a"), "the cross package's")
-	out, code := crossBuildIn(t, root)
-	require.Equal(t, 0, code, out)
-	require.Equal(t, "targets/aarch64-linux/lib", readlink(t, filepath.Join(root, "usr/local/cuda-12.6/lib64")))
-	router := filepath.Join(root, "src/target", tei.Triple, "release/text-embeddings-router")
-	require.Equal(t, elf.EM_AARCH64, machineOf(t, router), out)
-	checkRealNvccRouter(t, k, root, router, 87, "aarch64-linux-gnu-gcc")
-
-	logs, err = buildRecipe(t, conn, recipeArgs62, bed.Releases["wrong-key"], host+"/jetbake/cross-build-base:wrong-key")
+	// The recipe's successful build, and Dockerfile-jetson's router stage
+	// in its result, run in the e2e cross case (jetbake builds the shipped
+	// matrix's recipe there, JetPack 6.2's and 7.0's rows): here only the
+	// ways a user's repositories fail.
+	logs, err := buildRecipe(t, conn, recipeArgs62, bed.Releases["wrong-key"], host+"/jetbake/cross-build-base:wrong-key")
 	require.Error(t, err)
 	ports := bed.Releases["wrong-key"].BuildArgs["UBUNTU_PORTS"]
 	require.Contains(t, logs, "E: The repository '"+ports+" jammy InRelease' is not signed.", logs)
@@ -145,13 +104,6 @@ func TestCrossRecipe(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, logs, "E: Unable to locate package libssl-dev:arm64", logs)
 	require.Contains(t, err.Error(), "exit code: 100", err.Error())
-}
-
-func readlink(t *testing.T, p string) string {
-	t.Helper()
-	target, err := os.Readlink(p)
-	require.NoError(t, err)
-	return target
 }
 
 // nvrealFind says whether `make deps` fetched NVIDIA's CUDA 11.8 tools.
