@@ -27,6 +27,9 @@ func (j *releaseJob) notePath(node string, workers []gateway.WorkerInfo) error {
 	j.pathSaid = true
 	j.mu.Unlock()
 	j.timings.NoteRelease(j.release.Name, native, string(choice.Path), emulated)
+	if choice.Path == emulation.PathCross {
+		j.timings.NoteCrossBase(j.release.Name, j.crossBaseName())
+	}
 	if !said && j.say != nil && !j.isApp() {
 		j.say("[%s] build path on %s: %s", j.release.Name, node, emulation.Describe(choice, j.crossBaseName(), j.release.CUDATargetDir))
 	}

@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -146,7 +147,15 @@ func TestNotePathCrossRecipe(t *testing.T) {
 	require.Equal(t, "toolchain-cross", args["TOOLCHAIN"])
 	require.Equal(t, "jetbake-cross-base", args["CROSS_BUILD_BASE"], "the named context, not the devel image")
 	rr := j.initialReport()
-	require.Equal(t, "the base jetbake's Dockerfile-cross-base builds FROM 127.0.0.1:5000/nvidia/cuda:12.6.3-devel-ubuntu22.04@sha256:aa", rr.CrossBuildBase)
+	const base = "the base jetbake's Dockerfile-cross-base builds FROM 127.0.0.1:5000/nvidia/cuda:12.6.3-devel-ubuntu22.04@sha256:aa"
+	require.Equal(t, base, rr.CrossBuildBase)
+	// --timings says it too, in its JSON and below its release table.
+	timings := j.timings.Result()
+	require.Len(t, timings.Releases, 1)
+	require.Equal(t, base, timings.Releases[0].CrossBuildBase)
+	var table bytes.Buffer
+	require.NoError(t, timings.WriteTable(&table))
+	require.Contains(t, table.String(), "\njetpack6.2: cross in "+base+"\n")
 
 	q := &releaseJob{release: rel, plan: p, opts: &options{buildPath: "qemu"}, crossBase: j.crossBase}
 	q.timings = progress.NewRecorder()

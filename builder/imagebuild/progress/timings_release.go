@@ -21,6 +21,9 @@ type ReleaseTiming struct {
 	Emulated bool `json:"emulated"`
 	// BuildPath is the router stage's path: native, cross or qemu.
 	BuildPath string `json:"build_path,omitempty"`
+	// CrossBuildBase is, on the cross path, what the routers compiled in:
+	// the prebuilt image, or the base a recipe builds FROM its image.
+	CrossBuildBase string `json:"cross_build_base,omitempty"`
 	// RouterSteps is the number of the router stage's steps (every SM
 	// target's), RouterCached how many of them BuildKit took from its cache.
 	RouterSteps  int `json:"router_steps"`
@@ -29,9 +32,10 @@ type ReleaseTiming struct {
 
 // buildPlatform is where a release was built, as NoteRelease heard it.
 type buildPlatform struct {
-	native   string
-	path     string
-	emulated bool
+	native    string
+	path      string
+	emulated  bool
+	crossBase string
 }
 
 // NoteRelease records the native platform of the node the release is built
@@ -43,7 +47,20 @@ func (r *Recorder) NoteRelease(release, native, path string, emulated bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.platforms[release] = buildPlatform{native: native, path: path, emulated: emulated}
+	r.platforms[release] = buildPlatform{native: native, path: path, emulated: emulated, crossBase: r.platforms[release].crossBase}
+}
+
+// NoteCrossBase records what the release's routers compile in on the cross
+// path: its prebuilt cross build base, or the base its recipe builds.
+func (r *Recorder) NoteCrossBase(release, base string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.platforms[release]
+	p.crossBase = base
+	r.platforms[release] = p
 }
 
 // releaseTimings counts each release's router steps (BuildKit vertices),
@@ -54,6 +71,9 @@ func (r *Recorder) releaseTimings() []ReleaseTiming {
 		if rows[name] == nil {
 			p := r.platforms[name]
 			rows[name] = &ReleaseTiming{Name: name, BuildPlatform: p.native, BuildPath: p.path, Emulated: p.emulated}
+			if p.path == "cross" {
+				rows[name].CrossBuildBase = p.crossBase
+			}
 		}
 		return rows[name]
 	}
@@ -100,5 +120,15 @@ func (t *Timings) writeReleases(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t\n", r.Name, r.BuildPlatform, cmp.Or(r.BuildPath, "-"), emulated, r.RouterSteps, r.RouterCached)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range t.Releases {
+		if r.CrossBuildBase != "" {
+			if _, err := fmt.Fprintf(w, "%s: cross in %s\n", r.Name, r.CrossBuildBase); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
