@@ -131,8 +131,10 @@ demo: deps build
 # The race detector needs cgo (gcc and libc6-dev, from make deps). The
 # packages that drive buildkitd, dockerd, QEMU and whole builds run without
 # it: their concurrency is mostly in those processes, and under -race they
-# take several times as long.
-SLOW_TESTS = $(addprefix $(shell $(GO) list -m)/builder/internal/,e2e benchcmd ci nvtoolkit kubebed)
+# take several times as long (standin, which compresses the stand-in bases'
+# layers and runs the cross builds under chroot and the recipe on
+# buildkitd, took 11 minutes under -race).
+SLOW_TESTS = $(addprefix $(shell $(GO) list -m)/builder/internal/,e2e benchcmd ci nvtoolkit kubebed standin)
 UNIT_TESTS = $(filter-out $(SLOW_TESTS),$(shell $(GO) list ./...))
 test: deps build $(BIN)/buildx
 	$(GO) build ./...
