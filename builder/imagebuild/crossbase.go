@@ -11,7 +11,6 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild/crossrecipe"
 	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
-	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/inputfile"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/computecap"
@@ -39,7 +38,7 @@ func (j *releaseJob) crossRecipeBase(ctx context.Context, c gateway.Client) (*cr
 	args := maps.Clone(rc.Args)
 	args[computecap.RecipeArgDevelImage] = j.crossBase
 	build := emulation.BuildPlatform(c.BuildOpts())
-	return crossrecipe.Convert(ctx, c, &resolvecache.MetaResolver{C: c, Cache: j.resolved}, name, data, args, build)
+	return crossrecipe.Convert(ctx, c, j.resolved, name, data, args, build)
 }
 
 // crossBaseName says what the cross path compiles in, in the words of

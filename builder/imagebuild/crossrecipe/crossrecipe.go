@@ -17,10 +17,12 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	"github.com/moby/buildkit/frontend/dockerfile/dockerfile2llb"
-	"github.com/moby/buildkit/frontend/dockerui"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	"github.com/moby/buildkit/solver/pb"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 )
 
 // ContextName is the named build context the base is handed to the router
@@ -35,22 +37,19 @@ type Base struct {
 }
 
 // Convert converts the recipe dockerfile with args for the build platform
-// (the recipe's base runs where the router is cross-compiled), its image
-// lookups served by resolver. file names the recipe in errors.
-func Convert(ctx context.Context, c gateway.Client, resolver llb.ImageMetaResolver, file string, dockerfile []byte, args map[string]string, build ocispecs.Platform) (*Base, error) {
+// (the recipe's base runs where the router is cross-compiled), as the
+// router stage is converted (dockerconvert), its image lookups served by
+// the build's resolve cache. file names the recipe in errors.
+func Convert(ctx context.Context, c gateway.Client, cache *resolvecache.Cache, file string, dockerfile []byte, args map[string]string, build ocispecs.Platform) (*Base, error) {
 	opts := map[string]string{"platform": platforms.Format(build)}
 	for k, v := range args {
 		opts["build-arg:"+k] = v
 	}
-	bc, err := dockerui.NewClient(optsView{Client: c, opts: opts})
+	bc, err := dockerconvert.Client(c, opts, nil) // the recipe reads no build context
 	if err != nil {
 		return nil, fmt.Errorf("cross build recipe %s: %w", file, err)
 	}
-	caps := c.BuildOpts().LLBCaps
-	res, err := dockerfile2llb.Dockerfile2LLB(ctx, dockerfile, dockerfile2llb.ConvertOpt{
-		Config: dockerui.Config{BuildArgs: args, TargetPlatforms: []ocispecs.Platform{build}, BuildPlatforms: []ocispecs.Platform{build}},
-		Client: bc, TargetPlatform: &build, MetaResolver: resolver, LLBCaps: &caps,
-	})
+	res, err := dockerfile2llb.Dockerfile2LLB(ctx, dockerfile, dockerconvert.Opt(c, bc, cache, build, "", args, nil))
 	if err != nil {
 		return nil, fmt.Errorf("cross build recipe %s: %w", file, err)
 	}
@@ -82,24 +81,4 @@ func (b *Base) Definition(ctx context.Context, build ocispecs.Platform) (*pb.Def
 		return nil, fmt.Errorf("marshal the cross build base: %w", err)
 	}
 	return def.ToPB(), nil
-}
-
-// optsView is the session's gateway client with the recipe's options: the
-// converter reads its build arguments and platform from them, and the
-// recipe reads no build context.
-type optsView struct {
-	gateway.Client
-	opts map[string]string
-}
-
-// BuildOpts implements gateway.Client.
-func (v optsView) BuildOpts() gateway.BuildOpts {
-	o := v.Client.BuildOpts()
-	o.Opts = v.opts
-	return o
-}
-
-// Inputs implements gateway.Client: the recipe has none.
-func (v optsView) Inputs(context.Context) (map[string]llb.State, error) {
-	return map[string]llb.State{}, nil
 }
