@@ -32,8 +32,10 @@ type labellerFlags struct {
 
 // pushFlags are the flags that --push-labeller reads; fleet's other flags
 // write manifests, which --push-labeller does not.
-var pushFlags = []string{"push-labeller", "labeller-binaries", "progress", "format",
-	"addr", "tlscacert", "tlscert", "tlskey", "tlsservername", "keep-daemon", "state-dir", "buildkitd"}
+func pushFlags() []string {
+	return []string{"push-labeller", "labeller-binaries", "progress", "format",
+		"addr", "tlscacert", "tlscert", "tlskey", "tlsservername", "keep-daemon", "state-dir", "buildkitd"}
+}
 
 // addLabellerFlags adds the labeller's flags to fleet.
 func addLabellerFlags(cmd *cobra.Command, f *labellerFlags) {
@@ -52,7 +54,7 @@ func addLabellerFlags(cmd *cobra.Command, f *labellerFlags) {
 func (f *labellerFlags) checkModeFlags(cmd *cobra.Command) error {
 	var wrong []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if (f.push != "") != slices.Contains(pushFlags, fl.Name) && (f.push != "" || fl.Name != "format") {
+		if (f.push != "") != slices.Contains(pushFlags(), fl.Name) && (f.push != "" || fl.Name != "format") {
 			wrong = append(wrong, "--"+fl.Name)
 		}
 	})
