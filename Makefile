@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 VPKG      := github.com/jetbake/jetbake/builder/version
-LDFLAGS    = -s -w -buildid= -X $(VPKG).linkVersion=$(VERSION) -X $(VPKG).linkCommit=$(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS    = -s -w -buildid= -X $(VPKG).linkVersion=$(VERSION) -X $(VPKG).linkCommit=$(shell git rev-parse HEAD 2>/dev/null) -X $(VPKG).linkCommitTime=$(shell git log -1 --format=%ct HEAD 2>/dev/null)
 # The entrypoint records its commit (vcs.revision): `jetbake build` refuses to
 # put an entrypoint of another commit into an image.
 EP_FLAGS  := -buildvcs=auto -ldflags '-s -w -buildid='

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetbake/jetbake/builder/evidence"
 	"github.com/jetbake/jetbake/builder/fleet"
+	"github.com/jetbake/jetbake/builder/fleet/labellerimage"
 	"github.com/jetbake/jetbake/builder/imagepick"
 	"github.com/jetbake/jetbake/builder/matrix"
 	"github.com/jetbake/jetbake/builder/plan"
@@ -19,13 +20,14 @@ import (
 
 // fleetFlags are the flags of `jetbake fleet`.
 type fleetFlags struct {
-	metadataFile, kind, name, namespace, out, labeller string
-	replicas                                           int32
-	args, env                                          []string
-	cacheVolume, cachePath, healthPath                 string
-	resources                                          map[string]*string
-	mirrors                                            []string
-	deadline                                           func(context.Context) (context.Context, context.CancelFunc, error)
+	metadataFile, kind, name, namespace, out string
+	replicas                                 int32
+	args, env                                []string
+	cacheVolume, cachePath, healthPath       string
+	resources                                map[string]*string
+	mirrors                                  []string
+	deadline                                 func(context.Context) (context.Context, context.CancelFunc, error)
+	labeller                                 labellerFlags
 }
 
 // newFleetCommand builds `jetbake fleet`.
@@ -44,10 +46,17 @@ func newFleetCommand() *cobra.Command {
 			"(--arg, --env), a model cache (--cache-volume) and resources (--cpu, --memory); one Service selects\n" +
 			"every release's pods, and --namespace adds the Namespace. With --out it writes a folder with a\n" +
 			"kustomization.yaml (kubectl apply -k DIR); without, one YAML stream on standard output. A new\n" +
-			"build's report gives new digests: apply them and the controllers roll the pods (docs/fleets.md).",
+			"build's report gives new digests: apply them and the controllers roll the pods (docs/fleets.md).\n\n" +
+			"--labeller adds the DaemonSet that labels the nodes, from the image jetbake's release workflow\n" +
+			"publishes for this version (" + labellerimage.Repository + ":VERSION) or --labeller-image.\n" +
+			"--push-labeller REF makes that image and pushes it, and writes no manifests: the static jetbake\n" +
+			"for linux/amd64 and linux/arm64 in one index, FROM scratch, built with BuildKit as 'jetbake build'\n" +
+			"builds (--addr, BUILDKIT_HOST or a local buildkitd; the Docker config's credentials), stamped with\n" +
+			"this jetbake's commit time (SOURCE_DATE_EPOCH) so that two pushes give one digest.",
 		Example: "  jetbake fleet --metadata-file build.json --arg=--model-id --arg=BAAI/bge-small-en-v1.5 \\\n" +
 			"      --cache-volume hostPath:/var/lib/jetbake/models --memory 2Gi --out deploy/\n" +
-			"  jetbake fleet --metadata-file build.json --kind deployment --replicas 2 --namespace edge | kubectl apply --server-side -f -",
+			"  jetbake fleet --metadata-file build.json --kind deployment --replicas 2 --namespace edge | kubectl apply --server-side -f -\n" +
+			"  jetbake fleet --push-labeller registry.example/jetbake-labeller:v0.3.0 --labeller-binaries dist/",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFleet(cmd, f) },
 	}
@@ -59,7 +68,6 @@ func newFleetCommand() *cobra.Command {
 	fl.StringVar(&f.name, "name", "router", "the app's name: the Service is NAME, the workloads NAME-RELEASE")
 	fl.Int32Var(&f.replicas, "replicas", 1, "each Deployment's replicas (with --kind deployment)")
 	fl.StringVar(&f.namespace, "namespace", "", "the namespace of every object, written as a Namespace too")
-	fl.StringVar(&f.labeller, "labeller-image", "", "add the labelling DaemonSet and its RBAC (for clusters without node-feature-discovery), running jetbake from this image")
 	fl.StringVarP(&f.out, "out", "o", "", "write the manifests and kustomization.yaml into this folder")
 	fl.StringArrayVar(&f.args, "arg", nil, "an argument of the router after the image's own (repeatable, in order), e.g. --arg=--model-id --arg=BAAI/bge-small-en-v1.5")
 	fl.StringArrayVar(&f.env, "env", nil, "NAME=VALUE in the router's environment (repeatable), e.g. --env MODEL_ID=BAAI/bge-small-en-v1.5")
@@ -74,12 +82,29 @@ func newFleetCommand() *cobra.Command {
 	} {
 		f.resources[r.name] = fl.String(r.name, "", r.usage)
 	}
+	addLabellerFlags(cmd, &f.labeller)
 	AddMatrixFlags(cmd, "the matrix the images were built from: their ports and default arguments")
 	return cmd
 }
 
 // runFleet writes the manifests.
 func runFleet(cmd *cobra.Command, f *fleetFlags) error {
+	if err := f.labeller.checkModeFlags(cmd); err != nil {
+		return err
+	}
+	if f.labeller.push != "" {
+		return runPushLabeller(cmd, &f.labeller)
+	}
+	if form, err := f.labeller.format(); err != nil || form != formatText {
+		if err == nil {
+			err = usageErrorf("--format %s: fleet writes its manifests as YAML; --format json is for --push-labeller's report", form)
+		}
+		return err
+	}
+	labeller, err := f.labeller.labellerImage()
+	if err != nil {
+		return err
+	}
 	kinds := map[string]string{"daemonset": fleet.KindDaemonSet, "deployment": fleet.KindDeployment}
 	kind, ok := kinds[strings.ToLower(f.kind)]
 	if !ok {
@@ -105,8 +130,8 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if f.labeller != "" {
-		maps.Copy(objs, fleet.Labeller(f.labeller, f.namespace))
+	if labeller != "" {
+		maps.Copy(objs, fleet.Labeller(labeller, f.namespace))
 	}
 	if err := writeFleet(cmd, f.out, objs, f.namespace); err != nil {
 		return err

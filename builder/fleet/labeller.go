@@ -54,10 +54,18 @@ func labellerTolerations() []corev1.Toleration {
 	}
 }
 
+// LabellerArgs are the labeller container's arguments, after its image's
+// entrypoint, jetbake (the image of package labellerimage, or one of the
+// user's whose ENTRYPOINT is jetbake). $(NODE_NAME) is the pod's node,
+// which the kubelet expands from the container's environment.
+func LabellerArgs() []string {
+	return []string{"doctor", "--sysroot", "/host", "--label-node", "$(NODE_NAME)", "--every", "10m"}
+}
+
 // Labeller returns the objects of the labelling DaemonSet, by file name,
-// for clusters without node-feature-discovery: on every node, `jetbake
-// doctor --sysroot /host --label-node NODE --every 10m` in image (one that
-// holds the jetbake binary) on every arm64 node, with the host paths doctor
+// for clusters without node-feature-discovery: `jetbake doctor --sysroot
+// /host --label-node NODE --every 10m` (LabellerArgs) in image, whose
+// entrypoint is jetbake, on every arm64 node, with the host paths doctor
 // reads mounted read-only (labellerMounts). Its RBAC is the least that labels a node: "patch" on nodes
 // (server-side apply of metadata.labels); Kubernetes' RBAC cannot narrow
 // it to the pod's own node, so the ClusterRole grants no get, list,
@@ -87,7 +95,7 @@ func Labeller(image, namespace string) map[string]any {
 					ServiceAccountName: LabellerName,
 					Containers: []corev1.Container{{
 						Name: "labeller", Image: image,
-						Command: []string{"jetbake", "doctor", "--sysroot", "/host", "--label-node", "$(NODE_NAME)", "--every", "10m"},
+						Args: LabellerArgs(),
 						Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
 							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
 						VolumeMounts:    mounts,

@@ -60,6 +60,8 @@ func TestLabellerRBACIsPatchOnNodesOnly(t *testing.T) {
 	d := objs["labeller-daemonset.yaml"].(*appsv1.DaemonSet)
 	pod := d.Spec.Template.Spec
 	require.Equal(t, map[string]string{"kubernetes.io/arch": "arm64"}, pod.NodeSelector, "Jetsons are arm64")
+	require.Empty(t, pod.Containers[0].Command, "the image's entrypoint, jetbake, runs (package labellerimage)")
+	require.Equal(t, []string{"doctor", "--sysroot", "/host", "--label-node", "$(NODE_NAME)", "--every", "10m"}, pod.Containers[0].Args)
 	for _, tol := range pod.Tolerations {
 		require.NotEmpty(t, tol.Key, "no toleration of every taint")
 	}

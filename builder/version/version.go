@@ -6,7 +6,9 @@ package version
 
 import (
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // ModulePath is jetbake's Go module.
@@ -15,8 +17,9 @@ const ModulePath = "github.com/jetbake/jetbake"
 // Set at link time by `make build` and `make release`
 // (-X github.com/jetbake/jetbake/builder/version.linkVersion=...); read-only afterwards.
 var (
-	linkVersion string
-	linkCommit  string
+	linkVersion    string
+	linkCommit     string
+	linkCommitTime string // seconds since 1970, git log -1 --format=%ct
 )
 
 // Info is the running jetbake's version.
@@ -28,6 +31,9 @@ type Info struct {
 	Commit string `json:"commit,omitempty"`
 	// Modified reports a build of a checkout with uncommitted changes.
 	Modified bool `json:"modified,omitempty"`
+	// CommitTime is the commit's time, when known (zero otherwise): what
+	// jetbake's own images are stamped with (SOURCE_DATE_EPOCH).
+	CommitTime time.Time `json:"-"`
 	// GoVersion is the Go toolchain that built it.
 	GoVersion string `json:"go"`
 	// FromModule reports a binary built from jetbake's module as a
@@ -58,10 +64,15 @@ func FromBuildInfo(bi *debug.BuildInfo) Info {
 			info.Commit = s.Value
 		case "vcs.modified":
 			info.Modified = s.Value == "true"
+		case "vcs.time":
+			info.CommitTime, _ = time.Parse(time.RFC3339, s.Value)
 		}
 	}
 	if info.Commit == "" {
 		info.Commit = pseudoCommit(info.Version)
+	}
+	if info.CommitTime.IsZero() {
+		info.CommitTime = pseudoTime(info.Version)
 	}
 	return info
 }
@@ -73,7 +84,29 @@ func fromLink(info Info) Info {
 	if linkCommit != "" {
 		info.Commit = linkCommit
 	}
+	if sec, err := strconv.ParseInt(linkCommitTime, 10, 64); err == nil && sec > 0 {
+		info.CommitTime = time.Unix(sec, 0).UTC()
+	}
 	return info
+}
+
+// pseudoTime is the commit time a pseudo-version carries
+// (v0.0.0-20261130150000-abcdef123456, UTC), else the zero time.
+func pseudoTime(v string) time.Time {
+	if pseudoCommit(v) == "" {
+		return time.Time{}
+	}
+	v, _, _ = strings.Cut(v, "+")
+	parts := strings.Split(v[:strings.LastIndex(v, "-")], "-")
+	stamp := parts[len(parts)-1]
+	if i := strings.LastIndex(stamp, "."); i >= 0 { // vX.Y.Z-pre.0.20261130150000
+		stamp = stamp[i+1:]
+	}
+	t, err := time.Parse("20060102150405", stamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // pseudoCommit is the commit prefix a pseudo-version ends with

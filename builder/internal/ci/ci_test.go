@@ -9,6 +9,8 @@ import (
 	"github.com/rhysd/actionlint"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/jetbake/jetbake/builder/fleet/labellerimage"
 )
 
 const root = "../../.."
@@ -265,11 +267,16 @@ func TestReleaseWorkflow(t *testing.T) {
 	require.Equal(t, "./.github/workflows/ci.yml", w.Jobs["test"].Uses)
 	rel := w.Jobs["release"]
 	require.Equal(t, "test", rel.Needs)
-	require.Equal(t, map[string]string{"contents": "write", "id-token": "write", "attestations": "write"}, rel.Permissions)
+	require.Equal(t, map[string]string{"contents": "write", "id-token": "write", "attestations": "write", "packages": "write"}, rel.Permissions)
 	require.Equal(t, "make release", w.stepNamed(t, "release", "Build").Run)
 	attest := w.stepNamed(t, "release", "Attest build provenance")
 	require.Equal(t, "actions/attest-build-provenance@v3", attest.Uses)
 	require.Equal(t, "dist/SHA256SUMS", attest.With["subject-checksums"])
+	labeller := w.stepNamed(t, "release", "Publish the labeller image").Run
+	require.Contains(t, labeller, "dist/jetbake-linux-amd64 fleet --push-labeller \""+labellerimage.Repository+":$TAG\" \\\n  --labeller-binaries dist",
+		"the image jetbake fleet --labeller names, from make release's binaries")
+	require.Equal(t, "jetbake", w.stepNamed(t, "release", "Set up BuildKit").With["name"], "the daemon the push's --addr names")
+	require.Contains(t, labeller, "--addr docker-container://buildx_buildkit_jetbake0")
 	publish := w.stepNamed(t, "release", "Publish the release").Run
 	require.Contains(t, publish, "dist/jetbake-linux-amd64 dist/jetbake-linux-arm64 dist/SHA256SUMS")
 }

@@ -23,9 +23,10 @@ import (
 
 // TestRelease makes a release as the release workflow does: `make release`
 // in a tagged git checkout (a copy of this one), whose version comes from
-// the tag. Its SHA256SUMS passes `sha256sum -c`, and the action's install
-// script installs its binary from a stand-in of GitHub's release downloads,
-// and refuses a corrupt one.
+// the tag. Its SHA256SUMS passes `sha256sum -c`, its labeller image is
+// pushed as the workflow pushes it, and the action's install script
+// installs its binary from a stand-in of GitHub's release downloads, and
+// refuses a corrupt one.
 func TestRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds jetbake for linux/amd64 and linux/arm64: runs without -short (make test)")
@@ -57,6 +58,7 @@ func TestRelease(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "release: dist/ holds jetbake v0.1.0 for linux/amd64 and linux/arm64, and SHA256SUMS")
 	checkDist(t, src)
+	pushReleaseLabeller(t, src)
 
 	// A modified checkout is not released under the tag's name, and the
 	// release already in dist/ stays as it was.
