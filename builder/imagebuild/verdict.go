@@ -52,10 +52,9 @@ func (j *releaseJob) verdictStore() verdicts.Store {
 }
 
 // verdictInputs are what this release's smoke run and audit depend on:
-// the routers' bytes and the runtime stage's files, digested inside the
-// daemon (verdicts.Digests: read back as a few small files, never the
-// routers), the runtime base and build base pinned by digest, the runtime
-// image's config, the smoke spec, the targets and jetbake.
+// the routers' and the runtime stage's files digested in the daemon
+// (verdicts.Digests), the runtime stage's steps, the bases pinned by
+// digest, the runtime config, the smoke spec, the targets and jetbake.
 func (j *releaseJob) verdictInputs(ctx context.Context, c gateway.Client, routers []llb.State, image runtimeImage, runtimeBase, buildBase string, imports []gateway.CacheOptionsEntry) (verdicts.Inputs, error) {
 	in := verdicts.Inputs{Tool: j.opts.tool, CUDA: j.release.CUDA, BuildBase: buildBase, Runtime: runtimeBase,
 		RuntimeConfig: digest.FromBytes(image.config).String()}
@@ -73,6 +72,9 @@ func (j *releaseJob) verdictInputs(ctx context.Context, c gateway.Client, router
 	}
 	if image.base != nil {
 		if in.RuntimeFiles, err = read(verdicts.RuntimeFile, image.name); err != nil {
+			return in, err
+		}
+		if in.RuntimeStage, err = verdicts.Runtime(ctx, image.state, arm64Platform()); err != nil {
 			return in, err
 		}
 	}

@@ -54,11 +54,13 @@ type Inputs struct {
 	// router binary's path in the image and content digest (Digests).
 	Targets []Target `json:"targets"`
 	// Runtime is the runtime base the routers run on, pinned by digest;
-	// RuntimeFiles the digest of the runtime stage's own files (Digests),
-	// empty without a stage; RuntimeConfig the digest of the runtime
-	// image's config. All three are of content: a runtime stage rebuilt
-	// after a prune with other bytes has another key.
+	// RuntimeStage the digest of the runtime stage's LLB definition
+	// (Runtime) and RuntimeFiles of its own files (Digests), both empty
+	// without a stage; RuntimeConfig the digest of the runtime image's
+	// config. A runtime stage rebuilt after a prune with other bytes has
+	// another key, and so does one with other steps.
 	Runtime       string `json:"runtime"`
+	RuntimeStage  string `json:"runtime_stage,omitempty"`
 	RuntimeFiles  string `json:"runtime_files,omitempty"`
 	RuntimeConfig string `json:"runtime_config"`
 	// BuildBase is the build base pinned by digest: it lends the smoke
