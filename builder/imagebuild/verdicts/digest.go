@@ -32,13 +32,13 @@ const MaxDigestFile = 512
 // output file (routers, in target order, with the binary at output), and,
 // when the release has a runtime stage (runtime, built on base; nil base
 // without one), that stage's own files: its changes on the runtime base,
-// BuildKit's DiffOp, so that a stage whose
-// steps gave other bytes, after a prune, gets another key. It runs on the
-// first router stage's file system, on that stage's platform (the build
-// platform on the cross path), with its sha256sum or its busybox's; the
-// result holds one small file per digest (RouterFile, RuntimeFile), which
-// Parse reads. BuildKit caches the step with the stages it reads: a warm
-// build reads only those files, never the routers.
+// BuildKit's DiffOp, so that a stage whose steps gave other bytes after a
+// prune gets another key. It runs on the first router stage's file
+// system, on that stage's platform (the build platform on the cross
+// path), with its sha256sum or its busybox's; the result holds one small
+// file per digest (RouterFile, RuntimeFile), which Solve reads. BuildKit
+// caches the step with the stages it reads: a warm build reads only those
+// files, never the routers.
 func Digests(routers []llb.State, output string, base *llb.State, runtime llb.State) llb.State {
 	opt := []llb.RunOption{llb.Args([]string{"/bin/sh", "-c", Script(len(routers), output, base != nil)}),
 		llb.ReadonlyRootFS(), llb.AddEnv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
