@@ -88,8 +88,8 @@ type Options struct {
 	// RememberVerdicts remembers each release's passing smoke run and
 	// audit in the user's cache folder and runs neither again on the same
 	// inputs (imagebuild.WithVerdicts); Controls.NoCache skips the store.
-	// Off by default: on a warm daemon BuildKit already has the smoke
-	// run's exec, and digesting the routers costs more than it saves
+	// jetbake build sets it unless --remember-verdicts=false: the key's
+	// digests come from a step BuildKit caches with the routers
 	// (docs/speed.md#remembered-verdicts).
 	RememberVerdicts bool
 	// Daemons are the BuildKit daemons to build on.

@@ -75,7 +75,7 @@ func newBuildCommand() *cobra.Command {
 	fl.StringVar(&f.revision, "revision", "", "your source revision for org.opencontainers.image.revision (default: git HEAD of the matrix's folder); jetbake's own version goes in io.jetbake.version")
 	fl.StringArrayVar(&f.tags, "tag", nil, "add a tag to each release, with the matrix's placeholders and {sha}, e.g. '{version}-jetpack{jetpack}-{sha}' (repeatable)")
 	fl.BoolVar(&f.o.Controls.NoCache, "no-cache", false, "build every step anew, without BuildKit's cache")
-	fl.BoolVar(&f.o.RememberVerdicts, "remember-verdicts", false, "remember each release's passing smoke run and audit in <user cache dir>/jetbake/verdicts and run neither again on the same routers, runtime image and jetbake: for a daemon without the smoke run cached (a fresh runner importing --cache-from) whose cache folder is kept; --no-cache skips the store")
+	fl.BoolVar(&f.o.RememberVerdicts, "remember-verdicts", true, "remember each release's passing smoke run and audit in <user cache dir>/jetbake/verdicts and run neither again on the same routers, runtime stage files, bases and jetbake (digested inside BuildKit); --remember-verdicts=false or --no-cache runs both on every build")
 	fl.BoolVar(&f.o.Controls.Pull, "pull", false, "resolve every base image from its registry anew")
 	fl.BoolVar(&f.timings, "timings", false, "print where the build's time went, phase by phase, from BuildKit's step timestamps (--metadata-file always has them)")
 	fl.StringVar(&f.provenance, "provenance", "mode=min", "provenance attestation attached to each image: mode=min, mode=max, or false")

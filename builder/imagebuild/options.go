@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"context"
 	"io"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -48,6 +49,8 @@ type options struct {
 	// verdictDir and tool are WithVerdicts'.
 	verdictDir string
 	tool       string
+	// onSmokeVerdict is WithSmokeVerdictHook's.
+	onSmokeVerdict func(ctx context.Context, release string, err error)
 }
 
 // Option configures a Builder.
@@ -149,6 +152,14 @@ func WithRetries(n int) Option { return func(o *options) { o.retries = n } }
 // its session runs: for progress of one's own and for failover tests.
 func WithAttemptHook(f func(node, release string)) Option {
 	return func(o *options) { o.onAttempt = f }
+}
+
+// WithSmokeVerdictHook calls f when a release's smoke run has judged what
+// the routers did (err is its refusal, nil when they passed), before the
+// release's build hears it: for tests that hold a smoke run's verdict until
+// its release was pushed by digest, which must still leave no tag.
+func WithSmokeVerdictHook(f func(ctx context.Context, release string, err error)) Option {
+	return func(o *options) { o.onSmokeVerdict = f }
 }
 
 // WithContinueOnError builds every release even after one failed.

@@ -90,7 +90,11 @@ func (j *releaseJob) smokeCheck(ctx context.Context, c gateway.Client, run *smok
 	}
 	bins = slices.Clone(j.binaries)
 	j.mu.Unlock()
-	if err := spec.Judge(run.image.name, read(smoke.ResultFile), bins, read); err != nil {
+	err = spec.Judge(run.image.name, read(smoke.ResultFile), bins, read)
+	if j.opts.onSmokeVerdict != nil {
+		j.opts.onSmokeVerdict(ctx, j.release.Name, err)
+	}
+	if err != nil {
 		return err
 	}
 	return j.auditLibraries(ctx, c, run, bins)

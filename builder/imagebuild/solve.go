@@ -156,8 +156,8 @@ func arm64Platform() ocispecs.Platform { return ocispecs.Platform{OS: "linux", A
 // beside the export in a build of its own, and the release fails if it
 // fails, before anything is tagged. Neither the smoke run nor the audit
 // runs when the build remembers their passing verdict for the same routers,
-// runtime image and jetbake (see verdict.go): the routers are read once,
-// for their digests, before either starts.
+// runtime image and jetbake (see verdict.go): a step in the daemon digests
+// the routers and the runtime stage's files before either starts.
 func (j *releaseJob) build(node string, deferSmoke func(*smokeRun)) gateway.BuildFunc {
 	return func(ctx context.Context, c gateway.Client) (*gateway.Result, error) {
 		if err := j.notePath(node, c.BuildOpts().Workers); err != nil {
@@ -228,7 +228,7 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 		if err != nil {
 			return err
 		}
-		annotation, ok, err := j.recallVerdict(ctx, readers, image, buildBase)
+		annotation, ok, err := j.recallVerdict(ctx, c, routers, image, pin(j.runtimeBase, baseDigest), buildBase, imports)
 		if err != nil || ok {
 			audit = annotation
 			return err

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/moby/buildkit/client/llb"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
 	digest "github.com/opencontainers/go-digest"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/jetbake/jetbake/builder/imagebuild/buildaudit"
-	"github.com/jetbake/jetbake/builder/imagebuild/gatewayfile"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/builder/imagebuild/verdicts"
@@ -52,30 +52,31 @@ func (j *releaseJob) verdictStore() verdicts.Store {
 }
 
 // verdictInputs are what this release's smoke run and audit depend on:
-// the routers' bytes (digested through the gateway), the runtime image's
-// definition and config, the build base that lends the driver stub, the
-// smoke spec, the targets and jetbake.
-func (j *releaseJob) verdictInputs(ctx context.Context, routers []*gatewayfile.Reader, image runtimeImage, buildBase string) (verdicts.Inputs, error) {
-	in := verdicts.Inputs{Tool: j.opts.tool, CUDA: j.release.CUDA, BuildBase: buildBase,
+// the routers' and the runtime stage's files digested in the daemon
+// (verdicts.Digests), the runtime stage's steps, the bases pinned by
+// digest, the runtime config, the smoke spec, the targets and jetbake.
+func (j *releaseJob) verdictInputs(ctx context.Context, c gateway.Client, routers []llb.State, image runtimeImage, runtimeBase, buildBase string, imports []gateway.CacheOptionsEntry) (verdicts.Inputs, error) {
+	in := verdicts.Inputs{Tool: j.opts.tool, CUDA: j.release.CUDA, BuildBase: buildBase, Runtime: runtimeBase,
 		RuntimeConfig: digest.FromBytes(image.config).String()}
+	read, err := verdicts.Solve(ctx, c, verdicts.Digests(routers, j.plan.Router.Output, image.base, image.state), arm64Platform(), imports)
+	if err != nil {
+		return in, err
+	}
 	in.Targets = make([]verdicts.Target, len(j.release.Targets))
-	var eg errgroup.Group
 	for i, t := range j.release.Targets {
-		eg.Go(func() error {
-			d, err := routers[i].Digest()
-			if err != nil {
-				return fmt.Errorf("%s: read %s for its digest: %w", t.Arch, j.plan.Router.Output, err)
-			}
-			in.Targets[i] = verdicts.Target{SM: t.SM, Path: t.Path, Router: d}
-			return nil
-		})
+		d, err := read(verdicts.RouterFile(i), fmt.Sprintf("%s for %s", j.plan.Router.Output, t.Arch))
+		if err != nil {
+			return in, err
+		}
+		in.Targets[i] = verdicts.Target{SM: t.SM, Path: t.Path, Router: d}
 	}
-	if err := eg.Wait(); err != nil {
-		return in, err
-	}
-	var err error
-	if in.Runtime, err = verdicts.Runtime(ctx, image.state, arm64Platform()); err != nil {
-		return in, err
+	if image.base != nil {
+		if in.RuntimeFiles, err = read(verdicts.RuntimeFile, image.name); err != nil {
+			return in, err
+		}
+		if in.RuntimeStage, err = verdicts.Runtime(ctx, image.state, arm64Platform()); err != nil {
+			return in, err
+		}
 	}
 	if len(j.plan.Router.Smoke) > 0 {
 		spec, err := json.Marshal(j.smokeSpec())
@@ -90,17 +91,21 @@ func (j *releaseJob) verdictInputs(ctx context.Context, routers []*gatewayfile.R
 // recallVerdict looks the release's verdict up: the audit annotation and
 // true when its smoke run and audit passed before on the same inputs (the
 // report then gets what they found then). It remembers the key, for
-// rememberVerdict. A store that cannot be trusted is warned about and
-// ignored.
-func (j *releaseJob) recallVerdict(ctx context.Context, routers []*gatewayfile.Reader, image runtimeImage, buildBase string) (string, bool, error) {
+// rememberVerdict. A store that cannot be trusted, or inputs the daemon
+// could not digest, are warned about: the smoke run and the audit run.
+func (j *releaseJob) recallVerdict(ctx context.Context, c gateway.Client, routers []llb.State, image runtimeImage, runtimeBase, buildBase string, imports []gateway.CacheOptionsEntry) (string, bool, error) {
 	store := j.verdictStore()
 	if store.Dir == "" {
 		return "", false, nil
 	}
 	start := time.Now()
-	in, err := j.verdictInputs(ctx, routers, image, buildBase)
+	in, err := j.verdictInputs(ctx, c, routers, image, runtimeBase, buildBase, imports)
 	if err != nil {
-		return "", false, err
+		if ctx.Err() != nil {
+			return "", false, err
+		}
+		j.warnf("jetbake: warning: [%s] the smoke run's and the audit's verdict is neither looked up nor remembered: %v", j.release.Name, err)
+		return "", false, nil
 	}
 	annotation, ok := j.recall(store, in.Key(), start)
 	return annotation, ok, nil

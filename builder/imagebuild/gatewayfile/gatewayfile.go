@@ -1,16 +1,15 @@
 // Package gatewayfile reads one file of a BuildKit gateway result through
-// ranged reads, a few blocks at a time and bounded: the ELF headers of a
-// router binary, the fat binaries of a library; and the digest of a whole
-// file (Reader.Digest), streamed in large ranges, never held whole.
+// ranged reads, a few blocks at a time and bounded (at most maxBlocks
+// blocks of readBlock bytes held per file): the ELF headers of a router
+// binary, the fat binaries of a router or a library. A file is never held
+// whole, whatever its size.
 package gatewayfile
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"debug/elf"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
@@ -52,42 +51,27 @@ func ReadELF(r io.ReaderAt) (needed []string, interp string, err error) {
 	return needed, interp, nil
 }
 
-// Reader reads a file of size bytes through read in 64 KiB blocks,
-// keeping the latest ones.
+// Reader reads a file of size bytes through read in blocks of readBlock
+// bytes, keeping the latest maxBlocks (oldest first in order).
 type Reader struct {
 	read   func(off int64, n int) ([]byte, error)
 	size   int64
 	blocks map[int64][]byte
+	order  []int64
 }
 
+// readBlock is one ranged read: an ELF file's headers, or a run of a fat
+// binary's entry headers, in one round trip to the daemon.
 const readBlock = 64 << 10
 
-// digestRange is how much of a file one read of Digest asks for: each
-// read mounts the result in the daemon, so as few as fit under BuildKit's
-// gRPC message bound (16 MiB): one for the stand-in router, a few dozen
-// for a router of hundreds of MiB.
-const digestRange = 12 << 20
+// maxBlocks bounds the blocks a Reader keeps: 256 KiB per file, so that a
+// build of many releases, each reading its routers at once, holds a few
+// MiB of them in all. A fat binary's entry headers are read in order, and
+// the ELF section headers, at the end of the file, stay among the last.
+const maxBlocks = 4
 
-// Digest is the sha256 of the whole file ("sha256:..."), read in ranges
-// of digestRange, none kept.
-func (b *Reader) Digest() (string, error) {
-	h := sha256.New()
-	for off := int64(0); off < b.size; {
-		data, err := b.read(off, int(min(digestRange, b.size-off)))
-		if err != nil {
-			return "", err
-		}
-		if len(data) == 0 {
-			return "", io.ErrUnexpectedEOF
-		}
-		h.Write(data)
-		off += int64(len(data))
-	}
-	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
-}
-
-// maxBlocks bounds the blocks a Reader keeps: 4 MiB.
-const maxBlocks = 64
+// Size is the file's size in bytes.
+func (b *Reader) Size() int64 { return b.size }
 
 // ReadAt implements io.ReaderAt.
 func (b *Reader) ReadAt(p []byte, off int64) (int, error) {
@@ -103,18 +87,13 @@ func (b *Reader) ReadAt(p []byte, off int64) (int, error) {
 		start := pos - pos%readBlock
 		blk, ok := b.blocks[start]
 		if !ok {
-			if len(b.blocks) >= maxBlocks {
-				// A fat binary's entry headers are spread over the whole
-				// section: keep memory bounded, not every block read.
-				clear(b.blocks)
-			}
 			length := int(min(readBlock, b.size-start))
 			data, err := b.read(start, length)
 			if err != nil {
 				return n, err
 			}
 			blk = bytes.Clone(data)
-			b.blocks[start] = blk
+			b.keep(start, blk)
 		}
 		if int(pos-start) >= len(blk) {
 			return n, io.ErrUnexpectedEOF
@@ -122,4 +101,14 @@ func (b *Reader) ReadAt(p []byte, off int64) (int, error) {
 		n += copy(p[n:], blk[pos-start:])
 	}
 	return n, nil
+}
+
+// keep adds the block at start, dropping the oldest beyond maxBlocks.
+func (b *Reader) keep(start int64, blk []byte) {
+	if len(b.order) >= maxBlocks {
+		delete(b.blocks, b.order[0])
+		b.order = b.order[1:]
+	}
+	b.blocks[start] = blk
+	b.order = append(b.order, start)
 }

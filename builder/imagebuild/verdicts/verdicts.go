@@ -25,7 +25,7 @@ import (
 
 // format changes when what a key covers or an entry holds does: entries
 // of another format are never read as this one's.
-const format = 1
+const format = 2
 
 // maxEntry bounds an entry's file: a release's binaries, their resolved
 // libraries and the audit's files, a few KiB.
@@ -51,12 +51,17 @@ type Inputs struct {
 	// CUDA is the release's CUDA version, which the audit judges for.
 	CUDA string `json:"cuda"`
 	// Targets are the release's SM targets in order, each with its
-	// router binary's path in the image and content digest.
+	// router binary's path in the image and content digest (Digests).
 	Targets []Target `json:"targets"`
-	// Runtime identifies the runtime image the routers run on: the digest
-	// of its LLB definition (its base pinned by digest, its stage's
-	// steps), and RuntimeConfig the digest of its image config.
+	// Runtime is the runtime base the routers run on, pinned by digest;
+	// RuntimeStage the digest of the runtime stage's LLB definition
+	// (Runtime) and RuntimeFiles of its own files (Digests), both empty
+	// without a stage; RuntimeConfig the digest of the runtime image's
+	// config. A runtime stage rebuilt after a prune with other bytes has
+	// another key, and so does one with other steps.
 	Runtime       string `json:"runtime"`
+	RuntimeStage  string `json:"runtime_stage,omitempty"`
+	RuntimeFiles  string `json:"runtime_files,omitempty"`
 	RuntimeConfig string `json:"runtime_config"`
 	// BuildBase is the build base pinned by digest: it lends the smoke
 	// run its driver stub.

@@ -18,7 +18,8 @@ func sampleInputs() Inputs {
 			{SM: "8.7", Path: "/usr/local/bin/router-87", Router: "sha256:" + strings.Repeat("a", 64)},
 			{SM: "11.0", Path: "/usr/local/bin/router-110", Router: "sha256:" + strings.Repeat("b", 64)},
 		},
-		Runtime: "sha256:" + strings.Repeat("c", 64), RuntimeConfig: "sha256:" + strings.Repeat("d", 64),
+		Runtime: "registry/l4t-cuda@sha256:" + strings.Repeat("c", 64), RuntimeStage: "sha256:" + strings.Repeat("6", 64),
+		RuntimeFiles: "sha256:" + strings.Repeat("9", 64), RuntimeConfig: "sha256:" + strings.Repeat("d", 64),
 		BuildBase: "registry/l4t-jetpack@sha256:" + strings.Repeat("e", 64),
 		Smoke:     json.RawMessage(`{"args":["--version"]}`),
 	}
@@ -30,20 +31,23 @@ func TestKeyChangesWithEachInput(t *testing.T) {
 	require.Equal(t, base.Key(), sampleInputs().Key(), "the key is a function of the inputs")
 	require.Len(t, base.Key(), 64)
 	changes := map[string]func(*Inputs){
-		"jetbake's version":       func(in *Inputs) { in.Tool = "v0.4.1 (commit 0123456789ab)" },
-		"a modified jetbake":      func(in *Inputs) { in.Tool += " modified /usr/bin/jetbake 123 1700000000" },
-		"the CUDA version":        func(in *Inputs) { in.CUDA = "12.8" },
-		"a router's digest":       func(in *Inputs) { in.Targets[1].Router = "sha256:" + strings.Repeat("f", 64) },
-		"a router's path":         func(in *Inputs) { in.Targets[0].Path = "/usr/local/bin/r87" },
-		"an SM target":            func(in *Inputs) { in.Targets[0].SM = "8.9" },
-		"one target fewer":        func(in *Inputs) { in.Targets = in.Targets[:1] },
-		"the targets' order":      func(in *Inputs) { in.Targets[0], in.Targets[1] = in.Targets[1], in.Targets[0] },
-		"the runtime image":       func(in *Inputs) { in.Runtime = "sha256:" + strings.Repeat("1", 64) },
-		"the runtime config":      func(in *Inputs) { in.RuntimeConfig = "sha256:" + strings.Repeat("2", 64) },
-		"the build base (stub)":   func(in *Inputs) { in.BuildBase = "registry/l4t-jetpack@sha256:" + strings.Repeat("3", 64) },
-		"the smoke arguments":     func(in *Inputs) { in.Smoke = json.RawMessage(`{"args":["--help"]}`) },
-		"no smoke run":            func(in *Inputs) { in.Smoke = nil },
-		"what the smoke run sets": func(in *Inputs) { in.Smoke = json.RawMessage(`{"args":["--version"],"env":{"A":"1"}}`) },
+		"jetbake's version":         func(in *Inputs) { in.Tool = "v0.4.1 (commit 0123456789ab)" },
+		"a modified jetbake":        func(in *Inputs) { in.Tool += " modified /usr/bin/jetbake 123 1700000000" },
+		"the CUDA version":          func(in *Inputs) { in.CUDA = "12.8" },
+		"a router's digest":         func(in *Inputs) { in.Targets[1].Router = "sha256:" + strings.Repeat("f", 64) },
+		"a router's path":           func(in *Inputs) { in.Targets[0].Path = "/usr/local/bin/r87" },
+		"an SM target":              func(in *Inputs) { in.Targets[0].SM = "8.9" },
+		"one target fewer":          func(in *Inputs) { in.Targets = in.Targets[:1] },
+		"the targets' order":        func(in *Inputs) { in.Targets[0], in.Targets[1] = in.Targets[1], in.Targets[0] },
+		"the runtime base":          func(in *Inputs) { in.Runtime = "registry/l4t-cuda@sha256:" + strings.Repeat("1", 64) },
+		"the runtime stage's files": func(in *Inputs) { in.RuntimeFiles = "sha256:" + strings.Repeat("8", 64) },
+		"the runtime stage's steps": func(in *Inputs) { in.RuntimeStage = "sha256:" + strings.Repeat("7", 64) },
+		"no runtime stage":          func(in *Inputs) { in.RuntimeFiles, in.RuntimeStage = "", "" },
+		"the runtime config":        func(in *Inputs) { in.RuntimeConfig = "sha256:" + strings.Repeat("2", 64) },
+		"the build base (stub)":     func(in *Inputs) { in.BuildBase = "registry/l4t-jetpack@sha256:" + strings.Repeat("3", 64) },
+		"the smoke arguments":       func(in *Inputs) { in.Smoke = json.RawMessage(`{"args":["--help"]}`) },
+		"no smoke run":              func(in *Inputs) { in.Smoke = nil },
+		"what the smoke run sets":   func(in *Inputs) { in.Smoke = json.RawMessage(`{"args":["--version"],"env":{"A":"1"}}`) },
 	}
 	seen := map[string]string{base.Key(): "base"}
 	for name, change := range changes {
@@ -97,11 +101,11 @@ func TestUntrustedEntriesAreIgnored(t *testing.T) {
 		"garbage":          {"\x00\x01binary", "remembered verdict"},
 		"another key":      {good(other, format), "not of its name"},
 		"another format":   {good(key, format+1), "of format"},
-		"no data":          {`{"format":1,"key":"` + key + `","at":"2026-12-02T07:50:01Z"}`, "lacks its time or its data"},
-		"over the bound":   {`{"format":1,"key":"` + key + `","data":"` + strings.Repeat("x", maxEntry) + `"}`, "over the limit"},
+		"no data":          {`{"format":2,"key":"` + key + `","at":"2026-12-02T07:50:01Z"}`, "lacks its time or its data"},
+		"over the bound":   {`{"format":2,"key":"` + key + `","data":"` + strings.Repeat("x", maxEntry) + `"}`, "over the limit"},
 		"an empty object":  {`{}`, "of format"},
 		"a JSON array":     {`[]`, "not valid JSON"},
-		"no time, no data": {`{"format":1,"key":"` + key + `"}`, "lacks its time or its data"},
+		"no time, no data": {`{"format":2,"key":"` + key + `"}`, "lacks its time or its data"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -226,6 +226,8 @@ func TestRouterContract(t *testing.T) {
 		msg = f.buildFails(t, p, bases, imagebuild.WithOutputs(localoutput.Output{Type: "oci", Dest: dest}))
 		require.Contains(t, msg, want[0])
 		require.NoDirExists(t, dest)
+		// The smoke run's refusal held until the release was pushed by digest.
+		checkRefusedAfterPush(t, f, "nossl-late.json", want[0], f.edited(t, withoutRuntimeSSL), only("nossl", func(r map[string]any) { r["runtime_base"] = noSSL }))
 
 		// The shipped Dockerfile's runtime stage installs what the base
 		// lacks: OpenSSL and the CA bundle.

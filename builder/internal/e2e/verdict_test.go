@@ -49,6 +49,7 @@ func checkRememberedVerdicts(t *testing.T, f *fixture, p *plan.Plan) {
 
 	first, out := build("jetbake v1")
 	ran(t, first, out)
+	require.Contains(t, out, "smoke: the verdict's key", "the daemon digested the routers and the runtime stage")
 	require.Len(t, first.Binaries, len(first.Targets))
 	require.NotEmpty(t, first.Binaries[0].Resolved, "the smoke run resolved the libraries")
 
