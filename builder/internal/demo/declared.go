@@ -44,20 +44,24 @@ func printDeclared(ctx context.Context, out io.Writer, root, work, matrixPath st
 
 // printContradiction runs validate on a copy of the matrix whose facts file
 // declares JetPack 7.2 with CUDA 13.1 beside 7.3: it must refuse the
-// matrix (exit 2) naming the file, line and field, and jetbake's row.
+// matrix (exit 1, validate's finding) naming the file, line and field, and
+// jetbake's row.
 func printContradiction(ctx context.Context, out io.Writer, root, work, matrixPath string) error {
 	dir := filepath.Join(work, "contradicts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	rows := e2e.DeclaredRows()
-	wrong := rows.JetPacks[0]
-	wrong.JetPack, wrong.L4T, wrong.CUDA = "7.2", "39.2.0", computecap.CUDAVersion{Major: 13, Minor: 1}
-	rows.JetPacks = append(rows.JetPacks, wrong)
-	facts, err := json.MarshalIndent(rows, "", "  ")
+	row := e2e.DeclaredRows().JetPacks[0]
+	declared, err := json.Marshal(row)
 	if err != nil {
 		return err
 	}
+	row.JetPack, row.L4T, row.CUDA = "7.2", "39.2.0", computecap.CUDAVersion{Major: 13, Minor: 1}
+	wrong, err := json.Marshal(row)
+	if err != nil {
+		return err
+	}
+	facts := []byte("{\n  \"jetpacks\": [\n    " + string(declared) + ",\n    " + string(wrong) + "\n  ]\n}\n")
 	data, err := os.ReadFile(matrixPath)
 	if err != nil {
 		return err
@@ -68,10 +72,10 @@ func printContradiction(ctx context.Context, out io.Writer, root, work, matrixPa
 	}
 	text, err := jetbakeOutput(ctx, root, append([]string{"validate", "--matrix", copied}, e2e.AllowStandinFlags(root)...)...)
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(text, `jetpacks[1].cuda: "13.1": contradicts jetbake's table`) {
-		return fmt.Errorf("jetbake validate of a facts file declaring JetPack 7.2 with CUDA 13.1: want exit 2 and the contradiction, got %v:\n%s", err, text)
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(text, `jetpacks[1].cuda: "13.1": contradicts jetbake's table`) {
+		return fmt.Errorf("jetbake validate of a facts file declaring JetPack 7.2 with CUDA 13.1: want exit 1 and the contradiction, got %v:\n%s", err, text)
 	}
-	fmt.Fprintf(out, "==> jetbake validate, with a facts file that also declares JetPack 7.2 with CUDA 13.1 (exit 2)\n%s", indent(text))
+	fmt.Fprintf(out, "==> jetbake validate, with a facts file that also declares JetPack 7.2 with CUDA 13.1 (exit 1)\n%s", indent(text))
 	return nil
 }
 
