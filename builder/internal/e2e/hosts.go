@@ -95,7 +95,8 @@ func cuda(major, minor int) computecap.CUDAVersion {
 // csvDir is where NVIDIA's runtime reads a Tegra host's CSV lists.
 const csvDir = "etc/nvidia-container-runtime/host-files-for-container.d"
 
-// WriteHosts lays out every fake host under dir, their stand-in drivers
+// WriteHosts lays out every fake host (HostViews, then the declared
+// JetPack 7.3's DeclaredHostViews) under dir, their stand-in drivers
 // compiled into cacheDir, and returns them by name, with "none" added.
 func WriteHosts(ctx context.Context, cacheDir, dir string) (map[string]runimage.Host, error) {
 	out := map[string]runimage.Host{"none": {Name: "none"}}
