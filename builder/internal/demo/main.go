@@ -269,7 +269,7 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if err != nil {
 		return err
 	}
-	checks := append(append(e2e.DemoChecks(), e2e.DeclaredChecks()...), e2e.AppChecks(app.repository)...)
+	checks := append(append(e2e.DemoChecks(), e2e.DemoDeclaredChecks()...), e2e.AppChecks(app.repository)...)
 	outcomes := e2e.RunChecks(ctx, runner, images, hosts, checks)
 	fmt.Fprintln(out, "==> the images through NVIDIA's container runtime (docker run --runtime nvidia)")
 	nvOutcomes, err := e2e.RunNVIDIARuntime(ctx, env, work, tags)

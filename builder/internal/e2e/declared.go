@@ -94,10 +94,15 @@ func WithDeclaredJetPack(dir string) (func(map[string]any), error) {
 }
 
 // DeclaredChecks run the declared release's image on its host views, each
-// GPU's binary through its router's gate, and on the hosts of the lines
-// before it, which its entrypoint refuses with the sentence that names the
-// driver's CUDA the image needs (from the row image.json carries).
-func DeclaredChecks() []Check {
+// GPU's binary through its router's gate, and on an Orin on JetPack 7.2,
+// which its entrypoint refuses with the sentence that names the driver's
+// CUDA the image needs (from the row image.json carries): the runs of the
+// end-to-end test. The demo runs DemoDeclaredChecks.
+func DeclaredChecks() []Check { return DemoDeclaredChecks()[:3] }
+
+// DemoDeclaredChecks are DeclaredChecks and the refusals on a Thor on
+// JetPack 7.2 and on 7.0.
+func DemoDeclaredChecks() []Check {
 	refusal := func(host, l4t, jetpack, driver string) Check {
 		return Check{Release: DeclaredRelease, Host: host, WantExit: 1,
 			WantFailure: fmt.Sprintf("this image is for JetPack 7.3 (L4T R39.3.0, CUDA 13.3) and needs a driver for CUDA 13.3 or a later 13.x, "+
