@@ -12,11 +12,12 @@ import (
 	"github.com/jetbake/jetbake/builder/fleet"
 	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/inputfile"
+	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 // newDoctorCommand builds `jetbake doctor`.
 func newDoctorCommand() *cobra.Command {
-	var sysroot, nodeLabels, labelNode string
+	var sysroot, nodeLabels, labelNode, factsFile string
 	var every time.Duration
 	var getFormat func() (format, error)
 	cmd := &cobra.Command{
@@ -35,19 +36,27 @@ func newDoctorCommand() *cobra.Command {
 			"standard error when the labels place no pod here (not a Jetson, or no nvidia runtime for pods):\n" +
 			"the labels jetbake's manifests place pods by (docs/fleets.md). --label-node NAME applies them to\n" +
 			"the node with server-side apply instead, from a pod's service account (the labelling DaemonSet of\n" +
-			"'jetbake fleet --labeller-image', for clusters without node-feature-discovery), every --every.",
+			"'jetbake fleet --labeller-image', for clusters without node-feature-discovery), every --every.\n\n" +
+			"--facts FILE reads the Jetson facts a matrix declares (the file its \"facts\" names, rows as\n" +
+			"'jetbake facts --format json' prints them; docs/facts.md), checked as validate checks them: a host on\n" +
+			"a JetPack release newer than this jetbake then gets its JetPack and driver CUDA from the declared row.",
 		Example: "  jetbake doctor\n  jetbake doctor --sysroot /mnt/jetson-rootfs --format json\n" +
-			"  jetbake doctor --node-labels " + doctor.FeaturesDir + "/jetbake",
+			"  jetbake doctor --node-labels " + doctor.FeaturesDir + "/jetbake\n" +
+			"  jetbake doctor --facts jetson-facts.json --node-labels -",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fm, err := getFormat()
 			if err != nil {
 				return err
 			}
-			if labelNode != "" {
-				return labelNodeLoop(cmd, sysroot, labelNode, every)
+			reader, err := declaredFactsReader(cmd, factsFile)
+			if err != nil {
+				return err
 			}
-			r, err := doctor.Run(cmd.Context(), doctor.WithSysroot(sysroot),
+			if labelNode != "" {
+				return labelNodeLoop(cmd, sysroot, labelNode, every, reader)
+			}
+			r, err := doctor.Run(cmd.Context(), doctor.WithSysroot(sysroot), doctor.WithHostFacts(reader),
 				doctor.WithNotJetsonFix("run jetbake doctor on the Jetson itself, or pass --sysroot DIR with the board's root file system"))
 			if err != nil {
 				return sysrootFlagError(err)
@@ -70,6 +79,7 @@ func newDoctorCommand() *cobra.Command {
 	cmd.Flags().StringVar(&labelNode, "label-node", "", "apply the host's facts as labels to this Kubernetes node (in a pod, with its service account)")
 	cmd.Flags().DurationVar(&every, "every", 0, "with --label-node, label again at this interval until stopped (0: once)")
 	cmd.Flags().StringVar(&nodeLabels, "node-labels", "", "write the host's facts as node-feature-discovery labels to this file (- for standard output)")
+	cmd.Flags().StringVar(&factsFile, "facts", "", "the Jetson facts a matrix declares (its facts file), for a JetPack release newer than this jetbake")
 	getFormat = addFormatFlag(cmd)
 	return cmd
 }
@@ -103,14 +113,14 @@ func warnLabels(cmd *cobra.Command, r *doctor.Report) {
 
 // labelNodeLoop applies the host's node labels to node, then again every
 // interval until the context ends (once when every is 0).
-func labelNodeLoop(cmd *cobra.Command, sysroot, node string, every time.Duration) error {
+func labelNodeLoop(cmd *cobra.Command, sysroot, node string, every time.Duration, reader hostfit.SysrootReader) error {
 	l, err := fleet.InClusterLabeler()
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	for {
-		r, err := doctor.Run(ctx, doctor.WithSysroot(sysroot))
+		r, err := doctor.Run(ctx, doctor.WithSysroot(sysroot), doctor.WithHostFacts(reader))
 		if err != nil {
 			return sysrootFlagError(err)
 		}
@@ -128,6 +138,22 @@ func labelNodeLoop(cmd *cobra.Command, sysroot, node string, every time.Duration
 		case <-time.After(every):
 		}
 	}
+}
+
+// declaredFactsReader reads the host with jetbake's table and the rows the
+// facts file at path declares (matrix.LoadFacts: a file that cannot be
+// read, or a row that breaks the table's rules, is bad input), its
+// warnings on standard error; with jetbake's table alone when path is "".
+func declaredFactsReader(cmd *cobra.Command, path string) (hostfit.SysrootReader, error) {
+	if path == "" {
+		return hostfit.SysrootReader{}, nil
+	}
+	t, warnings, err := matrix.LoadFacts(path)
+	if err != nil {
+		return hostfit.SysrootReader{}, fmt.Errorf("--facts: %w", err)
+	}
+	fmt.Fprint(cmd.ErrOrStderr(), matrix.WarningLines(path, warnings))
+	return hostfit.SysrootReader{Table: t}, nil
 }
 
 // sysrootFlagError words a --sysroot of doctor or pick that is not a

@@ -287,8 +287,20 @@ func buildPathText(r *plan.Release) string {
 	case r.BuildPath != "":
 		return "amd64 nodes: " + r.BuildPath + " (build_path)" + arm64
 	}
-	if row, ok := computecap.DefaultTable().CrossRecipeOf(r.JetPack); ok && row.Unsupported != "" && r.Base == "" {
+	row, ok := computecap.DefaultTable().CrossRecipeOf(r.JetPack)
+	if !ok || r.Base != "" {
+		return ""
+	}
+	if row.Unsupported != "" {
 		return "amd64 nodes: QEMU, as JetPack " + r.JetPack + " has no cross build recipe (" + row.Unsupported + ")" + arm64
+	}
+	// A release newer than the recipe's row (a declared JetPack 7.3 with
+	// CUDA 13.3): the recipe has no devel image of its CUDA.
+	if v, err := computecap.ParseCUDAVersion(r.CUDA); err == nil {
+		if _, has := row.DevelImageFor(v); !has {
+			return "amd64 nodes: QEMU, as jetbake's cross build recipe has no CUDA " + r.CUDA + " devel image for JetPack " + row.Line +
+				" (it has " + strings.Join(row.DevelImages, ", ") + "; declare a cross_recipes row that lists one, or name a cross_build_base image of your own)" + arm64
+		}
 	}
 	return ""
 }

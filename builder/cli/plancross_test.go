@@ -48,3 +48,31 @@ func TestBuildPathFlag(t *testing.T) {
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Contains(t, r.stderr, `--build-path "native": use auto, cross or qemu`)
 }
+
+// A declared JetPack 7.3 (CUDA 13.3) without cross_build_base: plan says
+// it builds under QEMU on amd64 nodes, because jetbake's recipe has no
+// CUDA 13.3 devel image, and what would give it the cross path.
+func TestPlanBuildPathOfDeclaredRelease(t *testing.T) {
+	path := matrixCopy(t, func(doc map[string]any) {
+		rel := map[string]any{}
+		for k, v := range releaseOf(doc, 4) {
+			rel[k] = v
+		}
+		rel["name"], rel["jetpack"], rel["l4t"], rel["cuda"], rel["tier"] = "jetpack7.3", "7.3", "39.3.0", "13.3", "candidate"
+		rel["build_base"], rel["runtime_base"] = "nvcr.io/nvidia/cuda:13.3.0-devel-ubuntu24.04", "nvcr.io/nvidia/cuda:13.3.0-runtime-ubuntu24.04"
+		delete(rel, "cross_build_base")
+		doc["releases"] = append(doc["releases"].([]any), rel)
+		var facts any
+		require.NoError(t, json.Unmarshal([]byte(`{"jetpacks": [{"jetpack": "7.3", "l4t": "39.3.0", "cuda": "13.3", "ubuntu": "24.04",
+			"flavour": "sbsa", "rule": "driver-cuda", "sms": ["8.7", "11.0"],
+			"driver_dirs": [{"dir": "/opt/nvidia/l4t-gpu-libs/nvgpu", "family": "Orin", "driver": {"name": "nvgpu", "nodes": [["/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl"], ["/dev/nvmap"]]}},
+			{"dir": "/opt/nvidia/l4t-gpu-libs/openrm", "family": "Thor", "driver": {"name": "OpenRM", "nodes": [["/dev/nvidiactl"], ["/dev/nvidia0"]]}}]}]}`), &facts))
+		doc["facts"] = facts
+	})
+	r := run(t, "plan", "--matrix", path, "--release", "jetpack7.3")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "facts:        rests on declared facts (JetPack 7.3, in the matrix) (io.jetbake.facts=declared)")
+	require.Contains(t, r.stdout, "build path:   amd64 nodes: QEMU, as jetbake's cross build recipe has no CUDA 13.3 devel image for JetPack 7 "+
+		"(it has nvcr.io/nvidia/cuda:13.0.1-devel-ubuntu24.04, nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04; declare a cross_recipes row that lists one, "+
+		"or name a cross_build_base image of your own); arm64 nodes: native")
+}

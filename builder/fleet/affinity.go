@@ -42,10 +42,13 @@ const maxProbe = 100
 // that passes, found by asking the rule itself. ok is false when the
 // release never runs on sm.
 func fitTerm(r Release, sm computecap.Capability) (atoms []atom, ok bool) {
-	t := computecap.DefaultTable()
 	claims, err := claimsOf(r.Meta)
 	if err != nil {
 		return nil, false
+	}
+	t := computecap.DefaultTable()
+	if claims.Declared != nil {
+		t, _ = t.Declare(computecap.Facts{JetPacks: []computecap.JetPackRelease{*claims.Declared}})
 	}
 	if _, err := t.Pick(sm, claims.Targets); err != nil {
 		return nil, false
@@ -88,7 +91,7 @@ func claimsOf(m imagepick.Meta) (hostfit.ImageClaims, error) {
 	if err != nil {
 		return hostfit.ImageClaims{}, err
 	}
-	c := hostfit.ImageClaims{JetPack: m.JetPack, L4T: l4t, CUDA: cuda}
+	c := hostfit.ImageClaims{JetPack: m.JetPack, L4T: l4t, CUDA: cuda, Declared: m.DeclaredJetPack()}
 	for _, s := range m.Targets {
 		sm, err := computecap.Parse(s)
 		if err != nil {

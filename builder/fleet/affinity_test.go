@@ -30,15 +30,7 @@ func shippedReleases(t *testing.T) []fleet.Release {
 	require.NoError(t, err)
 	var out []fleet.Release
 	for _, r := range p.Releases {
-		kv := r.Annotations
-		var audit []string
-		for _, tg := range r.Targets {
-			audit = append(audit, tg.SM+"=runs")
-		}
-		kv[matrix.KeyAudit] = strings.Join(audit, ",")
-		meta, err := imagepick.ParseMeta(kv)
-		require.NoError(t, err, r.Name)
-		out = append(out, fleet.Release{Name: r.Name, Image: "registry.example/router@sha256:" + strings.Repeat("a", 64), Meta: meta})
+		out = append(out, releaseOf(t, r))
 	}
 	return out
 }

@@ -56,8 +56,14 @@ type Reader interface {
 // SysrootReader reads the files the NVIDIA runtime shows a Jetson's
 // containers under a root folder, with computecap/host: the same code and
 // table the entrypoint uses. It asks no driver; the driver's CUDA version
-// comes from the table by the host's L4T release.
-type SysrootReader struct{}
+// comes from the table by the host's L4T release: Table, jetbake's own
+// when nil, or one with the rows a matrix's facts file declares
+// (matrix.LoadFacts), so that a host on a JetPack newer than this jetbake
+// gets its JetPack and driver CUDA from the declared row.
+type SysrootReader struct {
+	// Table is the table of Jetson facts; nil for computecap.DefaultTable.
+	Table *computecap.Table
+}
 
 // SysrootError is a sysroot that is not a folder: input the command
 // cannot use (the CLI exits 2), not a host without a GPU.
@@ -95,11 +101,14 @@ func CheckSysroot(sysroot string) error {
 
 // Read implements Reader. A sysroot that is not a folder is a
 // *SysrootError.
-func (SysrootReader) Read(_ context.Context, sysroot string) (Host, error) {
+func (r SysrootReader) Read(_ context.Context, sysroot string) (Host, error) {
 	if err := CheckSysroot(sysroot); err != nil {
 		return Host{}, err
 	}
-	t := computecap.DefaultTable()
+	t := r.Table
+	if t == nil {
+		t = computecap.DefaultTable()
+	}
 	hf := host.Read(host.Root(sysroot), t, host.Options{})
 	f := Host{Model: hf.BoardName()}
 	if hf.HasSoC {
@@ -115,6 +124,9 @@ func (SysrootReader) Read(_ context.Context, sysroot string) (Host, error) {
 	f.JetPack = t.JetPackName(hf.L4T)
 	if cuda, ok := t.DriverCUDAForL4T(hf.L4T); ok {
 		f.DriverCUDA, f.DriverCUDAFrom = cuda, tableSource(hf.L4T)
+		if t.DeclaredJetPack(f.JetPack) {
+			f.DriverCUDAFrom = "L4T " + hf.L4T.String() + " in the declared facts (JetPack " + f.JetPack + ")"
+		}
 	}
 	return f, nil
 }

@@ -35,6 +35,11 @@ type Meta struct {
 	image hostfit.ImageClaims
 }
 
+// DeclaredJetPack is the JetPack row the image's matrix declared
+// (io.jetbake.facts.jetpack), which the host rule adds to jetbake's table;
+// nil when its release rests on jetbake's table alone.
+func (m Meta) DeclaredJetPack() *computecap.JetPackRelease { return m.image.Declared }
+
 // token reports whether s is 1 to 128 letters, digits and '.', '_', '+',
 // '-': the form of a release name, a version and a JetPack version.
 func token(s string) bool {

@@ -13,14 +13,18 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jetbake/jetbake/builder/fleet"
+	"github.com/jetbake/jetbake/builder/hostfit"
 	"github.com/jetbake/jetbake/builder/imagebuild"
+	"github.com/jetbake/jetbake/builder/internal/e2e"
 	"github.com/jetbake/jetbake/builder/internal/kubebed"
+	"github.com/jetbake/jetbake/builder/matrix"
 )
 
 // printFleet places the shipped matrix's images, as this demo pushed them
 // (metadata is its build report), on a real Kubernetes control plane whose
 // nodes carry the labels `jetbake doctor --node-labels` reads on each test
-// bed host view: `jetbake fleet`'s DaemonSets, server-side applied, and the
+// bed host view (the declared JetPack 7.3's with the declared rows, as
+// `jetbake doctor --facts` reads them): `jetbake fleet`'s DaemonSets, server-side applied, and the
 // real DaemonSet controller and scheduler decide; every node must hold
 // the image pick chooses for its host, and the table says where each went.
 func printFleet(ctx context.Context, out io.Writer, root, work, metadata string, report *imagebuild.Report) error {
@@ -40,6 +44,17 @@ func printFleet(ctx context.Context, out io.Writer, root, work, metadata string,
 	if err != nil {
 		return err
 	}
+	// The declared JetPack 7.3's host views, labelled as `jetbake doctor
+	// --facts jetson-facts.json` labels them.
+	table, _, err := matrix.LoadFacts(filepath.Join(work, e2e.DeclaredFactsFile))
+	if err != nil {
+		return err
+	}
+	declared, err := kubebed.HostNodesOf(ctx, releases, dir, e2e.DeclaredHostViews(), hostfit.SysrootReader{Table: table})
+	if err != nil {
+		return err
+	}
+	views = append(views, declared...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fmt.Fprintf(out, "==> jetbake fleet on a Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler), nodes labelled by jetbake doctor on %d host views and an amd64 node\n", len(views))

@@ -2,7 +2,9 @@
 // starts a registry on 127.0.0.1, pushes stand-ins for NVIDIA's bases (with
 // the stand-in Rust toolchain in the build bases) and a stand-in cross
 // build base per line (amd64, Debian's aarch64 cross gcc), builds the real
-// matrix, each release given its cross base, with the shipped
+// matrix, each release given its cross base, and a fictional JetPack 7.3
+// that jetbake's table lacks, declared in a facts file beside the matrix
+// (built under QEMU: the cross recipe knows no CUDA 13.3), with the shipped
 // Dockerfile-jetson on a TEI-shaped source with `jetbake build` through
 // the cross path (the routers compile on this amd64 machine), and a
 // release whose cross base holds the build machine's OpenSSL, which the
@@ -67,7 +69,12 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "==> registry on %s\n", env.Registry)
 	matrixPath := filepath.Join(work, "matrix.json")
-	if err := e2e.WriteRecipeMatrix(root, env.Registry, matrixPath); err != nil {
+	// The shipped releases and a JetPack 7.3 on facts the matrix declares.
+	declared, err := e2e.WithDeclaredJetPack(work)
+	if err != nil {
+		return err
+	}
+	if err := e2e.WriteRecipeMatrix(root, env.Registry, matrixPath, declared); err != nil {
 		return err
 	}
 	p, err := e2e.LoadPlan(matrixPath, e2e.AllowStandin(root))
@@ -95,6 +102,9 @@ func run(ctx context.Context, progress string, out io.Writer) error {
 		_ = os.WriteFile(addrFile, []byte(bed.Addr()+"\n"), 0o644)
 	}
 	printRecipeBed(out, p)
+	if err := printDeclared(ctx, out, root, work, matrixPath); err != nil {
+		return err
+	}
 	metadata := filepath.Join(work, "build.json")
 	fmt.Fprintf(out, "==> jetbake build of %d releases from the shipped %s on %s\n", len(p.Releases), e2e.ShippedDockerfile, e2e.TEISource)
 	if err := jetbakeBuild(ctx, root, env.Registry, matrixPath, metadata, progress); err != nil {
@@ -259,7 +269,8 @@ func runChecks(ctx context.Context, env *e2e.Env, work string, report *imagebuil
 	if err != nil {
 		return err
 	}
-	outcomes := e2e.RunChecks(ctx, runner, images, hosts, append(e2e.DemoChecks(), e2e.AppChecks(app.repository)...))
+	checks := append(append(e2e.DemoChecks(), e2e.DemoDeclaredChecks()...), e2e.AppChecks(app.repository)...)
+	outcomes := e2e.RunChecks(ctx, runner, images, hosts, checks)
 	fmt.Fprintln(out, "==> the images through NVIDIA's container runtime (docker run --runtime nvidia)")
 	nvOutcomes, err := e2e.RunNVIDIARuntime(ctx, env, work, tags)
 	if err != nil {

@@ -109,8 +109,11 @@ func (f *fixture) build(ctx context.Context, p *plan.Plan, opts ...imagebuild.Op
 func TestEndToEnd(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	p := f.demoPlan(t, "matrix.json")
-	_, err := f.env.PushStandins(ctx, p)
+	// The shipped releases and the declared JetPack 7.3 (DeclaredRelease).
+	declared, err := WithDeclaredJetPack(f.work)
+	require.NoError(t, err)
+	p := f.demoPlan(t, "matrix.json", declared)
+	_, err = f.env.PushStandins(ctx, p)
 	require.NoError(t, err)
 	// Every release of the shipped matrix, from the shipped Dockerfile.
 	report, err := f.build(ctx, p, imagebuild.WithPush(true))
@@ -144,6 +147,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		want := map[string][]string{"jetpack6.1/router-87": ssl3("libcudart.so.12"), "jetpack6.2/router-87": ssl3("libcudart.so.12"),
 			"jetpack7.0/router-110": ssl3("libcudart.so.13"), "jetpack7.2/router-87": ssl3("libcudart.so.13"), "jetpack7.2/router-110": ssl3("libcudart.so.13"),
+			"jetpack7.3/router-87": ssl3("libcudart.so.13"), "jetpack7.3/router-110": ssl3("libcudart.so.13"),
 			"jetpack5.1/router-87": {"libcuda.so.1", "libcudart.so.11.0", "libssl.so.1.1", "libcrypto.so.1.1", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"},
 			"jetpack5.1/router-72": {"libcuda.so.1", "libssl.so.1.1", "libcrypto.so.1.1", "libgcc_s.so.1", "libstdc++.so.6", "libc.so.6"}}
 		for _, rr := range report.Releases {
@@ -162,6 +166,10 @@ func TestEndToEnd(t *testing.T) {
 				checkMetadata(t, rr, p)
 			}
 		}
+	})
+
+	t.Run("the declared JetPack 7.3 is built under QEMU, audited and marked declared", func(t *testing.T) {
+		checkDeclaredRelease(t, report)
 	})
 
 	t.Run("the routers carry what their build compiled in", func(t *testing.T) {
@@ -216,7 +224,8 @@ func TestEndToEnd(t *testing.T) {
 		require.NoError(t, err)
 		runner, err := runimage.NewRunner(filepath.Join(f.work, "bundles"))
 		require.NoError(t, err)
-		for _, o := range RunChecks(ctx, runner, images, hostsByName, append(DefaultChecks(), ReleaseChecks()...)) {
+		checks := append(append(DefaultChecks(), ReleaseChecks()...), DeclaredChecks()...)
+		for _, o := range RunChecks(ctx, runner, images, hostsByName, checks) {
 			require.Truef(t, o.OK(), "%s on %s: %s\nstdout: %s\nstderr: %s", o.Release, o.Host, o.Summary(), o.Result.Stdout, o.Result.Stderr)
 		}
 	})

@@ -46,6 +46,10 @@ type FakeHost struct {
 	// the release file are there, as when the driver's folder is
 	// bind-mounted by hand or the CSV files list no device node.
 	NoNodes bool
+	// Declared are the rows a matrix declares for a host on a JetPack
+	// release jetbake's table lacks (DeclaredHostViews): where its driver
+	// lives comes from them.
+	Declared computecap.Facts
 }
 
 // Board names as /sys/devices/soc0/machine shows them.
@@ -91,11 +95,12 @@ func cuda(major, minor int) computecap.CUDAVersion {
 // csvDir is where NVIDIA's runtime reads a Tegra host's CSV lists.
 const csvDir = "etc/nvidia-container-runtime/host-files-for-container.d"
 
-// WriteHosts lays out every fake host under dir, their stand-in drivers
+// WriteHosts lays out every fake host (HostViews, then the declared
+// JetPack 7.3's DeclaredHostViews) under dir, their stand-in drivers
 // compiled into cacheDir, and returns them by name, with "none" added.
 func WriteHosts(ctx context.Context, cacheDir, dir string) (map[string]runimage.Host, error) {
 	out := map[string]runimage.Host{"none": {Name: "none"}}
-	for _, h := range hosts {
+	for _, h := range append(HostViews(), DeclaredHostViews()...) {
 		host, err := h.write(ctx, cacheDir, filepath.Join(dir, h.Name))
 		if err != nil {
 			return nil, fmt.Errorf("fake host %s: %w", h.Name, err)
@@ -106,14 +111,17 @@ func WriteHosts(ctx context.Context, cacheDir, dir string) (map[string]runimage.
 }
 
 // DriverDir is the folder of the host's libcuda: its JetPack's for its
-// SoC, from the table of Jetson facts ("" when the table does not know its
-// L4T or its soc_id).
+// SoC, from the table of Jetson facts with the host's declared rows ("" when
+// neither knows its L4T or its soc_id).
 func (h FakeHost) DriverDir() string {
 	v, err := computecap.ParseL4TVersion(h.L4T)
 	if err != nil {
 		return ""
 	}
-	t := computecap.DefaultTable()
+	t, probs := computecap.DefaultTable().Declare(h.Declared)
+	if len(probs) > 0 {
+		return ""
+	}
 	rel, ok := t.ReleaseForL4T(v)
 	soc, known := t.SoCByID(h.SocID)
 	if !ok || !known {

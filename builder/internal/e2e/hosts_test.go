@@ -44,7 +44,7 @@ func TestWriteHosts(t *testing.T) {
 	dir := t.TempDir()
 	got, err := WriteHosts(t.Context(), filepath.Join(t.TempDir(), "cache"), dir)
 	require.NoError(t, err)
-	require.Len(t, got, len(hosts)+1)
+	require.Len(t, got, len(hosts)+len(DeclaredHostViews())+1)
 	require.Equal(t, runimage.Host{Name: "none"}, got["none"], "no root: the machine's own /sys, no L4T file, no driver")
 
 	nvgpu36 := []string{"/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu", "/dev/nvhost-as-gpu", "/dev/nvgpu/igpu0/ctrl", "/dev/nvgpu/igpu0/channel", "/dev/nvmap"}
@@ -71,6 +71,12 @@ func TestWriteHosts(t *testing.T) {
 		{name: "thor-jp7.0", socID: "38\n", release: "# R38 (release), REVISION: 2.0, ", machine: agxThor,
 			driver: "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1.1"},
 		{name: "thor-jp7.2", socID: "38\n", release: "# R39 (release), REVISION: 2.0, ", machine: agxThor,
+			driver: "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1.1", devices: []string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm", "/dev/nvmap"}},
+		// The declared JetPack 7.3 (DeclaredHostViews): R39's files, revision 3.0.
+		{name: "orin-jp7.3", socID: "35\n", release: "# R39 (release), REVISION: 3.0, ", machine: agxOrin,
+			driver: "/opt/nvidia/l4t-gpu-libs/nvgpu/libcuda.so.1.1", orinCPU: true,
+			devices: []string{"/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu", "/dev/nvgpu/igpu0/ctrl", "/dev/nvmap"}},
+		{name: "thor-jp7.3", socID: "38\n", release: "# R39 (release), REVISION: 3.0, ", machine: agxThor,
 			driver: "/opt/nvidia/l4t-gpu-libs/openrm/libcuda.so.1.1", devices: []string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm", "/dev/nvmap"}},
 	}
 	for _, tt := range tests {

@@ -68,12 +68,19 @@ type HostNode struct {
 
 // HostNodes runs doctor on every test bed host view, laid out under dir.
 func HostNodes(ctx context.Context, releases []fleet.Release, dir string) ([]HostNode, error) {
+	return HostNodesOf(ctx, releases, dir, e2e.HostViews(), hostfit.SysrootReader{})
+}
+
+// HostNodesOf is HostNodes on the host views given, read with reader: the
+// table with a matrix's declared rows for e2e.DeclaredHostViews, as
+// `jetbake doctor --facts` reads them.
+func HostNodesOf(ctx context.Context, releases []fleet.Release, dir string, views []e2e.FakeHost, reader hostfit.SysrootReader) ([]HostNode, error) {
 	metas := make([]imagepick.Meta, len(releases))
 	for i, r := range releases {
 		metas[i] = r.Meta
 	}
 	var out []HostNode
-	for _, h := range e2e.HostViews() {
+	for _, h := range views {
 		root := filepath.Join(dir, h.Name)
 		if err := h.WriteFacts(root); err != nil {
 			return nil, err
@@ -81,7 +88,7 @@ func HostNodes(ctx context.Context, releases []fleet.Release, dir string) ([]Hos
 		if err := WriteK3sNVIDIA(root); err != nil {
 			return nil, err
 		}
-		r, err := doctor.Run(ctx, doctor.WithSysroot(root))
+		r, err := doctor.Run(ctx, doctor.WithSysroot(root), doctor.WithHostFacts(reader))
 		if err != nil {
 			return nil, fmt.Errorf("doctor on %s: %w", h.Name, err)
 		}

@@ -184,9 +184,12 @@ func r38() Line {
 // both, each GPU's driver in its own folder, /opt/nvidia/l4t-gpu-libs/nvgpu
 // (Orin) or /openrm (Thor): the nvidia-l4t-cuda-nvgpu and -openrm files of
 // jetpack-nixos pkgs/containers/r39-l4t.json. Device rows as R36 (nvgpu,
-// Orin) and R38 (OpenRM, Thor).
+// Orin) and R38 (OpenRM, Thor). A line's CSV files come with its L4T
+// major, so the hosts of a later R39 release (the test bed's declared
+// JetPack 7.3, R39.3) get these same files, as the declared row's
+// driver_dirs say.
 func r39() Line {
-	return Line{Name: "JetPack 7.2 (L4T R39)", L4TMajor: 39, Files: []File{
+	return Line{Name: "JetPack 7.2 and later R39 releases (L4T R39)", L4TMajor: 39, Files: []File{
 		{Name: "devices.csv", Rows: []Row{
 			{Kind: "dev", Path: "/dev/nvhost-ctrl-gpu", Only: "Orin"},
 			{Kind: "dev", Path: "/dev/nvhost-gpu", Only: "Orin"},
