@@ -131,7 +131,7 @@ func runFleet(cmd *cobra.Command, f *fleetFlags) error {
 		return usageErrorf("%v", err)
 	}
 	if labeller != "" {
-		maps.Copy(objs, fleet.Labeller(labeller, f.namespace))
+		maps.Copy(objs, fleet.Labeller(labeller, f.namespace, fleet.DeclaredJetPacks(releases)...))
 	}
 	if err := writeFleet(cmd, f.out, objs, f.namespace); err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jetbake/jetbake/builder/doctor"
 	"github.com/jetbake/jetbake/builder/fleet"
@@ -118,4 +120,50 @@ func TestAffinityOfDeclaredLine(t *testing.T) {
 	}
 	require.Equal(t, []string{"jetpack8.0"}, matching(t, affs, thor("14", "1")))
 	require.Empty(t, matching(t, affs, thor("14", "0")), "a driver older than the release's CUDA 14.1")
+}
+
+// The labeller carries the declared rows the releases' images hold: a
+// ConfigMap with them as a facts file, mounted where its doctor reads it
+// with --facts, so that a node on the declared JetPack 7.3 is labelled
+// 7.3 (and gets the 7.3 release) rather than R39's newest built-in row.
+// Releases that declare nothing give the labeller no ConfigMap.
+func TestLabellerCarriesDeclaredRows(t *testing.T) {
+	releases, _ := declaredReleases(t)
+	rows := fleet.DeclaredJetPacks(releases)
+	require.Len(t, rows, 1)
+	require.Equal(t, "7.3", rows[0].JetPack)
+	objs := fleet.Labeller("registry.example/jetbake@sha256:"+strings.Repeat("c", 64), "jetsons", rows...)
+	cm, ok := objs["labeller-facts-configmap.yaml"].(*corev1.ConfigMap)
+	require.True(t, ok, "no ConfigMap of declared rows")
+	require.Equal(t, fleet.LabellerName+"-facts", cm.Name)
+	require.Equal(t, "jetsons", cm.Namespace)
+	pod := objs["labeller-daemonset.yaml"].(*appsv1.DaemonSet).Spec.Template.Spec
+	require.Equal(t, []string{"--facts", fleet.LabellerFactsFile}, pod.Containers[0].Args[len(pod.Containers[0].Args)-2:])
+	var mounted bool
+	for _, m := range pod.Containers[0].VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name == m.Name && v.ConfigMap != nil && v.ConfigMap.Name == cm.Name {
+				mounted = m.MountPath+"/facts.json" == fleet.LabellerFactsFile && m.ReadOnly
+			}
+		}
+	}
+	require.True(t, mounted, "the ConfigMap is not mounted read-only at %s", fleet.LabellerFactsFile)
+
+	// What the pod's doctor reads: the ConfigMap's file, checked as
+	// validate checks a matrix's facts, labels a 7.3 host view 7.3.
+	factsFile := filepath.Join(t.TempDir(), "facts.json")
+	require.NoError(t, os.WriteFile(factsFile, []byte(cm.Data["facts.json"]), 0o644))
+	table, _, err := matrix.LoadFacts(factsFile)
+	require.NoError(t, err)
+	h := e2e.DeclaredHostViews()[0]
+	root := t.TempDir()
+	require.NoError(t, h.WriteFacts(root))
+	withRuntime(t, root)
+	r, err := doctor.Run(context.Background(), doctor.WithSysroot(root), doctor.WithHostFacts(hostfit.SysrootReader{Table: table}))
+	require.NoError(t, err)
+	require.Equal(t, "7.3", r.NodeLabels()[doctor.LabelJetPack], h.Name)
+
+	plain := fleet.Labeller("registry.example/jetbake@sha256:"+strings.Repeat("c", 64), "jetsons", fleet.DeclaredJetPacks(releases[:1])...)
+	require.NotContains(t, plain, "labeller-facts-configmap.yaml")
+	require.Equal(t, fleet.LabellerArgs(), plain["labeller-daemonset.yaml"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Args)
 }

@@ -1,11 +1,16 @@
 package fleet
 
 import (
+	"encoding/json"
+	"maps"
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/jetbake/jetbake/computecap"
 	"github.com/jetbake/jetbake/computecap/host"
 )
 
@@ -54,6 +59,14 @@ func labellerTolerations() []corev1.Toleration {
 	}
 }
 
+// LabellerFactsDir is where the labeller's pod mounts the ConfigMap of
+// the JetPack rows its releases declare, and LabellerFactsFile the file
+// in it that doctor reads with --facts.
+const (
+	LabellerFactsDir  = "/etc/jetbake"
+	LabellerFactsFile = LabellerFactsDir + "/facts.json"
+)
+
 // LabellerArgs are the labeller container's arguments, after its image's
 // entrypoint, jetbake (the image of package labellerimage, or one of the
 // user's whose ENTRYPOINT is jetbake). $(NODE_NAME) is the pod's node,
@@ -71,7 +84,13 @@ func LabellerArgs() []string {
 // it to the pod's own node, so the ClusterRole grants no get, list,
 // create or delete. The binding names the service account in namespace
 // ("default" when empty), the kustomization's.
-func Labeller(image, namespace string) map[string]any {
+//
+// declared are the JetPack rows the releases' images declare (DeclaredJetPacks):
+// with any, a ConfigMap holds them as a facts file ("jetbake facts"'s shape) that
+// the pod mounts and doctor reads with --facts, so that a node on a JetPack
+// newer than the labeller's jetbake is labelled with its declared release,
+// not with its line's newest built-in one.
+func Labeller(image, namespace string, declared ...computecap.JetPackRelease) map[string]any {
 	meta := metav1.ObjectMeta{Name: LabellerName, Labels: map[string]string{LabelApp: LabellerName}}
 	nsMeta := meta
 	nsMeta.Namespace = namespace
@@ -85,6 +104,19 @@ func Labeller(image, namespace string) map[string]any {
 		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: m.path, Type: ptr(m.typ)}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: "/host" + m.path, ReadOnly: true})
 	}
+	args := LabellerArgs()
+	objs := map[string]any{}
+	if len(declared) > 0 {
+		facts, err := json.MarshalIndent(computecap.Facts{JetPacks: declared}, "", "  ")
+		if err == nil { // rows of plain fields always marshal
+			objs["labeller-facts-configmap.yaml"] = &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+				ObjectMeta: labellerFactsMeta(nsMeta), Data: map[string]string{"facts.json": string(facts) + "\n"}}
+			vols = append(vols, corev1.Volume{Name: "facts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: LabellerName + "-facts"}}}})
+			mounts = append(mounts, corev1.VolumeMount{Name: "facts", MountPath: LabellerFactsDir, ReadOnly: true})
+			args = append(args, "--facts", LabellerFactsFile)
+		}
+	}
 	ds := &appsv1.DaemonSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: KindDaemonSet}, ObjectMeta: nsMeta,
 		Spec: appsv1.DaemonSetSpec{
@@ -95,7 +127,7 @@ func Labeller(image, namespace string) map[string]any {
 					ServiceAccountName: LabellerName,
 					Containers: []corev1.Container{{
 						Name: "labeller", Image: image,
-						Args: LabellerArgs(),
+						Args: args,
 						Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
 							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
 						VolumeMounts:    mounts,
@@ -108,7 +140,7 @@ func Labeller(image, namespace string) map[string]any {
 			},
 		},
 	}
-	return map[string]any{
+	maps.Copy(objs, map[string]any{
 		"labeller-serviceaccount.yaml": &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: nsMeta},
 		"labeller-clusterrole.yaml": &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: meta,
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}}}},
@@ -116,5 +148,26 @@ func Labeller(image, namespace string) map[string]any {
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: LabellerName},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: LabellerName, Namespace: namespace}}},
 		"labeller-daemonset.yaml": ds,
+	})
+	return objs
+}
+
+// labellerFactsMeta is the metadata of the ConfigMap of declared rows.
+func labellerFactsMeta(nsMeta metav1.ObjectMeta) metav1.ObjectMeta {
+	nsMeta.Name = LabellerName + "-facts"
+	return nsMeta
+}
+
+// DeclaredJetPacks are the JetPack rows the releases' images declare
+// (io.jetbake.facts.jetpack), one per JetPack, in the releases' order.
+func DeclaredJetPacks(releases []Release) []computecap.JetPackRelease {
+	var rows []computecap.JetPackRelease
+	for _, r := range releases {
+		row := r.Meta.DeclaredJetPack()
+		if row == nil || slices.ContainsFunc(rows, func(x computecap.JetPackRelease) bool { return x.JetPack == row.JetPack }) {
+			continue
+		}
+		rows = append(rows, *row)
 	}
+	return rows
 }

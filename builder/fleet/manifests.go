@@ -256,13 +256,14 @@ func Render(objs map[string]any, namespace string) (map[string][]byte, error) {
 // ApplyOrder sorts file names: the Namespace first, as kustomize orders
 // it, so that the objects in it are applied after it; then the
 // RuntimeClass and the labeller's ServiceAccount, which admission checks
-// each pod's runtimeClassName and serviceAccountName against; then by name.
+// each pod's runtimeClassName and serviceAccountName against, and the
+// ConfigMap its pods mount; then by name.
 func ApplyOrder(a, b string) int {
 	rank := func(f string) int {
 		switch f {
 		case "namespace.yaml":
 			return 0
-		case "runtimeclass.yaml", "labeller-serviceaccount.yaml":
+		case "runtimeclass.yaml", "labeller-serviceaccount.yaml", "labeller-facts-configmap.yaml":
 			return 1
 		}
 		return 2

@@ -290,7 +290,14 @@ func labellerOnArm64(ctx context.Context, t *testing.T, cp *kubebed.ControlPlane
 	const ns = "jetbake-system"
 	_, err := cp.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	files, err := fleet.Render(fleet.Labeller("registry.example/jetbake@sha256:"+strings.Repeat("c", 64), ns), ns)
+	// With a declared row, as a matrix declaring a JetPack newer than
+	// jetbake gives it: the ConfigMap of facts it mounts is applied too.
+	declared, err := matrix.ParseDeclaredJetPack(`{"jetpack":"7.3","l4t":"39.3.0","cuda":"13.3","ubuntu":"24.04","flavour":"sbsa","rule":"driver-cuda","sms":["8.7","11.0"],` +
+		`"driver_dirs":[{"dir":"/opt/nvidia/l4t-gpu-libs/openrm","family":"Thor","driver":{"name":"OpenRM","nodes":[["/dev/nvidiactl"],["/dev/nvidia0"]]}}]}`)
+	require.NoError(t, err)
+	files, err := fleet.Render(fleet.Labeller("registry.example/jetbake@sha256:"+strings.Repeat("c", 64), ns, declared), ns)
+	require.NoError(t, err)
+	require.Contains(t, files, "labeller-facts-configmap.yaml")
 	require.NoError(t, err)
 	_, err = kubebed.ApplyFiles(ctx, cp.Config, ns, files)
 	require.NoError(t, err)
