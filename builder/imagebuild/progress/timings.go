@@ -171,9 +171,11 @@ func (r *Recorder) RecordCached(phase Phase, start time.Time) {
 }
 
 // The prefixes that name the vertices of the phases that jetbake names itself:
-// the runtime base (PhasePull) and the smoke run's steps (PhaseSmoke).
+// the runtime base and the build base pulled ahead (PhasePull) and the smoke
+// run's steps (PhaseSmoke).
 const (
 	RuntimeBasePrefix = "runtime base "
+	BuildBasePrefix   = "build base "
 	SmokePrefix       = "smoke: "
 )
 
@@ -193,6 +195,7 @@ var phaseRules = []struct {
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load .dockerignore") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load build context") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, RuntimeBasePrefix) }, PhasePull},
+	{func(n string) bool { return strings.HasPrefix(n, BuildBasePrefix) }, PhasePull},
 	{func(n string) bool { return stepPattern.MatchString(n) && strings.Contains(n, "] FROM ") }, PhasePull},
 	{func(n string) bool { return stepPattern.MatchString(n) }, PhaseRouter},
 	{func(n string) bool { return strings.HasPrefix(n, "exporting") }, PhaseExport},

@@ -22,6 +22,7 @@ func TestClassify(t *testing.T) {
 		{"[internal] load build context", PhaseFrontend},
 		{"[router 1/3] FROM 127.0.0.1:5000/nvidia/l4t-jetpack:r36.4.0@sha256:ab", PhasePull},
 		{RuntimeBasePrefix + "127.0.0.1:5000/nvidia/l4t-cuda:12.6.11-runtime@sha256:cd", PhasePull},
+		{BuildBasePrefix + "127.0.0.1:5000/nvidia/l4t-jetpack:r36.4.0@sha256:ab", PhasePull},
 		{"[router 2/3] COPY router.sh.in /src/router.sh.in", PhaseRouter},
 		{"[1/3] FROM 127.0.0.1:5000/nvidia/l4t-jetpack:r35.4.1@sha256:ab", PhasePull},
 		{"[3/3] RUN mkdir -p /out", PhaseRouter},
