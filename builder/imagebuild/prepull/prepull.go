@@ -29,10 +29,11 @@ func New(ctx context.Context, c gateway.Client, platform ocispecs.Platform) *Pul
 	return &Pulls{ctx: ctx, cancel: cancel, c: c, platform: platform}
 }
 
-// Add starts pulling image: the daemon builds the state, a source, into
-// its cache, where the solve that uses the same image finds it, pulled or
-// being pulled. A pull compiles nothing. Its error is dropped: the solve
-// that uses the image meets it again and says it.
+// Add starts image's step in the daemon: BuildKit resolves the image and
+// readies its layers in its cache, where the solve that uses the same
+// image finds them, readied or being readied (it unpacks them once a step
+// first mounts them). A pull compiles nothing. Its error is dropped: the
+// solve that uses the image meets it again and says it.
 func (p *Pulls) Add(image llb.State) {
 	p.wg.Add(1)
 	go func() {
