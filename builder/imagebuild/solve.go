@@ -27,7 +27,6 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
 	"github.com/jetbake/jetbake/builder/imagebuild/imageconfig"
-	"github.com/jetbake/jetbake/builder/imagebuild/prepull"
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/imagebuild/routergit"
@@ -177,16 +176,8 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	var baseDigest string
 	var baseConfig []byte
 	eg, egCtx := errgroup.WithContext(ctx)
-	// Each base is pulled once resolved, while it is checked and the
-	// Dockerfile converted; the build base where the routers build on it:
-	// on the cross path only the smoke run's driver stub needs it, after
-	// the routers, and pulled ahead it would slow the cross base's pull.
-	pulls := prepull.New(ctx, c, arm64Platform())
-	defer pulls.Stop()
 	eg.Go(func() (err error) {
-		if baseDigest, baseConfig, err = j.resolveBase(egCtx, c, "runtime", j.runtimeBase); err == nil {
-			pulls.Add(j.runtimeBaseState(pin(j.runtimeBase, baseDigest)))
-		}
+		baseDigest, baseConfig, err = j.resolveBase(egCtx, c, "runtime", j.runtimeBase)
 		return err
 	})
 	var buildDigest string
@@ -194,10 +185,6 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	eg.Go(func() (err error) {
 		if buildDigest, _, err = j.resolveBase(egCtx, c, "build", j.buildBase); err != nil {
 			return err
-		}
-		if j.buildPath().Path != emulation.PathCross {
-			pulls.Add(llb.Image(pin(j.buildBase, buildDigest), llb.Platform(arm64Platform()), j.resolveMode(),
-				llb.WithCustomName(progress.BuildBasePrefix+pin(j.buildBase, buildDigest))))
 		}
 		// Nothing is compiled on bases that do not fit the release.
 		if err := j.checkBases(egCtx); err != nil {

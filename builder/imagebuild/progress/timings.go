@@ -171,11 +171,9 @@ func (r *Recorder) RecordCached(phase Phase, start time.Time) {
 }
 
 // The prefixes that name the vertices of the phases that jetbake names itself:
-// the runtime base and the build base pulled ahead (PhasePull) and the smoke
-// run's steps (PhaseSmoke).
+// the runtime base (PhasePull) and the smoke run's steps (PhaseSmoke).
 const (
 	RuntimeBasePrefix = "runtime base "
-	BuildBasePrefix   = "build base "
 	SmokePrefix       = "smoke: "
 )
 
@@ -195,7 +193,6 @@ var phaseRules = []struct {
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load .dockerignore") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load build context") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, RuntimeBasePrefix) }, PhasePull},
-	{func(n string) bool { return strings.HasPrefix(n, BuildBasePrefix) }, PhasePull},
 	// An image that jetbake's own LLB takes without naming the step (the
 	// smoke run's driver stub starts from the build base) is a pull too.
 	{func(n string) bool { return strings.HasPrefix(n, "docker-image://") }, PhasePull},

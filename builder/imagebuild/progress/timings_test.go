@@ -22,7 +22,6 @@ func TestClassify(t *testing.T) {
 		{"[internal] load build context", PhaseFrontend},
 		{"[router 1/3] FROM 127.0.0.1:5000/nvidia/l4t-jetpack:r36.4.0@sha256:ab", PhasePull},
 		{RuntimeBasePrefix + "127.0.0.1:5000/nvidia/l4t-cuda:12.6.11-runtime@sha256:cd", PhasePull},
-		{BuildBasePrefix + "127.0.0.1:5000/nvidia/l4t-jetpack:r36.4.0@sha256:ab", PhasePull},
 		{"docker-image://127.0.0.1:5000/nvidia/l4t-jetpack:r36.4.0@sha256:ab", PhasePull},
 		{"local://jetbake-entrypoint", PhaseFrontend},
 		{"jetbake context: jetson-compute-cap.sh", PhaseFrontend},
