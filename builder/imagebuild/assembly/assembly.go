@@ -62,28 +62,81 @@ type Layout struct {
 // first jetbake's own (the entrypoint and the two probes, the same bytes
 // in every image of every release, so BuildKit compresses and pushes it
 // once and a Jetson pulls it once), then the release's (every router
-// binary and image.json). Each is staged on scratch in one file
-// operation, then copied as a whole with the commit's time on every file
-// and folder (a copy sets a folder's time after its files are in, so
-// adding files does not leave the build's time on it): they are
-// reproducible as built and the exporter need not rewrite timestamps
-// (which BuildKit redoes, uncached, on every export). They are merged onto
-// the base rather than copied into it: the exporter reuses the base's
-// layers and the staged layers as they are, and the base is never unpacked
-// for the copy. Daemons without MergeOp get the copies into the base.
+// binary and image.json). Each layer is one file operation on scratch
+// (Stage): its files are put in place and then copied as a whole with the
+// commit's time on every file and folder, inside the same operation (a
+// copy sets a folder's time after its files are in, so adding files does
+// not leave the build's time on it). They are reproducible as built and
+// the exporter need not rewrite timestamps (which BuildKit redoes,
+// uncached, on every export). They are merged onto the base rather than
+// copied into it: the exporter reuses the base's layers and the staged
+// layers as they are, and the base is never unpacked for the copy.
+// Daemons without MergeOp get the copies into the base.
 // Vertex names carry no release: they end up in the image's history, and
 // a vertex shared by two releases must give both the same bytes; the
 // progress display adds the release to what it shows.
 func Layers(l Layout) llb.State {
 	epoch := l.Epoch
-	created := llb.WithCreatedTime(epoch)
-	// A fixed mode: the files' modes on the building machine follow its umask.
-	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &epoch}
-	tools := llb.Mkdir(path.Dir(l.Binaries[0]), 0o755, llb.WithParents(true), created)
-	for _, b := range l.Binaries {
-		tools = tools.Copy(l.Tools, path.Base(b), b, exe)
+	var noCache []llb.ConstraintsOpt
+	if l.NoCache {
+		noCache = append(noCache, llb.IgnoreCache)
 	}
-	tool := llb.Scratch().File(tools, llb.WithCustomName("stage the entrypoint, the CUDA probe and the evidence probe"))
+	tool := Stage(toolFiles(l), epoch, append(noCache, llb.WithCustomName("add the entrypoint, the CUDA probe and the evidence probe"))...)
+	name := fmt.Sprintf("add the routers (%s) and %s", l.SMs, imagespec.Path)
+	if l.App {
+		name = "add " + imagespec.Path
+	}
+	release := Stage(releaseFiles(l), epoch, append(noCache, llb.WithCustomName(name))...)
+	st := l.Image
+	if l.Caps.Supports(pb.CapMergeOp) == nil {
+		layers := []llb.State{st, tool, release}
+		if l.Base != nil && l.Caps.Supports(pb.CapDiffOp) == nil {
+			// The runtime stage's own changes, stamped like jetbake's layers:
+			// its RUN steps leave the time of the build on every file they
+			// write. (A file the stage deleted from the base stays.)
+			changes := llb.Diff(*l.Base, st, llb.WithCustomName("the runtime stage's changes"))
+			stamped := llb.Scratch().File(stamp(changes, epoch), append(noCache, llb.WithCustomName("stamp the runtime stage's changes with the commit's time"))...)
+			layers = []llb.State{*l.Base, stamped, tool, release}
+		}
+		return llb.Merge(layers, llb.WithCustomName("merge onto the runtime base"))
+	}
+	return st.File(stamp(tool, epoch), append(noCache, llb.WithCustomName("copy the entrypoint, the CUDA probe and the evidence probe into the image"))...).
+		File(stamp(release, epoch), append(noCache, llb.WithCustomName("copy the routers and image.json into the image"))...)
+}
+
+// Stage is one layer's files, put in place by files (a chain of file
+// actions on scratch) and then copied as a whole with epoch on every file
+// and folder, all in one file operation: one step, one snapshot.
+func Stage(files *llb.FileAction, epoch time.Time, opts ...llb.ConstraintsOpt) llb.State {
+	return llb.Scratch().File(stamp(files.WithState(llb.Scratch()), epoch), opts...)
+}
+
+// stamp copies everything of in with epoch on every file and folder.
+func stamp(in llb.CopyInput, epoch time.Time) *llb.FileAction {
+	return llb.Copy(in, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
+}
+
+// toolFiles puts jetbake's binaries in place, each taken from the session's
+// folder by its base name, with a fixed mode: the files' modes on the
+// building machine follow its umask.
+func toolFiles(l Layout) *llb.FileAction {
+	created := llb.WithCreatedTime(l.Epoch)
+	exe := &llb.CopyInfo{Mode: &llb.ChmodOpt{Mode: 0o755}, CreatedTime: &l.Epoch}
+	fa := llb.Mkdir(path.Dir(l.Binaries[0]), 0o755, llb.WithParents(true), created)
+	dirs := map[string]bool{path.Dir(l.Binaries[0]): true}
+	for _, b := range l.Binaries {
+		if dir := path.Dir(b); !dirs[dir] {
+			dirs[dir] = true
+			fa = fa.Mkdir(dir, 0o755, llb.WithParents(true), created)
+		}
+		fa = fa.Copy(l.Tools, path.Base(b), b, exe)
+	}
+	return fa
+}
+
+// releaseFiles puts image.json and the release's routers in place.
+func releaseFiles(l Layout) *llb.FileAction {
+	created := llb.WithCreatedTime(l.Epoch)
 	fa := llb.Mkdir(path.Dir(imagespec.Path), 0o755, llb.WithParents(true), created).
 		Mkfile(imagespec.Path, 0o644, l.Description, created)
 	dirs := map[string]bool{path.Dir(imagespec.Path): true}
@@ -94,38 +147,9 @@ func Layers(l Layout) llb.State {
 		}
 		// FollowSymlinks: a router output that is a link puts the file it
 		// points to in the image, the file the smoke run mounts and runs.
-		fa = fa.Copy(r.Stage, r.Output, r.Path, &llb.CopyInfo{CreatedTime: &epoch, FollowSymlinks: true})
+		fa = fa.Copy(r.Stage, r.Output, r.Path, &llb.CopyInfo{CreatedTime: &l.Epoch, FollowSymlinks: true})
 	}
-	name := fmt.Sprintf("stage the routers (%s) and %s", l.SMs, imagespec.Path)
-	if l.App {
-		name = "stage " + imagespec.Path
-	}
-	release := llb.Scratch().File(fa, llb.WithCustomName(name))
-	var noCache []llb.ConstraintsOpt
-	if l.NoCache {
-		noCache = append(noCache, llb.IgnoreCache)
-	}
-	stamp := func(stage llb.State) *llb.FileAction {
-		return llb.Copy(stage, "/", "/", &llb.CopyInfo{CopyDirContentsOnly: true, CreatedTime: &epoch})
-	}
-	st := l.Image
-	if l.Caps.Supports(pb.CapMergeOp) == nil {
-		layers := []llb.State{st}
-		stages := []llb.State{tool, release}
-		if l.Base != nil && l.Caps.Supports(pb.CapDiffOp) == nil {
-			// The runtime stage's own changes, stamped like jetbake's layers:
-			// its RUN steps leave the time of the build on every file they
-			// write. (A file the stage deleted from the base stays.)
-			layers = []llb.State{*l.Base}
-			stages = []llb.State{llb.Diff(*l.Base, st, llb.WithCustomName("the runtime stage's changes")), tool, release}
-		}
-		for _, stage := range stages {
-			layers = append(layers, llb.Scratch().File(stamp(stage), append(noCache, llb.WithCustomName("stamp the layer with the commit's time"))...))
-		}
-		return llb.Merge(layers, llb.WithCustomName("merge onto the runtime base"))
-	}
-	return st.File(stamp(tool), append(noCache, llb.WithCustomName("add the entrypoint, the CUDA probe and the evidence probe"))...).
-		File(stamp(release), append(noCache, llb.WithCustomName("add the routers and image.json"))...)
+	return fa
 }
 
 // Result wraps ref, the image of platform, as a one-platform

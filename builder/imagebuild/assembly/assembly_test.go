@@ -48,17 +48,19 @@ func ops(t *testing.T, st llb.State) (names []string, merges, diffs int) {
 	return names, merges, diffs
 }
 
-// With MergeOp and DiffOp, the runtime stage's changes and the two staged
-// layers are merged onto the runtime base, each stamped with the commit's
-// time; without them, the layers are copied into the image.
+// With MergeOp and DiffOp, the runtime stage's changes and the two layers
+// are merged onto the runtime base, each stamped with the commit's time,
+// each layer one file operation; without them, the layers are copied into
+// the image.
 func TestLayers(t *testing.T) {
 	all := pb.Caps.CapSet(pb.Caps.All())
 	names, merges, diffs := ops(t, Layers(layout(all)))
 	require.Equal(t, 1, merges)
 	require.Equal(t, 1, diffs)
-	require.Contains(t, names, "stage the routers (8.7, 11.0) and /etc/jetbake/image.json")
-	require.Contains(t, names, "stage the entrypoint, the CUDA probe and the evidence probe")
-	require.Contains(t, names, "merge onto the runtime base")
+	require.ElementsMatch(t, []string{"add the entrypoint, the CUDA probe and the evidence probe",
+		"add the routers (8.7, 11.0) and /etc/jetbake/image.json",
+		"the runtime stage's changes", "stamp the runtime stage's changes with the commit's time",
+		"merge onto the runtime base"}, names, "one step per layer, no separate staging")
 
 	var older apicaps.CapList // a daemon without MergeOp and DiffOp
 	for _, c := range pb.Caps.All() {
@@ -69,12 +71,40 @@ func TestLayers(t *testing.T) {
 	names, merges, diffs = ops(t, Layers(layout(older.CapSet(older.All()))))
 	require.Zero(t, merges)
 	require.Zero(t, diffs)
-	require.Contains(t, names, "add the routers and image.json")
+	require.Contains(t, names, "copy the routers and image.json into the image")
 
 	app := layout(all)
 	app.App, app.Routers = true, nil
 	names, _, _ = ops(t, Layers(app))
-	require.Contains(t, names, "stage /etc/jetbake/image.json")
+	require.Contains(t, names, "add /etc/jetbake/image.json")
+}
+
+// A layer's files are staged and stamped inside one file operation: the
+// stamp copies the staged tree, an action of the same operation, with the
+// commit's time.
+func TestStageIsOneOperation(t *testing.T) {
+	epoch := time.Unix(1767225600, 0).UTC()
+	st := Stage(llb.Mkdir("/etc/jetbake", 0o755, llb.WithParents(true)).Mkfile("/etc/jetbake/image.json", 0o644, []byte(`{}`)), epoch)
+	def, err := st.Marshal(t.Context(), llb.Platform(arm64))
+	require.NoError(t, err)
+	var files []*pb.FileOp
+	inputs := 0
+	for _, dt := range def.Def {
+		var op pb.Op
+		require.NoError(t, op.UnmarshalVT(dt))
+		if f := op.GetFile(); f != nil {
+			files, inputs = append(files, f), len(op.Inputs)
+		}
+	}
+	require.Len(t, files, 1)
+	actions := files[0].Actions
+	require.Len(t, actions, 3, "mkdir, mkfile and the stamp")
+	stamp := actions[2].GetCopy()
+	require.NotNil(t, stamp)
+	require.True(t, stamp.DirCopyContents)
+	require.Equal(t, epoch.UnixNano(), stamp.Timestamp)
+	require.Equal(t, int64(-1), int64(actions[2].Input), "the stamp writes on scratch")
+	require.Equal(t, int64(inputs+1), int64(actions[2].SecondaryInput), "it copies from the staging actions' output (the mkfile's)")
 }
 
 // The result is one platform's, with the image config and every

@@ -193,6 +193,14 @@ var phaseRules = []struct {
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load .dockerignore") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, "[internal] load build context") }, PhaseFrontend},
 	{func(n string) bool { return strings.HasPrefix(n, RuntimeBasePrefix) }, PhasePull},
+	// An image that jetbake's own LLB takes without naming the step (the
+	// smoke run's driver stub starts from the build base) is a pull too.
+	{func(n string) bool { return strings.HasPrefix(n, "docker-image://") }, PhasePull},
+	// The session's folders sent to the daemon (jetbake's binaries) and the
+	// jetbake named context (dockerconvert.JetbakeContextState), as bake's
+	// "[context NAME] load from client" and "[internal] load build context".
+	{func(n string) bool { return strings.HasPrefix(n, "local://") }, PhaseFrontend},
+	{func(n string) bool { return strings.HasPrefix(n, "jetbake context: ") }, PhaseFrontend},
 	{func(n string) bool { return stepPattern.MatchString(n) && strings.Contains(n, "] FROM ") }, PhasePull},
 	{func(n string) bool { return stepPattern.MatchString(n) }, PhaseRouter},
 	{func(n string) bool { return strings.HasPrefix(n, "exporting") }, PhaseExport},

@@ -23,7 +23,7 @@ func TestReleaseTimings(t *testing.T) {
 		vertex("[router 1/3] FROM base", true),
 		vertex("[router 2/3] COPY . /src", true),
 		vertex("[router 3/3] RUN make", true),
-		vertex("stage the routers", false),
+		vertex("add the routers (sm_87) and /etc/jetbake/image.json", false),
 	}})
 	rec.observe("jetpack7.2", &client.SolveStatus{Vertexes: []*client.Vertex{
 		vertex("[router 2/3] COPY . /src", true),
