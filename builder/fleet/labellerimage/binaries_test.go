@@ -1,6 +1,7 @@
 package labellerimage
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -98,4 +99,16 @@ func TestCheckRef(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	require.Contains(t, err.Error(), `"ghcr.io/Acme/labeller:v1" is not an image reference to push to (`)
 	require.Contains(t, err.Error(), "want REGISTRY/REPOSITORY:TAG, e.g. ghcr.io/jetbake/jetbake-labeller:v0.3.0")
+}
+
+// A push to a registry whose name does not resolve (offline, as BuildKit's
+// exporter words it through gRPC) is one sentence with the fix, not the
+// daemon's error.
+func TestPushErrorOffline(t *testing.T) {
+	raw := errors.New(`failed to solve: failed to push ghcr.io/jetbake/jetbake-labeller:v0.1.0: failed to do request: Head "https://ghcr.io/v2/jetbake/jetbake-labeller/blobs/sha256:6b72": dial tcp: lookup ghcr.io on 10.255.255.53:53: dial udp 10.255.255.53:53: connect: network is unreachable`)
+	msg := pushError("ghcr.io/jetbake/jetbake-labeller:v0.1.0", raw).Error()
+	require.Contains(t, msg, "push the labeller image ghcr.io/jetbake/jetbake-labeller:v0.1.0: cannot reach the registry ghcr.io: the registry's name ghcr.io does not resolve to an address")
+	require.Contains(t, msg, "fix: ")
+	other := pushError("r/x:1", errors.New("failed to solve: disk full"))
+	require.Equal(t, "make and push the labeller image r/x:1: failed to solve: disk full", other.Error())
 }

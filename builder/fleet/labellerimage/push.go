@@ -145,7 +145,7 @@ func Push(ctx context.Context, c *client.Client, ref string, bins []Binary, opts
 		return o.build(ctx, gc, bins)
 	}, o.status)
 	if err != nil {
-		return nil, fmt.Errorf("make and push the labeller image %s: %w", ref, err)
+		return nil, pushError(ref, err)
 	}
 	dgst := resp.ExporterResponse[exptypes.ExporterImageDigestKey]
 	if dgst == "" {
@@ -251,4 +251,14 @@ func (o options) labels() map[string]string {
 		l[ocispecs.AnnotationRevision] = o.revision
 	}
 	return l
+}
+
+// pushError is the push's failure: a registry whose name did not resolve
+// (the daemon's error reaches jetbake as text) in one sentence with its fix,
+// as build says it of a base's registry; any other error as BuildKit gave it.
+func pushError(ref string, err error) error {
+	if described := refs.DescribeTextFault(err); described != err {
+		return fmt.Errorf("push the labeller image %s: %w", ref, described)
+	}
+	return fmt.Errorf("make and push the labeller image %s: %w", ref, err)
 }
