@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Binary is the jetbake binary the image holds for one platform.
@@ -160,23 +161,13 @@ func checkELF(b Binary) error {
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			interp, _ := io.ReadAll(io.LimitReader(p.Open(), 256))
-			return bad("it is linked dynamically (its loader is %s) and the image, FROM scratch, has no loader and no libraries: build it with CGO_ENABLED=0, as 'make release' does", trimNUL(interp))
+			return bad("it is linked dynamically (its loader is %s) and the image, FROM scratch, has no loader and no libraries: build it with CGO_ENABLED=0, as 'make release' does", strings.TrimRight(string(interp), "\x00"))
 		}
 	}
 	if libs, err := f.ImportedLibraries(); err == nil && len(libs) > 0 {
 		return bad("it needs the libraries %v, which the image, FROM scratch, does not have: build it with CGO_ENABLED=0, as 'make release' does", libs)
 	}
 	return nil
-}
-
-// trimNUL is b up to its first NUL, as a string.
-func trimNUL(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }
 
 // fileSHA256 is the hex SHA-256 of the file at path.
