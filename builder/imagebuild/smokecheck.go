@@ -7,6 +7,8 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
+	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
@@ -22,12 +24,46 @@ type smokeRun struct {
 }
 
 // newSmokeRun prepares the smoke run on image, nil when the router has no
-// smoke command. It loads the build base's driver stub (smoke.Stub).
-func (j *releaseJob) newSmokeRun(image runtimeImage, routers []llb.State, buildBase string, imports []gateway.CacheOptionsEntry) *smokeRun {
+// smoke command. It loads a driver stub (smokeStub).
+func (j *releaseJob) newSmokeRun(ctx context.Context, c gateway.Client, image runtimeImage, routers []llb.State, buildBase string, imports []gateway.CacheOptionsEntry) (*smokeRun, error) {
 	if len(j.plan.Router.Smoke) == 0 {
-		return nil
+		return nil, nil
 	}
-	return &smokeRun{image: image, routers: routers, stub: smoke.Stub(buildBase, j.resolveMode()), imports: imports}
+	stub, err := j.smokeStub(ctx, c, buildBase)
+	if err != nil {
+		return nil, err
+	}
+	return &smokeRun{image: image, routers: routers, stub: stub, imports: imports}, nil
+}
+
+// smokeStub is the driver stub the smoke run loads: on the cross path the
+// cross build base's (smoke.CrossStub), the one the routers were linked
+// against, taken from the base the routers compile in by a file operation,
+// so the cross path pulls no arm64 build base and runs nothing under QEMU
+// for it; on the other paths the build base's (smoke.Stub).
+func (j *releaseJob) smokeStub(ctx context.Context, c gateway.Client, buildBase string) (llb.State, error) {
+	if j.buildPath().Path != emulation.PathCross {
+		return smoke.Stub(buildBase, j.resolveMode()), nil
+	}
+	recipe, err := j.crossRecipeBase(ctx, c)
+	if err != nil {
+		return llb.State{}, err
+	}
+	if recipe != nil {
+		return smoke.CrossStub(recipe.State, j.release.CUDATargetDir), nil
+	}
+	// Pinned through the build's resolve cache, as the router stage's FROM is.
+	base := llb.Image(j.crossBase, llb.Platform(emulation.BuildPlatform(c.BuildOpts())), j.resolveMode(),
+		llb.ResolveDigest(true), llb.WithMetaResolver(&resolvecache.MetaResolver{C: c, Cache: j.resolved}))
+	return smoke.CrossStub(base, j.release.CUDATargetDir), nil
+}
+
+// stubOrigin says where smokeStub takes the stub from, for the judge.
+func (j *releaseJob) stubOrigin() smoke.StubOrigin {
+	if j.buildPath().Path == emulation.PathCross {
+		return smoke.CrossBaseStub(j.crossBaseName(), j.release.CUDATargetDir)
+	}
+	return smoke.BuildBaseStub(j.release.BuildBase)
 }
 
 // on is what the run runs on, as package smoke takes it.
@@ -49,7 +85,7 @@ func (j *releaseJob) handSmoke(d *smoke.Deferred) func(*smokeRun) {
 // smokeSpec is the release's smoke run as package smoke takes it.
 func (j *releaseJob) smokeSpec() smoke.Spec {
 	s := smoke.Spec{Router: j.plan.Router.Name, Args: j.plan.Router.Smoke, Env: j.plan.Router.Env, Output: j.plan.Router.Output,
-		OwnFiles: []string{EntrypointPath, CUDAProbePath, ProbePath, imagespec.Path}, BuildBase: j.release.BuildBase, CUDA: j.release.CUDA}
+		OwnFiles: []string{EntrypointPath, CUDAProbePath, ProbePath, imagespec.Path}, Stub: j.stubOrigin(), CUDA: j.release.CUDA}
 	for _, t := range j.release.Targets {
 		s.Paths = append(s.Paths, t.Path)
 	}

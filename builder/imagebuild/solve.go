@@ -212,7 +212,10 @@ func (j *releaseJob) buildImage(ctx context.Context, c gateway.Client, deferSmok
 	if err != nil {
 		return nil, err
 	}
-	run := j.newSmokeRun(image, routers, buildBase, imports)
+	run, err := j.newSmokeRun(ctx, c, image, routers, buildBase, imports)
+	if err != nil {
+		return nil, err
+	}
 	// The runtime stage's steps and the smoke run's driver stub build
 	// beside the routers that the verdict's key and the audit wait for.
 	var stage []llb.State

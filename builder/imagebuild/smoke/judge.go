@@ -123,8 +123,8 @@ func (s Spec) judgeLibraries(image string, f smokeFindings, bins []Binary, read 
 		msg += fmt.Sprintf("; %s's DT_NEEDED: %s", who[0], strings.Join(b.Needed, ", "))
 	}
 	if slices.Contains(missing, DriverLib) {
-		msg += fmt.Sprintf("; %s is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands the build base's driver stub in for it, and the build base %s has none (%s): use a CUDA devel image as build base",
-			DriverLib, s.BuildBase, strings.Join(driverStubPaths, ", "))
+		msg += fmt.Sprintf("; %s is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands a base's driver stub in for it, and %s has none (%s): %s",
+			DriverLib, s.Stub.Base, strings.Join(s.Stub.Paths, ", "), s.Stub.Fix)
 	}
 	if cudart := slices.IndexFunc(missing, func(l string) bool { return strings.HasPrefix(l, "libcudart.so.") }); cudart >= 0 {
 		msg += fmt.Sprintf("; %s is CUDA's runtime, which a router with flash attention NEEDs in every linking mode (candle-flash-attn links it dynamically): install cuda-cudart-%s in the runtime stage and put the CUDA library folder (/usr/local/cuda/lib64) in /etc/ld.so.conf.d, as the shipped Dockerfile-jetson does",

@@ -42,8 +42,10 @@ type Spec struct {
 	Paths []string
 	// OwnFiles are the other files jetbake's layers add to the image.
 	OwnFiles []string
-	// BuildBase lends the driver stub; CUDA is the release's CUDA version.
-	BuildBase, CUDA string
+	// Stub says where the driver stub was looked for (Stub, CrossStub);
+	// CUDA is the release's CUDA version.
+	Stub StubOrigin
+	CUDA string
 }
 
 // Binary is what the smoke run read from one router binary: its DT_NEEDED
@@ -127,17 +129,9 @@ type On struct {
 	Name   string
 	Config []byte
 	// Routers are each target's router build, in target order; Stub is
-	// the driver stub (Stub).
+	// the driver stub (Stub, CrossStub).
 	Routers []llb.State
 	Stub    llb.State
-}
-
-// driverStubPaths are where NVIDIA's CUDA devel images keep the driver's
-// link-time stub, stubs/libcuda.so (soname libcuda.so.1), first match wins.
-var driverStubPaths = []string{
-	"/usr/local/cuda/lib64/stubs/libcuda.so",
-	"/usr/local/cuda/targets/*/lib/stubs/libcuda.so",
-	"/usr/local/cuda-*/targets/*/lib/stubs/libcuda.so",
 }
 
 // Definition runs every binary with the smoke arguments on the runtime
@@ -224,22 +218,4 @@ func (s Spec) LayerDirs() []string {
 	}
 	slices.Sort(dirs)
 	return dirs
-}
-
-// arm64 is the platform of every Jetson.
-var arm64 = ocispecs.Platform{OS: "linux", Architecture: "arm64"}
-
-// Stub is the build base's CUDA driver stub, as libcuda.so.1 for the smoke
-// run only, resolved in mode. Every linking mode of TEI's router needs the
-// driver, which NVIDIA's runtime mounts from the Jetson and no runtime
-// image has; the run loads the build base's stub instead, never in the
-// image.
-func Stub(buildBase string, mode llb.ResolveMode) llb.State {
-	var find strings.Builder
-	find.WriteString("for f in " + strings.Join(driverStubPaths, " ") + "; do ")
-	find.WriteString(`if [ -f "$f" ]; then cp "$f" /out/libcuda.so.1 && echo "$f" >/out/from; break; fi; done; exit 0`)
-	return llb.Image(buildBase, llb.Platform(arm64), mode).
-		Run(llb.Args([]string{"/bin/sh", "-c", find.String()}),
-			llb.WithCustomName(progress.SmokePrefix+"the build base's CUDA driver stub, as libcuda.so.1 for the smoke run only")).
-		AddMount("/out", llb.Scratch())
 }

@@ -12,9 +12,9 @@ const testImage = "the runtime image (stage runtime-base of Dockerfile-jetson on
 func testSpec() Spec {
 	return Spec{
 		Router: "text-embeddings-router", Args: []string{"--version"}, Output: "/usr/local/bin/text-embeddings-router",
-		Paths:     []string{"/usr/local/bin/router-87", "/usr/local/bin/router-110"},
-		OwnFiles:  []string{"/usr/local/bin/jetbake-entrypoint", "/etc/jetbake/image.json"},
-		BuildBase: "nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04", CUDA: "13.2",
+		Paths:    []string{"/usr/local/bin/router-87", "/usr/local/bin/router-110"},
+		OwnFiles: []string{"/usr/local/bin/jetbake-entrypoint", "/etc/jetbake/image.json"},
+		Stub:     BuildBaseStub("nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04"), CUDA: "13.2",
 	}
 }
 
@@ -53,7 +53,7 @@ func TestJudgeSmoke(t *testing.T) {
 			want: []string{"router-87, router-110: the smoke run's loader finds no libssl.so.3, libcrypto.so.3, libcuda.so.1, libcudart.so.13 in " + testImage,
 				"error while loading shared libraries: libssl.so.3: cannot open shared object file",
 				"router-87's DT_NEEDED: libcuda.so.1, libssl.so.3, libcrypto.so.3, libc.so.6",
-				"libcuda.so.1 is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands the build base's driver stub in for it, and the build base nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04 has none",
+				"libcuda.so.1 is the CUDA driver, which NVIDIA's runtime mounts from the Jetson, so the smoke run stands a base's driver stub in for it, and the build base nvcr.io/nvidia/cuda:13.2.0-devel-ubuntu24.04 has none (/usr/local/cuda/lib64/stubs/libcuda.so, ",
 				"install what provides libssl.so.3, libcrypto.so.3 in the runtime stage"}},
 		{name: "CUDA's runtime", result: "ldd router-110 1\nrc router-110 127\nrc router-87 0\nca\n", want: []string{
 			"router-110: the smoke run's loader finds no libcuda.so.1, libssl.so.3, libcudart.so.13 in " + testImage,
