@@ -80,7 +80,7 @@ func (j *releaseJob) converterClient(ctx context.Context, c gateway.Client, buil
 	if err != nil {
 		return nil, err
 	}
-	if err := withCrossRecipe(base, opts, inputs); err != nil {
+	if err := base.AddTo(opts, inputs); err != nil {
 		return nil, err
 	}
 	bc, err := dockerconvert.Client(c, opts, inputs)

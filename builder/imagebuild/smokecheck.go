@@ -7,8 +7,8 @@ import (
 	"github.com/moby/buildkit/client/llb"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
 
+	"github.com/jetbake/jetbake/builder/imagebuild/crossrecipe"
 	"github.com/jetbake/jetbake/builder/imagebuild/emulation"
-	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
 	"github.com/jetbake/jetbake/builder/imagebuild/smoke"
 	"github.com/jetbake/jetbake/entrypoint/imagespec"
 )
@@ -37,10 +37,8 @@ func (j *releaseJob) newSmokeRun(ctx context.Context, c gateway.Client, image ru
 }
 
 // smokeStub is the driver stub the smoke run loads: on the cross path the
-// cross build base's (smoke.CrossStub), the one the routers were linked
-// against, taken from the base the routers compile in by a file operation,
-// so the cross path pulls no arm64 build base and runs nothing under QEMU
-// for it; on the other paths the build base's (smoke.Stub).
+// cross build base's, which the routers link (smoke.CrossStub: no pull of
+// the arm64 build base, no QEMU step); else the build base's (smoke.Stub).
 func (j *releaseJob) smokeStub(ctx context.Context, c gateway.Client, buildBase string) (llb.State, error) {
 	if j.buildPath().Path != emulation.PathCross {
 		return smoke.Stub(buildBase, j.resolveMode()), nil
@@ -49,12 +47,7 @@ func (j *releaseJob) smokeStub(ctx context.Context, c gateway.Client, buildBase 
 	if err != nil {
 		return llb.State{}, err
 	}
-	if recipe != nil {
-		return smoke.CrossStub(recipe.State, j.release.CUDATargetDir), nil
-	}
-	// Pinned through the build's resolve cache, as the router stage's FROM is.
-	base := llb.Image(j.crossBase, llb.Platform(emulation.BuildPlatform(c.BuildOpts())), j.resolveMode(),
-		llb.ResolveDigest(true), llb.WithMetaResolver(&resolvecache.MetaResolver{C: c, Cache: j.resolved}))
+	base := crossrecipe.State(recipe, c, j.resolved, j.crossBase, emulation.BuildPlatform(c.BuildOpts()), j.resolveMode())
 	return smoke.CrossStub(base, j.release.CUDATargetDir), nil
 }
 

@@ -319,7 +319,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 	if err != nil {
 		return nil, err
 	}
-	if err := addCrossRecipeInput(ctx, c, base, inputs); err != nil {
+	if err := base.AddInput(ctx, emulation.BuildPlatform(c.BuildOpts()), inputs); err != nil {
 		return nil, err
 	}
 	states := make([]llb.State, len(j.release.Targets))
@@ -328,7 +328,7 @@ func (j *releaseJob) solveRouters(ctx context.Context, c gateway.Client, buildBa
 		eg.Go(func() error {
 			start := time.Now()
 			opts := j.routerOpts(t, buildBase)
-			if err := withCrossRecipe(base, opts, nil); err != nil {
+			if err := base.AddTo(opts, nil); err != nil {
 				return err
 			}
 			res, err := c.Solve(ctx, gateway.SolveRequest{Frontend: "dockerfile.v0", FrontendOpt: opts,

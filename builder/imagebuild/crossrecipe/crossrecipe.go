@@ -12,6 +12,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"path/filepath"
 
 	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/client/llb"
@@ -23,6 +25,11 @@ import (
 
 	"github.com/jetbake/jetbake/builder/imagebuild/dockerconvert"
 	"github.com/jetbake/jetbake/builder/imagebuild/resolvecache"
+	"github.com/jetbake/jetbake/builder/inputfile"
+	"github.com/jetbake/jetbake/builder/matrix"
+	"github.com/jetbake/jetbake/builder/plan"
+	"github.com/jetbake/jetbake/computecap"
+	"github.com/jetbake/jetbake/dockerfiles"
 )
 
 // ContextName is the named build context the base is handed to the router
@@ -81,4 +88,79 @@ func (b *Base) Definition(ctx context.Context, build ocispecs.Platform) (*pb.Def
 		return nil, fmt.Errorf("marshal the cross build base: %w", err)
 	}
 	return def.ToPB(), nil
+}
+
+// FromRecipe reads and converts the recipe rc names (jetbake's own
+// Dockerfile-cross-base, or the matrix's file) with its arguments and the
+// release's devel image, for the build platform of c.
+func FromRecipe(ctx context.Context, c gateway.Client, cache *resolvecache.Cache, rc *plan.CrossRecipe, develImage string, build ocispecs.Platform) (*Base, error) {
+	name, data := "jetbake's "+dockerfiles.CrossBaseRecipe, dockerfiles.DockerfileCrossBase()
+	if rc.Dockerfile != matrix.BuiltinRecipe {
+		var err error
+		name = filepath.Clean(rc.Dockerfile)
+		if data, err = inputfile.Read(name, "the cross build recipe"); err != nil {
+			return nil, err
+		}
+	}
+	args := maps.Clone(rc.Args)
+	if args == nil {
+		args = map[string]string{}
+	}
+	args[computecap.RecipeArgDevelImage] = develImage
+	return Convert(ctx, c, cache, name, data, args, build)
+}
+
+// Describe says what the cross path compiles in, in the words of `jetbake
+// plan`: the image, or, with a recipe rc, the base it builds FROM the image.
+func Describe(rc *plan.CrossRecipe, image string) string {
+	if rc == nil {
+		return image
+	}
+	name := rc.Dockerfile
+	if name == matrix.BuiltinRecipe {
+		name = "jetbake's " + dockerfiles.CrossBaseRecipe
+	}
+	return "the base " + name + " builds FROM " + image
+}
+
+// AddTo adds the base, when there is one (b not nil), to a router stage's
+// frontend options and, as a state, to the converter's inputs (states,
+// when not nil).
+func (b *Base) AddTo(opts map[string]string, states map[string]llb.State) error {
+	if b == nil {
+		return nil
+	}
+	named, err := b.FrontendOpts()
+	if err != nil {
+		return err
+	}
+	maps.Copy(opts, named)
+	if states != nil {
+		states[ContextName] = b.State
+	}
+	return nil
+}
+
+// AddInput adds the base, when there is one, to the frontend's inputs as a
+// definition for the build platform.
+func (b *Base) AddInput(ctx context.Context, build ocispecs.Platform, defs map[string]*pb.Definition) error {
+	if b == nil {
+		return nil
+	}
+	def, err := b.Definition(ctx, build)
+	if err != nil {
+		return err
+	}
+	defs[ContextName] = def
+	return nil
+}
+
+// State is the cross build base as a state: the recipe's base b, else the
+// image ref for the build platform, pinned through the build's resolve
+// cache as the router stage's FROM is.
+func State(b *Base, c gateway.Client, cache *resolvecache.Cache, ref string, build ocispecs.Platform, mode llb.ResolveMode) llb.State {
+	if b != nil {
+		return b.State
+	}
+	return llb.Image(ref, llb.Platform(build), mode, llb.ResolveDigest(true), llb.WithMetaResolver(&resolvecache.MetaResolver{C: c, Cache: cache}))
 }
