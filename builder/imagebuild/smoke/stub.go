@@ -63,8 +63,10 @@ func CrossStubPath(targetDir string) string {
 // CrossStub is the driver stub of the cross build base (base) for targetDir: NVIDIA's aarch64 stub that the routers were
 // linked against, copied by a file operation on the build machine, so the
 // smoke run needs no pull of the arm64 build base and no QEMU run for it.
-// A base without it gives an empty stub, and the judge says so, as for a
-// build base without one.
+// A base whose stubs folder lacks it gives an empty stub, and the judge
+// says so, as for a build base without one; a base without the folder
+// fails the copy (BuildKit's wildcard walks from the folder), as it fails
+// the routers' link (-lcuda).
 func CrossStub(base llb.State, targetDir string) llb.State {
 	from := CrossStubPath(targetDir)
 	// The last letter as a class, a pattern that matches only the stub's
