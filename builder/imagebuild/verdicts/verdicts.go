@@ -25,7 +25,7 @@ import (
 
 // format changes when what a key covers or an entry holds does: entries
 // of another format are never read as this one's.
-const format = 2
+const format = 3
 
 // maxEntry bounds an entry's file: a release's binaries, their resolved
 // libraries and the audit's files, a few KiB.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,16 +97,17 @@ func TestUntrustedEntriesAreIgnored(t *testing.T) {
 		require.NoError(t, err)
 		return string(data)
 	}
+	head := `{"format":` + strconv.Itoa(format) + `,`
 	cases := map[string]struct{ content, warning string }{
 		"truncated":        {good(key, format)[:20], "not valid JSON"},
 		"garbage":          {"\x00\x01binary", "remembered verdict"},
 		"another key":      {good(other, format), "not of its name"},
 		"another format":   {good(key, format+1), "of format"},
-		"no data":          {`{"format":2,"key":"` + key + `","at":"2026-12-02T07:50:01Z"}`, "lacks its time or its data"},
-		"over the bound":   {`{"format":2,"key":"` + key + `","data":"` + strings.Repeat("x", maxEntry) + `"}`, "over the limit"},
+		"no data":          {head + `"key":"` + key + `","at":"2026-12-02T07:50:01Z"}`, "lacks its time or its data"},
+		"over the bound":   {head + `"key":"` + key + `","data":"` + strings.Repeat("x", maxEntry) + `"}`, "over the limit"},
 		"an empty object":  {`{}`, "of format"},
 		"a JSON array":     {`[]`, "not valid JSON"},
-		"no time, no data": {`{"format":2,"key":"` + key + `"}`, "lacks its time or its data"},
+		"no time, no data": {head + `"key":"` + key + `"}`, "lacks its time or its data"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
