@@ -92,7 +92,7 @@ func (b *Base) Definition(ctx context.Context, build ocispecs.Platform) (*pb.Def
 
 // FromRecipe reads and converts the recipe rc names (jetbake's own
 // Dockerfile-cross-base, or the matrix's file) with its arguments and the
-// release's devel image, for the build platform of c.
+// release's devel image, for the build platform build.
 func FromRecipe(ctx context.Context, c gateway.Client, cache *resolvecache.Cache, rc *plan.CrossRecipe, develImage string, build ocispecs.Platform) (*Base, error) {
 	name, data := "jetbake's "+dockerfiles.CrossBaseRecipe, dockerfiles.DockerfileCrossBase()
 	if rc.Dockerfile != matrix.BuiltinRecipe {

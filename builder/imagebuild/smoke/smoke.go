@@ -1,5 +1,5 @@
 // Package smoke is a release's build-time smoke run: every router binary
-// run with the smoke arguments on the runtime image, with the build base's
+// run with the smoke arguments on the runtime image, with a base's
 // CUDA driver stub standing in for the Jetson's driver, and the judge of
 // what the run found. Deferred solves it in a build of its own beside the
 // image's export and push.
@@ -20,8 +20,8 @@ import (
 	"github.com/jetbake/jetbake/builder/imagebuild/progress"
 )
 
-// Folders of the build-time smoke run: what each router printed, and the
-// build base's CUDA driver stub, which stands in for the Jetson's driver.
+// Folders of the build-time smoke run: what each router printed, and a
+// base's CUDA driver stub, which stands in for the Jetson's driver.
 const (
 	smokeDir    = "/jetbake-smoke"
 	smokeDriver = "/jetbake-smoke-driver"
@@ -76,7 +76,7 @@ type Library struct {
 	// it found none, or for the CUDA driver.
 	Path string `json:"path,omitempty"`
 	// FromHost marks the CUDA driver, libcuda.so.1, which NVIDIA's runtime
-	// mounts from the Jetson (the smoke run loads the build base's stub).
+	// mounts from the Jetson (the smoke run loads a base's stub).
 	FromHost bool `json:"from_host,omitempty"`
 }
 
@@ -177,7 +177,7 @@ func (s Spec) Definition(ctx context.Context, on On, bins []Binary) (*llb.Defini
 }
 
 // Script writes one line per finding to smokeDir/result: "stub PATH"
-// when the build base had a driver stub; per binary "ldd NAME CODE" (its
+// when the base had a driver stub; per binary "ldd NAME CODE" (its
 // loader's trace, output in NAME.ldd) or "nointerp NAME" when the image
 // lacks the loader, then "rc NAME CODE" (output in NAME.log); "ca" when the
 // image has a CA bundle; and "link DIR" for each folder jetbake's layers

@@ -63,16 +63,17 @@ func CrossStubPath(targetDir string) string {
 // CrossStub is the driver stub of the cross build base (base) for targetDir: NVIDIA's aarch64 stub that the routers were
 // linked against, copied by a file operation on the build machine, so the
 // smoke run needs no pull of the arm64 build base and no QEMU run for it.
-// A base whose stubs folder lacks it gives an empty stub, and the judge
-// says so, as for a build base without one; a base without the folder
-// fails the copy (BuildKit's wildcard walks from the folder), as it fails
-// the routers' link (-lcuda).
+// A base without it gives an empty stub, and the judge says so, as for a
+// build base without one.
 func CrossStub(base llb.State, targetDir string) llb.State {
 	from := CrossStubPath(targetDir)
-	// The last letter as a class, a pattern that matches only the stub's
-	// own name: BuildKit copies nothing, instead of failing, for a pattern
-	// that matches nothing (AllowEmptyWildcard), never for a plain path.
-	pattern := strings.TrimSuffix(from, "o") + "[o]"
+	// The stubs folder's last letter as a class, a pattern that matches
+	// only the stub's own path: BuildKit copies nothing, instead of
+	// failing, for a pattern that matches nothing (AllowEmptyWildcard),
+	// never for a plain path; its walk starts at the folder above the
+	// first class, lib, so a base without the stubs folder gets an empty
+	// stub too.
+	pattern := strings.Replace(from, "/stubs/", "/stub[s]/", 1)
 	return llb.Scratch().File(
 		llb.Copy(base, pattern, "/libcuda.so.1", &llb.CopyInfo{AllowWildcard: true, AllowEmptyWildcard: true, FollowSymlinks: true}).
 			Mkfile("/from", 0o644, []byte(from+"\n")),

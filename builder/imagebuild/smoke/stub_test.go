@@ -45,6 +45,7 @@ func TestCrossStub(t *testing.T) {
 		"/usr/local/cuda/targets/aarch64-linux/lib/stubs/libcuda.so.1": false,
 		"/usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so":    false,
 		"/usr/local/cuda/targets/aarch64-linux/lib/stubs/libcudx.so":   false,
+		"/usr/local/cuda/targets/aarch64-linux/lib/stubx/libcuda.so":   false,
 	} {
 		ok, err := filepath.Match(c.Src, path)
 		require.NoError(t, err)

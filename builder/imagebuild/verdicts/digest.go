@@ -42,6 +42,10 @@ const MaxDigestFile = 512
 func Digests(routers []llb.State, output string, base *llb.State, runtime llb.State) llb.State {
 	opt := []llb.RunOption{llb.Args([]string{"/bin/sh", "-c", Script(len(routers), output, base != nil)}),
 		llb.ReadonlyRootFS(), llb.AddEnv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+		// GNU stat's %N quotes names in QUOTING_STYLE's style, and prints
+		// bytes outside ASCII by the locale: both fixed here, so that the
+		// router stage's environment does not change the key.
+		llb.AddEnv("LC_ALL", "C"), llb.AddEnv("QUOTING_STYLE", "shell-escape-always"),
 		llb.WithCustomName("smoke: the verdict's key: sha256 of the routers and the runtime stage's files")}
 	for i, r := range routers {
 		opt = append(opt, llb.AddMount(routerMount(digestDir, i), r, llb.SourcePath(path.Dir(output)), llb.Readonly))

@@ -4,9 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/moby/buildkit/client/llb"
+	"github.com/moby/buildkit/solver/pb"
 	digest "github.com/opencontainers/go-digest"
 	"github.com/stretchr/testify/require"
 )
@@ -102,4 +104,15 @@ func TestDigestsStep(t *testing.T) {
 	other, err := Digests([]llb.State{r0, r1}, "/usr/local/bin/text-embeddings-router", nil, runtimeBase).Marshal(t.Context())
 	require.NoError(t, err)
 	require.NotEqual(t, def.Def[len(def.Def)-1], other.Def[len(other.Def)-1], "the runtime stage is an input of its own")
+	var env []string
+	for _, dt := range def.Def {
+		var op pb.Op
+		require.NoError(t, op.UnmarshalVT(dt))
+		if e := op.GetExec(); e != nil && strings.Contains(strings.Join(e.Meta.Args, " "), "sha256sum") {
+			env = e.Meta.Env
+		}
+	}
+	// Not the router stage's: its locale or quoting style would change %N's text.
+	require.Contains(t, env, "LC_ALL=C")
+	require.Contains(t, env, "QUOTING_STYLE=shell-escape-always")
 }

@@ -64,7 +64,9 @@ type Inputs struct {
 	RuntimeFiles  string `json:"runtime_files,omitempty"`
 	RuntimeConfig string `json:"runtime_config"`
 	// BuildBase is the build base pinned by digest: it lends the smoke
-	// run its driver stub.
+	// run its driver stub, except on the cross path, where the cross build
+	// base does (the smoke spec names it, and the routers were compiled in
+	// it).
 	BuildBase string `json:"build_base"`
 	// Smoke is the smoke run's spec as JSON (arguments, environment,
 	// paths, what it checks); empty when the router has none.
